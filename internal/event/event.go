@@ -1,0 +1,149 @@
+// Package event is the one schema of stock-change events, shared by the Lua scripts
+// (which XADD them to an activity's outbox stream), the relay (stream -> Kafka) and the
+// writer (Kafka -> MySQL).
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Topic is the Kafka topic every change is published to, keyed by order_no.
+const Topic = "seckill-order-events"
+
+// DeadLetterTopic receives events the writer cannot apply, with the reason.
+const DeadLetterTopic = "seckill-order-events-dlq"
+
+// Type is the kind of change; for order events it is the order's target state.
+type Type string
+
+const (
+	Reserved  Type = "reserved"
+	Paid      Type = "paid"
+	Cancelled Type = "cancelled"
+	Expired   Type = "expired"
+	Adjusted  Type = "adjusted"
+)
+
+// Valid reports whether t is a known type.
+func (t Type) Valid() bool {
+	switch t {
+	case Reserved, Paid, Cancelled, Expired, Adjusted:
+		return true
+	}
+	return false
+}
+
+// Event is the Kafka message body (JSON). EventID is the outbox stream entry id.
+// RequestID, CreatedMs and ExpireMs are additions to DESIGN.md's list: they let the writer
+// create a complete order row from whichever event of an order arrives first.
+type Event struct {
+	EventID    string `json:"event_id"`
+	Type       Type   `json:"type"`
+	ActivityID int64  `json:"activity_id"`
+	SkuID      int64  `json:"sku_id"`
+	OrderNo    string `json:"order_no,omitempty"`
+	UID        int64  `json:"uid,omitempty"`
+	Quantity   int64  `json:"quantity,omitempty"`
+	Delta      int64  `json:"delta,omitempty"`
+	AtMs       int64  `json:"at_ms"`
+	RequestID  string `json:"request_id,omitempty"`
+	CreatedMs  int64  `json:"created_ms,omitempty"`
+	ExpireMs   int64  `json:"expire_ms,omitempty"`
+}
+
+// Outbox stream field names, as the Lua scripts write them (XADD key * t .. aid .. ...).
+const (
+	FieldType      = "t"
+	FieldActivity  = "aid"
+	FieldSku       = "sku"
+	FieldOrderNo   = "ono"
+	FieldUID       = "uid"
+	FieldQuantity  = "qty"
+	FieldDelta     = "d"
+	FieldAt        = "at"
+	FieldRequestID = "rid"
+	FieldCreated   = "cms"
+	FieldExpire    = "ems"
+)
+
+// FromStream builds an event from an outbox stream entry.
+func FromStream(id string, values map[string]any) (Event, error) {
+	str := func(k string) string {
+		if v, ok := values[k]; ok {
+			return fmt.Sprint(v)
+		}
+		return ""
+	}
+	num := func(k string) (int64, error) {
+		s := str(k)
+		if s == "" {
+			return 0, nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("outbox entry %s: field %s=%q: %w", id, k, s, err)
+		}
+		return n, nil
+	}
+	e := Event{EventID: id, Type: Type(str(FieldType)), OrderNo: str(FieldOrderNo), RequestID: str(FieldRequestID)}
+	var err error
+	for _, f := range []struct {
+		k string
+		p *int64
+	}{
+		{FieldActivity, &e.ActivityID}, {FieldSku, &e.SkuID}, {FieldUID, &e.UID},
+		{FieldQuantity, &e.Quantity}, {FieldDelta, &e.Delta}, {FieldAt, &e.AtMs},
+		{FieldCreated, &e.CreatedMs}, {FieldExpire, &e.ExpireMs},
+	} {
+		if *f.p, err = num(f.k); err != nil {
+			return Event{}, err
+		}
+	}
+	if err := e.Validate(); err != nil {
+		return Event{}, fmt.Errorf("outbox entry %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// Validate checks that the event is well formed.
+func (e Event) Validate() error {
+	switch {
+	case !e.Type.Valid():
+		return fmt.Errorf("unknown event type %q", e.Type)
+	case e.ActivityID <= 0:
+		return fmt.Errorf("bad activity_id %d", e.ActivityID)
+	case e.EventID == "":
+		return fmt.Errorf("empty event_id")
+	case e.Type == Adjusted:
+		if e.Delta == 0 {
+			return fmt.Errorf("adjusted event with zero delta")
+		}
+	default:
+		if e.OrderNo == "" || e.Quantity <= 0 || e.UID <= 0 {
+			return fmt.Errorf("order event needs order_no, uid and quantity > 0")
+		}
+	}
+	return nil
+}
+
+// Key is the Kafka message key: order_no, or the activity for stock adjustments.
+func (e Event) Key() string {
+	if e.OrderNo != "" {
+		return e.OrderNo
+	}
+	return "a" + strconv.FormatInt(e.ActivityID, 10)
+}
+
+// Marshal encodes the event as the Kafka message value.
+func (e Event) Marshal() ([]byte, error) { return json.Marshal(e) }
+
+// Unmarshal decodes and validates a Kafka message value.
+func Unmarshal(b []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Event{}, err
+	}
+	return e, e.Validate()
+}

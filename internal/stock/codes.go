@@ -1,0 +1,69 @@
+package stock
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Result codes returned by the Lua scripts (first element of the reply).
+const (
+	codeOK            = 0
+	codeReplay        = 1
+	codeNotWarm       = -1
+	codeNotStarted    = -2
+	codeEnded         = -3
+	codeLimitExceeded = -4
+	codeSoldOut       = -5
+	codeOrderNotFound = -6
+	codeOrderClosed   = -7
+	codeOrderPaid     = -8
+	codeInsufficient  = -9
+	codeNotDue        = -10
+	codeBadArgument   = -11
+	codeOrderNoTaken  = -12
+)
+
+var (
+	// ErrNotWarm: the activity's stock is not in Redis. Callers backfill and retry,
+	// or answer BUSY; it is never a client's fault.
+	// It is a BUSY outcome (errors.Is(ErrNotWarm, xerr.ErrBusy)) when it reaches a client.
+	ErrNotWarm = fmt.Errorf("%w: activity is not warm", xerr.ErrBusy)
+	// ErrUnknownCode: a script replied with a code this build does not know.
+	ErrUnknownCode = errors.New("stock: unknown script result code")
+	// errOrderNoTaken: a fresh order number collided; the caller draws another.
+	errOrderNoTaken = errors.New("stock: order number taken")
+)
+
+// codeError maps a script result code to its typed error: the one place that does.
+func codeError(code int64) error {
+	switch code {
+	case codeNotWarm:
+		return ErrNotWarm
+	case codeNotStarted:
+		return xerr.ErrNotStarted
+	case codeEnded:
+		return xerr.ErrEnded
+	case codeLimitExceeded:
+		return xerr.ErrLimitExceeded
+	case codeSoldOut:
+		return xerr.ErrSoldOut
+	case codeOrderNotFound:
+		return xerr.ErrOrderNotFound
+	case codeOrderClosed:
+		return xerr.ErrOrderClosed
+	case codeOrderPaid:
+		return xerr.ErrOrderPaid
+	case codeInsufficient:
+		return xerr.ErrInsufficientStock
+	case codeNotDue:
+		return xerr.ErrNotDue
+	case codeBadArgument:
+		return xerr.New(xerr.InvalidArgument, "invalid argument")
+	case codeOrderNoTaken:
+		return errOrderNoTaken
+	default:
+		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
+	}
+}

@@ -1,0 +1,22 @@
+-- adjust: add or withdraw sellable stock. remaining += delta, total += delta.
+-- KEYS[1] stock hash  KEYS[2] events stream
+-- ARGV[1] activity id  ARGV[2] delta (non-zero integer)
+-- Returns {0, total, remaining, locked, sold}; {code} with code < 0.
+local delta = tonumber(ARGV[2])
+if not delta or delta == 0 or delta ~= math.floor(delta) then
+  return {-11}
+end
+local s = redis.call('HMGET', KEYS[1], 'total', 'remaining', 'locked', 'sold', 'sku')
+if not s[1] then
+  return {-1}
+end
+if tonumber(s[2]) + delta < 0 then
+  return {-9}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local total = redis.call('HINCRBY', KEYS[1], 'total', ARGV[2])
+local remaining = redis.call('HINCRBY', KEYS[1], 'remaining', ARGV[2])
+redis.call('XADD', KEYS[2], '*', 't', 'adjusted', 'aid', ARGV[1], 'sku', s[5],
+  'd', ARGV[2], 'at', now)
+return {0, total, remaining, tonumber(s[3]), tonumber(s[4])}

@@ -1,0 +1,37 @@
+-- confirm (pay): reserved -> paid. locked -= qty, sold += qty.
+-- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] pending zset  KEYS[4] events stream
+-- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
+-- Returns {0, 'paid'} paid now or already paid; {code} with code < 0.
+-- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
+-- the expire job will release it, so a pay and an expiry never both win.
+local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
+if not o[1] then
+  return {-6}
+end
+if ARGV[3] ~= '0' and o[3] ~= ARGV[3] then
+  return {-6}
+end
+if o[1] == 'paid' then
+  return {0, 'paid'}
+end
+if o[1] ~= 'reserved' then
+  return {-7}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now >= tonumber(o[4]) then
+  return {-7}
+end
+local qty = tonumber(o[2])
+local sku = redis.call('HGET', KEYS[1], 'sku')
+if not sku then
+  return {-1}
+end
+redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
+redis.call('HINCRBY', KEYS[1], 'sold', qty)
+redis.call('HSET', KEYS[2], 'state', 'paid')
+redis.call('ZREM', KEYS[3], ARGV[2])
+redis.call('XADD', KEYS[4], '*', 't', 'paid', 'aid', ARGV[1], 'sku', sku,
+  'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,
+  'rid', o[5], 'cms', o[6], 'ems', o[4])
+return {0, 'paid'}

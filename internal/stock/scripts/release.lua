@@ -1,0 +1,46 @@
+-- release (cancel, expire): reserved -> cancelled | expired.
+-- locked -= qty, remaining += qty, the user's holding -= qty.
+-- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] user key  KEYS[4] pending zset
+-- KEYS[5] events stream
+-- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
+-- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
+-- Returns {0, state} released now or already in the target state; {code} with code < 0.
+local target = ARGV[4]
+if target ~= 'cancelled' and target ~= 'expired' then
+  return {-11}
+end
+local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
+if not o[1] then
+  return {-6}
+end
+if ARGV[3] ~= '0' and o[3] ~= ARGV[3] then
+  return {-6}
+end
+if o[1] == target then
+  return {0, target}
+end
+if o[1] == 'paid' then
+  return {-8}
+end
+if o[1] ~= 'reserved' then
+  return {-7}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if target == 'expired' and now < tonumber(o[4]) then
+  return {-10}
+end
+local qty = tonumber(o[2])
+local sku = redis.call('HGET', KEYS[1], 'sku')
+if not sku then
+  return {-1}
+end
+redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
+redis.call('HINCRBY', KEYS[1], 'remaining', qty)
+redis.call('DECRBY', KEYS[3], qty)
+redis.call('HSET', KEYS[2], 'state', target)
+redis.call('ZREM', KEYS[4], ARGV[2])
+redis.call('XADD', KEYS[5], '*', 't', target, 'aid', ARGV[1], 'sku', sku,
+  'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,
+  'rid', o[5], 'cms', o[6], 'ems', o[4])
+return {0, target}

@@ -1,0 +1,57 @@
+-- reserve: take quantity from remaining into locked for one buyer, in one step.
+-- KEYS[1] stock hash  KEYS[2] request-id key  KEYS[3] order hash  KEYS[4] user key
+-- KEYS[5] pending zset  KEYS[6] orders zset  KEYS[7] events stream
+-- ARGV[1] activity id  ARGV[2] order_no (fresh)  ARGV[3] uid  ARGV[4] quantity
+-- ARGV[5] request id  ARGV[6] request-id key ttl (s)
+-- Returns {0, order_no, remaining, expire_at_ms, created_ms} reserved;
+--         {1, order_no} replay of a request id already seen (nothing deducted);
+--         {code} with code < 0 (see codes.go).
+local qty = tonumber(ARGV[4])
+if not qty or qty < 1 or qty ~= math.floor(qty) then
+  return {-11}
+end
+local seen = redis.call('GET', KEYS[2])
+if seen then
+  return {1, seen}
+end
+local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp')
+if not s[1] then
+  return {-1}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now < tonumber(s[2]) * 1000 then
+  return {-2}
+end
+if now >= tonumber(s[3]) * 1000 then
+  return {-3}
+end
+local held = tonumber(redis.call('GET', KEYS[4]) or '0')
+if held + qty > tonumber(s[4]) then
+  return {-4}
+end
+local remaining = tonumber(s[1])
+if remaining < qty then
+  return {-5}
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  return {-12}
+end
+local expireAt = now + tonumber(s[5]) * 1000
+local exp = s[7]
+redis.call('HINCRBY', KEYS[1], 'remaining', 0 - qty)
+redis.call('HINCRBY', KEYS[1], 'locked', qty)
+redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',
+  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now)
+redis.call('EXPIREAT', KEYS[3], exp)
+redis.call('INCRBY', KEYS[4], qty)
+redis.call('EXPIREAT', KEYS[4], exp)
+redis.call('ZADD', KEYS[5], expireAt, ARGV[2])
+redis.call('EXPIREAT', KEYS[5], exp)
+redis.call('ZADD', KEYS[6], now, ARGV[2])
+redis.call('EXPIREAT', KEYS[6], exp)
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[6])
+redis.call('XADD', KEYS[7], '*', 't', 'reserved', 'aid', ARGV[1], 'sku', s[6],
+  'ono', ARGV[2], 'uid', ARGV[3], 'qty', qty, 'at', now,
+  'rid', ARGV[5], 'cms', now, 'ems', expireAt)
+return {0, ARGV[2], remaining - qty, expireAt, now}

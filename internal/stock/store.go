@@ -1,0 +1,442 @@
+// Package stock is the Redis half of the inventory: key names, the Lua scripts that
+// check and change stock in one atomic step, and their typed results.
+package stock
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+var (
+	//go:embed scripts/warmup.lua
+	warmupLua string
+	//go:embed scripts/reserve.lua
+	reserveLua string
+	//go:embed scripts/confirm.lua
+	confirmLua string
+	//go:embed scripts/release.lua
+	releaseLua string
+	//go:embed scripts/expire_due.lua
+	expireDueLua string
+	//go:embed scripts/adjust.lua
+	adjustLua string
+
+	warmupScript    = redis.NewScript(warmupLua)
+	reserveScript   = redis.NewScript(reserveLua)
+	confirmScript   = redis.NewScript(confirmLua)
+	releaseScript   = redis.NewScript(releaseLua)
+	expireDueScript = redis.NewScript(expireDueLua)
+	adjustScript    = redis.NewScript(adjustLua)
+
+	allScripts = []*redis.Script{warmupScript, reserveScript, confirmScript, releaseScript,
+		expireDueScript, adjustScript}
+)
+
+// Bounds for values coming from callers.
+const (
+	MaxQuantity     = 1_000_000_000
+	MaxDelta        = 1_000_000_000
+	MaxExpireBatch  = 1000
+	DefaultReqTTL   = 24 * 60 * 60 // seconds a request id is remembered
+	orderNoAttempts = 3
+)
+
+// Order states.
+const (
+	StateReserved  = "reserved"
+	StatePaid      = "paid"
+	StateCancelled = "cancelled"
+	StateExpired   = "expired"
+)
+
+// Store runs the inventory scripts against one Redis (node or cluster).
+type Store struct {
+	rds    *redis.Redis
+	keys   Keys
+	reqTTL int
+}
+
+// NewStore returns a Store using keys under the given naming.
+func NewStore(rds *redis.Redis, keys Keys) *Store {
+	return &Store{rds: rds, keys: keys, reqTTL: DefaultReqTTL}
+}
+
+// Keys returns the key naming the store uses.
+func (s *Store) Keys() Keys { return s.keys }
+
+// Redis returns the client.
+func (s *Store) Redis() *redis.Redis { return s.rds }
+
+// LoadScripts loads every script (SCRIPT LOAD) so that EVALSHA never meets NOSCRIPT,
+// which go-zero's Redis breaker would count as a failure. Call it before serving.
+func (s *Store) LoadScripts(ctx context.Context) error {
+	for _, sc := range allScripts {
+		if _, err := s.rds.ScriptLoadCtx(ctx, scriptSource(sc)); err != nil {
+			return fmt.Errorf("load script: %w", err)
+		}
+	}
+	return nil
+}
+
+func scriptSource(sc *redis.Script) string {
+	switch sc {
+	case warmupScript:
+		return warmupLua
+	case reserveScript:
+		return reserveLua
+	case confirmScript:
+		return confirmLua
+	case releaseScript:
+		return releaseLua
+	case expireDueScript:
+		return expireDueLua
+	default:
+		return adjustLua
+	}
+}
+
+// Meta is what warm-up needs to know about an activity.
+type Meta struct {
+	ActivityID int64
+	SkuID      int64
+	Name       string
+	Total      int64
+	Remaining  int64
+	Locked     int64
+	Sold       int64
+	Start      int64 // unix seconds
+	End        int64 // unix seconds
+	Limit      int64
+	PayTimeout int64 // seconds
+	ExpireAt   int64 // unix seconds: when the activity's keys go (end + grace)
+}
+
+// Warmup creates the stock hash if absent and records the activity as active.
+// It never overwrites live stock: created is false when the hash already existed.
+func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int64, err error) {
+	if m.ActivityID <= 0 || m.Total < 0 || m.Remaining < 0 || m.Locked < 0 || m.Sold < 0 ||
+		m.Remaining+m.Locked+m.Sold != m.Total || m.End <= m.Start || m.Limit < 1 || m.PayTimeout < 1 {
+		return false, 0, xerr.Newf(xerr.InvalidArgument, "bad activity for warm-up: %+v", m)
+	}
+	res, err := s.run(ctx, warmupScript, []string{s.keys.Stock(m.ActivityID)},
+		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
+		m.ExpireAt, m.Name)
+	if err != nil {
+		return false, 0, err
+	}
+	return res[0] == 1, toInt(res, 1), nil
+}
+
+// MarkActive records the activity in the active set (scored by its end), which the relay
+// and the jobs walk. Separate from the warm-up script: it is not in the activity's slot.
+func (s *Store) MarkActive(ctx context.Context, aid, end int64) error {
+	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), end, strconv.FormatInt(aid, 10))
+	return err
+}
+
+// Reservation is a successful (or replayed) reservation.
+type Reservation struct {
+	OrderNo   string
+	Quantity  int64
+	Remaining int64
+	ExpireAt  int64 // ms
+	CreatedAt int64 // ms
+	Replay    bool
+}
+
+// Reserve moves qty from remaining to locked for uid, idempotent per request id.
+func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (Reservation, error) {
+	switch {
+	case aid <= 0:
+		return Reservation{}, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	case uid <= 0:
+		return Reservation{}, xerr.New(xerr.InvalidArgument, "uid must be >= 1")
+	case qty < 1 || qty > MaxQuantity:
+		return Reservation{}, xerr.Newf(xerr.InvalidArgument, "quantity must be 1..%d", MaxQuantity)
+	case !ValidRequestID(requestID):
+		return Reservation{}, xerr.New(xerr.InvalidArgument, "request_id must be 8-64 chars of [A-Za-z0-9_-]")
+	}
+	k := s.keys
+	for attempt := 0; ; attempt++ {
+		orderNo := NewOrderNo(aid)
+		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
+			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
+			aid, orderNo, uid, qty, requestID, s.reqTTL)
+		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
+			continue
+		}
+		if err != nil {
+			return Reservation{}, err
+		}
+		if res[0] == codeReplay {
+			return s.replay(ctx, aid, toString(res, 1))
+		}
+		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
+			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4)}, nil
+	}
+}
+
+func (s *Store) replay(ctx context.Context, aid int64, orderNo string) (Reservation, error) {
+	o, err := s.Order(ctx, orderNo)
+	if err != nil {
+		return Reservation{}, err
+	}
+	st, err := s.Stock(ctx, aid)
+	if err != nil && !errors.Is(err, ErrNotWarm) {
+		return Reservation{}, err
+	}
+	return Reservation{OrderNo: orderNo, Quantity: o.Quantity, Remaining: st.Remaining,
+		ExpireAt: o.ExpireAt, CreatedAt: o.CreatedAt, Replay: true}, nil
+}
+
+// Confirm pays a reserved order (uid 0: any owner).
+func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
+	aid, err := orderActivity(orderNo, uid)
+	if err != nil {
+		return err
+	}
+	k := s.keys
+	_, err = s.run(ctx, confirmScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
+		k.Events(aid)}, aid, orderNo, uid)
+	return err
+}
+
+// Release cancels (target StateCancelled) or expires (StateExpired, only once due) a
+// reserved order. Repeating it is not an error.
+func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
+	aid, err := orderActivity(orderNo, uid)
+	if err != nil {
+		return err
+	}
+	if target != StateCancelled && target != StateExpired {
+		return xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
+	}
+	o, err := s.orderOwner(ctx, aid, orderNo)
+	if err != nil {
+		return err
+	}
+	k := s.keys
+	_, err = s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, o),
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target)
+	return err
+}
+
+// orderOwner reads the order's uid, needed to name the user key the script touches.
+func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
+	v, err := s.rds.HgetCtx(ctx, s.keys.Order(aid, orderNo), "uid")
+	if errors.Is(err, redis.Nil) {
+		return 0, xerr.ErrOrderNotFound
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// ExpireDue releases up to limit reserved orders whose expire_at has passed.
+func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error) {
+	if aid <= 0 {
+		return nil, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	}
+	if limit < 1 || limit > MaxExpireBatch {
+		return nil, xerr.Newf(xerr.InvalidArgument, "limit must be 1..%d", MaxExpireBatch)
+	}
+	k := s.keys
+	now, err := s.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	due, err := s.rds.ZrangebyscoreWithScoresAndLimitCtx(ctx, k.Pending(aid), 0, now, 0, limit)
+	if err != nil || len(due) == 0 {
+		return nil, err
+	}
+	orderNos := make([]string, len(due))
+	cmds := make([]*red.StringCmd, len(due))
+	err = s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		for i, d := range due {
+			orderNos[i] = d.Key
+			cmds[i] = p.HGet(ctx, k.Order(aid, d.Key), "uid")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	keys := []string{k.Stock(aid), k.Pending(aid), k.Events(aid)}
+	args := []any{aid}
+	for i, ono := range orderNos {
+		uid, _ := strconv.ParseInt(cmds[i].Val(), 10, 64) // a vanished order: the script drops it
+		keys = append(keys, k.Order(aid, ono), k.User(aid, uid))
+		args = append(args, ono)
+	}
+	res, err := s.run(ctx, expireDueScript, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(res)-1)
+	for i := 1; i < len(res); i++ {
+		out = append(out, toString(res, i))
+	}
+	return out, nil
+}
+
+// Counters are an activity's stock numbers.
+type Counters struct {
+	Total, Remaining, Locked, Sold int64
+}
+
+// Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock.
+func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) {
+	if aid <= 0 {
+		return Counters{}, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	}
+	if delta == 0 || delta > MaxDelta || delta < -MaxDelta {
+		return Counters{}, xerr.Newf(xerr.InvalidArgument, "delta must be non-zero and within ±%d", MaxDelta)
+	}
+	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta)
+	if err != nil {
+		return Counters{}, err
+	}
+	return Counters{Total: toInt(res, 1), Remaining: toInt(res, 2), Locked: toInt(res, 3),
+		Sold: toInt(res, 4)}, nil
+}
+
+// Snapshot is the stock hash as read.
+type Snapshot = Meta
+
+// Counters returns the stock numbers of m.
+func (m Meta) Counters() Counters {
+	return Counters{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold}
+}
+
+// Stock reads an activity's stock hash; ErrNotWarm when absent.
+func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
+	m, err := s.rds.HgetallCtx(ctx, s.keys.Stock(aid))
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if _, ok := m["remaining"]; !ok {
+		return Snapshot{}, ErrNotWarm
+	}
+	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
+	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
+		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
+		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold")}, nil
+}
+
+// Order is an order as Redis holds it.
+type Order struct {
+	OrderNo    string
+	ActivityID int64
+	UID        int64
+	Quantity   int64
+	State      string
+	ExpireAt   int64 // ms
+	CreatedAt  int64 // ms
+	RequestID  string
+}
+
+// Order reads an order; xerr.ErrOrderNotFound when Redis does not hold it.
+func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
+	aid, ok := ParseOrderNo(orderNo)
+	if !ok {
+		return Order{}, xerr.New(xerr.InvalidArgument, "malformed order_no")
+	}
+	m, err := s.rds.HgetallCtx(ctx, s.keys.Order(aid, orderNo))
+	if err != nil {
+		return Order{}, err
+	}
+	if _, ok := m["state"]; !ok {
+		return Order{}, xerr.ErrOrderNotFound
+	}
+	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
+	return Order{OrderNo: orderNo, ActivityID: aid, UID: n("uid"), Quantity: n("qty"), State: m["state"],
+		ExpireAt: n("expire_at"), CreatedAt: n("created_at"), RequestID: m["request_id"]}, nil
+}
+
+// OrderNos lists an activity's orders (the orders zset), oldest first.
+func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
+	return s.rds.ZrangeCtx(ctx, s.keys.Orders(aid), 0, -1)
+}
+
+// ActiveIDs lists warm activities whose end is at or after since (unix seconds).
+func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
+	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.Active(), since, 1<<62)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, len(pairs))
+	for _, p := range pairs {
+		if id, err := strconv.ParseInt(p.Key, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// now is Redis's clock in ms: the same clock the scripts use.
+func (s *Store) now(ctx context.Context) (int64, error) {
+	v, err := s.rds.EvalCtx(ctx, "local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)", nil)
+	if err != nil {
+		return 0, err
+	}
+	n, _ := v.(int64)
+	return n, nil
+}
+
+func orderActivity(orderNo string, uid int64) (int64, error) {
+	if uid < 0 {
+		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 0")
+	}
+	aid, ok := ParseOrderNo(orderNo)
+	if !ok {
+		return 0, xerr.New(xerr.InvalidArgument, "malformed order_no")
+	}
+	return aid, nil
+}
+
+// run executes a script and turns a negative first element into its typed error.
+func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]any, error) {
+	v, err := s.rds.ScriptRunCtx(ctx, sc, keys, args...)
+	if err != nil {
+		return nil, fmt.Errorf("stock script: %w", err)
+	}
+	res, ok := v.([]any)
+	if !ok || len(res) == 0 {
+		return nil, fmt.Errorf("stock script: unexpected reply %v", v)
+	}
+	code, _ := res[0].(int64)
+	if code < 0 {
+		return nil, codeError(code)
+	}
+	return res, nil
+}
+
+func toInt(res []any, i int) int64 {
+	if i >= len(res) {
+		return 0
+	}
+	switch v := res[i].(type) {
+	case int64:
+		return v
+	case string:
+		n, _ := strconv.ParseInt(v, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func toString(res []any, i int) string {
+	if i >= len(res) {
+		return ""
+	}
+	return fmt.Sprint(res[i])
+}

@@ -1,0 +1,186 @@
+// Package xerr is the one place where business outcomes are named and mapped:
+// API code word <-> typed error <-> gRPC status <-> HTTP status.
+//
+// Business outcomes cross zRPC as InvalidArgument / NotFound / FailedPrecondition /
+// AlreadyExists / Aborted with the API code word in an ErrorInfo detail. They never
+// travel as ResourceExhausted, Unavailable or Internal, which go-zero's client breaker
+// counts as failures: a sold-out burst must not open the breaker.
+package xerr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Code is the upper-case word clients switch on (shared/API.md).
+type Code string
+
+const (
+	InvalidArgument   Code = "INVALID_ARGUMENT"
+	Unauthorized      Code = "UNAUTHORIZED"
+	ActivityNotFound  Code = "ACTIVITY_NOT_FOUND"
+	OrderNotFound     Code = "ORDER_NOT_FOUND"
+	NotFound          Code = "NOT_FOUND" // unknown route
+	MethodNotAllowed  Code = "METHOD_NOT_ALLOWED"
+	NotStarted        Code = "NOT_STARTED"
+	Ended             Code = "ENDED"
+	SoldOut           Code = "SOLD_OUT"
+	LimitExceeded     Code = "LIMIT_EXCEEDED"
+	OrderClosed       Code = "ORDER_CLOSED"
+	OrderPaid         Code = "ORDER_PAID"
+	InsufficientStock Code = "INSUFFICIENT_STOCK"
+	NotDue            Code = "NOT_DUE"
+	RateLimited       Code = "RATE_LIMITED"
+	Busy              Code = "BUSY"
+	TooLarge          Code = "PAYLOAD_TOO_LARGE"
+	Internal          Code = "INTERNAL"
+)
+
+// errorDomain tags the ErrorInfo detail so foreign statuses are not misread.
+const errorDomain = "seckill"
+
+type mapping struct {
+	grpc codes.Code
+	http int
+}
+
+// table is the single mapping from code word to gRPC and HTTP status.
+var table = map[Code]mapping{
+	InvalidArgument:   {codes.InvalidArgument, http.StatusBadRequest},
+	Unauthorized:      {codes.Unauthenticated, http.StatusUnauthorized},
+	ActivityNotFound:  {codes.NotFound, http.StatusNotFound},
+	OrderNotFound:     {codes.NotFound, http.StatusNotFound},
+	NotFound:          {codes.NotFound, http.StatusNotFound},
+	MethodNotAllowed:  {codes.Unimplemented, http.StatusMethodNotAllowed},
+	NotStarted:        {codes.FailedPrecondition, http.StatusConflict},
+	Ended:             {codes.FailedPrecondition, http.StatusConflict},
+	SoldOut:           {codes.FailedPrecondition, http.StatusConflict},
+	LimitExceeded:     {codes.FailedPrecondition, http.StatusConflict},
+	OrderClosed:       {codes.FailedPrecondition, http.StatusConflict},
+	OrderPaid:         {codes.FailedPrecondition, http.StatusConflict},
+	InsufficientStock: {codes.FailedPrecondition, http.StatusConflict},
+	NotDue:            {codes.FailedPrecondition, http.StatusConflict},
+	RateLimited:       {codes.Aborted, http.StatusTooManyRequests},
+	// Aborted, not Unavailable: a cache backfill in progress is a business answer
+	// ("retry"), not a sick server, and must not trip the client breaker.
+	Busy:     {codes.Aborted, http.StatusServiceUnavailable},
+	TooLarge: {codes.InvalidArgument, http.StatusRequestEntityTooLarge},
+	Internal: {codes.Internal, http.StatusInternalServerError},
+}
+
+// Error is a business outcome with its code word.
+type Error struct {
+	Code Code
+	Msg  string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Msg }
+
+// Is makes errors.Is(err, xerr.ErrSoldOut) match any *Error with the same code.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	return errors.As(target, &t) && t.Code == e.Code
+}
+
+// New returns an error with the code word and message.
+func New(code Code, msg string) *Error { return &Error{Code: code, Msg: msg} }
+
+// Newf is New with a format.
+func Newf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Sentinels, for errors.Is.
+var (
+	ErrActivityNotFound  = New(ActivityNotFound, "activity not found")
+	ErrOrderNotFound     = New(OrderNotFound, "order not found")
+	ErrNotStarted        = New(NotStarted, "the activity has not started")
+	ErrEnded             = New(Ended, "the activity has ended")
+	ErrSoldOut           = New(SoldOut, "sold out")
+	ErrLimitExceeded     = New(LimitExceeded, "per-user limit exceeded")
+	ErrOrderClosed       = New(OrderClosed, "the order is cancelled or expired")
+	ErrOrderPaid         = New(OrderPaid, "the order is paid")
+	ErrInsufficientStock = New(InsufficientStock, "not enough remaining stock to withdraw")
+	ErrNotDue            = New(NotDue, "the order is not due for expiry")
+	ErrBusy              = New(Busy, "busy, retry with the same request_id")
+)
+
+// CodeOf returns the code word of err (Internal for anything that is not an *Error).
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// HTTPStatus is the HTTP status for a code word.
+func HTTPStatus(c Code) int {
+	if m, ok := table[c]; ok {
+		return m.http
+	}
+	return http.StatusInternalServerError
+}
+
+// GRPCCode is the gRPC code for a code word.
+func GRPCCode(c Code) codes.Code {
+	if m, ok := table[c]; ok {
+		return m.grpc
+	}
+	return codes.Internal
+}
+
+// ToStatus turns err into a gRPC status error carrying the code word. Errors that are
+// not business outcomes become Internal.
+func ToStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		return status.Error(codes.Internal, err.Error())
+	}
+	st := status.New(GRPCCode(e.Code), e.Msg)
+	if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain}); derr == nil {
+		return d.Err()
+	}
+	return st.Err()
+}
+
+// FromStatus turns a gRPC status error back into an *Error. Statuses without our
+// detail map by their gRPC code: Unavailable / ResourceExhausted / DeadlineExceeded
+// (breaker open, shed load, timeout) are BUSY; anything else is Internal.
+func FromStatus(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return New(Internal, err.Error())
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain {
+			return New(Code(info.Reason), st.Message())
+		}
+	}
+	switch st.Code() {
+	case codes.InvalidArgument:
+		return New(InvalidArgument, st.Message())
+	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted:
+		return New(Busy, "service busy, retry later")
+	default:
+		return New(Internal, "internal error")
+	}
+}

@@ -1,0 +1,29 @@
+package config
+
+import (
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/zrpc"
+)
+
+type Config struct {
+	zrpc.RpcServerConf
+	// StockRedis holds the inventory (node or cluster). Set DisableIdentity on Redis < 7.2.
+	StockRedis redis.RedisConf
+	// KeyPrefix namespaces every key (several deployments or tests on one Redis).
+	KeyPrefix string `json:",optional"`
+	Mysql     struct {
+		DataSource string // needs parseTime=true
+	}
+	Stock StockConf
+}
+
+type StockConf struct {
+	// GraceSeconds: an activity's keys live this long after its end (expiry, relay drain).
+	GraceSeconds int64 `json:",default=86400,range=[60:2592000]"`
+	// MissingTTLSeconds: how long "no such activity" is cached.
+	MissingTTLSeconds int `json:",default=5,range=[1:3600]"`
+	// BackfillWaitMs: how long a read waits for another caller's backfill before BUSY.
+	BackfillWaitMs int `json:",default=1000,range=[10:10000]"`
+	// ExpireBatch: default number of orders one ExpireDue call releases.
+	ExpireBatch int `json:",default=200,range=[1:1000]"`
+}

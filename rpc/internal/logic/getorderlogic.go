@@ -1,0 +1,59 @@
+package logic
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
+
+	"github.com/seckill/seckill/rpc/internal/svc"
+	"github.com/seckill/seckill/rpc/inventory"
+
+	"github.com/zeromicro/go-zero/core/logx"
+)
+
+type GetOrderLogic struct {
+	ctx    context.Context
+	svcCtx *svc.ServiceContext
+	logx.Logger
+}
+
+func NewGetOrderLogic(ctx context.Context, svcCtx *svc.ServiceContext) *GetOrderLogic {
+	return &GetOrderLogic{
+		ctx:    ctx,
+		svcCtx: svcCtx,
+		Logger: logx.WithContext(ctx),
+	}
+}
+
+func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderResp, error) {
+	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
+	if errors.Is(err, xerr.ErrOrderNotFound) {
+		// Not (or no longer) in Redis: the activity's keys expired; MySQL has the book.
+		o, err = l.fromMySQL(in.OrderNo)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if in.Uid < 0 || (in.Uid != 0 && o.UID != in.Uid) {
+		return nil, xerr.ErrOrderNotFound
+	}
+	return &inventory.GetOrderResp{Order: &inventory.Order{OrderNo: o.OrderNo, ActivityId: o.ActivityID,
+		Uid: o.UID, Quantity: o.Quantity, Status: o.State, ExpireAt: o.ExpireAt / 1000,
+		CreatedAt: o.CreatedAt / 1000, RequestId: o.RequestID}}, nil
+}
+
+func (l *GetOrderLogic) fromMySQL(orderNo string) (stock.Order, error) {
+	row, err := l.svcCtx.Orders.FindOneByOrderNo(l.ctx, orderNo)
+	if errors.Is(err, model.ErrNotFound) {
+		return stock.Order{}, xerr.ErrOrderNotFound
+	}
+	if err != nil {
+		return stock.Order{}, err
+	}
+	return stock.Order{OrderNo: row.OrderNo, ActivityID: int64(row.ActivityId), UID: int64(row.Uid),
+		Quantity: int64(row.Quantity), State: row.Status, ExpireAt: row.ExpireAt * 1000,
+		CreatedAt: row.PlacedAt * 1000, RequestID: row.RequestId}, nil
+}

@@ -1,0 +1,34 @@
+package logic
+
+import (
+	"context"
+	"time"
+
+	"github.com/seckill/seckill/rpc/internal/svc"
+	"github.com/seckill/seckill/rpc/inventory"
+
+	"github.com/zeromicro/go-zero/core/logx"
+)
+
+type ListActiveLogic struct {
+	ctx    context.Context
+	svcCtx *svc.ServiceContext
+	logx.Logger
+}
+
+func NewListActiveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ListActiveLogic {
+	return &ListActiveLogic{
+		ctx:    ctx,
+		svcCtx: svcCtx,
+		Logger: logx.WithContext(ctx),
+	}
+}
+
+func (l *ListActiveLogic) ListActive(in *inventory.ActiveReq) (*inventory.ActiveResp, error) {
+	since := time.Now().Unix() - l.svcCtx.Config.Stock.GraceSeconds
+	ids, err := l.svcCtx.Store.ActiveIDs(l.ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	return &inventory.ActiveResp{ActivityIds: ids}, nil
+}

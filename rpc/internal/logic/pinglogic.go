@@ -1,0 +1,33 @@
+package logic
+
+import (
+	"context"
+
+	"github.com/seckill/seckill/internal/xerr"
+
+	"github.com/seckill/seckill/rpc/internal/svc"
+	"github.com/seckill/seckill/rpc/inventory"
+
+	"github.com/zeromicro/go-zero/core/logx"
+)
+
+type PingLogic struct {
+	ctx    context.Context
+	svcCtx *svc.ServiceContext
+	logx.Logger
+}
+
+func NewPingLogic(ctx context.Context, svcCtx *svc.ServiceContext) *PingLogic {
+	return &PingLogic{
+		ctx:    ctx,
+		svcCtx: svcCtx,
+		Logger: logx.WithContext(ctx),
+	}
+}
+
+func (l *PingLogic) Ping(in *inventory.PingReq) (*inventory.PingResp, error) {
+	if !l.svcCtx.Redis.PingCtx(l.ctx) {
+		return nil, xerr.New(xerr.Busy, "redis unreachable")
+	}
+	return &inventory.PingResp{}, nil
+}

@@ -1,0 +1,64 @@
+package svc
+
+import (
+	"context"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/internal/activity"
+	"github.com/seckill/seckill/rpc/internal/config"
+)
+
+// ServiceContext holds everything that outlives a request, created once.
+type ServiceContext struct {
+	Config config.Config
+	Redis  *redis.Redis
+	Store  *stock.Store
+	DB     sqlx.SqlConn
+	Orders model.SeckillOrderModel
+	Loader *activity.Loader
+}
+
+// NewServiceContext builds the context and loads the Lua scripts; it panics on error,
+// like the other go-zero Must constructors.
+func NewServiceContext(c config.Config) *ServiceContext {
+	ctx, err := New(c)
+	if err != nil {
+		panic(err)
+	}
+	return ctx
+}
+
+// New builds the context: Redis and MySQL clients, the script store (scripts loaded
+// before serving, so EVALSHA never meets NOSCRIPT) and the activity loader.
+func New(c config.Config) (*ServiceContext, error) {
+	rds, err := redis.NewRedis(c.StockRedis)
+	if err != nil {
+		return nil, err
+	}
+	store := stock.NewStore(rds, stock.Keys{Prefix: c.KeyPrefix})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := store.LoadScripts(ctx); err != nil {
+		return nil, err
+	}
+	db := sqlx.NewMysql(c.Mysql.DataSource)
+	return &ServiceContext{
+		Config: c,
+		Redis:  rds,
+		Store:  store,
+		DB:     db,
+		Orders: model.NewSeckillOrderModel(db),
+		Loader: &activity.Loader{
+			Store:      store,
+			Source:     activity.MySQLSource{Conn: db},
+			Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
+			MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
+			Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
+		},
+	}, nil
+}
