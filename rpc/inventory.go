@@ -4,17 +4,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/rpc/internal/config"
-	"github.com/seckill/seckill/rpc/internal/server"
-	"github.com/seckill/seckill/rpc/internal/svc"
-	"github.com/seckill/seckill/rpc/inventory"
-
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/service"
-	"github.com/zeromicro/go-zero/zrpc"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/reflection"
+
+	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 var configFile = flag.String("f", "etc/inventory.yaml", "the config file")
@@ -22,18 +14,12 @@ var configFile = flag.String("f", "etc/inventory.yaml", "the config file")
 func main() {
 	flag.Parse()
 
-	var c config.Config
+	var c rpcserver.Config
 	conf.MustLoad(*configFile, &c)
-	ctx := svc.NewServiceContext(c)
-
-	s := zrpc.MustNewServer(c.RpcServerConf, func(grpcServer *grpc.Server) {
-		inventory.RegisterInventoryServer(grpcServer, server.NewInventoryServer(ctx))
-
-		if c.Mode == service.DevMode || c.Mode == service.TestMode {
-			reflection.Register(grpcServer)
-		}
-	})
-	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor)
+	s, err := rpcserver.New(c)
+	if err != nil {
+		panic(err)
+	}
 	defer s.Stop()
 
 	fmt.Printf("Starting rpc server at %s...\n", c.ListenOn)

@@ -1079,6 +1079,247 @@ func (x *ActiveResp) GetActivityIds() []int64 {
 	return nil
 }
 
+type ReconcileReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconcileReq) Reset() {
+	*x = ReconcileReq{}
+	mi := &file_inventory_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconcileReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconcileReq) ProtoMessage() {}
+
+func (x *ReconcileReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconcileReq.ProtoReflect.Descriptor instead.
+func (*ReconcileReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReconcileReq) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+// Counters as MySQL holds them (inventory row).
+type DbStock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Available     int64                  `protobuf:"varint,1,opt,name=available,proto3" json:"available,omitempty"`
+	Locked        int64                  `protobuf:"varint,2,opt,name=locked,proto3" json:"locked,omitempty"`
+	Sold          int64                  `protobuf:"varint,3,opt,name=sold,proto3" json:"sold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DbStock) Reset() {
+	*x = DbStock{}
+	mi := &file_inventory_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DbStock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DbStock) ProtoMessage() {}
+
+func (x *DbStock) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DbStock.ProtoReflect.Descriptor instead.
+func (*DbStock) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DbStock) GetAvailable() int64 {
+	if x != nil {
+		return x.Available
+	}
+	return 0
+}
+
+func (x *DbStock) GetLocked() int64 {
+	if x != nil {
+		return x.Locked
+	}
+	return 0
+}
+
+func (x *DbStock) GetSold() int64 {
+	if x != nil {
+		return x.Sold
+	}
+	return 0
+}
+
+type ReconcileResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"` // consistent | in_flight | mismatch
+	Redis         *Stock                 `protobuf:"bytes,3,opt,name=redis,proto3" json:"redis,omitempty"`   // nil when not warm
+	Db            *DbStock               `protobuf:"bytes,4,opt,name=db,proto3" json:"db,omitempty"`
+	InFlight      int64                  `protobuf:"varint,5,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"` // events not yet applied (outbox + Kafka)
+	Diffs         []string               `protobuf:"bytes,6,rep,name=diffs,proto3" json:"diffs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReconcileResp) Reset() {
+	*x = ReconcileResp{}
+	mi := &file_inventory_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReconcileResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReconcileResp) ProtoMessage() {}
+
+func (x *ReconcileResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReconcileResp.ProtoReflect.Descriptor instead.
+func (*ReconcileResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReconcileResp) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *ReconcileResp) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ReconcileResp) GetRedis() *Stock {
+	if x != nil {
+		return x.Redis
+	}
+	return nil
+}
+
+func (x *ReconcileResp) GetDb() *DbStock {
+	if x != nil {
+		return x.Db
+	}
+	return nil
+}
+
+func (x *ReconcileResp) GetInFlight() int64 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *ReconcileResp) GetDiffs() []string {
+	if x != nil {
+		return x.Diffs
+	}
+	return nil
+}
+
+type RepairResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Reemitted     int64                  `protobuf:"varint,2,opt,name=reemitted,proto3" json:"reemitted,omitempty"` // events re-appended to the outbox for MySQL to catch up
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepairResp) Reset() {
+	*x = RepairResp{}
+	mi := &file_inventory_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepairResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepairResp) ProtoMessage() {}
+
+func (x *RepairResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepairResp.ProtoReflect.Descriptor instead.
+func (*RepairResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *RepairResp) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *RepairResp) GetReemitted() int64 {
+	if x != nil {
+		return x.Reemitted
+	}
+	return 0
+}
+
 type PingReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1087,7 +1328,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[18]
+	mi := &file_inventory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1099,7 +1340,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[18]
+	mi := &file_inventory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1112,7 +1353,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{18}
+	return file_inventory_proto_rawDescGZIP(), []int{22}
 }
 
 type PingResp struct {
@@ -1123,7 +1364,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[19]
+	mi := &file_inventory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1376,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[19]
+	mi := &file_inventory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1389,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{19}
+	return file_inventory_proto_rawDescGZIP(), []int{23}
 }
 
 var File_inventory_proto protoreflect.FileDescriptor
@@ -1240,10 +1481,30 @@ const file_inventory_proto_rawDesc = "" +
 	"\tActiveReq\"/\n" +
 	"\n" +
 	"ActiveResp\x12!\n" +
-	"\factivity_ids\x18\x01 \x03(\x03R\vactivityIds\"\t\n" +
+	"\factivity_ids\x18\x01 \x03(\x03R\vactivityIds\"/\n" +
+	"\fReconcileReq\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\"S\n" +
+	"\aDbStock\x12\x1c\n" +
+	"\tavailable\x18\x01 \x01(\x03R\tavailable\x12\x16\n" +
+	"\x06locked\x18\x02 \x01(\x03R\x06locked\x12\x12\n" +
+	"\x04sold\x18\x03 \x01(\x03R\x04sold\"\xc7\x01\n" +
+	"\rReconcileResp\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12&\n" +
+	"\x05redis\x18\x03 \x01(\v2\x10.inventory.StockR\x05redis\x12\"\n" +
+	"\x02db\x18\x04 \x01(\v2\x12.inventory.DbStockR\x02db\x12\x1b\n" +
+	"\tin_flight\x18\x05 \x01(\x03R\binFlight\x12\x14\n" +
+	"\x05diffs\x18\x06 \x03(\tR\x05diffs\"K\n" +
+	"\n" +
+	"RepairResp\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x1c\n" +
+	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\t\n" +
 	"\aPingReq\"\n" +
 	"\n" +
-	"\bPingResp2\xcc\x04\n" +
+	"\bPingResp2\xc6\x05\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x129\n" +
@@ -1254,7 +1515,9 @@ const file_inventory_proto_rawDesc = "" +
 	"\bGetStock\x12\x16.inventory.GetStockReq\x1a\x17.inventory.GetStockResp\x128\n" +
 	"\bGetOrder\x12\x13.inventory.OrderReq\x1a\x17.inventory.GetOrderResp\x129\n" +
 	"\n" +
-	"ListActive\x12\x14.inventory.ActiveReq\x1a\x15.inventory.ActiveResp\x12/\n" +
+	"ListActive\x12\x14.inventory.ActiveReq\x1a\x15.inventory.ActiveResp\x12>\n" +
+	"\tReconcile\x12\x17.inventory.ReconcileReq\x1a\x18.inventory.ReconcileResp\x128\n" +
+	"\x06Repair\x12\x17.inventory.ReconcileReq\x1a\x15.inventory.RepairResp\x12/\n" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingRespB\rZ\v./inventoryb\x06proto3"
 
 var (
@@ -1269,7 +1532,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),          // 0: inventory.Stock
 	(*Activity)(nil),       // 1: inventory.Activity
@@ -1289,8 +1552,12 @@ var file_inventory_proto_goTypes = []any{
 	(*GetOrderResp)(nil),   // 15: inventory.GetOrderResp
 	(*ActiveReq)(nil),      // 16: inventory.ActiveReq
 	(*ActiveResp)(nil),     // 17: inventory.ActiveResp
-	(*PingReq)(nil),        // 18: inventory.PingReq
-	(*PingResp)(nil),       // 19: inventory.PingResp
+	(*ReconcileReq)(nil),   // 18: inventory.ReconcileReq
+	(*DbStock)(nil),        // 19: inventory.DbStock
+	(*ReconcileResp)(nil),  // 20: inventory.ReconcileResp
+	(*RepairResp)(nil),     // 21: inventory.RepairResp
+	(*PingReq)(nil),        // 22: inventory.PingReq
+	(*PingResp)(nil),       // 23: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -1298,31 +1565,37 @@ var file_inventory_proto_depIdxs = []int32{
 	1,  // 2: inventory.GetStockResp.activity:type_name -> inventory.Activity
 	0,  // 3: inventory.GetStockResp.stock:type_name -> inventory.Stock
 	2,  // 4: inventory.GetOrderResp.order:type_name -> inventory.Order
-	3,  // 5: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 6: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	7,  // 7: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	7,  // 8: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	9,  // 9: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	11, // 10: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	13, // 11: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	7,  // 12: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	16, // 13: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	18, // 14: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	4,  // 15: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 16: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	8,  // 17: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	8,  // 18: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	10, // 19: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	12, // 20: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	14, // 21: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	15, // 22: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	17, // 23: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	19, // 24: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	15, // [15:25] is the sub-list for method output_type
-	5,  // [5:15] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	0,  // 5: inventory.ReconcileResp.redis:type_name -> inventory.Stock
+	19, // 6: inventory.ReconcileResp.db:type_name -> inventory.DbStock
+	3,  // 7: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 8: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	7,  // 9: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	7,  // 10: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	9,  // 11: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	11, // 12: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	13, // 13: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	7,  // 14: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	16, // 15: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	18, // 16: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	18, // 17: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	22, // 18: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	4,  // 19: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 20: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	8,  // 21: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	8,  // 22: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	10, // 23: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	12, // 24: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	14, // 25: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	15, // 26: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	17, // 27: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	20, // 28: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	21, // 29: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	23, // 30: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	19, // [19:31] is the sub-list for method output_type
+	7,  // [7:19] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -1336,7 +1609,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,8 @@ const (
 	Inventory_GetStock_FullMethodName   = "/inventory.Inventory/GetStock"
 	Inventory_GetOrder_FullMethodName   = "/inventory.Inventory/GetOrder"
 	Inventory_ListActive_FullMethodName = "/inventory.Inventory/ListActive"
+	Inventory_Reconcile_FullMethodName  = "/inventory.Inventory/Reconcile"
+	Inventory_Repair_FullMethodName     = "/inventory.Inventory/Repair"
 	Inventory_Ping_FullMethodName       = "/inventory.Inventory/Ping"
 )
 
@@ -44,6 +46,8 @@ type InventoryClient interface {
 	GetStock(ctx context.Context, in *GetStockReq, opts ...grpc.CallOption) (*GetStockResp, error)
 	GetOrder(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*GetOrderResp, error)
 	ListActive(ctx context.Context, in *ActiveReq, opts ...grpc.CallOption) (*ActiveResp, error)
+	Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error)
+	Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 }
 
@@ -145,6 +149,26 @@ func (c *inventoryClient) ListActive(ctx context.Context, in *ActiveReq, opts ..
 	return out, nil
 }
 
+func (c *inventoryClient) Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReconcileResp)
+	err := c.cc.Invoke(ctx, Inventory_Reconcile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *inventoryClient) Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RepairResp)
+	err := c.cc.Invoke(ctx, Inventory_Repair_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *inventoryClient) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PingResp)
@@ -168,6 +192,8 @@ type InventoryServer interface {
 	GetStock(context.Context, *GetStockReq) (*GetStockResp, error)
 	GetOrder(context.Context, *OrderReq) (*GetOrderResp, error)
 	ListActive(context.Context, *ActiveReq) (*ActiveResp, error)
+	Reconcile(context.Context, *ReconcileReq) (*ReconcileResp, error)
+	Repair(context.Context, *ReconcileReq) (*RepairResp, error)
 	Ping(context.Context, *PingReq) (*PingResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
@@ -205,6 +231,12 @@ func (UnimplementedInventoryServer) GetOrder(context.Context, *OrderReq) (*GetOr
 }
 func (UnimplementedInventoryServer) ListActive(context.Context, *ActiveReq) (*ActiveResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListActive not implemented")
+}
+func (UnimplementedInventoryServer) Reconcile(context.Context, *ReconcileReq) (*ReconcileResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method Reconcile not implemented")
+}
+func (UnimplementedInventoryServer) Repair(context.Context, *ReconcileReq) (*RepairResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method Repair not implemented")
 }
 func (UnimplementedInventoryServer) Ping(context.Context, *PingReq) (*PingResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ping not implemented")
@@ -392,6 +424,42 @@ func _Inventory_ListActive_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_Reconcile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconcileReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).Reconcile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_Reconcile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).Reconcile(ctx, req.(*ReconcileReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Inventory_Repair_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconcileReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).Repair(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_Repair_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).Repair(ctx, req.(*ReconcileReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Inventory_Ping_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PingReq)
 	if err := dec(in); err != nil {
@@ -452,6 +520,14 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListActive",
 			Handler:    _Inventory_ListActive_Handler,
+		},
+		{
+			MethodName: "Reconcile",
+			Handler:    _Inventory_Reconcile_Handler,
+		},
+		{
+			MethodName: "Repair",
+			Handler:    _Inventory_Repair_Handler,
 		},
 		{
 			MethodName: "Ping",

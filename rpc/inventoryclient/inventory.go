@@ -19,6 +19,7 @@ type (
 	Activity       = inventory.Activity
 	AdjustReq      = inventory.AdjustReq
 	AdjustResp     = inventory.AdjustResp
+	DbStock        = inventory.DbStock
 	ExpireDueReq   = inventory.ExpireDueReq
 	ExpireDueResp  = inventory.ExpireDueResp
 	GetOrderResp   = inventory.GetOrderResp
@@ -29,6 +30,9 @@ type (
 	OrderStateResp = inventory.OrderStateResp
 	PingReq        = inventory.PingReq
 	PingResp       = inventory.PingResp
+	ReconcileReq   = inventory.ReconcileReq
+	ReconcileResp  = inventory.ReconcileResp
+	RepairResp     = inventory.RepairResp
 	ReserveReq     = inventory.ReserveReq
 	ReserveResp    = inventory.ReserveResp
 	Stock          = inventory.Stock
@@ -45,6 +49,8 @@ type (
 		GetStock(ctx context.Context, in *GetStockReq, opts ...grpc.CallOption) (*GetStockResp, error)
 		GetOrder(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*GetOrderResp, error)
 		ListActive(ctx context.Context, in *ActiveReq, opts ...grpc.CallOption) (*ActiveResp, error)
+		Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error)
+		Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 	}
 
@@ -102,6 +108,16 @@ func (m *defaultInventory) GetOrder(ctx context.Context, in *OrderReq, opts ...g
 func (m *defaultInventory) ListActive(ctx context.Context, in *ActiveReq, opts ...grpc.CallOption) (*ActiveResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.ListActive(ctx, in, opts...)
+}
+
+func (m *defaultInventory) Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.Reconcile(ctx, in, opts...)
+}
+
+func (m *defaultInventory) Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.Repair(ctx, in, opts...)
 }
 
 func (m *defaultInventory) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {

@@ -68,6 +68,16 @@ func (s *InventoryServer) ListActive(ctx context.Context, in *inventory.ActiveRe
 	return l.ListActive(in)
 }
 
+func (s *InventoryServer) Reconcile(ctx context.Context, in *inventory.ReconcileReq) (*inventory.ReconcileResp, error) {
+	l := logic.NewReconcileLogic(ctx, s.svcCtx)
+	return l.Reconcile(in)
+}
+
+func (s *InventoryServer) Repair(ctx context.Context, in *inventory.ReconcileReq) (*inventory.RepairResp, error) {
+	l := logic.NewRepairLogic(ctx, s.svcCtx)
+	return l.Repair(in)
+}
+
 func (s *InventoryServer) Ping(ctx context.Context, in *inventory.PingReq) (*inventory.PingResp, error) {
 	l := logic.NewPingLogic(ctx, s.svcCtx)
 	return l.Ping(in)

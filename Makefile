@@ -1,0 +1,50 @@
+# seckill: the two commands are `make run` and `make test`.
+GO        ?= go
+TAGS      ?= no_k8s
+GOFLAGS_T := -tags $(TAGS)
+PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
+
+.PHONY: run test test-short bench gen gen-check build vet fmt tools
+
+## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured)
+run:
+	$(GO) run $(GOFLAGS_T) ./cmd/standalone
+
+## test: every test, race detector on, against real Redis and MariaDB
+test:
+	$(GO) vet $(GOFLAGS_T) ./...
+	$(GO) test $(GOFLAGS_T) -race -count=1 -timeout 30m ./...
+
+test-short:
+	$(GO) test $(GOFLAGS_T) -count=1 ./...
+
+bench:
+	$(GO) run $(GOFLAGS_T) ./cmd/bench
+
+build:
+	$(GO) build $(GOFLAGS_T) -o bin/ ./api ./rpc ./mq ./cmd/...
+
+vet:
+	$(GO) vet $(GOFLAGS_T) ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+tools:
+	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
+	@mkdir -p $(PROTOC_GEN)
+	GOBIN=$(PROTOC_GEN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+
+## gen: regenerate every goctl output (models, rpc stubs, api routes and types)
+gen: tools
+	rm -f model/*_gen.go
+	$(GO) tool goctl model mysql ddl -src sql/schema.sql -dir model --style gozero
+	cd rpc && PATH=$(PROTOC_GEN):$$PATH $(GO) tool goctl rpc protoc inventory.proto \
+		--go_out=. --go-grpc_out=. --zrpc_out=. --style gozero -m=false
+	rm -rf rpc/etc
+	@if [ -f api/seckill.api ]; then $(GO) tool goctl api go -api api/seckill.api -dir api --style gozero; rm -rf api/etc; fi
+	gofmt -w model rpc api
+
+## gen-check: fail when generated code is stale
+gen-check: gen
+	@git diff --exit-code -- model rpc api || (echo "generated code is stale: run make gen and commit" && exit 1)

@@ -1,0 +1,65 @@
+// Package rpcserver builds the inventory zRPC server. The rpc main and the standalone
+// launcher both use it, so the wiring exists once.
+package rpcserver
+
+import (
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/internal/config"
+	"github.com/seckill/seckill/rpc/internal/server"
+	"github.com/seckill/seckill/rpc/internal/svc"
+	"github.com/seckill/seckill/rpc/inventory"
+)
+
+// Config is the inventory service's configuration (etc/inventory.yaml).
+type Config = config.Config
+
+// ServiceContext is what the service holds for its lifetime.
+type ServiceContext = svc.ServiceContext
+
+// LoadConfig reads a config file, applying go-zero defaults.
+func LoadConfig(file string) (Config, error) {
+	var c Config
+	err := conf.Load(file, &c)
+	return c, err
+}
+
+// Server is the zRPC server plus the background work the service owns.
+type Server struct {
+	Svc   *ServiceContext
+	rpc   *zrpc.RpcServer
+	group *service.ServiceGroup
+}
+
+// New builds the service. A Config built in code should pass through conf.FillDefault
+// first (go-zero defaults only apply through the loader).
+func New(c Config) (*Server, error) {
+	ctx, err := svc.New(c)
+	if err != nil {
+		return nil, err
+	}
+	s, err := zrpc.NewServer(c.RpcServerConf, func(g *grpc.Server) {
+		inventory.RegisterInventoryServer(g, server.NewInventoryServer(ctx))
+		if c.Mode == service.DevMode || c.Mode == service.TestMode {
+			reflection.Register(g)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor)
+	group := service.NewServiceGroup()
+	group.Add(s)
+	return &Server{Svc: ctx, rpc: s, group: group}, nil
+}
+
+// Start serves until Stop; it blocks.
+func (s *Server) Start() { s.group.Start() }
+
+// Stop stops serving and the background work.
+func (s *Server) Stop() { s.group.Stop() }
