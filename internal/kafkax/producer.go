@@ -1,0 +1,108 @@
+// Package kafkax is the one Kafka producer of the project: a thin, synchronous wrapper over
+// kafka-go's Writer that waits for acks=all and reports, per message, what Kafka took.
+//
+// go-queue's kq.Pusher is not used for anything that must not be lost: it is acks=0,
+// buffers, and only logs failed writes; its sync mode waits kafka-go's default one-second
+// batch timeout per call. The relay, the writer's dead-letter output and the repair
+// command write through this package instead.
+package kafkax
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Message is a Kafka message (kafka-go's type: Key, Value, Headers).
+type Message = kafka.Message
+
+// HeaderKV is a Kafka message header.
+type HeaderKV = kafka.Header
+
+// Sender writes messages and returns only once Kafka acknowledged them (or failed).
+// A nil error means every message was acknowledged; otherwise Acked tells which were.
+type Sender interface {
+	Send(ctx context.Context, msgs ...Message) error
+}
+
+// Conf configures a Producer.
+type Conf struct {
+	Brokers []string
+	Topic   string
+	// BatchTimeout is how long kafka-go waits to fill a partition's batch. A synchronous
+	// call cannot add messages while it waits, so this is pure latency: keep it short.
+	BatchTimeout time.Duration `json:",default=2ms"`
+	// BatchSize bounds one partition's batch; a call with more messages makes several.
+	BatchSize int `json:",default=500"`
+	// WriteTimeout bounds one produce request.
+	WriteTimeout time.Duration `json:",default=10s"`
+}
+
+// Producer is a synchronous, batched, acks=all producer to one topic. Messages with the
+// same key go to the same partition (FNV-1a hash, as Sarama), so an order's events stay
+// in one partition. Safe for concurrent use.
+type Producer struct {
+	w *kafka.Writer
+}
+
+// NewProducer returns a producer for c.Topic. Nothing is dialled until the first Send.
+func NewProducer(c Conf) (*Producer, error) {
+	if len(c.Brokers) == 0 {
+		return nil, errors.New("kafkax: no brokers")
+	}
+	if c.Topic == "" {
+		return nil, errors.New("kafkax: no topic")
+	}
+	if c.BatchTimeout <= 0 {
+		c.BatchTimeout = 2 * time.Millisecond
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 500
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	return &Producer{w: &kafka.Writer{
+		Addr:         kafka.TCP(c.Brokers...),
+		Topic:        c.Topic,
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: c.BatchTimeout,
+		BatchSize:    c.BatchSize,
+		WriteTimeout: c.WriteTimeout,
+		MaxAttempts:  3,
+	}}, nil
+}
+
+// Send writes msgs synchronously and returns when Kafka acknowledged all of them (acks=all)
+// or some failed; then the error is a kafka.WriteErrors (see Acked) or a whole-call error.
+func (p *Producer) Send(ctx context.Context, msgs ...Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return p.w.WriteMessages(ctx, msgs...)
+}
+
+// Close flushes and closes the producer.
+func (p *Producer) Close() error { return p.w.Close() }
+
+// Acked reports, for the n messages of a Send that returned err, which ones Kafka
+// acknowledged. A whole-call error acknowledges none.
+func Acked(err error, n int) []bool {
+	ok := make([]bool, n)
+	if err == nil {
+		for i := range ok {
+			ok[i] = true
+		}
+		return ok
+	}
+	var we kafka.WriteErrors
+	if errors.As(err, &we) && len(we) == n {
+		for i, e := range we {
+			ok[i] = e == nil
+		}
+	}
+	return ok
+}
