@@ -1,0 +1,12 @@
+//go:build linux
+
+package devenv
+
+import "syscall"
+
+// sysProcAttr puts a server in its own process group, so a Ctrl-C on the terminal reaches
+// only the launcher (which stops the services before their databases), and asks the kernel
+// to stop it if the launcher dies without cleaning up.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+}

@@ -1,0 +1,11 @@
+//go:build unix && !linux
+
+package devenv
+
+import "syscall"
+
+// sysProcAttr puts a server in its own process group, so a Ctrl-C on the terminal reaches
+// only the launcher, which stops the services before their databases.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
