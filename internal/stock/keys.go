@@ -80,3 +80,9 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
 // ValidRequestID reports whether a client request id is acceptable.
 func ValidRequestID(id string) bool { return requestIDPattern.MatchString(id) }
+
+// RateLimit is the per-user request counter of the gateway's limiter (go-zero
+// PeriodLimit). It is not activity-scoped: the limit is per buyer across activities.
+func (k Keys) RateLimit(uid int64) string {
+	return k.Prefix + "sk:rl:" + strconv.FormatInt(uid, 10)
+}

@@ -1,0 +1,110 @@
+// Package apiserver builds the HTTP gateway. The api main and the standalone launcher
+// both use it, so the wiring exists once.
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/rest/httpx"
+	"github.com/zeromicro/go-zero/rest/router"
+
+	"github.com/seckill/seckill/api/internal/config"
+	"github.com/seckill/seckill/api/internal/handler"
+	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/api/internal/svc"
+)
+
+// Config is the gateway's configuration (etc/seckill-api.yaml).
+type Config = config.Config
+
+// Environment variables overriding the JWT secrets.
+const (
+	EnvBuyerSecret    = config.EnvBuyerSecret
+	EnvMerchantSecret = config.EnvMerchantSecret
+)
+
+// LoadConfig reads a config file with go-zero defaults, then the environment overrides.
+func LoadConfig(file string) (Config, error) {
+	var c Config
+	if err := conf.Load(file, &c); err != nil {
+		return c, err
+	}
+	c.ApplyEnv()
+	return c, nil
+}
+
+// Server is the gateway: go-zero rest server, routes, zRPC client.
+type Server struct {
+	Config Config
+	svc    *svc.ServiceContext
+	rest   *rest.Server
+
+	mu      sync.Mutex
+	http    *http.Server
+	started chan struct{}
+}
+
+// New builds the gateway. A Config built in code should pass through conf.FillDefault
+// first (go-zero defaults only apply through the loader).
+//
+// The error responder is go-zero's process-wide httpx error handler: every error in the
+// process leaves as {"code","msg"}.
+func New(c Config) (*Server, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, err := svc.New(c)
+	if err != nil {
+		return nil, err
+	}
+	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
+	srv, err := rest.NewServer(c.RestConf,
+		// Outermost: body cap for chunked bodies, JSON bodies for go-zero's bare errors.
+		rest.WithRouter(reply.Router{Router: router.NewRouter(), MaxBytes: c.MaxBytes}),
+		rest.WithNotFoundHandler(reply.NotFound),
+		rest.WithNotAllowedHandler(reply.NotAllowed),
+		rest.WithUnauthorizedCallback(reply.Unauthorized),
+	)
+	if err != nil {
+		ctx.RpcClient.Conn().Close()
+		return nil, err
+	}
+	handler.RegisterHandlers(srv, ctx)
+	return &Server{Config: c, svc: ctx, rest: srv, started: make(chan struct{})}, nil
+}
+
+// Start serves until Stop; it blocks.
+func (s *Server) Start() {
+	s.rest.StartWithOpts(func(hs *http.Server) {
+		s.mu.Lock()
+		s.http = hs
+		s.mu.Unlock()
+		close(s.started)
+	})
+}
+
+// Started is closed once the HTTP server exists (it may still be binding its port).
+func (s *Server) Started() <-chan struct{} { return s.started }
+
+// Stop shuts the HTTP server down gracefully and closes the zRPC connection. Unlike
+// rest.Server.Stop it does not close go-zero's global logger, so that one process can
+// stop and start servers (tests, the standalone launcher).
+func (s *Server) Stop() {
+	s.mu.Lock()
+	hs := s.http
+	s.mu.Unlock()
+	if hs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = hs.Close()
+		}
+	}
+	_ = s.svc.RpcClient.Conn().Close()
+}

@@ -1,0 +1,84 @@
+package buyer
+
+import (
+	"context"
+
+	"github.com/zeromicro/go-zero/core/limit"
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/api/internal/auth"
+	"github.com/seckill/seckill/api/internal/svc"
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/api/internal/validate"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+)
+
+var errRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts, slow down")
+
+type ReserveLogic struct {
+	logx.Logger
+	ctx    context.Context
+	svcCtx *svc.ServiceContext
+}
+
+// reserve stock
+func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLogic {
+	return &ReserveLogic{
+		Logger: logx.WithContext(ctx),
+		ctx:    ctx,
+		svcCtx: svcCtx,
+	}
+}
+
+// Reserve validates, applies the per-user limit and asks the inventory service, whose
+// Lua script decides (replay, window, per-user limit, stock) in one atomic step.
+func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
+	uid, err := auth.UID(l.ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate.Reserve(req); err != nil {
+		return nil, err
+	}
+	if err := l.allow(uid); err != nil {
+		return nil, err
+	}
+	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
+		ActivityId: req.ActivityId,
+		Uid:        uid,
+		Quantity:   req.Quantity,
+		RequestId:  req.RequestId,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &types.ReserveResp{
+		OrderNo:    res.OrderNo,
+		ActivityId: req.ActivityId,
+		Quantity:   res.Quantity,
+		Status:     stock.StateReserved,
+		ExpireAt:   res.ExpireAt,
+		Remaining:  res.Remaining,
+	}, nil
+}
+
+// allow takes one unit of the buyer's quota. A limiter that cannot reach Redis lets the
+// request through: the limiter protects the service, it does not decide stock, and the
+// inventory script stays the one gate for correctness.
+func (l *ReserveLogic) allow(uid int64) error {
+	lim := l.svcCtx.Limiter
+	if lim == nil {
+		return nil
+	}
+	state, err := lim.TakeCtx(l.ctx, l.svcCtx.Keys.RateLimit(uid))
+	if err != nil {
+		l.Errorf("rate limiter unavailable, allowing uid %d: %v", uid, err)
+		return nil
+	}
+	if state == limit.OverQuota {
+		return errRateLimited
+	}
+	return nil
+}

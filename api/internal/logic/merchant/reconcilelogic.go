@@ -1,0 +1,49 @@
+package merchant
+
+import (
+	"context"
+
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/api/internal/svc"
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+)
+
+type ReconcileLogic struct {
+	logx.Logger
+	ctx    context.Context
+	svcCtx *svc.ServiceContext
+}
+
+// compare Redis and MySQL now
+func NewReconcileLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReconcileLogic {
+	return &ReconcileLogic{
+		Logger: logx.WithContext(ctx),
+		ctx:    ctx,
+		svcCtx: svcCtx,
+	}
+}
+
+// Reconcile passes on the inventory service's comparison (the logic lives there).
+func (l *ReconcileLogic) Reconcile(req *types.ActivityPathReq) (*types.ReconcileResp, error) {
+	if _, err := ownActivity(l.ctx, l.svcCtx, req.Id); err != nil {
+		return nil, err
+	}
+	res, err := l.svcCtx.Inventory.Reconcile(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id})
+	if err != nil {
+		return nil, err
+	}
+	diffs := res.Diffs
+	if diffs == nil {
+		diffs = []string{}
+	}
+	return &types.ReconcileResp{
+		ActivityId: res.ActivityId,
+		Status:     res.Status,
+		Redis:      redisBook(res.Redis),
+		Db:         dbBook(res.Db),
+		InFlight:   res.InFlight,
+		Diffs:      diffs,
+	}, nil
+}

@@ -1,0 +1,78 @@
+package reply
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/zeromicro/go-zero/rest/httpx"
+
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Router wraps go-zero's router (rest.WithRouter) so that it sits outside every route's
+// middleware chain. It does two things go-zero's chain does not:
+//   - caps the body at MaxBytes even without a Content-Length (go-zero's MaxBytesHandler
+//     only checks the header; a chunked body would be read up to 8 MiB);
+//   - gives a {"code","msg"} body to error statuses written without a JSON body: go-zero's
+//     shedder, breaker and MaxConns write a bare 503, MaxBytes a bare 413. The status is
+//     kept and the body is chosen by status (503 -> BUSY, 413 -> PAYLOAD_TOO_LARGE ...).
+type Router struct {
+	httpx.Router
+	MaxBytes int64
+}
+
+// ServeHTTP implements http.Handler.
+func (rt Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rt.MaxBytes > 0 && r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBytes)
+	}
+	g := &guardWriter{ResponseWriter: w}
+	rt.Router.ServeHTTP(g, r)
+	g.finish()
+}
+
+type guardWriter struct {
+	http.ResponseWriter
+	held        int // an error status written without a JSON content type, body pending
+	wroteHeader bool
+}
+
+func (g *guardWriter) WriteHeader(code int) {
+	if g.wroteHeader || g.held != 0 {
+		return
+	}
+	if code >= http.StatusBadRequest && !isJSON(g.Header()) {
+		g.held = code
+		return
+	}
+	g.wroteHeader = true
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *guardWriter) Write(p []byte) (int, error) {
+	if g.held != 0 {
+		return len(p), nil // a plain-text error body: replaced in finish
+	}
+	g.wroteHeader = true
+	return g.ResponseWriter.Write(p)
+}
+
+// Flush passes through unless an error body is pending.
+func (g *guardWriter) Flush() {
+	if f, ok := g.ResponseWriter.(http.Flusher); ok && g.held == 0 {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (g *guardWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+func (g *guardWriter) finish() {
+	if g.held != 0 {
+		writeStatus(g.ResponseWriter, g.held, forStatus(g.held))
+	}
+}
+
+func jsonBody(e *xerr.Error) ([]byte, error) {
+	return json.Marshal(Body{Code: string(e.Code), Msg: e.Msg})
+}

@@ -1,0 +1,125 @@
+// Package reply is the gateway's one error responder: every error — a logic's, a zRPC
+// status, a request that did not parse, and go-zero's own 401/404/405/413/503 — leaves as
+// the HTTP status of its code word with the body {"code","msg"} (shared/API.md).
+package reply
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/zeromicro/go-zero/core/logc"
+	"github.com/zeromicro/go-zero/core/metric"
+	"google.golang.org/grpc/status"
+
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Body is the error body clients switch on.
+type Body struct {
+	Code string `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+var errorsTotal = metric.NewCounterVec(&metric.CounterVecOpts{
+	Namespace: "seckill",
+	Subsystem: "api",
+	Name:      "errors_total",
+	Help:      "error responses of the gateway by API code word",
+	Labels:    []string{"code"},
+})
+
+// Classify turns any error reaching the edge into its API outcome. zRPC statuses are
+// mapped by xerr.FromStatus, the single code mapping. Logic returns *xerr.Error or zRPC
+// statuses only, so an untyped error here comes from httpx.Parse: a request that does not
+// parse (bad JSON, wrong type, missing field, bad path value) is INVALID_ARGUMENT.
+func Classify(err error) *xerr.Error {
+	var e *xerr.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if _, ok := status.FromError(err); ok {
+		return xerr.FromStatus(err)
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return xerr.Newf(xerr.TooLarge, "request body larger than %d bytes", tooLarge.Limit)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return xerr.ErrBusy
+	default:
+		return xerr.New(xerr.InvalidArgument, err.Error())
+	}
+}
+
+// ErrorHandler is installed with httpx.SetErrorHandlerCtx.
+func ErrorHandler(ctx context.Context, err error) (int, any) {
+	e := Classify(err)
+	errorsTotal.Inc(string(e.Code))
+	if e.Code == xerr.Internal {
+		logc.Errorf(ctx, "internal error: %v", err)
+		e = xerr.New(xerr.Internal, "internal error")
+	}
+	return xerr.HTTPStatus(e.Code), Body{Code: string(e.Code), Msg: e.Msg}
+}
+
+// Write writes e with the HTTP status of its code.
+func Write(w http.ResponseWriter, e *xerr.Error) {
+	writeStatus(w, xerr.HTTPStatus(e.Code), e)
+}
+
+func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
+	errorsTotal.Inc(string(e.Code))
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Del("Content-Length")
+	w.WriteHeader(code)
+	body, _ := jsonBody(e)
+	_, _ = w.Write(body)
+}
+
+// Unauthorized is go-zero's jwt UnauthorizedCallback (rest.WithUnauthorizedCallback).
+func Unauthorized(w http.ResponseWriter, _ *http.Request, err error) {
+	msg := "missing or invalid token"
+	if err != nil {
+		msg = "invalid token: " + err.Error()
+	}
+	Write(w, xerr.New(xerr.Unauthorized, msg))
+}
+
+// NotFound answers unknown routes (rest.WithNotFoundHandler).
+var NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	Write(w, xerr.New(xerr.NotFound, "no route "+r.URL.Path))
+})
+
+// NotAllowed answers a known path with the wrong method (rest.WithNotAllowedHandler).
+var NotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	Write(w, xerr.New(xerr.MethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
+})
+
+// forStatus names the outcome of an error status go-zero wrote without a body.
+func forStatus(code int) *xerr.Error {
+	switch code {
+	case http.StatusUnauthorized:
+		return xerr.New(xerr.Unauthorized, "missing or invalid token")
+	case http.StatusNotFound:
+		return xerr.New(xerr.NotFound, "not found")
+	case http.StatusMethodNotAllowed:
+		return xerr.New(xerr.MethodNotAllowed, "method not allowed")
+	case http.StatusRequestEntityTooLarge:
+		return xerr.New(xerr.TooLarge, "request body too large")
+	case http.StatusTooManyRequests:
+		return xerr.New(xerr.RateLimited, "too many requests")
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
+		// go-zero's load shedder, breaker, MaxConns and timeout handlers.
+		return xerr.New(xerr.Busy, "overloaded, retry later")
+	}
+	if code >= 500 {
+		return xerr.New(xerr.Internal, "internal error")
+	}
+	return xerr.New(xerr.InvalidArgument, http.StatusText(code))
+}
+
+func isJSON(h http.Header) bool {
+	return strings.HasPrefix(h.Get("Content-Type"), "application/json")
+}

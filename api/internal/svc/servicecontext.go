@@ -1,0 +1,61 @@
+package svc
+
+import (
+	"github.com/zeromicro/go-zero/core/limit"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/zrpc"
+
+	"github.com/seckill/seckill/api/internal/config"
+	"github.com/seckill/seckill/api/internal/middleware"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+)
+
+// ServiceContext holds everything that outlives a request, created once.
+type ServiceContext struct {
+	Config        config.Config
+	MerchantClaim rest.Middleware
+	BuyerClaim    rest.Middleware
+
+	RpcClient  zrpc.Client
+	Inventory  inventoryclient.Inventory
+	DB         sqlx.SqlConn
+	Activities model.ActivityModel
+	Keys       stock.Keys
+	// Limiter counts reservations per buyer; nil when RateLimit.Enabled is false.
+	Limiter *limit.PeriodLimit
+}
+
+// New builds the context: the zRPC client of the inventory service, MySQL (activity
+// creation and reads), and the Redis-backed per-user limiter.
+func New(c config.Config) (*ServiceContext, error) {
+	cli, err := zrpc.NewClient(c.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	db := sqlx.NewMysql(c.Mysql.DataSource)
+	keys := stock.Keys{Prefix: c.KeyPrefix}
+	var limiter *limit.PeriodLimit
+	if c.RateLimit.Enabled {
+		rds, err := redis.NewRedis(c.Redis)
+		if err != nil {
+			return nil, err
+		}
+		// The key is complete already (stock.Keys builds it), so no extra prefix.
+		limiter = limit.NewPeriodLimit(c.RateLimit.Period, c.RateLimit.Quota, rds, "")
+	}
+	return &ServiceContext{
+		Config:        c,
+		MerchantClaim: middleware.NewMerchantClaimMiddleware().Handle,
+		BuyerClaim:    middleware.NewBuyerClaimMiddleware().Handle,
+		RpcClient:     cli,
+		Inventory:     inventoryclient.NewInventory(cli),
+		DB:            db,
+		Activities:    model.NewActivityModel(db),
+		Keys:          keys,
+		Limiter:       limiter,
+	}, nil
+}

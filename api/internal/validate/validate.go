@@ -1,0 +1,82 @@
+// Package validate holds the bounds of shared/API.md in one place. Each check returns an
+// INVALID_ARGUMENT *xerr.Error naming the field; nothing is sent anywhere before it passes.
+package validate
+
+import (
+	"unicode/utf8"
+
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Bounds from shared/API.md.
+const (
+	MaxNameChars      = 128
+	MaxStock          = 1_000_000_000
+	MaxPerUserLimit   = stock.MaxQuantity
+	MaxPayTimeoutSecs = 86400
+)
+
+func invalid(format string, args ...any) error {
+	return xerr.Newf(xerr.InvalidArgument, format, args...)
+}
+
+// ActivityID checks an activity id from a path or body.
+func ActivityID(id int64) error {
+	if id < 1 {
+		return invalid("activity_id must be >= 1")
+	}
+	return nil
+}
+
+// OrderNo checks the format of an order number ("<activity id>-<ms><hex>").
+func OrderNo(orderNo string) error {
+	if _, ok := stock.ParseOrderNo(orderNo); !ok {
+		return invalid("order_no is malformed")
+	}
+	return nil
+}
+
+// CreateActivity checks a new activity.
+func CreateActivity(r *types.CreateActivityReq) error {
+	switch n := utf8.RuneCountInString(r.Name); {
+	case r.SkuId < 1:
+		return invalid("sku_id must be >= 1")
+	case !utf8.ValidString(r.Name) || n < 1 || n > MaxNameChars:
+		return invalid("name must be 1-%d characters of valid UTF-8", MaxNameChars)
+	case r.Stock < 1 || r.Stock > MaxStock:
+		return invalid("stock must be in 1..%d", MaxStock)
+	case r.StartTime < 0:
+		return invalid("start_time must be unix seconds >= 0")
+	case r.EndTime <= r.StartTime:
+		return invalid("end_time must be after start_time")
+	case r.PerUserLimit < 1 || r.PerUserLimit > MaxPerUserLimit:
+		return invalid("per_user_limit must be in 1..%d", MaxPerUserLimit)
+	case r.PayTimeoutSeconds < 1 || r.PayTimeoutSeconds > MaxPayTimeoutSecs:
+		return invalid("pay_timeout_seconds must be in 1..%d", MaxPayTimeoutSecs)
+	}
+	return nil
+}
+
+// Delta checks a stock adjustment.
+func Delta(d int64) error {
+	if d == 0 || d > stock.MaxDelta || d < -stock.MaxDelta {
+		return invalid("delta must be a non-zero integer within ±%d", stock.MaxDelta)
+	}
+	return nil
+}
+
+// Reserve checks a reservation.
+func Reserve(r *types.ReserveReq) error {
+	if err := ActivityID(r.ActivityId); err != nil {
+		return err
+	}
+	if r.Quantity < 1 || r.Quantity > stock.MaxQuantity {
+		return invalid("quantity must be in 1..%d", stock.MaxQuantity)
+	}
+	if !stock.ValidRequestID(r.RequestId) {
+		return invalid("request_id must be 8-64 characters of [A-Za-z0-9_-]")
+	}
+	return nil
+}
