@@ -132,7 +132,7 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 	if err != nil {
 		return false, 0, err
 	}
-	return res[0] == 1, toInt(res, 1), nil
+	return toInt(res, 0) == 1, toInt(res, 1), nil
 }
 
 // MarkActive records the activity in the active set (scored by its end), which the relay
@@ -176,7 +176,7 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 		if err != nil {
 			return Reservation{}, err
 		}
-		if res[0] == codeReplay {
+		if toInt(res, 0) == codeReplay {
 			return s.replay(ctx, aid, toString(res, 1))
 		}
 		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
