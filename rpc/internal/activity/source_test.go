@@ -1,0 +1,168 @@
+package activity_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/stock/stocktest"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/internal/activity"
+)
+
+var ctx = context.Background()
+
+// countingSource counts MySQL reads, slowed a little so that a stampede really overlaps.
+type countingSource struct {
+	inner activity.Source
+	reads atomic.Int64
+}
+
+func (c *countingSource) Load(ctx context.Context, id int64) (*activity.Record, error) {
+	c.reads.Add(1)
+	time.Sleep(20 * time.Millisecond)
+	return c.inner.Load(ctx, id)
+}
+
+type fixture struct {
+	env    *stocktest.Env
+	db     *testenv.Database
+	src    *countingSource
+	loader *activity.Loader
+}
+
+func newFixture(t *testing.T) *fixture {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	src := &countingSource{inner: activity.MySQLSource{Conn: db.Conn}}
+	return &fixture{env: env, db: db, src: src, loader: &activity.Loader{Store: env.Store, Source: src,
+		Grace: time.Hour, MissingTTL: 5 * time.Second, Wait: 2 * time.Second}}
+}
+
+// insert creates an activity in MySQL and returns its id.
+func (f *fixture) insert(t *testing.T, stockQty int64, start, end time.Time) int64 {
+	t.Helper()
+	res, err := f.db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (9, 'phone', ?, ?, ?, 2, 60)",
+		stockQty, start.Unix(), end.Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	if _, err := f.db.DB.Exec("INSERT INTO inventory (activity_id, available) VALUES (?, ?)", id, stockQty); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func stampede(n int, fn func()) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); <-start; fn() }()
+	}
+	close(start)
+	wg.Wait()
+}
+
+func TestColdStampedeReadsMySQLOnce(t *testing.T) {
+	f := newFixture(t)
+	id := f.insert(t, 100, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	var ok, busy atomic.Int64
+	stampede(200, func() {
+		snap, err := f.loader.Stock(ctx, id)
+		switch {
+		case err == nil && snap.Remaining == 100 && snap.Total == 100 && snap.Name == "phone":
+			ok.Add(1)
+		case errors.Is(err, xerr.ErrBusy):
+			busy.Add(1)
+		default:
+			t.Errorf("stock: %+v %v", snap, err)
+		}
+	})
+	if got := f.src.reads.Load(); got != 1 {
+		t.Fatalf("%d MySQL reads for 200 concurrent cold reads, want 1", got)
+	}
+	if ok.Load() != 200 {
+		t.Fatalf("%d served, %d busy; want all 200 served", ok.Load(), busy.Load())
+	}
+	f.env.CheckInvariant(id)
+	// The backfill warmed it and marked it active.
+	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
+	if len(ids) != 1 || ids[0] != id {
+		t.Fatalf("active %v", ids)
+	}
+}
+
+func TestUnknownActivityIsCachedAsMissing(t *testing.T) {
+	f := newFixture(t)
+	var notFound atomic.Int64
+	stampede(200, func() {
+		if _, err := f.loader.Stock(ctx, 987654); errors.Is(err, xerr.ErrActivityNotFound) {
+			notFound.Add(1)
+		} else {
+			t.Errorf("want not found, got %v", err)
+		}
+	})
+	if got := f.src.reads.Load(); got > 1 {
+		t.Fatalf("%d MySQL reads for an unknown id, want at most 1", got)
+	}
+	if notFound.Load() != 200 {
+		t.Fatalf("%d not found", notFound.Load())
+	}
+	// And later reads stay off MySQL while the mark lives.
+	for i := 0; i < 10; i++ {
+		_, _ = f.loader.Stock(ctx, 987654)
+	}
+	if got := f.src.reads.Load(); got > 1 {
+		t.Fatalf("%d MySQL reads after the missing mark", got)
+	}
+	if ok, _ := f.env.Redis.Exists(f.env.Keys.Missing(987654)); !ok {
+		t.Fatal("no missing mark")
+	}
+}
+
+func TestWarmup(t *testing.T) {
+	f := newFixture(t)
+	end := time.Now().Add(time.Hour)
+	id := f.insert(t, 50, time.Now().Add(time.Minute), end)
+	created, snap, err := f.loader.Warmup(ctx, id)
+	if err != nil || !created || snap.Remaining != 50 || snap.Limit != 2 || snap.PayTimeout != 60 {
+		t.Fatalf("warmup: %v %+v %v", created, snap, err)
+	}
+	if _, err := f.env.Store.Adjust(ctx, id, -10); err != nil {
+		t.Fatal(err)
+	}
+	created, snap, err = f.loader.Warmup(ctx, id)
+	if err != nil || created || snap.Remaining != 40 {
+		t.Fatalf("second warmup overwrote live stock: %v %+v %v", created, snap, err)
+	}
+	ttl, _ := f.env.Redis.Ttl(f.env.Keys.Stock(id))
+	if want := int(time.Until(end.Add(time.Hour)).Seconds()); ttl < want-5 || ttl > want+5 {
+		t.Fatalf("ttl %d, want about %d (end + grace)", ttl, want)
+	}
+
+	ended := f.insert(t, 5, time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour))
+	if _, _, err := f.loader.Warmup(ctx, ended); !errors.Is(err, xerr.ErrEnded) {
+		t.Fatalf("ended: %v", err)
+	}
+	if _, _, err := f.loader.Warmup(ctx, 424242); !errors.Is(err, xerr.ErrActivityNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+	// A read of an ended activity is served from a short-lived copy, not marked active.
+	snap, err = f.loader.Stock(ctx, ended)
+	if err != nil || snap.Remaining != 5 {
+		t.Fatalf("ended read: %+v %v", snap, err)
+	}
+	if _, err := f.env.Store.Reserve(ctx, ended, 1, 1, "req-ended-1"); !errors.Is(err, xerr.ErrEnded) {
+		t.Fatalf("reserve on ended: %v", err)
+	}
+	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
+	if len(ids) != 1 || ids[0] != id {
+		t.Fatalf("active %v, want only %d", ids, id)
+	}
+}
