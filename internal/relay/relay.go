@@ -1,0 +1,459 @@
+// Package relay moves the Redis outbox to Kafka: for every active activity it reads the
+// outbox stream with a consumer group, produces the entries to the events topic (acks=all,
+// keyed by order_no), and only then XACKs and deletes them. Entries a dead relay had read
+// but not finished are reclaimed (XAUTOCLAIM) once idle long enough. Delivery is at least
+// once: a crash between Kafka's ack and XACK sends an entry again, and the writer is
+// idempotent.
+package relay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/stock"
+)
+
+// Group is the consumer group every relay reads the outbox streams with.
+const Group = "relay"
+
+// Conf configures the relay. It runs only when Enabled and Brokers is set.
+type Conf struct {
+	Enabled         bool     `json:",default=true"`
+	Brokers         []string `json:",optional"`
+	Topic           string   `json:",default=seckill-order-events"`
+	DeadLetterTopic string   `json:",default=seckill-order-events-dlq"`
+	// BatchSize is the most entries read from one stream and produced in one call.
+	BatchSize int `json:",default=500,range=[1:10000]"`
+	// Block is how long an idle relay waits for new entries (spread over the streams).
+	Block time.Duration `json:",default=100ms"`
+	// ClaimIdle: entries another relay has held this long without acking are taken over.
+	ClaimIdle time.Duration `json:",default=30s"`
+	// ClaimInterval is how often the relay looks for such entries.
+	ClaimInterval time.Duration `json:",default=5s"`
+	// RefreshInterval is how often the active set is re-read and the gauges updated.
+	RefreshInterval time.Duration `json:",default=1s"`
+	// BatchTimeout is kafka-go's batch timeout (pure latency for a synchronous call).
+	BatchTimeout time.Duration `json:",default=2ms"`
+}
+
+// Active reports whether c asks for a relay.
+func (c Conf) Active() bool { return c.Enabled && len(c.Brokers) > 0 }
+
+// Relay is a service.Service: Start blocks until Stop.
+type Relay struct {
+	c        Conf
+	store    *stock.Store
+	keys     stock.Keys
+	grace    time.Duration
+	node     redis.ClosableNode
+	events   kafkax.Sender
+	dead     kafkax.Sender
+	closers  []func() error
+	consumer string
+	now      func() time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+
+	ids     []int64
+	groups  map[int64]bool // streams whose consumer group exists
+}
+
+// New returns a relay producing to c.Brokers. grace is how long an activity's keys live
+// after its end: an activity leaves the active set only after end+grace, once drained.
+func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
+	events, err := kafkax.NewProducer(kafkax.Conf{Brokers: c.Brokers, Topic: c.Topic,
+		BatchTimeout: c.BatchTimeout, BatchSize: c.BatchSize})
+	if err != nil {
+		return nil, err
+	}
+	dead, err := kafkax.NewProducer(kafkax.Conf{Brokers: c.Brokers, Topic: c.DeadLetterTopic,
+		BatchTimeout: c.BatchTimeout})
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewWithSenders(c, store, grace, events, dead)
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, events.Close, dead.Close)
+	return r, nil
+}
+
+// NewWithSenders returns a relay producing through the given senders (tests inject
+// failing ones).
+func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dead kafkax.Sender) (*Relay, error) {
+	if c.BatchSize < 1 {
+		c.BatchSize = 500
+	}
+	if c.Block <= 0 {
+		c.Block = 100 * time.Millisecond
+	}
+	if c.ClaimIdle <= 0 {
+		c.ClaimIdle = 30 * time.Second
+	}
+	if c.ClaimInterval <= 0 {
+		c.ClaimInterval = 5 * time.Second
+	}
+	if c.RefreshInterval <= 0 {
+		c.RefreshInterval = time.Second
+	}
+	node, err := redis.CreateBlockingNode(store.Redis())
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Relay{c: c, store: store, keys: store.Keys(), grace: grace, node: node,
+		events: events, dead: dead, consumer: consumerName(), now: time.Now,
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), groups: map[int64]bool{}}, nil
+}
+
+// consumerName is unique per relay instance: host, pid and a random suffix.
+func consumerName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Consumer is this relay's consumer name in the group.
+func (r *Relay) Consumer() string { return r.consumer }
+
+// Start relays until Stop.
+func (r *Relay) Start() {
+	defer close(r.done)
+	logx.Infof("relay %s: outbox -> %s", r.consumer, r.c.Topic)
+	var lastRefresh, lastClaim time.Time
+	idle := false
+	for r.ctx.Err() == nil {
+		if time.Since(lastRefresh) >= r.c.RefreshInterval {
+			r.refresh(r.ctx)
+			lastRefresh = time.Now()
+		}
+		if time.Since(lastClaim) >= r.c.ClaimInterval {
+			for _, aid := range r.ids {
+				r.claim(r.ctx, aid)
+			}
+			lastClaim = time.Now()
+		}
+		if len(r.ids) == 0 {
+			r.sleep(r.c.Block)
+			continue
+		}
+		var block time.Duration = -1 // no BLOCK argument
+		if idle {
+			block = max(r.c.Block/time.Duration(len(r.ids)), 10*time.Millisecond)
+		}
+		moved := 0
+		for _, aid := range r.ids {
+			n, err := r.relayNew(r.ctx, aid, block)
+			moved += n
+			if err != nil && r.ctx.Err() == nil {
+				metricErrors.WithLabelValues("read").Inc()
+				logx.Errorf("relay: activity %d: %v", aid, err)
+				r.sleep(r.c.Block)
+			}
+		}
+		idle = moved == 0
+	}
+}
+
+// Stop stops relaying and waits for the loop to end; entries read but not yet produced
+// stay pending for this consumer and are reclaimed by another relay after ClaimIdle.
+func (r *Relay) Stop() {
+	r.once.Do(func() {
+		r.cancel()
+		<-r.done
+		for _, c := range r.closers {
+			_ = c()
+		}
+		r.node.Close()
+	})
+}
+
+func (r *Relay) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.ctx.Done():
+	case <-t.C:
+	}
+}
+
+// relayNew reads entries never delivered to the group and relays them.
+func (r *Relay) relayNew(ctx context.Context, aid int64, block time.Duration) (int, error) {
+	key := r.keys.Events(aid)
+	if err := r.ensureGroup(ctx, aid); err != nil {
+		return 0, err
+	}
+	streams, err := r.node.XReadGroup(ctx, &red.XReadGroupArgs{Group: Group, Consumer: r.consumer,
+		Streams: []string{key, ">"}, Count: int64(r.c.BatchSize), Block: block}).Result()
+	if errors.Is(err, red.Nil) {
+		return 0, nil
+	}
+	if isNoGroup(err) { // the stream was deleted and recreated
+		delete(r.groups, aid)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range streams {
+		n += r.deliver(ctx, key, s.Messages)
+	}
+	return n, nil
+}
+
+// ensureGroup creates the stream's consumer group reading from the beginning.
+func (r *Relay) ensureGroup(ctx context.Context, aid int64) error {
+	if r.groups[aid] {
+		return nil
+	}
+	err := r.node.XGroupCreateMkStream(ctx, r.keys.Events(aid), Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("create group: %w", err)
+	}
+	r.groups[aid] = true
+	return nil
+}
+
+func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOGROUP") }
+
+// claim takes over entries another relay read and left unacknowledged for ClaimIdle.
+func (r *Relay) claim(ctx context.Context, aid int64) {
+	key := r.keys.Events(aid)
+	if err := r.ensureGroup(ctx, aid); err != nil {
+		return
+	}
+	start := "0-0"
+	for ctx.Err() == nil {
+		msgs, next, err := r.node.XAutoClaim(ctx, &red.XAutoClaimArgs{Stream: key, Group: Group,
+			MinIdle: r.c.ClaimIdle, Start: start, Count: int64(r.c.BatchSize), Consumer: r.consumer}).Result()
+		if err != nil {
+			if isNoGroup(err) {
+				delete(r.groups, aid)
+			} else if ctx.Err() == nil {
+				metricErrors.WithLabelValues("claim").Inc()
+				logx.Errorf("relay: claim activity %d: %v", aid, err)
+			}
+			return
+		}
+		if len(msgs) > 0 {
+			metricReclaimed.Add(float64(len(msgs)))
+			logx.Infof("relay %s: reclaimed %d outbox entries of activity %d", r.consumer, len(msgs), aid)
+			r.deliver(ctx, key, msgs)
+		}
+		if next == "0-0" || next == "" {
+			return
+		}
+		start = next
+	}
+}
+
+// deliver produces msgs (events to the topic, unparsable entries to the dead-letter
+// topic), then XACKs and deletes exactly those Kafka acknowledged. Failed ones are retried
+// with backoff until they go through or the relay stops (then they stay pending and are
+// reclaimed later). It returns how many entries it removed from the outbox.
+func (r *Relay) deliver(ctx context.Context, key string, msgs []red.XMessage) int {
+	type item struct {
+		id   string
+		msg  kafkax.Message
+		dead bool
+	}
+	items := make([]item, 0, len(msgs))
+	var gone []string // entries deleted from the stream while pending (Redis < 7)
+	for _, m := range msgs {
+		if len(m.Values) == 0 {
+			gone = append(gone, m.ID)
+			continue
+		}
+		ev, err := event.FromStream(m.ID, m.Values)
+		if err != nil {
+			items = append(items, item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
+				Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
+				Payload: fmt.Sprint(m.Values)}.Message()})
+			continue
+		}
+		v, err := ev.Marshal()
+		if err != nil { // cannot happen for a validated event; keep it visible anyway
+			items = append(items, item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
+				Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
+				Payload: fmt.Sprint(m.Values)}.Message()})
+			continue
+		}
+		items = append(items, item{id: m.ID, msg: kafkax.Message{Key: []byte(ev.Key()), Value: v}})
+	}
+	if len(gone) > 0 {
+		r.ackDelete(ctx, key, gone)
+	}
+	removed := 0
+	backoff := 50 * time.Millisecond
+	for len(items) > 0 && ctx.Err() == nil {
+		var evMsgs, deadMsgs []kafkax.Message
+		var evIdx, deadIdx []int
+		for i, it := range items {
+			if it.dead {
+				deadMsgs, deadIdx = append(deadMsgs, it.msg), append(deadIdx, i)
+			} else {
+				evMsgs, evIdx = append(evMsgs, it.msg), append(evIdx, i)
+			}
+		}
+		acked := make([]bool, len(items))
+		var sendErr error
+		if len(evMsgs) > 0 {
+			err := r.events.Send(ctx, evMsgs...)
+			for j, ok := range kafkax.Acked(err, len(evMsgs)) {
+				acked[evIdx[j]] = ok
+			}
+			sendErr = err
+		}
+		if len(deadMsgs) > 0 {
+			err := r.dead.Send(ctx, deadMsgs...)
+			for j, ok := range kafkax.Acked(err, len(deadMsgs)) {
+				acked[deadIdx[j]] = ok
+				if ok {
+					metricDeadLetters.Inc()
+					logx.Errorf("relay: outbox entry %s of %s dead-lettered: %s", items[deadIdx[j]].id, key,
+						string(deadMsgs[j].Headers[0].Value))
+				}
+			}
+			sendErr = errors.Join(sendErr, err)
+		}
+		var ids []string
+		rest := items[:0]
+		for i, it := range items {
+			if acked[i] {
+				ids = append(ids, it.id)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		if len(ids) > 0 {
+			if r.ackDelete(ctx, key, ids) {
+				removed += len(ids)
+				metricRelayed.Add(float64(len(ids)))
+			}
+		}
+		items = rest
+		if len(items) > 0 {
+			metricErrors.WithLabelValues("produce").Inc()
+			logx.Errorf("relay: %d entries of %s not acknowledged by Kafka, retrying in %v: %v",
+				len(items), key, backoff, sendErr)
+			r.sleep(backoff)
+			backoff = min(backoff*2, 5*time.Second)
+		}
+	}
+	return removed
+}
+
+// ackDelete acknowledges and deletes entries in one MULTI, so an entry is never left
+// acknowledged but present (which would block the drain check forever). On failure the
+// entries stay pending: reclaimed and produced again later (at least once).
+func (r *Relay) ackDelete(ctx context.Context, key string, ids []string) bool {
+	_, err := r.node.TxPipelined(ctx, func(p red.Pipeliner) error {
+		p.XAck(ctx, key, Group, ids...)
+		p.XDel(ctx, key, ids...)
+		return nil
+	})
+	if err != nil {
+		metricErrors.WithLabelValues("ack").Inc()
+		logx.Errorf("relay: ack %d entries of %s: %v", len(ids), key, err)
+		return false
+	}
+	return true
+}
+
+// refresh re-reads the active set, updates the gauges and retires activities that are
+// past end+grace with an empty outbox.
+func (r *Relay) refresh(ctx context.Context) {
+	now := r.now()
+	ids, err := r.store.ActiveIDs(ctx, 0)
+	if err != nil {
+		if ctx.Err() == nil {
+			metricErrors.WithLabelValues("refresh").Inc()
+			logx.Errorf("relay: read active set: %v", err)
+		}
+		return
+	}
+	r.ids = ids
+	for _, aid := range ids {
+		key := r.keys.Events(aid)
+		label := strconv.FormatInt(aid, 10)
+		n, err := r.node.XLen(ctx, key).Result()
+		if err != nil {
+			continue
+		}
+		metricOutboxLength.WithLabelValues(label).Set(float64(n))
+		lag := 0.0
+		if first, err := r.node.XRangeN(ctx, key, "-", "+", 1).Result(); err == nil && len(first) > 0 {
+			if ms, ok := entryMillis(first[0].ID); ok {
+				lag = max(float64(now.UnixMilli()-ms)/1000, 0)
+			}
+		}
+		metricLag.WithLabelValues(label).Set(lag)
+	}
+	r.retire(ctx, now)
+}
+
+// retire removes activities whose end+grace has passed and whose outbox is drained.
+func (r *Relay) retire(ctx context.Context, now time.Time) {
+	rds := r.store.Redis()
+	cutoff := now.Add(-r.grace).Unix() - 1
+	old, err := rds.ZrangebyscoreWithScoresCtx(ctx, r.keys.Active(), 0, cutoff)
+	if err != nil {
+		return
+	}
+	for _, p := range old {
+		aid, err := strconv.ParseInt(p.Key, 10, 64)
+		if err != nil {
+			continue
+		}
+		key := r.keys.Events(aid)
+		if n, err := r.node.XLen(ctx, key).Result(); err != nil || n > 0 {
+			continue
+		}
+		if _, err := rds.ZremCtx(ctx, r.keys.Active(), p.Key); err != nil {
+			continue
+		}
+		// No script writes after end+grace (the stock hash is gone); check once more all
+		// the same, and put the activity back rather than strand an entry.
+		if n, err := r.node.XLen(ctx, key).Result(); err != nil || n > 0 {
+			_ = r.store.MarkActive(ctx, aid, p.Score)
+			continue
+		}
+		_ = r.node.Del(ctx, key).Err()
+		delete(r.groups, aid)
+		r.ids = slices.DeleteFunc(r.ids, func(id int64) bool { return id == aid })
+		metricOutboxLength.DeleteLabelValues(p.Key)
+		metricLag.DeleteLabelValues(p.Key)
+		logx.Infof("relay: activity %d retired (ended, grace over, outbox drained)", aid)
+	}
+}
+
+// entryMillis is the creation time (ms) in a stream entry id "<ms>-<seq>".
+func entryMillis(id string) (int64, bool) {
+	i := strings.IndexByte(id, '-')
+	if i <= 0 {
+		return 0, false
+	}
+	ms, err := strconv.ParseInt(id[:i], 10, 64)
+	return ms, err == nil
+}
