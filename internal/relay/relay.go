@@ -72,8 +72,8 @@ type Relay struct {
 	done   chan struct{}
 	once   sync.Once
 
-	ids     []int64
-	groups  map[int64]bool // streams whose consumer group exists
+	ids    []int64
+	groups map[int64]bool // streams whose consumer group exists
 }
 
 // New returns a relay producing to c.Brokers. grace is how long an activity's keys live

@@ -351,4 +351,3 @@ func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 		t.Fatal("the retired activity's outbox stream still exists")
 	}
 }
-
