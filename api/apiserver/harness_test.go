@@ -1,0 +1,298 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+const (
+	buyerSecret    = "test-buyer-secret-0123456789"
+	merchantSecret = "test-merchant-secret-0123456789"
+	merchantID     = 7
+)
+
+// env is one gateway + inventory rpc on loopback, over a fresh Redis prefix and database.
+type env struct {
+	t      testing.TB
+	base   string
+	rds    *redis.Redis
+	keys   stock.Keys
+	db     *testenv.Database
+	rpc    *rpcserver.Server
+	api    *apiserver.Server
+	client *http.Client
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// rpcConfig is the inventory service on a free loopback port.
+func rpcConfig(t testing.TB, keys stock.Keys, db *testenv.Database) rpcserver.Config {
+	var c rpcserver.Config
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	c.Name = "inventory.rpc.test"
+	c.ListenOn = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	c.Mode = "test"
+	c.Log.Level = "severe"
+	c.Log.Stat = false
+	c.DevServer.Enabled = false
+	c.StockRedis = testenv.RedisConf()
+	c.KeyPrefix = keys.Prefix
+	c.Mysql.DataSource = db.DSN
+	c.Stock.BackfillWaitMs = 100
+	// Any relay/writer blocks added later stay at their zero value: disabled here.
+	return c
+}
+
+// apiConfig is the gateway on a free loopback port, calling rpcAddr. Mode test turns
+// go-zero's load shedding off (the benchmark profile: CpuThreshold has no effect).
+func apiConfig(t testing.TB, keys stock.Keys, db *testenv.Database, rpcAddr string) apiserver.Config {
+	var c apiserver.Config
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	c.Name = "seckill-api.test"
+	c.Host = "127.0.0.1"
+	c.Port = freePort(t)
+	c.Mode = "test"
+	c.Log.Level = "severe"
+	c.Log.Stat = false
+	c.DevServer.Enabled = false
+	c.MaxBytes = 64 << 10
+	c.CpuThreshold = 0
+	c.BuyerAuth.AccessSecret = buyerSecret
+	c.MerchantAuth.AccessSecret = merchantSecret
+	c.Inventory.Endpoints = []string{rpcAddr}
+	c.Mysql.DataSource = db.DSN
+	c.Redis = testenv.RedisConf()
+	c.KeyPrefix = keys.Prefix
+	c.RateLimit.Enabled = false
+	return c
+}
+
+// start brings up rpc and gateway; tweak adjusts the gateway config.
+func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
+	t.Helper()
+	rds, keys := testenv.Redis(t)
+	db := testenv.MySQL(t)
+	rc := rpcConfig(t, keys, db)
+	rs, err := rpcserver.New(rc)
+	if err != nil {
+		t.Fatalf("rpc: %v", err)
+	}
+	go rs.Start()
+	ac := apiConfig(t, keys, db, rc.ListenOn)
+	for _, f := range tweak {
+		f(&ac)
+	}
+	as, err := apiserver.New(ac)
+	if err != nil {
+		t.Fatalf("api: %v", err)
+	}
+	go as.Start()
+	// rpcserver.Stop only closes go-zero's logger (zrpc's Stop does not stop gRPC), so
+	// the rpc server of a test lives until the test binary exits; the gateway stops.
+	t.Cleanup(as.Stop)
+	e := &env{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", ac.Port), rds: rds, keys: keys, db: db,
+		rpc: rs, api: as, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}}
+	e.waitHealthy()
+	return e
+}
+
+func (e *env) waitHealthy() {
+	e.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if code, _ := e.do(http.MethodGet, "/healthz", "", nil); code == http.StatusOK {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatal("gateway did not become healthy")
+}
+
+func buyerToken(t testing.TB, uid int64) string {
+	t.Helper()
+	tok, err := authtoken.Buyer(buyerSecret, uid, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func merchantToken(t testing.TB, mid int64) string {
+	t.Helper()
+	tok, err := authtoken.Merchant(merchantSecret, mid, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// do sends one request. body: nil, a string/[]byte sent as is, or a value sent as JSON.
+// It returns the status and the body; a transport error is (0, error text).
+func (e *env) do(method, path, token string, body any) (int, []byte) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, e.base+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+// call sends a request and decodes a 2xx body into out (when not nil); on any other
+// status it fails the test.
+func (e *env) call(method, path, token string, body, out any) {
+	e.t.Helper()
+	code, raw := e.do(method, path, token, body)
+	if code != http.StatusOK {
+		e.t.Fatalf("%s %s: %d %s", method, path, code, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			e.t.Fatalf("%s %s: decode %q: %v", method, path, raw, err)
+		}
+	}
+}
+
+type errBody struct {
+	Code string `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+// expectErr asserts status and code word of an error response.
+func (e *env) expectErr(method, path, token string, body any, status int, code string) {
+	e.t.Helper()
+	got, raw := e.do(method, path, token, body)
+	var eb errBody
+	_ = json.Unmarshal(raw, &eb)
+	if got != status || eb.Code != code || eb.Msg == "" {
+		e.t.Errorf("%s %s: got %d %s, want %d {code:%s, msg:...}", method, path, got, raw, status, code)
+	}
+}
+
+type activity struct {
+	ActivityID        int64  `json:"activity_id"`
+	SkuID             int64  `json:"sku_id"`
+	Name              string `json:"name"`
+	Stock             int64  `json:"stock"`
+	StartTime         int64  `json:"start_time"`
+	EndTime           int64  `json:"end_time"`
+	PerUserLimit      int64  `json:"per_user_limit"`
+	PayTimeoutSeconds int64  `json:"pay_timeout_seconds"`
+}
+
+// create makes an activity through the API as merchantID; fields override the defaults
+// (live now, for an hour, stock 10, limit 1).
+func (e *env) create(fields map[string]any) activity {
+	e.t.Helper()
+	now := time.Now().Unix()
+	body := map[string]any{"sku_id": 42, "name": "phone", "stock": 10, "start_time": now - 60,
+		"end_time": now + 3600}
+	for k, v := range fields {
+		body[k] = v
+	}
+	var a activity
+	e.call(http.MethodPost, "/v1/admin/activities", merchantToken(e.t, merchantID), body, &a)
+	return a
+}
+
+// warm creates and warms an activity.
+func (e *env) warm(fields map[string]any) activity {
+	e.t.Helper()
+	a := e.create(fields)
+	e.call(http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID),
+		merchantToken(e.t, merchantID), nil, nil)
+	return a
+}
+
+type books struct {
+	Redis *struct{ Remaining, Locked, Sold int64 } `json:"redis"`
+	DB    struct{ Available, Locked, Sold int64 }  `json:"db"`
+}
+
+// redisStock reads the Redis book straight from Redis (not through the code under test).
+func (e *env) redisStock(aid int64) (remaining, locked, sold int64) {
+	e.t.Helper()
+	vals, err := e.rds.Hmget(e.keys.Stock(aid), "remaining", "locked", "sold")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+	return n(vals[0]), n(vals[1]), n(vals[2])
+}
+
+// orderCount is how many orders the activity has in Redis.
+func (e *env) orderCount(aid int64) int {
+	e.t.Helper()
+	n, err := e.rds.Zcard(e.keys.Orders(aid))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return n
+}
+
+func reserveBody(aid int64, reqID string, qty int64) map[string]any {
+	return map[string]any{"activity_id": aid, "request_id": reqID, "quantity": qty}
+}
+
+type reserved struct {
+	OrderNo    string `json:"order_no"`
+	ActivityID int64  `json:"activity_id"`
+	Quantity   int64  `json:"quantity"`
+	Status     string `json:"status"`
+	ExpireAt   int64  `json:"expire_at"`
+	Remaining  int64  `json:"remaining"`
+}
