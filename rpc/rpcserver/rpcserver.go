@@ -55,6 +55,9 @@ func New(c Config) (*Server, error) {
 	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor)
 	group := service.NewServiceGroup()
 	group.Add(s)
+	if ctx.Relay != nil {
+		group.Add(ctx.Relay)
+	}
 	return &Server{Svc: ctx, rpc: s, group: group}, nil
 }
 

@@ -3,6 +3,8 @@ package config
 import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
+
+	"github.com/seckill/seckill/internal/relay"
 )
 
 type Config struct {
@@ -15,6 +17,8 @@ type Config struct {
 		DataSource string // needs parseTime=true
 	}
 	Stock StockConf
+	// Relay moves the outbox streams to Kafka; it runs when Brokers is set.
+	Relay relay.Conf
 }
 
 type StockConf struct {

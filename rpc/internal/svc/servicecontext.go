@@ -7,6 +7,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
@@ -21,6 +22,8 @@ type ServiceContext struct {
 	DB     sqlx.SqlConn
 	Orders model.SeckillOrderModel
 	Loader *activity.Loader
+	// Relay moves the outbox to Kafka; nil when not configured (Relay.Brokers empty).
+	Relay *relay.Relay
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -47,12 +50,19 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	db := sqlx.NewMysql(c.Mysql.DataSource)
+	var rl *relay.Relay
+	if c.Relay.Active() {
+		if rl, err = relay.New(c.Relay, store, time.Duration(c.Stock.GraceSeconds)*time.Second); err != nil {
+			return nil, err
+		}
+	}
 	return &ServiceContext{
 		Config: c,
 		Redis:  rds,
 		Store:  store,
 		DB:     db,
 		Orders: model.NewSeckillOrderModel(db),
+		Relay:  rl,
 		Loader: &activity.Loader{
 			Store:      store,
 			Source:     activity.MySQLSource{Conn: db},
