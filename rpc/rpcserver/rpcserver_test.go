@@ -1,0 +1,269 @@
+package rpcserver_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seckill/seckill/internal/stock/stocktest"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/inventory"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+var ctx = context.Background()
+
+type fixture struct {
+	env    *stocktest.Env
+	db     *testenv.Database
+	client inventory.InventoryClient
+}
+
+func start(t *testing.T) *fixture {
+	t.Helper()
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	_ = l.Close()
+
+	var c rpcserver.Config
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	c.Name, c.ListenOn, c.Mode = "inventory.rpc.test", addr, "test"
+	c.Log.Level, c.Log.Stat = "severe", false
+	c.StockRedis = testenv.RedisConf()
+	c.KeyPrefix = env.Keys.Prefix
+	c.Mysql.DataSource = db.DSN
+	srv, err := rpcserver.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	t.Cleanup(srv.Stop)
+
+	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{addr}, NonBlock: true, Timeout: 5000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{env: env, db: db, client: inventory.NewInventoryClient(cli.Conn())}
+	// Wait until the server answers.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := f.client.Ping(ctx, &inventory.PingReq{}); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("rpc server did not come up: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return f
+}
+
+func (f *fixture) insert(t *testing.T, qty int64, start, end time.Time) int64 {
+	t.Helper()
+	res, err := f.db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (3, 'tea', ?, ?, ?, 1, 900)",
+		qty, start.Unix(), end.Unix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := res.LastInsertId()
+	if _, err := f.db.DB.Exec("INSERT INTO inventory (activity_id, available) VALUES (?, ?)", id, qty); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func codeOf(err error) (codes.Code, xerr.Code) {
+	if err == nil {
+		return codes.OK, ""
+	}
+	return status.Code(err), xerr.FromStatus(err).Code
+}
+
+func TestSoldOutBurstKeepsTheBreakerClosed(t *testing.T) {
+	f := start(t)
+	id := f.insert(t, 10, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	if _, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: id}); err != nil {
+		t.Fatal(err)
+	}
+	var ok, soldOut atomic.Int64
+	var mu sync.Mutex
+	other := map[string]int{}
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := 0; i < 1000; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-gate
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: int64(i + 1),
+				Quantity: 1, RequestId: fmt.Sprintf("burst-%06d", i)})
+			switch gc, c := codeOf(err); {
+			case err == nil:
+				ok.Add(1)
+			case gc == codes.FailedPrecondition && c == xerr.SoldOut:
+				soldOut.Add(1)
+			default:
+				mu.Lock()
+				other[fmt.Sprintf("%s/%s", gc, c)]++
+				mu.Unlock()
+			}
+		}(i)
+	}
+	close(gate)
+	wg.Wait()
+	if ok.Load() != 10 || soldOut.Load() != 990 || len(other) != 0 {
+		t.Fatalf("ok %d, sold out %d, other %v; want 10/990 and nothing else (an open breaker shows as Unavailable)",
+			ok.Load(), soldOut.Load(), other)
+	}
+	if _, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: id}); err != nil {
+		t.Fatalf("after the burst: %v", err)
+	}
+	f.env.CheckInvariant(id)
+}
+
+func TestReserveBackfillsAColdActivity(t *testing.T) {
+	f := start(t)
+	id := f.insert(t, 3, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	r, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: "cold-000001"})
+	if err != nil || r.Remaining != 2 || r.ExpireAt < time.Now().Unix()+800 {
+		t.Fatalf("reserve on cold activity: %+v %v", r, err)
+	}
+	o, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 1})
+	if err != nil || o.Order.Status != "reserved" || o.Order.Quantity != 1 || o.Order.ActivityId != id {
+		t.Fatalf("order: %+v %v", o, err)
+	}
+	if _, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2}); status.Code(err) != codes.NotFound {
+		t.Fatalf("another user's order: %v", err)
+	}
+	st, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: id})
+	if err != nil || st.Status != "active" || st.Stock.Remaining != 2 || st.Activity.Name != "tea" {
+		t.Fatalf("stock: %+v %v", st, err)
+	}
+	f.env.CheckInvariant(id)
+}
+
+func TestOrderReadFallsBackToMySQL(t *testing.T) {
+	f := start(t)
+	no := "77-1700000000000abcdef01"
+	if _, err := f.db.DB.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, status, expire_at, placed_at) VALUES (?, 'req-old-0001', 77, 5, 2, 'paid', 1700000900, 1700000000)", no); err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: no, Uid: 5})
+	if err != nil || o.Order.Status != "paid" || o.Order.CreatedAt != 1700000000 || o.Order.ExpireAt != 1700000900 {
+		t.Fatalf("order from MySQL: %+v %v", o, err)
+	}
+	if _, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: no, Uid: 6}); status.Code(err) != codes.NotFound {
+		t.Fatalf("another user's order: %v", err)
+	}
+}
+
+func TestBadInputToEveryRPC(t *testing.T) {
+	f := start(t)
+	id := f.insert(t, 5, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	r, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: "good-000001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknownOrder := fmt.Sprintf("%d-1700000000000deadbeef", id)
+	tests := []struct {
+		name string
+		call func() error
+		code codes.Code
+		word xerr.Code
+	}{
+		{"warmup id 0", func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"warmup unknown", func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
+		{"reserve qty 0", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 0, RequestId: "good-000002"})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reserve qty -3", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: -3, RequestId: "good-000002"})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reserve huge qty", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1 << 60, RequestId: "good-000002"})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reserve empty request id", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reserve oversized request id", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1, RequestId: string(make([]byte, 100))})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reserve no user", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Quantity: 1, RequestId: "good-000002"})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reserve unknown activity", func() error {
+			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: 999999, Uid: 2, Quantity: 1, RequestId: "good-000002"})
+			return err
+		}, codes.NotFound, xerr.ActivityNotFound},
+		{"confirm malformed", func() error { _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: "x", Uid: 1}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"confirm unknown", func() error {
+			_, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
+			return err
+		}, codes.NotFound, xerr.OrderNotFound},
+		{"confirm other user's", func() error { _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2}); return err }, codes.NotFound, xerr.OrderNotFound},
+		{"release unknown", func() error {
+			_, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
+			return err
+		}, codes.NotFound, xerr.OrderNotFound},
+		{"release negative uid", func() error { _, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: -1}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"expire_due limit too big", func() error {
+			_, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{ActivityId: id, Limit: 100000})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"expire_due id 0", func() error { _, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"adjust zero", func() error { _, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"adjust below zero", func() error { _, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id, Delta: -100}); return err }, codes.FailedPrecondition, xerr.InsufficientStock},
+		{"get stock id 0", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"get stock unknown", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
+		{"get order malformed", func() error { _, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: "1-zz", Uid: 1}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"get order unknown", func() error {
+			_, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
+			return err
+		}, codes.NotFound, xerr.OrderNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.env.Dump()
+			err := tc.call()
+			if gc, c := codeOf(err); gc != tc.code || c != tc.word {
+				t.Fatalf("got %s/%s (%v), want %s/%s", gc, c, err, tc.code, tc.word)
+			}
+			// The "missing" cache mark is the one write a rejected call may leave.
+			after := f.env.Dump()
+			for k := range after {
+				if _, ok := before[k]; !ok && k != f.env.Keys.Missing(999999) {
+					t.Fatalf("key %s appeared", k)
+				}
+			}
+			for k, v := range before {
+				if after[k] != v {
+					t.Fatalf("key %s changed:\n%s\n%s", k, v, after[k])
+				}
+			}
+		})
+	}
+	f.env.CheckInvariant(id)
+}
