@@ -223,22 +223,34 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			_, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
 			return err
 		}, codes.NotFound, xerr.OrderNotFound},
-		{"confirm other user's", func() error { _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2}); return err }, codes.NotFound, xerr.OrderNotFound},
+		{"confirm other user's", func() error {
+			_, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2})
+			return err
+		}, codes.NotFound, xerr.OrderNotFound},
 		{"release unknown", func() error {
 			_, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
 			return err
 		}, codes.NotFound, xerr.OrderNotFound},
-		{"release negative uid", func() error { _, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: -1}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"release negative uid", func() error {
+			_, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: -1})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"expire_due limit too big", func() error {
 			_, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{ActivityId: id, Limit: 100000})
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"expire_due id 0", func() error { _, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
 		{"adjust zero", func() error { _, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
-		{"adjust below zero", func() error { _, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id, Delta: -100}); return err }, codes.FailedPrecondition, xerr.InsufficientStock},
+		{"adjust below zero", func() error {
+			_, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id, Delta: -100})
+			return err
+		}, codes.FailedPrecondition, xerr.InsufficientStock},
 		{"get stock id 0", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
 		{"get stock unknown", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
-		{"get order malformed", func() error { _, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: "1-zz", Uid: 1}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"get order malformed", func() error {
+			_, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: "1-zz", Uid: 1})
+			return err
+		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"get order unknown", func() error {
 			_, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
 			return err
