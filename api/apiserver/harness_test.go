@@ -296,3 +296,28 @@ type reserved struct {
 	ExpireAt   int64  `json:"expire_at"`
 	Remaining  int64  `json:"remaining"`
 }
+
+// doHeader is do with a raw Authorization header ("" sends none).
+func (e *env) doHeader(method, path, authorization string, body any) (int, []byte) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req, err := http.NewRequest(method, e.base+path, bytes.NewReader(raw))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, out
+}
+
+func decode(raw []byte, v any) error { return json.Unmarshal(raw, v) }

@@ -12,7 +12,8 @@ import (
 // Router wraps go-zero's router (rest.WithRouter) so that it sits outside every route's
 // middleware chain. It does two things go-zero's chain does not:
 //   - caps the body at MaxBytes even without a Content-Length (go-zero's MaxBytesHandler
-//     only checks the header; a chunked body would be read up to 8 MiB);
+//     only checks the header; its JSON parser skips such bodies today, but any reader of
+//     the body stays bounded);
 //   - gives a {"code","msg"} body to error statuses written without a JSON body: go-zero's
 //     shedder, breaker and MaxConns write a bare 503, MaxBytes a bare 413. The status is
 //     kept and the body is chosen by status (503 -> BUSY, 413 -> PAYLOAD_TOO_LARGE ...).
