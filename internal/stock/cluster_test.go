@@ -1,0 +1,89 @@
+package stock_test
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/devenv"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// TestScriptsOnRedisCluster runs every script against a real 3-master Redis Cluster:
+// the hash tag keeps each activity's keys in one slot, so no script meets CROSSSLOT.
+func TestScriptsOnRedisCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three redis-servers")
+	}
+	cl, err := devenv.StartRedisCluster(ctx, 3)
+	if err != nil {
+		if testenv.IsCI() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	rds, err := redis.NewRedis(redis.RedisConf{Host: cl.Addrs()[0], Type: redis.ClusterType,
+		DisableIdentity: true, NonBlock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := stock.NewStore(rds, stock.Keys{})
+	if err := st.LoadScripts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Activities whose tags land on different masters.
+	for aid := int64(1); aid <= 3; aid++ {
+		t.Run(fmt.Sprint("activity ", aid), func(t *testing.T) {
+			_, _, err := st.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 1, Name: "c", Total: 50, Remaining: 50,
+				Start: time.Now().Unix() - 60, End: time.Now().Unix() + 3600, Limit: 1, PayTimeout: 1,
+				ExpireAt: time.Now().Unix() + 7200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ok, soldOut atomic.Int64
+			race(200, func(i int) {
+				_, err := st.Reserve(ctx, aid, int64(i+1), 1, reqID(i))
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, xerr.ErrSoldOut):
+					soldOut.Add(1)
+				default:
+					t.Error(err)
+				}
+			})
+			if ok.Load() != 50 || soldOut.Load() != 150 {
+				t.Fatalf("ok %d sold out %d", ok.Load(), soldOut.Load())
+			}
+			orders, err := st.OrderNos(ctx, aid)
+			if err != nil || len(orders) != 50 {
+				t.Fatalf("orders %d %v", len(orders), err)
+			}
+			if err := st.Confirm(ctx, orders[0], 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Release(ctx, orders[1], 0, stock.StateCancelled); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Adjust(ctx, aid, 5); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1100 * time.Millisecond)
+			done, err := st.ExpireDue(ctx, aid, 100)
+			if err != nil || len(done) != 48 {
+				t.Fatalf("expired %d %v", len(done), err)
+			}
+			snap, err := st.Stock(ctx, aid)
+			if err != nil || snap.Total != 55 || snap.Sold != 1 || snap.Locked != 0 || snap.Remaining != 54 {
+				t.Fatalf("stock %+v %v", snap, err)
+			}
+		})
+	}
+}
