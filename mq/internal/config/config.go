@@ -1,0 +1,25 @@
+// Package config is the mq service's configuration (etc/mq.yaml).
+package config
+
+import (
+	"github.com/zeromicro/go-queue/kq"
+	"github.com/zeromicro/go-zero/core/service"
+
+	"github.com/seckill/seckill/mq/internal/writer"
+)
+
+type Config struct {
+	service.ServiceConf
+	// Consumer is the kq consumer group reading the events topic. The server forces
+	// CommitInOrder (see mqserver); Conns is the number of group members in this process.
+	Consumer kq.KqConf
+	Mysql    struct {
+		DataSource string // needs parseTime=true
+	}
+	Writer writer.Conf
+	// DeadLetter is where events the writer cannot apply go (same brokers by default).
+	DeadLetter struct {
+		Brokers []string `json:",optional"`
+		Topic   string   `json:",default=seckill-order-events-dlq"`
+	}
+}

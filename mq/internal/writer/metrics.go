@@ -1,0 +1,38 @@
+package writer
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Prometheus metrics of the writer (default registry, served by go-zero's DevServer /
+// Prometheus agent).
+var (
+	metricApplied = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "events_applied_total",
+		Help: "Events that changed MySQL (an order transition or a stock adjustment), by type.",
+	}, []string{"type"})
+	metricDuplicates = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "duplicates_skipped_total",
+		Help: "Events that changed nothing: repeats, late events for terminal orders.",
+	})
+	metricDeadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "dead_letters_total",
+		Help: "Events sent to the dead-letter topic, by kind (malformed, rejected).",
+	}, []string{"kind"})
+	metricBatchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "batch_size",
+		Help:    "Events per MySQL transaction (group commit).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+	})
+	metricRetries = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "transient_retries_total",
+		Help: "Transactions retried after a transient MySQL error.",
+	})
+	metricParked = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "parked_events",
+		Help: "Events MySQL rejected (underflow) waiting for the events that precede them.",
+	})
+)
+
+func init() {
+	prometheus.MustRegister(metricApplied, metricDuplicates, metricDeadLetters, metricBatchSize,
+		metricRetries, metricParked)
+}

@@ -1,0 +1,393 @@
+package writer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+const testAID = 5
+
+// recorder is a dead-letter topic that keeps what it is sent.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []kafkax.Message
+}
+
+func (r *recorder) Send(_ context.Context, msgs ...kafkax.Message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, msgs...)
+	return nil
+}
+
+func (r *recorder) letters(t *testing.T) []kafkax.DeadLetter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []kafkax.DeadLetter
+	for _, m := range r.msgs {
+		d, err := kafkax.ParseDeadLetter(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+type inventory struct{ Available, Locked, Sold int64 }
+
+// newDB is a fresh database with one activity whose inventory is available units.
+func newDB(t testing.TB, available int64) *testenv.Database {
+	t.Helper()
+	db := testenv.MySQL(t)
+	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) "+
+		"VALUES (?, 1, 'w', ?, 0, 1)", testAID, available); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)",
+		testAID, available); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func readInventory(t testing.TB, db *testenv.Database, aid int64) inventory {
+	t.Helper()
+	var inv inventory
+	if err := db.DB.QueryRow("SELECT `available`, `locked`, `sold` FROM `inventory` WHERE `activity_id` = ?",
+		aid).Scan(&inv.Available, &inv.Locked, &inv.Sold); err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+func readOrders(t testing.TB, db *testenv.Database) map[string]string {
+	t.Helper()
+	rows, err := db.DB.Query("SELECT `order_no`, `status` FROM `seckill_order`")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var o, s string
+		if err := rows.Scan(&o, &s); err != nil {
+			t.Fatal(err)
+		}
+		out[o] = s
+	}
+	return out
+}
+
+func readTotal(t testing.TB, db *testenv.Database) int64 {
+	var total int64
+	if err := db.DB.QueryRow("SELECT `total` FROM `activity` WHERE `id` = ?", testAID).Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
+
+var seq int
+
+func orderEvent(typ event.Type, orderNo string, q int64) event.Event {
+	seq++
+	return event.Event{EventID: fmt.Sprintf("%d-%d", 1700000000000+seq, 0), Type: typ, ActivityID: testAID,
+		SkuID: 1, OrderNo: orderNo, UID: 42, Quantity: q, AtMs: 1700000000000, RequestID: "req-" + orderNo,
+		CreatedMs: 1700000000123, ExpireMs: 1700000900123}
+}
+
+func TestTransitionTable(t *testing.T) {
+	const q = 3
+	for _, tc := range []struct {
+		from    string
+		to      event.Type
+		next    string
+		d       delta
+		changed bool
+	}{
+		{stateNone, event.Reserved, stateReserved, delta{-q, q, 0}, true},
+		{stateNone, event.Paid, statePaid, delta{-q, 0, q}, true},
+		{stateNone, event.Cancelled, stateCancelled, delta{}, true},
+		{stateNone, event.Expired, stateExpired, delta{}, true},
+		{stateReserved, event.Paid, statePaid, delta{0, -q, q}, true},
+		{stateReserved, event.Cancelled, stateCancelled, delta{q, -q, 0}, true},
+		{stateReserved, event.Expired, stateExpired, delta{q, -q, 0}, true},
+		{stateReserved, event.Reserved, stateReserved, delta{}, false},
+		{statePaid, event.Reserved, statePaid, delta{}, false},
+		{statePaid, event.Cancelled, statePaid, delta{}, false},
+		{stateCancelled, event.Paid, stateCancelled, delta{}, false},
+		{stateExpired, event.Reserved, stateExpired, delta{}, false},
+	} {
+		t.Run(tc.from+"->"+string(tc.to), func(t *testing.T) {
+			next, d, changed := transition(tc.from, tc.to, q)
+			if next != tc.next || d != tc.d || changed != tc.changed {
+				t.Fatalf("got %q %+v %v, want %q %+v %v", next, d, changed, tc.next, tc.d, tc.changed)
+			}
+		})
+	}
+}
+
+// Every row of the table through MySQL: whatever the arrival order, each event delivered
+// twice, one transaction per event or all in one, the result is that of one in-order
+// delivery.
+func TestWriterOrderIndependentAndIdempotent(t *testing.T) {
+	const stock, q = 100, 3
+	for _, tc := range []struct {
+		name   string
+		events []event.Type // in the order Redis produced them
+		status string
+		inv    inventory
+	}{
+		{"reserved", []event.Type{event.Reserved}, stateReserved, inventory{stock - q, q, 0}},
+		{"reserved,paid", []event.Type{event.Reserved, event.Paid}, statePaid, inventory{stock - q, 0, q}},
+		{"reserved,cancelled", []event.Type{event.Reserved, event.Cancelled}, stateCancelled, inventory{stock, 0, 0}},
+		{"reserved,expired", []event.Type{event.Reserved, event.Expired}, stateExpired, inventory{stock, 0, 0}},
+	} {
+		deliveries := map[string]func([]event.Event) [][]event.Event{
+			"in order, once": func(evs []event.Event) [][]event.Event {
+				var out [][]event.Event
+				for _, e := range evs {
+					out = append(out, []event.Event{e})
+				}
+				return out
+			},
+			"reversed, twice, one tx each": func(evs []event.Event) [][]event.Event {
+				var out [][]event.Event
+				for i := len(evs) - 1; i >= 0; i-- {
+					out = append(out, []event.Event{evs[i]}, []event.Event{evs[i]})
+				}
+				return out
+			},
+			"reversed, twice, one tx": func(evs []event.Event) [][]event.Event {
+				var all []event.Event
+				for i := len(evs) - 1; i >= 0; i-- {
+					all = append(all, evs[i], evs[i])
+				}
+				return [][]event.Event{all}
+			},
+			"in order then again reversed": func(evs []event.Event) [][]event.Event {
+				var out [][]event.Event
+				for _, e := range evs {
+					out = append(out, []event.Event{e})
+				}
+				for i := len(evs) - 1; i >= 0; i-- {
+					out = append(out, []event.Event{evs[i]})
+				}
+				return out
+			},
+		}
+		for dname, deliver := range deliveries {
+			t.Run(tc.name+"/"+dname, func(t *testing.T) {
+				db := newDB(t, stock)
+				w := New(Conf{}, NewConn(db.DSN), &recorder{})
+				ono := fmt.Sprintf("%d-1700000000000abcdef01", testAID)
+				var evs []event.Event
+				for _, typ := range tc.events {
+					evs = append(evs, orderEvent(typ, ono, q))
+				}
+				for _, tx := range deliver(evs) {
+					if err := w.Apply(tx...); err != nil {
+						t.Fatalf("apply: %v", err)
+					}
+				}
+				if got := readOrders(t, db)[ono]; got != tc.status {
+					t.Fatalf("status %q, want %q", got, tc.status)
+				}
+				if got := readInventory(t, db, testAID); got != tc.inv {
+					t.Fatalf("inventory %+v, want %+v", got, tc.inv)
+				}
+				var placed, expire int64
+				var rid string
+				if err := db.DB.QueryRow("SELECT `placed_at`, `expire_at`, `request_id` FROM `seckill_order` WHERE `order_no` = ?",
+					ono).Scan(&placed, &expire, &rid); err != nil {
+					t.Fatal(err)
+				}
+				if placed != 1700000000 || expire != 1700000900 || rid != "req-"+ono {
+					t.Fatalf("row placed_at %d expire_at %d request_id %q: not the event's (seconds)", placed, expire, rid)
+				}
+			})
+		}
+	}
+}
+
+func TestWriterAdjustmentsApplyOncePerEventID(t *testing.T) {
+	db := newDB(t, 10)
+	w := New(Conf{}, NewConn(db.DSN), &recorder{})
+	add := event.Event{EventID: "1700000000001-0", Type: event.Adjusted, ActivityID: testAID, Delta: 7, AtMs: 1}
+	take := event.Event{EventID: "1700000000002-0", Type: event.Adjusted, ActivityID: testAID, Delta: -4, AtMs: 2}
+	for _, tx := range [][]event.Event{{take, add}, {add}, {take, take}} {
+		if err := w.Apply(tx...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := readInventory(t, db, testAID), (inventory{13, 0, 0}); got != want {
+		t.Fatalf("inventory %+v, want %+v", got, want)
+	}
+	if got := readTotal(t, db); got != 13 {
+		t.Fatalf("activity.total %d, want 13", got)
+	}
+	if w.Stats.Applied.Load() != 2 || w.Stats.Duplicates.Load() != 3 {
+		t.Fatalf("applied %d duplicates %d, want 2 and 3", w.Stats.Applied.Load(), w.Stats.Duplicates.Load())
+	}
+}
+
+// run starts the writer's flusher until the test ends.
+func run(t testing.TB, w *Writer) {
+	done := make(chan struct{})
+	go func() { defer close(done); w.Start() }()
+	t.Cleanup(func() { w.Stop(); <-done })
+}
+
+// consumeAll delivers values through Consume from n goroutines released together.
+func consumeAll(t testing.TB, w *Writer, values []string, n int) {
+	t.Helper()
+	work := make(chan string)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, len(values))
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for v := range work {
+				if err := w.Consume(context.Background(), "", v); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	close(start)
+	for _, v := range values {
+		work <- v
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("consume: %v", err)
+	}
+}
+
+func marshal(t testing.TB, ev event.Event) string {
+	b, err := ev.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A poison event (underflow, and a malformed message) is dead-lettered with its reason;
+// the events around it are applied.
+func TestWriterDeadLettersPoisonAndContinues(t *testing.T) {
+	db := newDB(t, 5)
+	dlq := &recorder{}
+	w := New(Conf{PoisonAfter: 300 * time.Millisecond}, NewConn(db.DSN), dlq)
+	run(t, w)
+	var values []string
+	var want int
+	for i := range 20 {
+		ono := fmt.Sprintf("%d-17000000000%02dabcdef01", testAID, i)
+		if i < 4 { // 4 of the 5 units
+			values = append(values, marshal(t, orderEvent(event.Reserved, ono, 1)))
+			want++
+		} else if i == 10 {
+			values = append(values, marshal(t, orderEvent(event.Reserved, ono, 10))) // more than exists
+		} else if i == 11 {
+			values = append(values, `{"event_id": "x", "type": `) // not JSON
+		} else {
+			values = append(values, marshal(t, orderEvent(event.Cancelled, ono, 1))) // no stock effect
+			want++
+		}
+	}
+	consumeAll(t, w, values, 8)
+	letters := dlq.letters(t)
+	if len(letters) != 2 {
+		t.Fatalf("%d dead letters, want 2: %+v", len(letters), letters)
+	}
+	kinds := map[string]bool{}
+	for _, d := range letters {
+		kinds[d.Reason[:7]] = true
+		if d.Source != kafkax.SourceWriter || d.Payload == "" {
+			t.Fatalf("dead letter %+v", d)
+		}
+	}
+	if !kinds["rejecte"] || !kinds["malform"] {
+		t.Fatalf("dead letters %+v: want one rejected (underflow), one malformed", letters)
+	}
+	if got := len(readOrders(t, db)); got != want {
+		t.Fatalf("%d orders in MySQL, want %d", got, want)
+	}
+	if got := readInventory(t, db, testAID); got != (inventory{1, 4, 0}) {
+		t.Fatalf("inventory %+v, want {1 4 0}", got)
+	}
+}
+
+// An underflow caused only by arrival order (the cancel that frees the unit arrives after
+// the reservation that takes it) is not poison: the event waits and is applied.
+func TestWriterWaitsForPrecedingEventInsteadOfDeadLettering(t *testing.T) {
+	db := newDB(t, 1)
+	dlq := &recorder{}
+	w := New(Conf{PoisonAfter: time.Minute}, NewConn(db.DSN), dlq)
+	run(t, w)
+	a := fmt.Sprintf("%d-1700000000000aaaaaaaa", testAID)
+	b := fmt.Sprintf("%d-1700000000000bbbbbbbb", testAID)
+	if err := w.Apply(orderEvent(event.Reserved, a, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Redis: a cancelled, then b reserved the freed unit. The writer gets b first.
+	done := make(chan error, 1)
+	go func() { done <- w.Consume(context.Background(), "", marshal(t, orderEvent(event.Reserved, b, 1))) }()
+	waitParked(t)
+	select {
+	case err := <-done:
+		t.Fatalf("the reservation returned (%v) before the unit it takes was freed", err)
+	default:
+	}
+	if err := w.Consume(context.Background(), "", marshal(t, orderEvent(event.Cancelled, a, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(dlq.letters(t)) != 0 {
+		t.Fatal("an order-caused underflow was dead-lettered")
+	}
+	if got := readInventory(t, db, testAID); got != (inventory{0, 1, 0}) {
+		t.Fatalf("inventory %+v, want {0 1 0}", got)
+	}
+}
+
+// waitParked waits until the writer holds a parked event (metric gauge).
+func waitParked(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for gaugeValue(t) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no event parked")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func shuffle[T any](r *rand.Rand, s []T) {
+	r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
+}
+
+func gaugeValue(t *testing.T) float64 {
+	var m dto.Metric
+	if err := metricParked.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}

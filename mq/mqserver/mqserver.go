@@ -1,0 +1,100 @@
+// Package mqserver builds the mq service: the kq consumer group feeding the order writer
+// (and, later, the jobs). The mq main and the standalone launcher both use it.
+package mqserver
+
+import (
+	"github.com/zeromicro/go-queue/kq"
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/queue"
+	"github.com/zeromicro/go-zero/core/service"
+
+	"github.com/seckill/seckill/mq/internal/config"
+	"github.com/seckill/seckill/mq/internal/svc"
+)
+
+// Config is the mq service's configuration (etc/mq.yaml).
+type Config = config.Config
+
+// ServiceContext is what the service holds for its lifetime.
+type ServiceContext = svc.ServiceContext
+
+// LoadConfig reads a config file, applying go-zero defaults (kq's Conns, Offset, ... only
+// get their defaults through the loader).
+func LoadConfig(file string) (Config, error) {
+	var c Config
+	err := conf.Load(file, &c)
+	return c, err
+}
+
+// Server is the consumer group, the writer and the service's background work.
+type Server struct {
+	Svc   *ServiceContext
+	group *service.ServiceGroup
+}
+
+// New builds the service. A Config built in code must pass through conf.FillDefault first.
+func New(c Config) (*Server, error) {
+	return newServer(c, nil)
+}
+
+// newServer lets tests wrap the handler (to crash it at a chosen point).
+func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Server, error) {
+	// kq's default (CommitInOrder false) runs Processors in parallel and commits each
+	// message's offset as its handler returns: a later offset then covers an earlier event
+	// still waiting for its transaction, and a crash in between loses it. In order, an
+	// offset is committed only after every earlier message of the reader was handled.
+	c.Consumer.CommitInOrder = true
+	if err := c.SetUp(); err != nil { // logging and metrics as the top-level config says
+		return nil, err
+	}
+	ctx, err := svc.New(c)
+	if err != nil {
+		return nil, err
+	}
+	var h kq.ConsumeHandler = ctx.Writer
+	if wrap != nil {
+		h = wrap(h)
+	}
+	q, err := kq.NewQueue(c.Consumer, h)
+	if err != nil {
+		return nil, err
+	}
+	group := service.NewServiceGroup()
+	group.Add(&pipeline{consumer: q, svc: ctx})
+	return &Server{Svc: ctx, group: group}, nil
+}
+
+// Add adds background work (the jobs) to the server's group; call before Start.
+func (s *Server) Add(svc service.Service) { s.group.Add(svc) }
+
+// Start runs until Stop; it blocks.
+func (s *Server) Start() { s.group.Start() }
+
+// Stop stops consuming, then the writer.
+func (s *Server) Stop() { s.group.Stop() }
+
+// pipeline is the consumer and the writer, stopped in the one safe order: the consumer
+// first (no offset is committed after that), then the writer, whose unfinished events are
+// answered "stopped" and come again after a restart.
+type pipeline struct {
+	consumer queue.MessageQueue
+	svc      *ServiceContext
+}
+
+func (p *pipeline) Start() {
+	go p.svc.Writer.Start()
+	p.consumer.Start()
+}
+
+func (p *pipeline) Stop() {
+	// kq's Stop closes go-zero's global log writer (go-queue v1.2.2), which would silence
+	// every other service of the process (standalone). Detach it first, then put it back.
+	w := logx.Reset()
+	p.consumer.Stop()
+	if w != nil {
+		logx.SetWriter(w)
+	}
+	p.svc.Writer.Stop()
+	_ = p.svc.DeadLetter.Close()
+}
