@@ -30,14 +30,15 @@ const (
 
 // env is one gateway + inventory rpc on loopback, over a fresh Redis prefix and database.
 type env struct {
-	t      testing.TB
-	base   string
-	rds    *redis.Redis
-	keys   stock.Keys
-	db     *testenv.Database
-	rpc    *rpcserver.Server
-	api    *apiserver.Server
-	client *http.Client
+	t       testing.TB
+	base    string
+	rpcHost string
+	rds     *redis.Redis
+	keys    stock.Keys
+	db      *testenv.Database
+	rpc     *rpcserver.Server
+	api     *apiserver.Server
+	client  *http.Client
 }
 
 func freePort(t testing.TB) int {
@@ -119,7 +120,7 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	// rpcserver.Stop only closes go-zero's logger (zrpc's Stop does not stop gRPC), so
 	// the rpc server of a test lives until the test binary exits; the gateway stops.
 	t.Cleanup(as.Stop)
-	e := &env{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", ac.Port), rds: rds, keys: keys, db: db,
+	e := &env{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", ac.Port), rpcHost: rc.ListenOn, rds: rds, keys: keys, db: db,
 		rpc: rs, api: as, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}}
 	e.waitHealthy()
@@ -321,3 +322,6 @@ func (e *env) doHeader(method, path, authorization string, body any) (int, []byt
 }
 
 func decode(raw []byte, v any) error { return json.Unmarshal(raw, v) }
+
+// rpcAddr is the inventory service's address.
+func (e *env) rpcAddr() string { return e.rpcHost }
