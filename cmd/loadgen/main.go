@@ -1,0 +1,137 @@
+// Command loadgen simulates a flash sale against a seckill deployment over HTTP and
+// reports what happened: counts by outcome, latency percentiles, throughput per second,
+// oversell checks, and Redis against MySQL at the end (see internal/loadgen).
+//
+//	go run -tags no_k8s ./cmd/loadgen -buyers 20000 -c 64 -stock 1000 -html report.html
+//
+// Tokens are minted from the gateway's secrets: -buyer-secret / -merchant-secret, else
+// SECKILL_BUYER_SECRET / SECKILL_MERCHANT_SECRET, else the secrets in -api-config (default
+// etc/seckill-api.yaml). It targets loopback only unless -allow-remote is given. The exit
+// status is 0 when every check passed, 1 when one failed, 2 when the sale could not run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+
+	"github.com/seckill/seckill/internal/loadgen"
+)
+
+func main() {
+	var cfg loadgen.Config
+	var apiConfig, htmlPath, jsonPath string
+	flag.StringVar(&cfg.BaseURL, "url", "http://127.0.0.1:8888", "gateway base URL")
+	flag.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a non-loopback target (only a deployment you operate)")
+	flag.StringVar(&apiConfig, "api-config", "etc/seckill-api.yaml", "gateway config to read the JWT secrets from when not given otherwise")
+	flag.StringVar(&cfg.BuyerSecret, "buyer-secret", "", "BuyerAuth.AccessSecret (mints a token per simulated user)")
+	flag.StringVar(&cfg.MerchantSecret, "merchant-secret", "", "MerchantAuth.AccessSecret")
+	flag.StringVar(&cfg.MerchantToken, "merchant-token", "", "a merchant token to use instead of minting one")
+	flag.Int64Var(&cfg.MerchantID, "merchant-id", 1, "merchant id (claim mid) of minted merchant tokens")
+	flag.IntVar(&cfg.Buyers, "buyers", 20000, "simulated buyers, one reservation each")
+	flag.IntVar(&cfg.Concurrency, "c", 64, "concurrent requests")
+	flag.DurationVar(&cfg.MaxDuration, "max-duration", 30*time.Second, "bound on the reservation phase")
+	flag.IntVar(&cfg.Retries, "retries", 2, "retries of BUSY / RATE_LIMITED / transport failures (same request_id)")
+	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "per-request timeout")
+	flag.Int64Var(&cfg.ActivityID, "activity", 0, "reuse this activity instead of creating one")
+	flag.Int64Var(&cfg.SkuID, "sku", 1, "sku_id of a created activity")
+	flag.Int64Var(&cfg.Stock, "stock", 1000, "stock of a created activity")
+	flag.Int64Var(&cfg.Quantity, "quantity", 1, "units per reservation")
+	flag.Int64Var(&cfg.PerUserLimit, "per-user-limit", 0, "per_user_limit of a created activity (default: quantity)")
+	flag.DurationVar(&cfg.PayTimeout, "pay-timeout", 0, "pay timeout of a created activity, whole seconds (default: max-duration + 2s, so nothing expires while buyers arrive)")
+	flag.Float64Var(&cfg.PayFraction, "pay", 0.6, "fraction of reservations paid")
+	flag.Float64Var(&cfg.CancelFraction, "cancel", 0.2, "fraction of reservations cancelled (the rest expire)")
+	flag.Int64Var(&cfg.UIDBase, "uid-base", 0, "simulated users are uid-base+1.. (default: from the clock)")
+	flag.Uint64Var(&cfg.Seed, "seed", 0, "seed choosing which orders are paid/cancelled (default: from the clock)")
+	flag.DurationVar(&cfg.ExpiryGrace, "expiry-grace", 30*time.Second, "extra wait for expiry beyond pay timeout + 5s")
+	flag.DurationVar(&cfg.ReconcileWait, "reconcile-wait", 60*time.Second, "how long to wait for reconciliation to report consistent")
+	flag.StringVar(&htmlPath, "html", "", "write an HTML report (latency histogram, throughput chart) to this file")
+	flag.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	quiet := flag.Bool("q", false, "no progress bar")
+	flag.Parse()
+
+	if err := secrets(&cfg, apiConfig); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(2)
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	report, err := loadgen.Run(ctx, cfg)
+	if report != nil {
+		report.WriteText(os.Stdout)
+		if werr := write(report, htmlPath, jsonPath); werr != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", werr)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(2)
+	}
+	if !report.OK() {
+		os.Exit(1)
+	}
+}
+
+// secrets fills unset secrets from the environment, then from the gateway's config file.
+func secrets(cfg *loadgen.Config, apiConfig string) error {
+	if cfg.BuyerSecret == "" {
+		cfg.BuyerSecret = os.Getenv("SECKILL_BUYER_SECRET")
+	}
+	if cfg.MerchantSecret == "" {
+		cfg.MerchantSecret = os.Getenv("SECKILL_MERCHANT_SECRET")
+	}
+	if cfg.BuyerSecret != "" && (cfg.MerchantSecret != "" || cfg.MerchantToken != "") || apiConfig == "" {
+		return nil
+	}
+	var c struct {
+		BuyerAuth    struct{ AccessSecret string }
+		MerchantAuth struct{ AccessSecret string }
+	}
+	if err := conf.Load(apiConfig, &c); err != nil {
+		return fmt.Errorf("no secrets given and %s unreadable: %w", apiConfig, err)
+	}
+	if cfg.BuyerSecret == "" {
+		cfg.BuyerSecret = c.BuyerAuth.AccessSecret
+	}
+	if cfg.MerchantSecret == "" {
+		cfg.MerchantSecret = c.MerchantAuth.AccessSecret
+	}
+	return nil
+}
+
+func write(r *loadgen.Report, htmlPath, jsonPath string) error {
+	if htmlPath != "" {
+		f, err := os.Create(htmlPath)
+		if err != nil {
+			return err
+		}
+		if err := r.WriteHTML(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "HTML report:", htmlPath)
+	}
+	if jsonPath != "" {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(jsonPath, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
