@@ -53,6 +53,11 @@ func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
 // Lock guards the cache backfill of one activity.
 func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
 
+// Recon is the hash of differences reconciliation found unexplained on its last run
+// (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
+// lingering difference from one still in flight.
+func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
+
 // Active is the zset of warm activity ids scored by end time (unix seconds).
 func (k Keys) Active() string { return k.Prefix + "sk:active" }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
 )
 
@@ -19,6 +20,8 @@ type Config struct {
 	Stock StockConf
 	// Relay moves the outbox streams to Kafka; it runs when Brokers is set.
 	Relay relay.Conf
+	// Reconcile tunes the Redis/MySQL comparison behind the Reconcile and Repair RPCs.
+	Reconcile reconcile.Conf `json:",optional"`
 }
 
 type StockConf struct {

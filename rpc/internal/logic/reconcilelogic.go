@@ -2,11 +2,8 @@ package logic
 
 import (
 	"context"
-	"errors"
 
-	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/internal/reconcile"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -28,23 +25,23 @@ func NewReconcileLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Reconci
 	}
 }
 
+// Reconcile compares Redis with MySQL now (internal/reconcile). The scheduled job and the
+// admin endpoint both come here, so they share one history of unexplained differences.
 func (l *ReconcileLogic) Reconcile(in *inventory.ReconcileReq) (*inventory.ReconcileResp, error) {
-	// Until the reconciliation job lands (issue 5) this reports both books side by side.
-	resp := &inventory.ReconcileResp{ActivityId: in.ActivityId, Status: "unknown"}
-	snap, err := l.svcCtx.Store.Stock(l.ctx, in.ActivityId)
-	switch {
-	case err == nil:
-		resp.Redis = toStock(snap)
-	case !errors.Is(err, stock.ErrNotWarm):
-		return nil, err
-	}
-	inv, err := model.NewInventoryModel(l.svcCtx.DB).FindOne(l.ctx, uint64(in.ActivityId))
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, xerr.ErrActivityNotFound
-	}
+	rep, err := l.svcCtx.Reconciler.Run(l.ctx, in.ActivityId)
 	if err != nil {
 		return nil, err
 	}
-	resp.Db = &inventory.DbStock{Available: int64(inv.Available), Locked: int64(inv.Locked), Sold: int64(inv.Sold)}
-	return resp, nil
+	return toReconcileResp(rep), nil
+}
+
+func toReconcileResp(rep reconcile.Report) *inventory.ReconcileResp {
+	resp := &inventory.ReconcileResp{ActivityId: rep.ActivityID, Status: string(rep.Status),
+		Db:       &inventory.DbStock{Available: rep.DB.Available, Locked: rep.DB.Locked, Sold: rep.DB.Sold},
+		InFlight: rep.InFlight, Diffs: rep.Diffs}
+	if r := rep.Redis; r != nil {
+		resp.Redis = &inventory.Stock{ActivityId: rep.ActivityID, Total: r.Total, Remaining: r.Remaining,
+			Locked: r.Locked, Sold: r.Sold}
+	}
+	return resp
 }

@@ -2,8 +2,12 @@ package logic
 
 import (
 	"context"
+	"errors"
 
-	"github.com/seckill/seckill/internal/xerr"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/seckill/seckill/internal/reconcile"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -25,6 +29,19 @@ func NewRepairLogic(ctx context.Context, svcCtx *svc.ServiceContext) *RepairLogi
 	}
 }
 
+// Repair re-emits the events MySQL is missing (an explicit operator action; see
+// reconcile.Reconciler.Repair for when it refuses).
 func (l *RepairLogic) Repair(in *inventory.ReconcileReq) (*inventory.RepairResp, error) {
-	return nil, xerr.New(xerr.Internal, "repair is not implemented yet")
+	n, _, err := l.svcCtx.Reconciler.Repair(l.ctx, in.ActivityId)
+	if errors.Is(err, reconcile.ErrRefused) {
+		l.Errorf("repair of activity %d refused: %v", in.ActivityId, err)
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		l.Infof("repair of activity %d: re-emitted %d events", in.ActivityId, n)
+	}
+	return &inventory.RepairResp{ActivityId: in.ActivityId, Reemitted: int64(n)}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
@@ -24,6 +25,8 @@ type ServiceContext struct {
 	Loader *activity.Loader
 	// Relay moves the outbox to Kafka; nil when not configured (Relay.Brokers empty).
 	Relay *relay.Relay
+	// Reconciler compares Redis with MySQL (Reconcile, Repair).
+	Reconciler *reconcile.Reconciler
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -57,12 +60,13 @@ func New(c config.Config) (*ServiceContext, error) {
 		}
 	}
 	return &ServiceContext{
-		Config: c,
-		Redis:  rds,
-		Store:  store,
-		DB:     db,
-		Orders: model.NewSeckillOrderModel(db),
-		Relay:  rl,
+		Config:     c,
+		Redis:      rds,
+		Store:      store,
+		DB:         db,
+		Orders:     model.NewSeckillOrderModel(db),
+		Relay:      rl,
+		Reconciler: reconcile.New(c.Reconcile, store, db),
 		Loader: &activity.Loader{
 			Store:      store,
 			Source:     activity.MySQLSource{Conn: db},

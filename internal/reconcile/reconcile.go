@@ -1,0 +1,699 @@
+// Package reconcile compares an activity's two books — Redis, which takes the burst, and
+// MySQL, the ledger the writer keeps from the event stream — and, when asked, re-emits
+// the events MySQL is missing. It never overwrites one book from the other.
+//
+// One run reads, in this order: MySQL (inventory, orders and applied adjustments in one
+// transaction), then Redis (stock hash, every order, the newest outbox entry id and the
+// clock, in one MULTI), then the activity's outbox up to that entry. Every change reaches
+// MySQL only after it happened in Redis, so a healthy MySQL is never ahead of a Redis
+// snapshot taken after it: whatever MySQL lacks is either in the outbox (replayed here
+// through the writer's transition table), on Kafka, or lost. The last two look the same
+// in one run; a difference that is still unexplained on a later run, ConfirmAfter after
+// it was first seen, is a mismatch. Anything a healthy system cannot show at all (MySQL
+// ahead of Redis, a negative counter, counters that disagree with their own book's
+// orders) is a mismatch at once.
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Status is a run's verdict.
+type Status string
+
+const (
+	// Consistent: both books agree.
+	Consistent Status = "consistent"
+	// InFlight: they differ, but only by events not yet applied (in the outbox, or not
+	// yet seen long enough to call lost).
+	InFlight Status = "in_flight"
+	// Mismatch: a difference persisted, or something no pipeline state explains.
+	Mismatch Status = "mismatch"
+)
+
+// Conf tunes reconciliation.
+type Conf struct {
+	// ConfirmAfter: a difference no outbox entry explains becomes a mismatch when a later
+	// run still sees it this long after it was first seen. Longer than the writer's normal
+	// lag behind the relay, or a slow writer reads as lost events.
+	ConfirmAfter time.Duration `json:",default=10s"`
+	// HistoryTTL: how long the record of unexplained differences outlives the last run.
+	HistoryTTL time.Duration `json:",default=24h"`
+	// MaxOutbox: the most outbox entries one run replays; beyond it differences are
+	// reported in flight without detail (a huge backlog is a relay problem of its own).
+	MaxOutbox int `json:",default=200000,range=[1:100000000]"`
+	// MaxDiffLines caps the per-order lines of a report.
+	MaxDiffLines int `json:",default=50,range=[1:100000]"`
+}
+
+func (c Conf) withDefaults() Conf {
+	if c.ConfirmAfter <= 0 {
+		c.ConfirmAfter = 10 * time.Second
+	}
+	if c.HistoryTTL <= 0 {
+		c.HistoryTTL = 24 * time.Hour
+	}
+	if c.MaxOutbox <= 0 {
+		c.MaxOutbox = 200000
+	}
+	if c.MaxDiffLines <= 0 {
+		c.MaxDiffLines = 50
+	}
+	return c
+}
+
+// DB is MySQL's side: the inventory row and the activity's total.
+type DB struct {
+	Total, Available, Locked, Sold int64
+}
+
+// Class says why an order differs.
+type Class string
+
+const (
+	// InOutbox: an outbox entry brings MySQL to Redis's state.
+	InOutbox Class = "in_outbox"
+	// Pending: nothing in the outbox explains it yet; on Kafka, or lost (not yet confirmed).
+	Pending Class = "pending"
+	// Missing: still unexplained after ConfirmAfter: the event is lost; Repair re-emits it.
+	Missing Class = "missing"
+	// Broken: MySQL holds something Redis never did (ahead of it, or another quantity).
+	Broken Class = "broken"
+)
+
+// OrderDiff is one order whose state differs between the books.
+type OrderDiff struct {
+	OrderNo string
+	Redis   string // state in Redis ("" absent)
+	MySQL   string // state of the MySQL row ("" absent)
+	Class   Class
+}
+
+// Report is one run's result.
+type Report struct {
+	ActivityID int64
+	Status     Status
+	Redis      *stock.Counters // nil when the activity is not warm
+	DB         DB
+	// InFlight counts events not yet applied: outbox entries MySQL still lacks plus
+	// orders whose difference nothing in the outbox explains yet (their events are
+	// presumably on Kafka).
+	InFlight int64
+	// Drift is the total absolute difference of remaining/available, locked and sold.
+	Drift  int64
+	Orders []OrderDiff
+	Diffs  []string // human-readable, with the numbers
+}
+
+// Reconciler compares the books of one deployment. Safe for concurrent use; several
+// instances may run at once (reads plus one small history key per activity).
+type Reconciler struct {
+	c     Conf
+	store *stock.Store
+	db    sqlx.SqlConn
+}
+
+// New returns a reconciler over the given Redis store and MySQL connection.
+func New(c Conf, store *stock.Store, db sqlx.SqlConn) *Reconciler {
+	return &Reconciler{c: c.withDefaults(), store: store, db: db}
+}
+
+// Run compares the books of one activity and records its unexplained differences, so the
+// next run (from any instance) can tell a lingering difference from one in flight.
+func (r *Reconciler) Run(ctx context.Context, aid int64) (Report, error) {
+	res, err := r.compare(ctx, aid)
+	if err != nil {
+		return Report{}, err
+	}
+	if res.rds.warm {
+		if err := r.saveHistory(ctx, aid, res.seen); err != nil {
+			return Report{}, fmt.Errorf("reconcile %d: save history: %w", aid, err)
+		}
+	}
+	return res.report, nil
+}
+
+// ErrRefused: re-emitting what MySQL lacks would not make the books agree (MySQL was
+// changed behind the pipeline, or Redis itself is broken); it needs a person.
+var ErrRefused = errors.New("reconcile: repair refused")
+
+// Repair re-appends to the activity's outbox an event for every order whose MySQL row is
+// missing or behind Redis and whose change is not already in the outbox, so the relay
+// carries it and the writer (idempotent by order state) applies it. Harmless when the
+// event was merely late: the writer ignores a repeat. It refuses (ErrRefused) unless
+// applying those events would bring every MySQL counter to Redis's value, and does
+// nothing while the Redis snapshot cannot be taken exactly (a burst still running).
+func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error) {
+	res, err := r.compare(ctx, aid)
+	if err != nil {
+		return 0, Report{}, err
+	}
+	switch {
+	case !res.rds.warm:
+		return 0, res.report, fmt.Errorf("%w: activity %d is not in Redis: nothing to re-emit from",
+			ErrRefused, aid)
+	case !res.db.found:
+		return 0, res.report, fmt.Errorf("%w: activity %d has no MySQL inventory row", ErrRefused, aid)
+	case !res.rds.exact || res.truncated:
+		return 0, res.report, xerr.Newf(xerr.Busy, "activity %d is changing too fast to repair now", aid)
+	case res.broken:
+		return 0, res.report, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.report.Diffs, "; "))
+	case res.full != res.rds.counters():
+		return 0, res.report, fmt.Errorf("%w: re-emitting the %d missing events would leave MySQL at %s, Redis has %s",
+			ErrRefused, len(res.candidates), res.full, res.rds.counters())
+	}
+	if len(res.candidates) == 0 {
+		return 0, res.report, nil
+	}
+	keys := r.store.Keys()
+	sku := strconv.FormatInt(res.rds.sku, 10)
+	now := strconv.FormatInt(res.rds.nowMs, 10)
+	err = r.store.Redis().PipelinedCtx(ctx, func(p red.Pipeliner) error {
+		for _, o := range res.candidates {
+			p.XAdd(ctx, &red.XAddArgs{Stream: keys.Events(aid), Values: []any{
+				event.FieldType, o.State, event.FieldActivity, strconv.FormatInt(aid, 10),
+				event.FieldSku, sku, event.FieldOrderNo, o.OrderNo,
+				event.FieldUID, strconv.FormatInt(o.UID, 10), event.FieldQuantity, strconv.FormatInt(o.Quantity, 10),
+				event.FieldAt, now, event.FieldRequestID, o.RequestID,
+				event.FieldCreated, strconv.FormatInt(o.CreatedAt, 10), event.FieldExpire, strconv.FormatInt(o.ExpireAt, 10),
+			}})
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, res.report, fmt.Errorf("reconcile %d: re-emit: %w", aid, err)
+	}
+	// The relay walks the active set; make sure the activity is in it.
+	if err := r.store.MarkActive(ctx, aid, res.rds.end); err != nil {
+		return len(res.candidates), res.report, err
+	}
+	return len(res.candidates), res.report, nil
+}
+
+// result is a comparison plus what Run and Repair need beyond the report.
+type result struct {
+	report     Report
+	db         dbBook
+	rds        redisBook
+	seen       map[string]string // unexplained differences -> first seen (ms), for the history
+	candidates []stock.Order     // orders MySQL lacks that no outbox entry explains
+	full       counters          // MySQL's counters once outbox and candidates are applied
+	broken     bool              // something no pipeline state explains
+	truncated  bool              // outbox longer than MaxOutbox
+}
+
+// counters are one book's numbers under common names (Redis remaining = MySQL available).
+type counters struct{ Total, Available, Locked, Sold int64 }
+
+func (c counters) String() string {
+	return fmt.Sprintf("total %d, available %d, locked %d, sold %d", c.Total, c.Available, c.Locked, c.Sold)
+}
+
+// contribution is what an order in a state adds to the inventory, relative to no order:
+// the sum of DESIGN.md's transition deltas along any path to it, so it does not depend on
+// the order events arrived in.
+func contribution(state string, q int64) counters {
+	switch state {
+	case stock.StateReserved:
+		return counters{Available: -q, Locked: q}
+	case stock.StatePaid:
+		return counters{Available: -q, Sold: q}
+	}
+	return counters{}
+}
+
+// advances reports whether an order event of type to moves an order from state from, as
+// in the writer's transition table: only none -> any and reserved -> a terminal state.
+func advances(from string, to string) bool {
+	switch from {
+	case "":
+		return to == stock.StateReserved || to == stock.StatePaid || to == stock.StateCancelled ||
+			to == stock.StateExpired
+	case stock.StateReserved:
+		return to == stock.StatePaid || to == stock.StateCancelled || to == stock.StateExpired
+	}
+	return false
+}
+
+func (c *counters) move(from, to string, q int64) {
+	a, b := contribution(from, q), contribution(to, q)
+	c.Available += b.Available - a.Available
+	c.Locked += b.Locked - a.Locked
+	c.Sold += b.Sold - a.Sold
+}
+
+type dbOrder struct {
+	state string
+	qty   int64
+}
+
+type dbBook struct {
+	found    bool
+	c        counters
+	orders   map[string]dbOrder
+	adjusted map[string]bool
+}
+
+// readDB reads inventory, orders and applied adjustments in one transaction: under
+// REPEATABLE READ (the MySQL and MariaDB default) they are one snapshot, in which the
+// writer's invariants hold exactly.
+func (r *Reconciler) readDB(ctx context.Context, aid int64) (dbBook, error) {
+	b := dbBook{orders: map[string]dbOrder{}, adjusted: map[string]bool{}}
+	err := r.db.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
+		var inv struct {
+			Total     uint64 `db:"total"`
+			Available uint64 `db:"available"`
+			Locked    uint64 `db:"locked"`
+			Sold      uint64 `db:"sold"`
+		}
+		err := s.QueryRowCtx(ctx, &inv, "SELECT a.`total`, i.`available`, i.`locked`, i.`sold` FROM `inventory` i "+
+			"JOIN `activity` a ON a.`id` = i.`activity_id` WHERE i.`activity_id` = ?", aid)
+		switch {
+		case errors.Is(err, sqlx.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			b.found = true
+			b.c = counters{Total: int64(inv.Total), Available: int64(inv.Available), Locked: int64(inv.Locked),
+				Sold: int64(inv.Sold)}
+		}
+		var rows []struct {
+			OrderNo  string `db:"order_no"`
+			Status   string `db:"status"`
+			Quantity uint64 `db:"quantity"`
+		}
+		if err := s.QueryRowsCtx(ctx, &rows, "SELECT `order_no`, `status`, `quantity` FROM `seckill_order` "+
+			"WHERE `activity_id` = ?", aid); err != nil {
+			return err
+		}
+		for _, o := range rows {
+			b.orders[o.OrderNo] = dbOrder{state: o.Status, qty: int64(o.Quantity)}
+		}
+		var adj []struct {
+			EventID string `db:"event_id"`
+		}
+		if err := s.QueryRowsCtx(ctx, &adj, "SELECT `event_id` FROM `stock_adjustment` WHERE `activity_id` = ?", aid); err != nil {
+			return err
+		}
+		for _, a := range adj {
+			b.adjusted[a.EventID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return b, fmt.Errorf("reconcile %d: read mysql: %w", aid, err)
+	}
+	return b, nil
+}
+
+type redisBook struct {
+	warm     bool
+	exact    bool // the order list and the counters are one snapshot
+	c        counters
+	sku, end int64
+	nos      []string // oldest first
+	orders   map[string]stock.Order
+	lastID   string // newest outbox entry at the snapshot; "" when empty
+	nowMs    int64
+	history  map[string]string
+}
+
+func (b redisBook) counters() counters { return b.c }
+
+// snapshotAttempts: how often readRedis retries when orders were added between listing
+// them and the MULTI.
+const snapshotAttempts = 5
+
+// readRedis takes one MULTI snapshot of the activity's keys (one hash slot). The order
+// list is read just before; if the MULTI finds more orders than listed, it tries again,
+// and after snapshotAttempts reports the snapshot as inexact.
+func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error) {
+	keys := r.store.Keys()
+	var b redisBook
+	for attempt := 0; attempt < snapshotAttempts; attempt++ {
+		nos, err := r.store.OrderNos(ctx, aid)
+		if err != nil {
+			return b, err
+		}
+		pipe, err := r.store.Redis().TxPipeline()
+		if err != nil {
+			return b, err
+		}
+		stockCmd := pipe.HGetAll(ctx, keys.Stock(aid))
+		cardCmd := pipe.ZCard(ctx, keys.Orders(aid))
+		lastCmd := pipe.XRevRangeN(ctx, keys.Events(aid), "+", "-", 1)
+		timeCmd := pipe.Time(ctx)
+		histCmd := pipe.HGetAll(ctx, keys.Recon(aid))
+		orderCmds := make([]*red.SliceCmd, len(nos))
+		for i, no := range nos {
+			orderCmds[i] = pipe.HMGet(ctx, keys.Order(aid, no), "uid", "qty", "state", "expire_at", "request_id", "created_at")
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, red.Nil) {
+			return b, fmt.Errorf("reconcile %d: read redis: %w", aid, err)
+		}
+		m := stockCmd.Val()
+		n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
+		_, warm := m["remaining"]
+		b = redisBook{warm: warm, exact: cardCmd.Val() == int64(len(nos)), sku: n("sku"), end: n("end"),
+			c:   counters{Total: n("total"), Available: n("remaining"), Locked: n("locked"), Sold: n("sold")},
+			nos: nos, orders: make(map[string]stock.Order, len(nos)), nowMs: timeCmd.Val().UnixMilli(),
+			history: histCmd.Val()}
+		if last := lastCmd.Val(); len(last) > 0 {
+			b.lastID = last[0].ID
+		}
+		for i, no := range nos {
+			v := orderCmds[i].Val()
+			s := func(j int) string {
+				if j < len(v) && v[j] != nil {
+					return fmt.Sprint(v[j])
+				}
+				return ""
+			}
+			num := func(j int) int64 { x, _ := strconv.ParseInt(s(j), 10, 64); return x }
+			if s(2) == "" {
+				continue // listed but gone: expired with the activity's keys
+			}
+			b.orders[no] = stock.Order{OrderNo: no, ActivityID: aid, UID: num(0), Quantity: num(1), State: s(2),
+				ExpireAt: num(3), RequestID: s(4), CreatedAt: num(5)}
+		}
+		if b.exact {
+			break
+		}
+	}
+	return b, nil
+}
+
+// outboxPage is how many entries one XRANGE reads.
+const outboxPage = 1000
+
+// readOutbox returns the activity's outbox entries up to lastID (those the Redis snapshot
+// already reflects), oldest first. truncated: there were more than MaxOutbox.
+func (r *Reconciler) readOutbox(ctx context.Context, aid int64, lastID string) (evs []event.Event, truncated bool, err error) {
+	if lastID == "" {
+		return nil, false, nil
+	}
+	keys := r.store.Keys()
+	start := "-"
+	for {
+		var cmd *red.XMessageSliceCmd
+		err := r.store.Redis().PipelinedCtx(ctx, func(p red.Pipeliner) error {
+			cmd = p.XRangeN(ctx, keys.Events(aid), start, lastID, outboxPage)
+			return nil
+		})
+		if err != nil && !errors.Is(err, red.Nil) {
+			return nil, false, fmt.Errorf("reconcile %d: read outbox: %w", aid, err)
+		}
+		msgs := cmd.Val()
+		for _, m := range msgs {
+			ev, err := event.FromStream(m.ID, m.Values)
+			if err != nil {
+				continue // the relay dead-letters it; its order shows up as a difference
+			}
+			evs = append(evs, ev)
+		}
+		if len(evs) > r.c.MaxOutbox {
+			return evs, true, nil
+		}
+		if len(msgs) < outboxPage {
+			return evs, false, nil
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
+}
+
+func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
+	if aid <= 0 {
+		return nil, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	}
+	// MySQL first: a healthy MySQL is never ahead of a Redis snapshot taken after it.
+	db, err := r.readDB(ctx, aid)
+	if err != nil {
+		return nil, err
+	}
+	rds, err := r.readRedis(ctx, aid)
+	if err != nil {
+		return nil, err
+	}
+	if !db.found && !rds.warm {
+		return nil, xerr.ErrActivityNotFound
+	}
+	res := &result{db: db, rds: rds, seen: map[string]string{},
+		report: Report{ActivityID: aid, DB: DB(db.c)}}
+	rep := &res.report
+	brokenf := func(format string, args ...any) {
+		res.broken = true
+		rep.Diffs = append(rep.Diffs, fmt.Sprintf(format, args...))
+	}
+
+	// Each book against itself.
+	if db.found {
+		var reserved, paid int64
+		for _, o := range db.orders {
+			switch o.state {
+			case stock.StateReserved:
+				reserved += o.qty
+			case stock.StatePaid:
+				paid += o.qty
+			}
+		}
+		c := db.c
+		if c.Available+c.Locked+c.Sold != c.Total {
+			brokenf("mysql: available %d + locked %d + sold %d = %d, total is %d",
+				c.Available, c.Locked, c.Sold, c.Available+c.Locked+c.Sold, c.Total)
+		}
+		if reserved != c.Locked || paid != c.Sold {
+			brokenf("mysql: inventory says locked %d sold %d, its order rows hold reserved %d paid %d",
+				c.Locked, c.Sold, reserved, paid)
+		}
+	}
+	if !rds.warm {
+		if res.broken {
+			rep.Status = Mismatch
+		} else {
+			rep.Status = Consistent // nothing in Redis to compare with; MySQL agrees with itself
+		}
+		return res, nil
+	}
+	rc := rds.c
+	rep.Redis = &stock.Counters{Total: rc.Total, Remaining: rc.Available, Locked: rc.Locked, Sold: rc.Sold}
+	if rc.Available < 0 || rc.Locked < 0 || rc.Sold < 0 || rc.Available+rc.Locked+rc.Sold != rc.Total {
+		brokenf("redis: remaining %d + locked %d + sold %d = %d, total is %d",
+			rc.Available, rc.Locked, rc.Sold, rc.Available+rc.Locked+rc.Sold, rc.Total)
+	}
+	if rds.exact {
+		var reserved, paid int64
+		for _, o := range rds.orders {
+			switch o.State {
+			case stock.StateReserved:
+				reserved += o.Quantity
+			case stock.StatePaid:
+				paid += o.Quantity
+			}
+		}
+		if reserved != rc.Locked || paid != rc.Sold {
+			brokenf("redis: stock says locked %d sold %d, its orders hold reserved %d paid %d",
+				rc.Locked, rc.Sold, reserved, paid)
+		}
+	}
+	if !db.found {
+		brokenf("mysql: no inventory row for activity %d, which Redis holds", aid)
+		rep.Status = Mismatch
+		return res, nil
+	}
+
+	// The raw difference, as both books stand.
+	for _, f := range []struct {
+		name      string
+		redis, db int64
+	}{{"remaining/available", rc.Available, db.c.Available}, {"locked", rc.Locked, db.c.Locked},
+		{"sold", rc.Sold, db.c.Sold}, {"total", rc.Total, db.c.Total}} {
+		if f.redis != f.db {
+			rep.Diffs = append(rep.Diffs, fmt.Sprintf("%s: redis %d, mysql %d (redis %+d)", f.name, f.redis, f.db, f.redis-f.db))
+			if f.name != "total" {
+				rep.Drift += abs(f.redis - f.db)
+			}
+		}
+	}
+
+	// Replay the outbox onto MySQL's snapshot, as the writer would apply it.
+	evs, truncated, err := r.readOutbox(ctx, aid, rds.lastID)
+	if err != nil {
+		return nil, err
+	}
+	res.truncated = truncated
+	sim := map[string]string{}
+	for no, o := range db.orders {
+		sim[no] = o.state
+	}
+	simC := db.c
+	adjusted := map[string]bool{}
+	for _, ev := range evs {
+		if ev.Type == event.Adjusted {
+			if !db.adjusted[ev.EventID] && !adjusted[ev.EventID] {
+				adjusted[ev.EventID] = true
+				simC.Available += ev.Delta
+				simC.Total += ev.Delta
+				rep.InFlight++
+			}
+			continue
+		}
+		if from := sim[ev.OrderNo]; advances(from, string(ev.Type)) {
+			simC.move(from, string(ev.Type), ev.Quantity)
+			sim[ev.OrderNo] = string(ev.Type)
+			rep.InFlight++
+		}
+	}
+
+	// Orders, against the replayed MySQL.
+	full := simC
+	type line struct {
+		rank int // lines that need a person first
+		text string
+	}
+	var lines []line
+	missing := 0
+	for _, no := range rds.nos {
+		o, ok := rds.orders[no]
+		if !ok {
+			continue
+		}
+		raw, have := db.orders[no]
+		if have && raw.qty != o.Quantity {
+			rep.Orders = append(rep.Orders, OrderDiff{OrderNo: no, Redis: o.State, MySQL: raw.state, Class: Broken})
+			res.broken = true
+			lines = append(lines, line{0, fmt.Sprintf("order %s: redis quantity %d, mysql %d", no, o.Quantity, raw.qty)})
+			continue
+		}
+		if raw.state == o.State {
+			continue
+		}
+		d := OrderDiff{OrderNo: no, Redis: o.State, MySQL: raw.state}
+		mysql := raw.state
+		if mysql == "" {
+			mysql = "no row"
+		}
+		text := fmt.Sprintf("order %s: redis %s, mysql %s", no, o.State, mysql)
+		switch s := sim[no]; {
+		case s == o.State:
+			d.Class = InOutbox
+			lines = append(lines, line{2, text + " (event in the outbox)"})
+		case advances(s, o.State):
+			full.move(s, o.State, o.Quantity)
+			res.candidates = append(res.candidates, o)
+			note := ""
+			d.Class, note = r.classify(res, "o:"+no+":"+o.State+":"+s)
+			if d.Class == Missing {
+				missing++
+				lines = append(lines, line{0, text + " (" + note + ")"})
+			} else {
+				rep.InFlight++
+				lines = append(lines, line{1, text + " (" + note + ")"})
+			}
+		default:
+			d.Class = Broken
+			res.broken = true
+			lines = append(lines, line{0, text + " (mysql is ahead of redis: not a state the pipeline produces)"})
+		}
+		rep.Orders = append(rep.Orders, d)
+	}
+	for no, o := range db.orders {
+		if _, ok := rds.orders[no]; !ok {
+			rep.Orders = append(rep.Orders, OrderDiff{OrderNo: no, MySQL: o.state, Class: Broken})
+			res.broken = true
+			lines = append(lines, line{0, fmt.Sprintf("order %s: in mysql (%s, qty %d), not in redis", no, o.state, o.qty)})
+		}
+	}
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].rank < lines[j].rank })
+	for i, l := range lines {
+		if i == r.c.MaxDiffLines {
+			rep.Diffs = append(rep.Diffs, fmt.Sprintf("... and %d more orders", len(lines)-i))
+			break
+		}
+		rep.Diffs = append(rep.Diffs, l.text)
+	}
+	res.full = full
+
+	// Counters that every order event together still does not explain: an adjustment on
+	// Kafka, or a book changed behind the pipeline.
+	counterDrift := full != rc
+	if counterDrift && rds.exact {
+		cls, note := r.classify(res, fmt.Sprintf("c:%d:%d:%d:%d", rc.Total-full.Total,
+			rc.Available-full.Available, rc.Locked-full.Locked, rc.Sold-full.Sold))
+		if cls == Missing {
+			missing++
+		}
+		rep.Diffs = append(rep.Diffs, fmt.Sprintf("counters: with every order event applied mysql would hold %s; "+
+			"redis holds %s (%s)", full, rc, note))
+	}
+	if missing > 0 {
+		rep.Diffs = append(rep.Diffs, fmt.Sprintf("%d difference(s) unexplained for over %s: "+
+			"events lost, or a book changed behind the pipeline", missing, r.c.ConfirmAfter))
+	}
+
+	switch {
+	case res.broken || missing > 0:
+		rep.Status = Mismatch
+	case rep.Drift > 0 || rc.Total != db.c.Total || len(rep.Orders) > 0 || counterDrift:
+		rep.Status = InFlight
+	default:
+		rep.Status = Consistent
+	}
+	return res, nil
+}
+
+// classify looks a difference up in the previous run's record, notes it in this one's,
+// and says whether it has lasted long enough to be a mismatch. While the outbox could not
+// be read to its end, nothing is confirmed (the rest of it may explain the difference).
+func (r *Reconciler) classify(res *result, fp string) (Class, string) {
+	first := res.rds.nowMs
+	if v, ok := res.rds.history[fp]; ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms <= first {
+			first = ms
+		}
+	}
+	age := time.Duration(res.rds.nowMs-first) * time.Millisecond
+	if res.truncated {
+		return Pending, "outbox too long to read to its end"
+	}
+	res.seen[fp] = strconv.FormatInt(first, 10)
+	if age >= r.c.ConfirmAfter {
+		return Missing, fmt.Sprintf("unexplained for %s: mismatch", age.Round(time.Millisecond))
+	}
+	return Pending, fmt.Sprintf("not in the outbox, not applied yet, first seen %s ago", age.Round(time.Millisecond))
+}
+
+// saveHistory replaces the activity's record of unexplained differences with this run's.
+func (r *Reconciler) saveHistory(ctx context.Context, aid int64, seen map[string]string) error {
+	key := r.store.Keys().Recon(aid)
+	pipe, err := r.store.Redis().TxPipeline()
+	if err != nil {
+		return err
+	}
+	pipe.Del(ctx, key)
+	if len(seen) > 0 {
+		pipe.HSet(ctx, key, seen)
+		pipe.PExpire(ctx, key, r.c.HistoryTTL)
+	}
+	_, err = pipe.Exec(ctx)
+	return err
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
