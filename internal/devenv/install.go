@@ -106,3 +106,12 @@ func notInstalled(pkg Package, why string) error {
 		"or point the launcher at a running server (see -h)",
 		pkg.Binaries[0], ErrNotInstalled, why, pkg.Apt, pkg.Brew)
 }
+
+// Check returns nil when one of pkg.Binaries is installed, else an error that says exactly
+// what to install (it installs nothing).
+func Check(pkg Package) error {
+	if _, err := LookFirst(pkg.Binaries...); err != nil {
+		return notInstalled(pkg, "not found in PATH or sbin")
+	}
+	return nil
+}
