@@ -1,0 +1,35 @@
+package jobs
+
+import "time"
+
+// Conf is the `Jobs` block of etc/mq.yaml.
+type Conf struct {
+	// Enabled turns every job off at once (e.g. an mq instance that only writes).
+	Enabled   bool          `json:",default=true"`
+	Expiry    ExpiryConf    `json:",optional"`
+	Reconcile ReconcileConf `json:",optional"`
+	Warmup    WarmupConf    `json:",optional"`
+}
+
+// ExpiryConf: release unpaid orders whose pay timeout passed.
+type ExpiryConf struct {
+	Enabled  bool          `json:",default=true"`
+	Interval time.Duration `json:",default=1s"`
+	// Batch is how many orders one ExpireDue call releases; a tick calls again while
+	// calls come back full, up to MaxRounds calls per activity.
+	Batch     int `json:",default=200,range=[1:1000]"`
+	MaxRounds int `json:",default=50,range=[1:10000]"`
+}
+
+// ReconcileConf: compare Redis with MySQL for every active activity.
+type ReconcileConf struct {
+	Enabled  bool          `json:",default=true"`
+	Interval time.Duration `json:",default=30s"`
+}
+
+// WarmupConf: warm activities that start within Lead, without a merchant call.
+type WarmupConf struct {
+	Enabled  bool          `json:",default=true"`
+	Interval time.Duration `json:",default=10s"`
+	Lead     time.Duration `json:",default=5m"`
+}
