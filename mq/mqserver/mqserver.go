@@ -62,6 +62,9 @@ func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Serve
 	}
 	group := service.NewServiceGroup()
 	group.Add(&pipeline{consumer: q, svc: ctx})
+	for _, j := range newJobs(c, ctx) {
+		group.Add(j)
+	}
 	return &Server{Svc: ctx, group: group}, nil
 }
 

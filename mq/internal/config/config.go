@@ -4,7 +4,9 @@ package config
 import (
 	"github.com/zeromicro/go-queue/kq"
 	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/writer"
 )
 
@@ -22,4 +24,9 @@ type Config struct {
 		Brokers []string `json:",optional"`
 		Topic   string   `json:",default=seckill-order-events-dlq"`
 	}
+	// Inventory is the inventory service the jobs call (expire_due, reconcile, warm-up).
+	// Without Endpoints, Target or Etcd no job runs.
+	Inventory zrpc.RpcClientConf `json:",optional"`
+	// Jobs: expiry, reconciliation and scheduled warm-up (mq/internal/jobs).
+	Jobs jobs.Conf `json:",optional"`
 }

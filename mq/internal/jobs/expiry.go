@@ -18,7 +18,10 @@ type Expiry struct {
 	inv inventoryclient.Inventory
 }
 
-// Tick runs one pass over the active activities; it returns how many orders it expired.
+// NewExpiry returns the expiry job.
+func NewExpiry(c ExpiryConf, inv inventoryclient.Inventory) *Expiry { return &Expiry{c: c, inv: inv} }
+
+// Tick runs one pass over the active activities.
 func (e *Expiry) Tick(ctx context.Context) error {
 	_, err := e.Run(ctx)
 	return err

@@ -1,4 +1,4 @@
-package jobs
+package jobs_test
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
@@ -23,9 +24,9 @@ func TestExpiryReleasesUnpaidOrdersWithinTheBound(t *testing.T) {
 	const buyers, payTimeout = 20, 2
 	aid := f.live(buyers, 1, payTimeout)
 
-	var c Conf
-	c.Enabled, c.Expiry = true, ExpiryConf{Enabled: true, Interval: time.Second, Batch: 7, MaxRounds: 50}
-	svcs := New(c, f.inv, f.db.Conn)
+	var c jobs.Conf
+	c.Enabled, c.Expiry = true, jobs.ExpiryConf{Enabled: true, Interval: time.Second, Batch: 7, MaxRounds: 50}
+	svcs := jobs.New(c, f.inv, f.db.Conn)
 	if len(svcs) != 1 {
 		t.Fatalf("%d jobs for an expiry-only config", len(svcs))
 	}
@@ -111,7 +112,7 @@ func TestPayRacingTwoExpiryJobs(t *testing.T) {
 		payErrs           []error
 	)
 	for j := range 2 {
-		e := &Expiry{c: ExpiryConf{Batch: 13, MaxRounds: 100}, inv: f.inv}
+		e := jobs.NewExpiry(jobs.ExpiryConf{Batch: 13, MaxRounds: 100}, f.inv)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

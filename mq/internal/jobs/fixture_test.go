@@ -1,4 +1,4 @@
-package jobs
+package jobs_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock/stocktest"
 	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -184,7 +185,7 @@ func (f *fixture) state(orderNo string) string {
 
 func (f *fixture) reconcile(aid int64) *inventoryclient.ReconcileResp {
 	f.t.Helper()
-	resp, err := (&Reconcile{inv: f.inv}).Run(ctx, aid)
+	resp, err := jobs.NewReconcile(f.inv).Run(ctx, aid)
 	if err != nil {
 		f.t.Fatalf("reconcile %d: %v", aid, err)
 	}

@@ -26,13 +26,13 @@ func New(c Conf, inv inventoryclient.Inventory, db sqlx.SqlConn) []service.Servi
 	}
 	var out []service.Service
 	if c.Expiry.Enabled {
-		out = append(out, newLoop("expiry", c.Expiry.Interval, (&Expiry{c: c.Expiry, inv: inv}).Tick))
+		out = append(out, newLoop("expiry", c.Expiry.Interval, NewExpiry(c.Expiry, inv).Tick))
 	}
 	if c.Reconcile.Enabled {
-		out = append(out, newLoop("reconcile", c.Reconcile.Interval, (&Reconcile{inv: inv}).Tick))
+		out = append(out, newLoop("reconcile", c.Reconcile.Interval, NewReconcile(inv).Tick))
 	}
 	if c.Warmup.Enabled {
-		out = append(out, newLoop("warmup", c.Warmup.Interval, (&Warmup{c: c.Warmup, inv: inv, db: db}).Tick))
+		out = append(out, newLoop("warmup", c.Warmup.Interval, NewWarmup(c.Warmup, inv, db).Tick))
 	}
 	return out
 }

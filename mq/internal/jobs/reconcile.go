@@ -20,6 +20,9 @@ type Reconcile struct {
 	inv inventoryclient.Inventory
 }
 
+// NewReconcile returns the reconciliation job.
+func NewReconcile(inv inventoryclient.Inventory) *Reconcile { return &Reconcile{inv: inv} }
+
 // Tick reconciles every active activity.
 func (r *Reconcile) Tick(ctx context.Context) error {
 	act, err := r.inv.ListActive(ctx, &inventoryclient.ActiveReq{})

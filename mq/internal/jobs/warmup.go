@@ -21,7 +21,11 @@ type Warmup struct {
 	c   WarmupConf
 	inv inventoryclient.Inventory
 	db  sqlx.SqlConn
-	now func() time.Time // tests
+}
+
+// NewWarmup returns the scheduled warm-up job; db is MySQL, where activities are listed.
+func NewWarmup(c WarmupConf, inv inventoryclient.Inventory, db sqlx.SqlConn) *Warmup {
+	return &Warmup{c: c, inv: inv, db: db}
 }
 
 // Tick warms the activities due.
@@ -33,9 +37,6 @@ func (w *Warmup) Tick(ctx context.Context) error {
 // Run is Tick, returning the ids it warmed (created in Redis).
 func (w *Warmup) Run(ctx context.Context) ([]int64, error) {
 	now := time.Now()
-	if w.now != nil {
-		now = w.now()
-	}
 	var ids []int64
 	// idx_end_time narrows to live and future activities.
 	if err := w.db.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM `activity` WHERE `end_time` > ? AND `start_time` <= ? "+

@@ -1,4 +1,4 @@
-package jobs
+package jobs_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/mq/internal/jobs"
 )
 
 // An activity starting within the lead time is warm before its start, with no merchant
@@ -26,7 +27,7 @@ func TestScheduledWarmupBeforeStart(t *testing.T) {
 			t.Fatalf("activity %d warm before the job ran: %v", id, err)
 		}
 	}
-	w := &Warmup{c: WarmupConf{Lead: time.Minute}, inv: f.inv, db: f.db.Conn}
+	w := jobs.NewWarmup(jobs.WarmupConf{Lead: time.Minute}, f.inv, f.db.Conn)
 	// Two instances at once.
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
@@ -83,9 +84,9 @@ func TestWarmupLoopWarmsBeforeStart(t *testing.T) {
 	f := newFixture(t, false)
 	start := time.Now().Add(4 * time.Second)
 	id := f.activity(10, 1, 900, start, start.Add(time.Hour))
-	var c Conf
-	c.Enabled, c.Warmup = true, WarmupConf{Enabled: true, Interval: time.Second, Lead: 10 * time.Second}
-	svcs := New(c, f.inv, f.db.Conn)
+	var c jobs.Conf
+	c.Enabled, c.Warmup = true, jobs.WarmupConf{Enabled: true, Interval: time.Second, Lead: 10 * time.Second}
+	svcs := jobs.New(c, f.inv, f.db.Conn)
 	f.run(svcs[0].Start, svcs[0].Stop)
 	f.waitFor("the activity to be warm", 3*time.Second, func() bool {
 		_, err := f.env.Store.Stock(ctx, id)

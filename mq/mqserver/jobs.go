@@ -1,0 +1,27 @@
+package mqserver
+
+import (
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/zrpc"
+
+	"github.com/seckill/seckill/mq/internal/jobs"
+	"github.com/seckill/seckill/mq/internal/svc"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+)
+
+// newJobs returns the scheduled jobs when Jobs is enabled and the inventory service is
+// configured (Inventory.Endpoints, Target or Etcd); otherwise none, and says so.
+func newJobs(c Config, ctx *svc.ServiceContext) []service.Service {
+	if !c.Jobs.Enabled {
+		return nil
+	}
+	if len(c.Inventory.Endpoints) == 0 && c.Inventory.Target == "" && len(c.Inventory.Etcd.Hosts) == 0 {
+		logx.Info("mq: no Inventory configured, the jobs (expiry, reconcile, warm-up) do not run")
+		return nil
+	}
+	// NonBlock: the mq service may start before the inventory service.
+	c.Inventory.NonBlock = true
+	cli := zrpc.MustNewClient(c.Inventory)
+	return jobs.New(c.Jobs, inventoryclient.NewInventory(cli), ctx.DB)
+}
