@@ -3,7 +3,11 @@
 package rpcserver
 
 import (
+	"sync"
+	"time"
+
 	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc"
@@ -34,6 +38,9 @@ type Server struct {
 	Svc   *ServiceContext
 	rpc   *zrpc.RpcServer
 	group *service.ServiceGroup
+
+	mu   sync.Mutex
+	grpc *grpc.Server // set once serving
 }
 
 // New builds the service. A Config built in code should pass through conf.FillDefault
@@ -43,7 +50,11 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv := &Server{Svc: ctx}
 	s, err := zrpc.NewServer(c.RpcServerConf, func(g *grpc.Server) {
+		srv.mu.Lock()
+		srv.grpc = g
+		srv.mu.Unlock()
 		inventory.RegisterInventoryServer(g, server.NewInventoryServer(ctx))
 		if c.Mode == service.DevMode || c.Mode == service.TestMode {
 			reflection.Register(g)
@@ -58,11 +69,34 @@ func New(c Config) (*Server, error) {
 	if ctx.Relay != nil {
 		group.Add(ctx.Relay)
 	}
-	return &Server{Svc: ctx, rpc: s, group: group}, nil
+	srv.rpc, srv.group = s, group
+	return srv, nil
 }
 
 // Start serves until Stop; it blocks.
 func (s *Server) Start() { s.group.Start() }
 
 // Stop stops serving and the background work.
-func (s *Server) Stop() { s.group.Stop() }
+//
+// zrpc's RpcServer.Stop only closes go-zero's global logger; its gRPC server stops on the
+// process-wide proc shutdown. So that one process can stop this server and keep running
+// (the standalone launcher, tests), Stop keeps the logger and stops the gRPC server itself.
+func (s *Server) Stop() {
+	w := logx.Reset()
+	s.group.Stop()
+	if w != nil {
+		logx.SetWriter(w)
+	}
+	s.mu.Lock()
+	g := s.grpc
+	s.mu.Unlock()
+	if g != nil {
+		done := make(chan struct{})
+		go func() { g.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			g.Stop()
+		}
+	}
+}
