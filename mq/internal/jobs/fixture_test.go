@@ -31,6 +31,7 @@ type fixture struct {
 	env     *stocktest.Env
 	db      *testenv.Database
 	inv     inventoryclient.Inventory
+	addr    string // the inventory service
 	brokers []string
 }
 
@@ -69,7 +70,7 @@ func newFixture(t *testing.T, kafka bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{t: t, env: env, db: db, inv: inventoryclient.NewInventory(cli)}
+	f := &fixture{t: t, env: env, db: db, inv: inventoryclient.NewInventory(cli), addr: addr}
 	f.waitFor("rpc server", 5*time.Second, func() bool {
 		_, err := f.inv.Ping(ctx, &inventoryclient.PingReq{})
 		return err == nil
@@ -120,8 +121,9 @@ func (f *fixture) startRelay() (stop func()) {
 	return f.run(r.Start, r.Stop)
 }
 
-// startWriter runs the mq service (kq consumer group + writer) against the database.
-func (f *fixture) startWriter() (stop func()) {
+// startWriter runs the mq service (kq consumer group + writer) against the database; with
+// jc non-nil also the jobs, wired by mqserver as in production.
+func (f *fixture) startWriter(jc *jobs.Conf) (stop func()) {
 	f.t.Helper()
 	var c mqserver.Config
 	if err := conf.FillDefault(&c); err != nil {
@@ -137,6 +139,12 @@ func (f *fixture) startWriter() (stop func()) {
 	c.Consumer.MinBytes = 1
 	c.Consumer.Conns = 2
 	c.Mysql.DataSource = f.db.DSN
+	c.Jobs.Enabled = false
+	if jc != nil {
+		c.Jobs = *jc
+		c.Inventory.Endpoints = []string{f.addr}
+		c.Inventory.Timeout = 10000
+	}
 	s, err := mqserver.New(c)
 	if err != nil {
 		f.t.Fatal(err)
