@@ -1,0 +1,208 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/reconcile"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/stock/stocktest"
+	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+var ctx = context.Background()
+
+type fixture struct {
+	env *stocktest.Env
+	db  *testenv.Database
+	rec *reconcile.Reconciler
+	aid int64
+	nos []string
+}
+
+// newFixture: a warm activity of 10 with 4 orders (paid, cancelled, reserved, reserved)
+// and MySQL written as the drained pipeline leaves it (mirror), the outbox emptied.
+func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
+	t.Helper()
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	f := &fixture{env: env, db: db, rec: reconcile.New(reconcile.Conf{ConfirmAfter: confirmAfter}, env.Store, db.Conn)}
+	f.aid = env.Warm(stocktest.Spec{Total: 10, Limit: 1})
+	for uid := int64(1); uid <= 4; uid++ {
+		r, err := env.Store.Reserve(ctx, f.aid, uid, 1, fmt.Sprintf("unit-req-%d", uid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.nos = append(f.nos, r.OrderNo)
+	}
+	if err := env.Store.Confirm(ctx, f.nos[0], 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Store.Release(ctx, f.nos[1], 2, stock.StateCancelled); err != nil {
+		t.Fatal(err)
+	}
+	f.mirror()
+	return f
+}
+
+// mirror writes MySQL as a drained pipeline would have: one row per Redis order in its
+// state, inventory equal to the Redis counters; and empties the outbox.
+func (f *fixture) mirror() {
+	f.env.T.Helper()
+	s, err := f.env.Store.Stock(ctx, f.aid)
+	if err != nil {
+		f.env.T.Fatal(err)
+	}
+	f.exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (?, 7, 'unit', ?, ?, ?)",
+		f.aid, s.Total, s.Start, s.End)
+	f.exec("INSERT INTO `inventory` (`activity_id`, `available`, `locked`, `sold`) VALUES (?, ?, ?, ?)",
+		f.aid, s.Remaining, s.Locked, s.Sold)
+	for _, no := range f.nos {
+		o, err := f.env.Store.Order(ctx, no)
+		if err != nil {
+			f.env.T.Fatal(err)
+		}
+		f.exec("INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`) "+
+			"VALUES (?, ?, ?, ?, ?, ?)", no, o.RequestID, f.aid, o.UID, o.Quantity, o.State)
+	}
+	if _, err := f.env.Redis.DelCtx(ctx, f.env.Keys.Events(f.aid)); err != nil {
+		f.env.T.Fatal(err)
+	}
+}
+
+func (f *fixture) exec(q string, args ...any) {
+	f.env.T.Helper()
+	if _, err := f.db.DB.Exec(q, args...); err != nil {
+		f.env.T.Fatal(err)
+	}
+}
+
+func has(r reconcile.Report, part string) bool {
+	for _, d := range r.Diffs {
+		if strings.Contains(d, part) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCompare(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(f *fixture)
+		status  reconcile.Status
+		flight  int64
+		diff    string // a line that must be in the report
+		repairs int    // events Repair re-emits; -1: refused
+	}{
+		{"drained books agree", func(f *fixture) {}, reconcile.Consistent, 0, "", 0},
+		{"a pay still in the outbox", func(f *fixture) {
+			if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
+				t.Fatal(err)
+			}
+		}, reconcile.InFlight, 1, "redis paid, mysql reserved (event in the outbox)", 0},
+		{"an adjustment still in the outbox", func(f *fixture) {
+			if _, err := f.env.Store.Adjust(ctx, f.aid, 5); err != nil {
+				t.Fatal(err)
+			}
+		}, reconcile.InFlight, 1, "total: redis 15, mysql 10 (redis +5)", 0},
+		{"a pay neither in the outbox nor applied", func(f *fixture) {
+			if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = f.env.Redis.DelCtx(ctx, f.env.Keys.Events(f.aid))
+		}, reconcile.InFlight, 1, "not in the outbox, not applied yet", 1},
+		{"mysql ahead of redis", func(f *fixture) {
+			f.exec("UPDATE `seckill_order` SET `status` = 'paid' WHERE `order_no` = ?", f.nos[3])
+			f.exec("UPDATE `inventory` SET `locked` = `locked` - 1, `sold` = `sold` + 1 WHERE `activity_id` = ?", f.aid)
+		}, reconcile.Mismatch, 0, "redis reserved, mysql paid (mysql is ahead of redis", -1},
+		{"an order only mysql has", func(f *fixture) {
+			f.exec("INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`) "+
+				"VALUES (?, 'x-req-0001', ?, 99, 1, 'cancelled')", fmt.Sprintf("%d-1700000000000abcdef01", f.aid), f.aid)
+		}, reconcile.Mismatch, 0, "in mysql (cancelled, qty 1), not in redis", -1},
+		{"mysql inventory not matching its rows", func(f *fixture) {
+			f.exec("UPDATE `inventory` SET `available` = `available` - 1, `sold` = `sold` + 1 WHERE `activity_id` = ?", f.aid)
+		}, reconcile.Mismatch, 0, "mysql: inventory says locked 2 sold 2, its order rows hold reserved 2 paid 1", -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, time.Hour)
+			tc.change(f)
+			r, err := f.rec.Run(ctx, f.aid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != tc.status || r.InFlight != tc.flight || (tc.diff != "" && !has(r, tc.diff)) ||
+				(tc.status == reconcile.Consistent && len(r.Diffs) != 0) {
+				t.Fatalf("got %s, in flight %d, diffs %q; want %s, %d, a line with %q", r.Status, r.InFlight, r.Diffs,
+					tc.status, tc.flight, tc.diff)
+			}
+			n, _, err := f.rec.Repair(ctx, f.aid)
+			switch {
+			case tc.repairs < 0 && !errors.Is(err, reconcile.ErrRefused):
+				t.Fatalf("repair: %d, %v; want refused", n, err)
+			case tc.repairs >= 0 && (err != nil || n != tc.repairs):
+				t.Fatalf("repair: %d, %v; want %d", n, err, tc.repairs)
+			}
+		})
+	}
+}
+
+// A difference nothing explains is pending on the first run and a mismatch on a later one
+// once ConfirmAfter has passed; a difference that goes away leaves no history behind.
+func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
+	f := newFixture(t, 300*time.Millisecond)
+	if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.env.Redis.DelCtx(ctx, f.env.Keys.Events(f.aid)) // the pay event is lost
+	first, err := f.rec.Run(ctx, f.aid)
+	if err != nil || first.Status != reconcile.InFlight || len(first.Orders) != 1 || first.Orders[0].Class != reconcile.Pending {
+		t.Fatalf("first run: %+v %v", first, err)
+	}
+	// Another reconciler (another instance) sees the same history.
+	other := reconcile.New(reconcile.Conf{ConfirmAfter: 300 * time.Millisecond}, f.env.Store, f.db.Conn)
+	time.Sleep(350 * time.Millisecond)
+	second, err := other.Run(ctx, f.aid)
+	if err != nil || second.Status != reconcile.Mismatch || second.Orders[0].Class != reconcile.Missing ||
+		!has(second, "order "+f.nos[2]+": redis paid, mysql reserved (unexplained for") {
+		t.Fatalf("second run: %+v %v", second, err)
+	}
+	// Fixed behind the reconciler's back (as the writer would): consistent, history cleared.
+	f.exec("UPDATE `seckill_order` SET `status` = 'paid' WHERE `order_no` = ?", f.nos[2])
+	f.exec("UPDATE `inventory` SET `locked` = `locked` - 1, `sold` = `sold` + 1 WHERE `activity_id` = ?", f.aid)
+	third, err := f.rec.Run(ctx, f.aid)
+	if err != nil || third.Status != reconcile.Consistent {
+		t.Fatalf("third run: %+v %v", third, err)
+	}
+	if n, err := f.env.Redis.ExistsCtx(ctx, f.env.Keys.Recon(f.aid)); err != nil || n {
+		t.Fatalf("history left behind: %v %v", n, err)
+	}
+}
+
+func TestNotWarmAndUnknown(t *testing.T) {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	rec := reconcile.New(reconcile.Conf{}, env.Store, db.Conn)
+	if _, err := rec.Run(ctx, 424242); !errors.Is(err, xerr.ErrActivityNotFound) {
+		t.Fatalf("unknown activity: %v", err)
+	}
+	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (5, 1, 'cold', 3, 0, 1)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (5, 3)"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rec.Run(ctx, 5)
+	if err != nil || r.Status != reconcile.Consistent || r.Redis != nil || r.DB.Available != 3 {
+		t.Fatalf("cold activity: %+v %v", r, err)
+	}
+	if _, _, err := rec.Repair(ctx, 5); !errors.Is(err, reconcile.ErrRefused) {
+		t.Fatalf("repair of a cold activity: %v", err)
+	}
+}
