@@ -1,6 +1,6 @@
 // Package standalone runs the whole system in one process on one machine: the inventory
-// service (zRPC, with its relay to Kafka), the order writer (Kafka -> MySQL) and the HTTP
-// gateway, wired over their real protocols. For each dependency a configured address is
+// service (zRPC, with its relay to Kafka), the order writer (Kafka -> MySQL) with its jobs
+// (expiry, reconciliation, warm-up) and the HTTP gateway, wired over their real protocols. For each dependency a configured address is
 // used as is; otherwise the launcher starts its own: a private redis-server and MariaDB from
 // the installed binaries (internal/devenv) and the in-process Kafka-protocol broker (kfake).
 //
@@ -199,6 +199,8 @@ func Start(ctx context.Context, cfg Config) (sys *System, err error) {
 		"mq": {"mq.yaml", map[string]any{
 			"Consumer.Brokers": sys.KafkaBrokers, "DeadLetter.Brokers": sys.KafkaBrokers,
 			"Mysql.DataSource": sys.MySQLDSN,
+			// The jobs (expiry, reconciliation, scheduled warm-up) call the inventory rpc.
+			"Inventory.Endpoints": []string{sys.RPCAddr}, "Inventory.Etcd": nil,
 		}},
 		"seckill-api": {"seckill-api.yaml", map[string]any{
 			"Host": apiHost, "Port": mustAtoi(apiPort),
@@ -230,7 +232,7 @@ func Start(ctx context.Context, cfg Config) (sys *System, err error) {
 	if err := startWriter(sys); err != nil {
 		return nil, err
 	}
-	logf("order writer consuming Kafka %v into MySQL", sys.KafkaBrokers)
+	logf("order writer consuming Kafka %v into MySQL; expiry, reconciliation and warm-up jobs", sys.KafkaBrokers)
 	if err := startGateway(ctx, sys); err != nil {
 		return nil, err
 	}
@@ -379,16 +381,10 @@ func startWriter(sys *System) error {
 	if err != nil {
 		return fmt.Errorf("order writer: %w", err)
 	}
-	addJobs(s, sys)
 	go s.Start()
 	sys.onClose("writer", s.Stop)
 	return nil
 }
-
-// addJobs plugs the background jobs (expiry of unpaid orders, reconciliation, scheduled
-// warm-up) into the mq server, as the mq main does. It is empty until the jobs exist:
-// without the expiry job, unpaid orders stay reserved.
-func addJobs(_ *mqserver.Server, _ *System) {}
 
 func startGateway(ctx context.Context, sys *System) error {
 	c, err := apiserver.LoadConfig(sys.ConfigFiles["seckill-api"])
