@@ -1268,6 +1268,67 @@ func (x *ReconcileResp) GetDiffs() []string {
 	return nil
 }
 
+// Both books as they are now, without warming Redis: what an admin read shows.
+type BooksResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Redis         *Stock                 `protobuf:"bytes,2,opt,name=redis,proto3" json:"redis,omitempty"` // nil when not warm
+	Db            *DbStock               `protobuf:"bytes,3,opt,name=db,proto3" json:"db,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BooksResp) Reset() {
+	*x = BooksResp{}
+	mi := &file_inventory_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BooksResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BooksResp) ProtoMessage() {}
+
+func (x *BooksResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BooksResp.ProtoReflect.Descriptor instead.
+func (*BooksResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BooksResp) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *BooksResp) GetRedis() *Stock {
+	if x != nil {
+		return x.Redis
+	}
+	return nil
+}
+
+func (x *BooksResp) GetDb() *DbStock {
+	if x != nil {
+		return x.Db
+	}
+	return nil
+}
+
 type RepairResp struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
@@ -1278,7 +1339,7 @@ type RepairResp struct {
 
 func (x *RepairResp) Reset() {
 	*x = RepairResp{}
-	mi := &file_inventory_proto_msgTypes[21]
+	mi := &file_inventory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1351,7 @@ func (x *RepairResp) String() string {
 func (*RepairResp) ProtoMessage() {}
 
 func (x *RepairResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[21]
+	mi := &file_inventory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1364,7 @@ func (x *RepairResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairResp.ProtoReflect.Descriptor instead.
 func (*RepairResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{21}
+	return file_inventory_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RepairResp) GetActivityId() int64 {
@@ -1328,7 +1389,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[22]
+	mi := &file_inventory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1401,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[22]
+	mi := &file_inventory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1414,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{22}
+	return file_inventory_proto_rawDescGZIP(), []int{23}
 }
 
 type PingResp struct {
@@ -1364,7 +1425,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1437,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1450,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{23}
+	return file_inventory_proto_rawDescGZIP(), []int{24}
 }
 
 var File_inventory_proto protoreflect.FileDescriptor
@@ -1496,7 +1557,12 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05redis\x18\x03 \x01(\v2\x10.inventory.StockR\x05redis\x12\"\n" +
 	"\x02db\x18\x04 \x01(\v2\x12.inventory.DbStockR\x02db\x12\x1b\n" +
 	"\tin_flight\x18\x05 \x01(\x03R\binFlight\x12\x14\n" +
-	"\x05diffs\x18\x06 \x03(\tR\x05diffs\"K\n" +
+	"\x05diffs\x18\x06 \x03(\tR\x05diffs\"x\n" +
+	"\tBooksResp\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12&\n" +
+	"\x05redis\x18\x02 \x01(\v2\x10.inventory.StockR\x05redis\x12\"\n" +
+	"\x02db\x18\x03 \x01(\v2\x12.inventory.DbStockR\x02db\"K\n" +
 	"\n" +
 	"RepairResp\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
@@ -1504,7 +1570,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\t\n" +
 	"\aPingReq\"\n" +
 	"\n" +
-	"\bPingResp2\xc6\x05\n" +
+	"\bPingResp2\xfe\x05\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x129\n" +
@@ -1515,7 +1581,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\bGetStock\x12\x16.inventory.GetStockReq\x1a\x17.inventory.GetStockResp\x128\n" +
 	"\bGetOrder\x12\x13.inventory.OrderReq\x1a\x17.inventory.GetOrderResp\x129\n" +
 	"\n" +
-	"ListActive\x12\x14.inventory.ActiveReq\x1a\x15.inventory.ActiveResp\x12>\n" +
+	"ListActive\x12\x14.inventory.ActiveReq\x1a\x15.inventory.ActiveResp\x126\n" +
+	"\x05Books\x12\x17.inventory.ReconcileReq\x1a\x14.inventory.BooksResp\x12>\n" +
 	"\tReconcile\x12\x17.inventory.ReconcileReq\x1a\x18.inventory.ReconcileResp\x128\n" +
 	"\x06Repair\x12\x17.inventory.ReconcileReq\x1a\x15.inventory.RepairResp\x12/\n" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingRespB\rZ\v./inventoryb\x06proto3"
@@ -1532,7 +1599,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),          // 0: inventory.Stock
 	(*Activity)(nil),       // 1: inventory.Activity
@@ -1555,9 +1622,10 @@ var file_inventory_proto_goTypes = []any{
 	(*ReconcileReq)(nil),   // 18: inventory.ReconcileReq
 	(*DbStock)(nil),        // 19: inventory.DbStock
 	(*ReconcileResp)(nil),  // 20: inventory.ReconcileResp
-	(*RepairResp)(nil),     // 21: inventory.RepairResp
-	(*PingReq)(nil),        // 22: inventory.PingReq
-	(*PingResp)(nil),       // 23: inventory.PingResp
+	(*BooksResp)(nil),      // 21: inventory.BooksResp
+	(*RepairResp)(nil),     // 22: inventory.RepairResp
+	(*PingReq)(nil),        // 23: inventory.PingReq
+	(*PingResp)(nil),       // 24: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -1567,35 +1635,39 @@ var file_inventory_proto_depIdxs = []int32{
 	2,  // 4: inventory.GetOrderResp.order:type_name -> inventory.Order
 	0,  // 5: inventory.ReconcileResp.redis:type_name -> inventory.Stock
 	19, // 6: inventory.ReconcileResp.db:type_name -> inventory.DbStock
-	3,  // 7: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 8: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	7,  // 9: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	7,  // 10: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	9,  // 11: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	11, // 12: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	13, // 13: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	7,  // 14: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	16, // 15: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	18, // 16: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	18, // 17: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	22, // 18: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	4,  // 19: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 20: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	8,  // 21: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	8,  // 22: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	10, // 23: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	12, // 24: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	14, // 25: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	15, // 26: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	17, // 27: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	20, // 28: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	21, // 29: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	23, // 30: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	19, // [19:31] is the sub-list for method output_type
-	7,  // [7:19] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	0,  // 7: inventory.BooksResp.redis:type_name -> inventory.Stock
+	19, // 8: inventory.BooksResp.db:type_name -> inventory.DbStock
+	3,  // 9: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 10: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	7,  // 11: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	7,  // 12: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	9,  // 13: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	11, // 14: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	13, // 15: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	7,  // 16: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	16, // 17: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	18, // 18: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	18, // 19: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	18, // 20: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	23, // 21: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	4,  // 22: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 23: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	8,  // 24: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	8,  // 25: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	10, // 26: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	12, // 27: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	14, // 28: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	15, // 29: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	17, // 30: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	21, // 31: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	20, // 32: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	22, // 33: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	24, // 34: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	22, // [22:35] is the sub-list for method output_type
+	9,  // [9:22] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -1609,7 +1681,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

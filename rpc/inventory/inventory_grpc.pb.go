@@ -28,6 +28,7 @@ const (
 	Inventory_GetStock_FullMethodName   = "/inventory.Inventory/GetStock"
 	Inventory_GetOrder_FullMethodName   = "/inventory.Inventory/GetOrder"
 	Inventory_ListActive_FullMethodName = "/inventory.Inventory/ListActive"
+	Inventory_Books_FullMethodName      = "/inventory.Inventory/Books"
 	Inventory_Reconcile_FullMethodName  = "/inventory.Inventory/Reconcile"
 	Inventory_Repair_FullMethodName     = "/inventory.Inventory/Repair"
 	Inventory_Ping_FullMethodName       = "/inventory.Inventory/Ping"
@@ -46,6 +47,7 @@ type InventoryClient interface {
 	GetStock(ctx context.Context, in *GetStockReq, opts ...grpc.CallOption) (*GetStockResp, error)
 	GetOrder(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*GetOrderResp, error)
 	ListActive(ctx context.Context, in *ActiveReq, opts ...grpc.CallOption) (*ActiveResp, error)
+	Books(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*BooksResp, error)
 	Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error)
 	Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
@@ -149,6 +151,16 @@ func (c *inventoryClient) ListActive(ctx context.Context, in *ActiveReq, opts ..
 	return out, nil
 }
 
+func (c *inventoryClient) Books(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*BooksResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BooksResp)
+	err := c.cc.Invoke(ctx, Inventory_Books_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *inventoryClient) Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReconcileResp)
@@ -192,6 +204,7 @@ type InventoryServer interface {
 	GetStock(context.Context, *GetStockReq) (*GetStockResp, error)
 	GetOrder(context.Context, *OrderReq) (*GetOrderResp, error)
 	ListActive(context.Context, *ActiveReq) (*ActiveResp, error)
+	Books(context.Context, *ReconcileReq) (*BooksResp, error)
 	Reconcile(context.Context, *ReconcileReq) (*ReconcileResp, error)
 	Repair(context.Context, *ReconcileReq) (*RepairResp, error)
 	Ping(context.Context, *PingReq) (*PingResp, error)
@@ -231,6 +244,9 @@ func (UnimplementedInventoryServer) GetOrder(context.Context, *OrderReq) (*GetOr
 }
 func (UnimplementedInventoryServer) ListActive(context.Context, *ActiveReq) (*ActiveResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListActive not implemented")
+}
+func (UnimplementedInventoryServer) Books(context.Context, *ReconcileReq) (*BooksResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method Books not implemented")
 }
 func (UnimplementedInventoryServer) Reconcile(context.Context, *ReconcileReq) (*ReconcileResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Reconcile not implemented")
@@ -424,6 +440,24 @@ func _Inventory_ListActive_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_Books_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReconcileReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).Books(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_Books_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).Books(ctx, req.(*ReconcileReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Inventory_Reconcile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReconcileReq)
 	if err := dec(in); err != nil {
@@ -520,6 +554,10 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListActive",
 			Handler:    _Inventory_ListActive_Handler,
+		},
+		{
+			MethodName: "Books",
+			Handler:    _Inventory_Books_Handler,
 		},
 		{
 			MethodName: "Reconcile",

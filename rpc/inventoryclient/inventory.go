@@ -19,6 +19,7 @@ type (
 	Activity       = inventory.Activity
 	AdjustReq      = inventory.AdjustReq
 	AdjustResp     = inventory.AdjustResp
+	BooksResp      = inventory.BooksResp
 	DbStock        = inventory.DbStock
 	ExpireDueReq   = inventory.ExpireDueReq
 	ExpireDueResp  = inventory.ExpireDueResp
@@ -49,6 +50,7 @@ type (
 		GetStock(ctx context.Context, in *GetStockReq, opts ...grpc.CallOption) (*GetStockResp, error)
 		GetOrder(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*GetOrderResp, error)
 		ListActive(ctx context.Context, in *ActiveReq, opts ...grpc.CallOption) (*ActiveResp, error)
+		Books(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*BooksResp, error)
 		Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error)
 		Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
@@ -108,6 +110,11 @@ func (m *defaultInventory) GetOrder(ctx context.Context, in *OrderReq, opts ...g
 func (m *defaultInventory) ListActive(ctx context.Context, in *ActiveReq, opts ...grpc.CallOption) (*ActiveResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.ListActive(ctx, in, opts...)
+}
+
+func (m *defaultInventory) Books(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*BooksResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.Books(ctx, in, opts...)
 }
 
 func (m *defaultInventory) Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error) {

@@ -68,6 +68,11 @@ func (s *InventoryServer) ListActive(ctx context.Context, in *inventory.ActiveRe
 	return l.ListActive(in)
 }
 
+func (s *InventoryServer) Books(ctx context.Context, in *inventory.ReconcileReq) (*inventory.BooksResp, error) {
+	l := logic.NewBooksLogic(ctx, s.svcCtx)
+	return l.Books(in)
+}
+
 func (s *InventoryServer) Reconcile(ctx context.Context, in *inventory.ReconcileReq) (*inventory.ReconcileResp, error) {
 	l := logic.NewReconcileLogic(ctx, s.svcCtx)
 	return l.Reconcile(in)

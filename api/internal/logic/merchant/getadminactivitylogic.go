@@ -26,17 +26,14 @@ func NewGetAdminActivityLogic(ctx context.Context, svcCtx *svc.ServiceContext) *
 }
 
 // GetAdminActivity reads the activity from MySQL and both books from the inventory
-// service. The books come from Reconcile, which reads Redis without backfilling it, so
-// "redis": null really means "not warm" (GetStock would warm it as a side effect).
-// Reconcile does more than read two rows (it walks the outbox and orders, and records
-// first-seen times, which extra runs do not disturb); admin traffic is small, and a
-// plain "books" RPC would be the cheaper path if that changes.
+// service's Books, which reads Redis without backfilling it, so "redis": null really
+// means "not warm" (GetStock would warm it as a side effect).
 func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*types.AdminActivityResp, error) {
 	a, err := ownActivity(l.ctx, l.svcCtx, req.Id)
 	if err != nil {
 		return nil, err
 	}
-	books, err := l.svcCtx.Inventory.Reconcile(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id})
+	books, err := l.svcCtx.Inventory.Books(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id})
 	if err != nil {
 		return nil, err
 	}
