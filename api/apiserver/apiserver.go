@@ -32,7 +32,7 @@ const (
 // LoadConfig reads a config file with go-zero defaults, then the environment overrides.
 func LoadConfig(file string) (Config, error) {
 	var c Config
-	if err := conf.Load(file, &c); err != nil {
+	if err := conf.Load(file, &c, conf.UseEnv()); err != nil {
 		return c, err
 	}
 	c.ApplyEnv()

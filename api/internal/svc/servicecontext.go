@@ -10,6 +10,7 @@ import (
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -32,7 +33,10 @@ type ServiceContext struct {
 // New builds the context: the zRPC client of the inventory service, MySQL (activity
 // creation and reads), and the Redis-backed per-user limiter.
 func New(c config.Config) (*ServiceContext, error) {
-	cli, err := zrpc.NewClient(c.Inventory)
+	// go-zero's duration interceptor logs every non-OK reply at error level, sold-outs
+	// included; ours logs only real failures and slow calls.
+	c.Inventory.Middlewares.Duration = false
+	cli, err := zrpc.NewClient(c.Inventory, zrpc.WithUnaryClientInterceptor(xerr.UnaryClientInterceptor))
 	if err != nil {
 		return nil, err
 	}
