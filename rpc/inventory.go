@@ -3,8 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
-
-	"github.com/zeromicro/go-zero/core/conf"
+	"log"
 
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
@@ -14,11 +13,13 @@ var configFile = flag.String("f", "etc/inventory.yaml", "the config file")
 func main() {
 	flag.Parse()
 
-	var c rpcserver.Config
-	conf.MustLoad(*configFile, &c)
+	c, err := rpcserver.LoadConfig(*configFile)
+	if err != nil {
+		log.Fatalf("config %s: %v", *configFile, err)
+	}
 	s, err := rpcserver.New(c)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	defer s.Stop()
 

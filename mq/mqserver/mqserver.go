@@ -19,11 +19,12 @@ type Config = config.Config
 // ServiceContext is what the service holds for its lifetime.
 type ServiceContext = svc.ServiceContext
 
-// LoadConfig reads a config file, applying go-zero defaults (kq's Conns, Offset, ... only
+// LoadConfig reads a config file, applying go-zero defaults; ${VAR} in the file is
+// replaced by the environment variable VAR (secrets, passwords).(kq's Conns, Offset, ... only
 // get their defaults through the loader).
 func LoadConfig(file string) (Config, error) {
 	var c Config
-	err := conf.Load(file, &c)
+	err := conf.Load(file, &c, conf.UseEnv())
 	return c, err
 }
 
