@@ -5,28 +5,27 @@ package apiserver_test
 // disables load shedding process-wide, CpuThreshold 0, every other default middleware on
 // (trace, log at level severe, prometheus, maxconns, breaker, timeout, recover, metrics,
 // maxbytes, gunzip), JWT on the buyer routes and on the echo. Only well-formed outcomes
-// count: 200 with an order_no for reservations, 409 SOLD_OUT for rejections, 200 for the
-// baselines; anything else is reported as "malformed" and fails the benchmark.
+// count (internal/baseline): 200 with an order_no for reservations and the echo, 409
+// SOLD_OUT for rejections, 200 {"code":"SOLD_OUT"} for the bare handler; anything else is
+// reported as "malformed" and fails the benchmark. The baseline servers and the load
+// driver are internal/baseline, shared with `make bench`.
 //
 //	go test -tags no_k8s -run '^$' -bench . -benchtime 20000x ./api/apiserver/
 
 import (
 	"bytes"
+	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/zeromicro/go-zero/rest"
-	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/api/apiserver"
-	"github.com/seckill/seckill/rpc/inventoryclient"
+	"github.com/seckill/seckill/internal/baseline"
 )
 
 const benchWorkers = 32
@@ -37,48 +36,15 @@ type loadResult struct {
 	lat     []time.Duration
 }
 
-// load sends n requests from benchWorkers keep-alive clients. good decides which
-// responses count.
+// load sends n requests from benchWorkers keep-alive clients (baseline.Load, the driver
+// `make bench` uses too). good decides which responses count.
 func load(b *testing.B, n int, req func(i int) *http.Request, good func(status int, body []byte) bool) loadResult {
 	b.Helper()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		MaxIdleConnsPerHost: benchWorkers, MaxConnsPerHost: benchWorkers}}
-	defer client.CloseIdleConnections()
-	var next, ok, bad atomic.Int64
-	lat := make([]time.Duration, n)
-	var wg sync.WaitGroup
 	b.ResetTimer()
-	begin := time.Now()
-	for range benchWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				t0 := time.Now()
-				resp, err := client.Do(req(i))
-				if err != nil {
-					bad.Add(1)
-					continue
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				lat[i] = time.Since(t0)
-				if good(resp.StatusCode, body) {
-					ok.Add(1)
-				} else {
-					bad.Add(1)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	r := loadResult{ok: ok.Load(), bad: bad.Load(), elapsed: time.Since(begin), lat: lat}
+	r := baseline.Load(context.Background(), baseline.LoadConfig{Concurrency: benchWorkers, Requests: n},
+		func(i int) (*http.Request, error) { return req(i), nil }, good)
 	b.StopTimer()
-	return r
+	return loadResult{ok: int64(r.Good), bad: int64(r.OtherCount() + r.NotSent), elapsed: r.Elapsed, lat: r.Latencies}
 }
 
 func (r loadResult) report(b *testing.B, unit string) {
@@ -100,38 +66,21 @@ func benchEnv(b *testing.B, tweak ...func(*apiserver.Config)) *env {
 	return start(b, tweak...)
 }
 
-// bare starts a go-zero rest server with the benchmark profile and one route.
-func bare(b *testing.B, e *env, route rest.Route, jwtSecret string) string {
+// baselineConf is the gateway's middleware profile for a baseline server.
+func baselineConf(b *testing.B, e *env) rest.RestConf {
+	c := apiConfig(b, e.keys, e.db, "unused:0").RestConf
+	c.Port = 0
+	return c
+}
+
+// serving fails the benchmark when a baseline server did not start, and stops it at the end.
+func serving(b *testing.B, s *baseline.Server, err error) string {
 	b.Helper()
-	c := apiConfig(b, e.keys, e.db, "unused:0")
-	srv, err := rest.NewServer(c.RestConf)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if jwtSecret != "" {
-		srv.AddRoute(route, rest.WithJwt(jwtSecret))
-	} else {
-		srv.AddRoute(route)
-	}
-	var hs *http.Server
-	var mu sync.Mutex
-	go srv.StartWithOpts(func(s *http.Server) { mu.Lock(); hs = s; mu.Unlock() })
-	b.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if hs != nil {
-			_ = hs.Close()
-		}
-	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", c.Port)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get(base + "/ready"); err == nil {
-			resp.Body.Close()
-			return base
-		}
-	}
-	b.Fatal("bare server did not start")
-	return ""
+	b.Cleanup(s.Close)
+	return s.URL
 }
 
 func post(b *testing.B, url, token string, body []byte) *http.Request {
@@ -155,16 +104,6 @@ func tokens(b *testing.B, base int64, n int) []string {
 	return out
 }
 
-func isReserved(status int, body []byte) bool {
-	return status == http.StatusOK && bytes.Contains(body, []byte(`"order_no":"`))
-}
-
-func isSoldOut(status int, body []byte) bool {
-	return status == http.StatusConflict && bytes.Contains(body, []byte(`"code":"SOLD_OUT"`))
-}
-
-func is200(status int, _ []byte) bool { return status == http.StatusOK }
-
 // BenchmarkReserve: successful reservations through the gateway, beside an HTTP
 // handler with the same profile (JWT, body parse) that makes one zRPC call (Ping).
 func BenchmarkReserve(b *testing.B) {
@@ -176,7 +115,7 @@ func BenchmarkReserve(b *testing.B) {
 		r := load(b, b.N, func(i int) *http.Request {
 			return post(b, url, toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":%d,"request_id":"bench-%012d","quantity":1}`, a.ActivityID, i))
-		}, isReserved)
+		}, baseline.IsReserved)
 		r.report(b, "reserved")
 	}
 	b.Run("gateway", func(b *testing.B) { reserveRun(b) })
@@ -187,30 +126,14 @@ func BenchmarkReserve(b *testing.B) {
 	})
 	b.Run("echo-http-zrpc", func(b *testing.B) {
 		e := benchEnv(b)
-		cli := zrpc.MustNewClient(zrpc.RpcClientConf{Endpoints: []string{e.rpcAddr()}, NonBlock: true, Timeout: 2000})
-		inv := inventoryclient.NewInventory(cli)
-		type echoReq struct {
-			ActivityId int64  `json:"activity_id"`
-			Quantity   int64  `json:"quantity,default=1"`
-			RequestId  string `json:"request_id"`
-		}
-		base := bare(b, e, rest.Route{Method: http.MethodPost, Path: "/echo", Handler: func(w http.ResponseWriter, r *http.Request) {
-			var req echoReq
-			if err := httpx.Parse(r, &req); err != nil {
-				httpx.ErrorCtx(r.Context(), w, err)
-				return
-			}
-			if _, err := inv.Ping(r.Context(), &inventoryclient.PingReq{}); err != nil {
-				httpx.ErrorCtx(r.Context(), w, err)
-				return
-			}
-			httpx.OkJsonCtx(r.Context(), w, map[string]any{"order_no": req.RequestId, "activity_id": req.ActivityId})
-		}}, buyerSecret)
+		echo, err := baseline.StartEcho(baselineConf(b, e), buyerSecret,
+			zrpc.RpcClientConf{Endpoints: []string{e.rpcAddr()}, NonBlock: true, Timeout: 2000})
+		base := serving(b, echo, err)
 		toks := tokens(b, 1, 256)
 		r := load(b, b.N, func(i int) *http.Request {
-			return post(b, base+"/echo", toks[i%len(toks)], fmt.Appendf(nil,
+			return post(b, base+baseline.EchoPath, toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":1,"request_id":"bench-%012d","quantity":1}`, i))
-		}, isReserved)
+		}, baseline.IsReserved)
 		r.report(b, "echoed")
 	})
 }
@@ -227,17 +150,16 @@ func BenchmarkSoldOut(b *testing.B) {
 		r := load(b, b.N, func(i int) *http.Request {
 			return post(b, url, toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":%d,"request_id":"late-%012d","quantity":1}`, a.ActivityID, i))
-		}, isSoldOut)
+		}, baseline.IsSoldOut)
 		r.report(b, "rejected")
 	})
 	b.Run("bare-gozero", func(b *testing.B) {
 		e := benchEnv(b)
-		base := bare(b, e, rest.Route{Method: http.MethodPost, Path: "/bare", Handler: func(w http.ResponseWriter, r *http.Request) {
-			httpx.OkJsonCtx(r.Context(), w, map[string]string{"code": "SOLD_OUT"})
-		}}, "")
+		bare, err := baseline.StartBare(baselineConf(b, e))
+		base := serving(b, bare, err)
 		r := load(b, b.N, func(i int) *http.Request {
-			return post(b, base+"/bare", "", []byte(`{"activity_id":1,"request_id":"bare-000000000001"}`))
-		}, is200)
+			return post(b, base+baseline.BarePath, "", []byte(`{"activity_id":1,"request_id":"bare-000000000001"}`))
+		}, baseline.IsBare)
 		r.report(b, "handled")
 	})
 }
