@@ -229,6 +229,9 @@ func (w *Writer) Start() {
 	}
 }
 
+// Stopped is closed once the writer has stopped.
+func (w *Writer) Stopped() <-chan struct{} { return w.stopped }
+
 // Stop stops the flusher. Queued and parked events are answered ErrStopped (not applied,
 // not committed: stop the Kafka consumer first).
 func (w *Writer) Stop() {
