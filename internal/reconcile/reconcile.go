@@ -222,37 +222,16 @@ func (c counters) String() string {
 	return fmt.Sprintf("total %d, available %d, locked %d, sold %d", c.Total, c.Available, c.Locked, c.Sold)
 }
 
-// contribution is what an order in a state adds to the inventory, relative to no order:
-// the sum of DESIGN.md's transition deltas along any path to it, so it does not depend on
-// the order events arrived in.
-func contribution(state string, q int64) counters {
-	switch state {
-	case stock.StateReserved:
-		return counters{Available: -q, Locked: q}
-	case stock.StatePaid:
-		return counters{Available: -q, Sold: q}
+// advance moves an order of quantity q from state from to state to if the shared
+// transition table (event.Transition, what the writer applies) allows it, updating c.
+func (c *counters) advance(from, to string, q int64) bool {
+	_, d, ok := event.Transition(from, event.Type(to), q)
+	if ok {
+		c.Available += d.Available
+		c.Locked += d.Locked
+		c.Sold += d.Sold
 	}
-	return counters{}
-}
-
-// advances reports whether an order event of type to moves an order from state from, as
-// in the writer's transition table: only none -> any and reserved -> a terminal state.
-func advances(from string, to string) bool {
-	switch from {
-	case "":
-		return to == stock.StateReserved || to == stock.StatePaid || to == stock.StateCancelled ||
-			to == stock.StateExpired
-	case stock.StateReserved:
-		return to == stock.StatePaid || to == stock.StateCancelled || to == stock.StateExpired
-	}
-	return false
-}
-
-func (c *counters) move(from, to string, q int64) {
-	a, b := contribution(from, q), contribution(to, q)
-	c.Available += b.Available - a.Available
-	c.Locked += b.Locked - a.Locked
-	c.Sold += b.Sold - a.Sold
+	return ok
 }
 
 type dbOrder struct {
@@ -550,8 +529,7 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 			}
 			continue
 		}
-		if from := sim[ev.OrderNo]; advances(from, string(ev.Type)) {
-			simC.move(from, string(ev.Type), ev.Quantity)
+		if simC.advance(sim[ev.OrderNo], string(ev.Type), ev.Quantity) {
 			sim[ev.OrderNo] = string(ev.Type)
 			rep.InFlight++
 		}
@@ -590,8 +568,7 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 		case s == o.State:
 			d.Class = InOutbox
 			lines = append(lines, line{2, text + " (event in the outbox)"})
-		case advances(s, o.State):
-			full.move(s, o.State, o.Quantity)
+		case full.advance(s, o.State, o.Quantity):
 			res.candidates = append(res.candidates, o)
 			note := ""
 			d.Class, note = r.classify(res, "o:"+no+":"+o.State+":"+s)

@@ -266,7 +266,7 @@ func TestWriterWaitsOutMySQLOutage(t *testing.T) {
 	}
 	st := readOrders(t, db)
 	for ono, s := range st {
-		if s != statePaid {
+		if s != event.StatePaid {
 			t.Fatalf("order %s is %q", ono, s)
 		}
 	}

@@ -326,7 +326,7 @@ type invDelta struct {
 	total                                                               int64
 }
 
-func (d *invDelta) add(x delta) {
+func (d *invDelta) add(x event.Delta) {
 	split := func(v int64, plus, minus *int64) {
 		if v > 0 {
 			*plus += v
@@ -334,9 +334,9 @@ func (d *invDelta) add(x delta) {
 			*minus -= v
 		}
 	}
-	split(x.available, &d.availPlus, &d.availMinus)
-	split(x.locked, &d.lockedPlus, &d.lockedMinus)
-	split(x.sold, &d.soldPlus, &d.soldMinus)
+	split(x.Available, &d.availPlus, &d.availMinus)
+	split(x.Locked, &d.lockedPlus, &d.lockedMinus)
+	split(x.Sold, &d.soldPlus, &d.soldMinus)
 }
 
 func (d *invDelta) zero() bool {
@@ -392,7 +392,7 @@ func (w *Writer) apply(batch []*request) (outcome, error) {
 			if ev.Type == event.Adjusted {
 				continue
 			}
-			next, d, changed := transition(state[ev.OrderNo], ev.Type, ev.Quantity)
+			next, d, changed := event.Transition(state[ev.OrderNo], ev.Type, ev.Quantity)
 			if !changed {
 				res.duplicates++
 				continue
@@ -463,7 +463,7 @@ func (w *Writer) apply(batch []*request) (outcome, error) {
 			}
 			res.applied[event.Adjusted]++
 			d := invOf(ev.ActivityID)
-			d.add(delta{available: ev.Delta})
+			d.add(event.Delta{Available: ev.Delta})
 			d.total += ev.Delta
 		}
 

@@ -106,37 +106,6 @@ func orderEvent(typ event.Type, orderNo string, q int64) event.Event {
 		CreatedMs: 1700000000123, ExpireMs: 1700000900123}
 }
 
-func TestTransitionTable(t *testing.T) {
-	const q = 3
-	for _, tc := range []struct {
-		from    string
-		to      event.Type
-		next    string
-		d       delta
-		changed bool
-	}{
-		{stateNone, event.Reserved, stateReserved, delta{-q, q, 0}, true},
-		{stateNone, event.Paid, statePaid, delta{-q, 0, q}, true},
-		{stateNone, event.Cancelled, stateCancelled, delta{}, true},
-		{stateNone, event.Expired, stateExpired, delta{}, true},
-		{stateReserved, event.Paid, statePaid, delta{0, -q, q}, true},
-		{stateReserved, event.Cancelled, stateCancelled, delta{q, -q, 0}, true},
-		{stateReserved, event.Expired, stateExpired, delta{q, -q, 0}, true},
-		{stateReserved, event.Reserved, stateReserved, delta{}, false},
-		{statePaid, event.Reserved, statePaid, delta{}, false},
-		{statePaid, event.Cancelled, statePaid, delta{}, false},
-		{stateCancelled, event.Paid, stateCancelled, delta{}, false},
-		{stateExpired, event.Reserved, stateExpired, delta{}, false},
-	} {
-		t.Run(tc.from+"->"+string(tc.to), func(t *testing.T) {
-			next, d, changed := transition(tc.from, tc.to, q)
-			if next != tc.next || d != tc.d || changed != tc.changed {
-				t.Fatalf("got %q %+v %v, want %q %+v %v", next, d, changed, tc.next, tc.d, tc.changed)
-			}
-		})
-	}
-}
-
 // Every row of the table through MySQL: whatever the arrival order, each event delivered
 // twice, one transaction per event or all in one, the result is that of one in-order
 // delivery.
@@ -148,10 +117,10 @@ func TestWriterOrderIndependentAndIdempotent(t *testing.T) {
 		status string
 		inv    inventory
 	}{
-		{"reserved", []event.Type{event.Reserved}, stateReserved, inventory{stock - q, q, 0}},
-		{"reserved,paid", []event.Type{event.Reserved, event.Paid}, statePaid, inventory{stock - q, 0, q}},
-		{"reserved,cancelled", []event.Type{event.Reserved, event.Cancelled}, stateCancelled, inventory{stock, 0, 0}},
-		{"reserved,expired", []event.Type{event.Reserved, event.Expired}, stateExpired, inventory{stock, 0, 0}},
+		{"reserved", []event.Type{event.Reserved}, event.StateReserved, inventory{stock - q, q, 0}},
+		{"reserved,paid", []event.Type{event.Reserved, event.Paid}, event.StatePaid, inventory{stock - q, 0, q}},
+		{"reserved,cancelled", []event.Type{event.Reserved, event.Cancelled}, event.StateCancelled, inventory{stock, 0, 0}},
+		{"reserved,expired", []event.Type{event.Reserved, event.Expired}, event.StateExpired, inventory{stock, 0, 0}},
 	} {
 		deliveries := map[string]func([]event.Event) [][]event.Event{
 			"in order, once": func(evs []event.Event) [][]event.Event {

@@ -1,0 +1,56 @@
+package event
+
+// Order states as the ledger stores them (seckill_order.status); "" is "no row yet".
+const (
+	StateNone      = ""
+	StateReserved  = string(Reserved)
+	StatePaid      = string(Paid)
+	StateCancelled = string(Cancelled)
+	StateExpired   = string(Expired)
+)
+
+// Delta is a change of one activity's inventory columns.
+type Delta struct{ Available, Locked, Sold int64 }
+
+// Transition is DESIGN.md's table, the one place it is written down in code; the writer
+// applies it and reconciliation replays it. An event names the order's target state; the
+// order moves from its current state to the target and the inventory changes by that
+// transition's delta only. Anything else (a repeat, a terminal order, a reserved event
+// after paid) changes nothing: that is what makes the writer idempotent and independent
+// of arrival order.
+//
+//	from -> to                    available  locked  sold
+//	none -> reserved                 -q        +q
+//	none -> paid                     -q                +q
+//	none -> cancelled/expired
+//	reserved -> paid                           -q      +q
+//	reserved -> cancelled/expired    +q        -q
+//	terminal -> anything           no-op
+func Transition(from string, to Type, q int64) (next string, d Delta, changed bool) {
+	switch from {
+	case StateNone:
+		switch to {
+		case Reserved:
+			return StateReserved, Delta{Available: -q, Locked: q}, true
+		case Paid:
+			return StatePaid, Delta{Available: -q, Sold: q}, true
+		case Cancelled, Expired:
+			return string(to), Delta{}, true
+		}
+	case StateReserved:
+		switch to {
+		case Paid:
+			return StatePaid, Delta{Locked: -q, Sold: q}, true
+		case Cancelled, Expired:
+			return string(to), Delta{Available: q, Locked: -q}, true
+		}
+	}
+	return from, Delta{}, false
+}
+
+// Holding is what an order in state contributes to its activity's inventory, counted from
+// none: a reserved order holds q locked, a paid one q sold, a released one nothing.
+func Holding(state string, q int64) Delta {
+	_, d, _ := Transition(StateNone, Type(state), q)
+	return d
+}
