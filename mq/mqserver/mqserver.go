@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/queue"
 	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/mq/internal/config"
 	"github.com/seckill/seckill/mq/internal/svc"
@@ -49,6 +50,9 @@ func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Serve
 	if err := c.SetUp(); err != nil { // logging and metrics as the top-level config says
 		return nil, err
 	}
+	// The writer runs thousands of statements a second; go-zero logs each at info level.
+	// Slow statements are still logged. (Process-wide: sqlx has no per-connection switch.)
+	sqlx.DisableStmtLog()
 	ctx, err := svc.New(c)
 	if err != nil {
 		return nil, err
