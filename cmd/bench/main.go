@@ -1,0 +1,79 @@
+// Command bench is `make bench`: Go benchmarks (stock.Reserve vs raw EVALSHA, the writer's
+// group commit vs one transaction per event) and a short loopback load run against the
+// standalone system beside bare go-zero baselines, printed as ratios from one run
+// (internal/benchrun). Run it from the repository root.
+//
+//	make bench
+//	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seckill/seckill/internal/benchrun"
+	"github.com/seckill/seckill/internal/standalone"
+)
+
+func main() {
+	var cfg benchrun.Config
+	var kafka string
+	flag.StringVar(&cfg.Dir, "dir", ".", "repository root (go test runs there; etc/ is read from there)")
+	flag.StringVar(&cfg.Standalone.EtcDir, "etc", "", "the services' YAML configs (default <dir>/etc)")
+	flag.StringVar(&cfg.Standalone.Mode, "mode", "dev", "go-zero mode of every service and baseline: dev = load shedding off (the benchmark profile); pro sheds above CpuThreshold")
+	flag.StringVar(&cfg.Standalone.RedisAddr, "redis", "", "Redis host:port (env "+standalone.EnvRedis+"; default: a private redis-server)")
+	flag.StringVar(&cfg.Standalone.MySQLDSN, "mysql", "", "MySQL DSN (env "+standalone.EnvMySQL+"; default: a private MariaDB)")
+	flag.StringVar(&kafka, "kafka", "", "comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
+	flag.IntVar(&cfg.Concurrency, "c", 64, "HTTP clients in flight")
+	flag.IntVar(&cfg.Requests, "requests", 10000, "requests per HTTP measurement (count bound)")
+	flag.DurationVar(&cfg.MaxDuration, "duration", 15*time.Second, "time bound of each HTTP measurement")
+	flag.IntVar(&cfg.StockN, "stock-n", 20000, "-benchtime (x) of Reserve / RawEvalsha")
+	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
+	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")
+	flag.BoolVar(&cfg.SkipHTTP, "no-http", false, "leave out the HTTP measurements")
+	flag.StringVar(&cfg.Go, "go", "go", "the go command")
+	timeout := flag.Duration("timeout", 10*time.Minute, "bound on the whole run")
+	asJSON := flag.Bool("json", false, "print the result as JSON instead of the table")
+	quiet := flag.Bool("q", false, "no progress on stderr")
+	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
+	flag.Parse()
+	if kafka != "" {
+		cfg.Standalone.KafkaBrokers = strings.Split(kafka, ",")
+	}
+	cfg.Standalone.FromEnv()
+	cfg.Standalone.Install = !*noInstall
+	cfg.Log = os.Stderr
+	if *quiet {
+		cfg.Log = io.Discard
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	res, err := benchrun.Run(ctx, cfg)
+	if res != nil {
+		if *asJSON {
+			if err := res.WriteJSON(os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
+		} else {
+			res.WriteText(os.Stdout)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := res.Failed(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

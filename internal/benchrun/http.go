@@ -1,0 +1,175 @@
+package benchrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/internal/baseline"
+	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/internal/standalone"
+)
+
+// requestTimeout is every HTTP request's bound (the load generator's default).
+const requestTimeout = 10 * time.Second
+
+// httpRows measures, in this order so that each runs on an idle system: the echo, the
+// gateway's reservations (a load-generator sale, whose later phases pay every order and
+// wait for reconciliation, so the pipeline has drained before the next measurement), the
+// bare handler, the gateway's sold-out rejections.
+func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string) ([]Row, *Sale) {
+	// The baselines get the gateway's own RestConf: the same Mode, timeouts, middlewares.
+	bc := ac.RestConf
+	bc.Name, bc.Port = "seckill-bench-baseline", 0
+	lc := baseline.LoadConfig{Concurrency: c.Concurrency, Requests: c.Requests, MaxDuration: c.MaxDuration, Timeout: requestTimeout}
+	n := int64(c.Requests)
+	// Distinct buyers per measurement (as the load generator derives them), so that
+	// neither per-user limits nor the per-user rate limit carry over.
+	uidBase := time.Now().Unix() % 1_000_000 * 1_000_000
+	sale := loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret, MerchantSecret: sys.MerchantSecret,
+		Concurrency: c.Concurrency, MaxDuration: c.MaxDuration, Timeout: requestTimeout,
+		PayFraction: 1, ExpiryGrace: 10 * time.Second, ReconcileWait: time.Minute, Progress: c.Log}
+
+	reserve := Row{Label: "reservations",
+		Subject:  Measurement{Name: "reservations via the gateway", Unit: "/s"},
+		Baseline: Measurement{Name: "HTTP->zRPC echo (one Ping)", Unit: "/s"}}
+	rejects := Row{Label: "sold-out rejections",
+		Subject:  Measurement{Name: "sold-out rejections via the gateway", Unit: "/s"},
+		Baseline: Measurement{Name: "bare go-zero handler (fixed JSON)", Unit: "/s"}}
+
+	logf("echo baseline: %d requests, %d clients", c.Requests, c.Concurrency)
+	if echo, err := baseline.StartEcho(bc, ac.BuyerAuth.AccessSecret, ac.Inventory); err != nil {
+		reserve.Error = "echo: " + err.Error()
+	} else {
+		r := baseline.Load(ctx, lc, buyerRequest(echo.URL+baseline.EchoPath, sys.BuyerSecret, uidBase, 1, "bench-echo"), baseline.IsReserved)
+		echo.Close()
+		reserve.Baseline = fromLoad(reserve.Baseline, r)
+	}
+
+	logf("gateway: a sale of %d units to %d buyers, %d clients", n, n, c.Concurrency)
+	var verdict *Sale
+	cfg := sale
+	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.Requests, n, uidBase
+	if rep, err := loadgen.Run(ctx, cfg); err != nil {
+		reserve.Error = "load generator: " + err.Error()
+	} else {
+		reserve.Subject = fromLoadgen(reserve.Subject, rep, loadgen.CodeOK)
+		verdict = saleVerdict(rep)
+	}
+
+	logf("bare handler baseline: %d requests, %d clients", c.Requests, c.Concurrency)
+	if bare, err := baseline.StartBare(bc); err != nil {
+		rejects.Error = "bare handler: " + err.Error()
+	} else {
+		// The same client work as a buyer of the sale (a token minted, a body encoded);
+		// the bare route has no JWT and ignores both.
+		r := baseline.Load(ctx, lc, buyerRequest(bare.URL+baseline.BarePath, sys.BuyerSecret, uidBase, 1, "bench-bare"), baseline.IsBare)
+		bare.Close()
+		rejects.Baseline = fromLoad(rejects.Baseline, r)
+	}
+
+	logf("gateway: %d buyers for a sold-out activity, %d clients", n, c.Concurrency)
+	if aid, err := soldOutActivity(ctx, sale, uidBase+2*n); err != nil {
+		rejects.Error = err.Error()
+	} else {
+		cfg := sale
+		cfg.ActivityID, cfg.Buyers, cfg.UIDBase = aid, c.Requests, uidBase+n
+		if rep, err := loadgen.Run(ctx, cfg); err != nil {
+			rejects.Error = "load generator: " + err.Error()
+		} else {
+			rejects.Subject = fromLoadgen(rejects.Subject, rep, loadgen.CodeSoldOut)
+		}
+		// The load generator classifies by the body's code word; check one rejection's
+		// status too.
+		probe := baseline.Load(ctx, baseline.LoadConfig{Concurrency: 1, Requests: 1, Timeout: requestTimeout},
+			buyerRequest(sys.APIURL+"/v1/seckill/orders", sys.BuyerSecret, uidBase+2*n+1, aid, "bench-probe"), baseline.IsSoldOut)
+		*notes = append(*notes, fmt.Sprintf("one more rejection checked strictly (409 and JSON code SOLD_OUT): %s",
+			map[bool]string{true: "ok", false: "NOT WELL-FORMED: " + baseline.FormatOutcomes(probe.Other)}[probe.Good == 1]))
+	}
+
+	reserve.compute()
+	rejects.compute()
+	*notes = append(*notes,
+		"the gateway is driven by internal/loadgen (one attempt per buyer, no retries); the baselines by internal/baseline.Load with the same transport settings, concurrency, bounds and per-request client work (a buyer token minted, a JSON body encoded)",
+		"counted: gateway reservations = 200 with a decoded reservation body (each then paid and read back by its order_no in the sale's checks), gateway rejections = SOLD_OUT; echo = 200 with a non-empty order_no; bare = 200 {\"code\":\"SOLD_OUT\"}; everything else is listed as other and not counted")
+	return []Row{reserve, rejects}, verdict
+}
+
+// soldOutActivity creates an activity of one unit and sells it (a one-buyer sale, paid).
+func soldOutActivity(ctx context.Context, base loadgen.Config, uidBase int64) (int64, error) {
+	cfg := base
+	cfg.Buyers, cfg.Concurrency, cfg.Stock, cfg.UIDBase, cfg.Progress = 1, 1, 1, uidBase, nil
+	rep, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return 0, fmt.Errorf("sell out an activity: %w", err)
+	}
+	if rep.Reserved != 1 || rep.Paid() != 1 {
+		return 0, fmt.Errorf("sell out an activity: reserved %d, paid %d of its one unit (attempts %v)", rep.Reserved, rep.Paid(), rep.Attempts)
+	}
+	return rep.ActivityID, nil
+}
+
+// buyerRequest builds request i as a buyer of the load generator would: its own token,
+// a reservation body.
+func buyerRequest(url, secret string, uidBase, activityID int64, prefix string) func(i int) (*http.Request, error) {
+	return func(i int) (*http.Request, error) {
+		token, err := authtoken.Buyer(secret, uidBase+int64(i)+1, 24*time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		body, err := json.Marshal(map[string]any{"activity_id": activityID, "quantity": 1,
+			"request_id": fmt.Sprintf("%s-%d", prefix, i)})
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		return req, nil
+	}
+}
+
+// fromLoad fills m from a baseline load run.
+func fromLoad(m Measurement, r baseline.LoadResult) Measurement {
+	lat := loadgen.Summarize(r.Latencies)
+	m.Count, m.Other, m.NotSent, m.Elapsed = r.Good, r.Other, r.NotSent, r.Elapsed
+	m.P50, m.P99, m.Rate = lat.P50, lat.P99, r.Rate()
+	return m
+}
+
+// fromLoadgen fills m from the reserve phase of a load-generator run: the attempts with
+// outcome want count, every other outcome is listed.
+func fromLoadgen(m Measurement, rep *loadgen.Report, want string) Measurement {
+	m.Other = map[string]int{}
+	for code, k := range rep.Attempts {
+		if code == want {
+			m.Count = k
+		} else {
+			m.Other[code] = k
+		}
+	}
+	m.NotSent, m.Elapsed = rep.NotSent, rep.ReserveDuration
+	m.P50, m.P99 = rep.Latency.P50, rep.Latency.P99
+	if rep.ReserveDuration > 0 {
+		m.Rate = float64(m.Count) / rep.ReserveDuration.Seconds()
+	}
+	return m
+}
+
+func saleVerdict(rep *loadgen.Report) *Sale {
+	s := &Sale{ActivityID: rep.ActivityID, OK: rep.OK(), Reconcile: rep.Reconcile}
+	for _, ch := range rep.Checks {
+		if !ch.Skip && !ch.OK {
+			s.Failed = append(s.Failed, ch.Name+": "+ch.Detail)
+		}
+	}
+	return s
+}

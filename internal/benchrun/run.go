@@ -1,0 +1,210 @@
+// Package benchrun is `make bench`: in one run it measures the hot paths beside their
+// floors and prints the ratios.
+//
+//  1. Go benchmarks (`go test -bench`): stock.Reserve vs a raw EVALSHA (internal/stock),
+//     the writer's group commit vs one transaction per event (mq/internal/writer).
+//  2. The standalone system (internal/standalone) started in-process in a named profile,
+//     driven on loopback: successful reservations through the gateway (a load-generator
+//     sale, internal/loadgen) beside a bare HTTP->zRPC echo, and sold-out rejections
+//     through the gateway beside a bare go-zero handler (internal/baseline), all with the
+//     same client settings and bounds.
+//
+// Absolute numbers on a small shared machine mean little; the ratios are the figures.
+package benchrun
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/internal/standalone"
+)
+
+// Config is one bench run.
+type Config struct {
+	// Standalone is the system to start (its dependencies, etc dir, Mode). Mode names the
+	// profile; default dev.
+	Standalone standalone.Config
+
+	Dir           string        // repository root, where `go test` runs (default ".")
+	Go            string        // the go command (default "go")
+	Tags          string        // build tags of `go test` (default no_k8s)
+	GoTestTimeout time.Duration // per `go test` (default 3m)
+	StockN        int           // -benchtime of Reserve / RawEvalsha (default 20000)
+	WriterN       int           // -benchtime of the writer benchmarks (default 4000)
+
+	Concurrency int           // HTTP clients in flight (default 64)
+	Requests    int           // per HTTP measurement: the count bound (default 10000)
+	MaxDuration time.Duration // per HTTP measurement: the time bound (default 15s)
+
+	SkipGo   bool // leave out the Go benchmarks
+	SkipHTTP bool // leave out the HTTP measurements
+
+	Log io.Writer // progress (default: discarded)
+}
+
+func (c *Config) defaults() {
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	if c.Go == "" {
+		c.Go = "go"
+	}
+	if c.Tags == "" {
+		c.Tags = "no_k8s"
+	}
+	if c.GoTestTimeout == 0 {
+		c.GoTestTimeout = 3 * time.Minute
+	}
+	if c.StockN == 0 {
+		c.StockN = 20000
+	}
+	if c.WriterN == 0 {
+		c.WriterN = 4000
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 64
+	}
+	if c.Requests == 0 {
+		c.Requests = 10000
+	}
+	if c.MaxDuration == 0 {
+		c.MaxDuration = 15 * time.Second
+	}
+	if c.Standalone.Mode == "" {
+		c.Standalone.Mode = "dev"
+	}
+	if c.Standalone.LogLevel == "" {
+		c.Standalone.LogLevel = "error"
+	}
+	if c.Standalone.APIAddr == "" {
+		c.Standalone.APIAddr = "127.0.0.1:0"
+	}
+	if c.Standalone.EtcDir == "" {
+		c.Standalone.EtcDir = filepath.Join(c.Dir, "etc")
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+}
+
+func (c *Config) validate() error {
+	if c.Concurrency < 1 || c.Requests < 1 || c.MaxDuration <= 0 || c.StockN < 1 || c.WriterN < 1 {
+		return fmt.Errorf("concurrency (%d), requests (%d), max duration (%s), stock n (%d) and writer n (%d) must be positive",
+			c.Concurrency, c.Requests, c.MaxDuration, c.StockN, c.WriterN)
+	}
+	if _, err := os.Stat(filepath.Join(c.Dir, "go.mod")); err != nil && !c.SkipGo {
+		return fmt.Errorf("%s is not the repository root (no go.mod): run from there or pass its path", c.Dir)
+	}
+	return nil
+}
+
+// Run starts the system, measures, stops the system and returns the result. An error
+// means nothing could be measured (bad config, the system did not start); a measurement
+// that failed is a Row with Error set.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg.defaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, "bench: "+format+"\n", args...) }
+	res := &Result{
+		Started: time.Now(),
+		Machine: machine(),
+		Settings: Settings{Concurrency: cfg.Concurrency, Requests: cfg.Requests, MaxDuration: cfg.MaxDuration,
+			StockN: cfg.StockN, WriterN: cfg.WriterN},
+	}
+
+	sc := cfg.Standalone
+	sc.Log = cfg.Log
+	logf("starting the standalone system (go-zero Mode %s)", sc.Mode)
+	sys, err := standalone.Start(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("start the standalone system: %w", err)
+	}
+	defer sys.Close()
+	ac, err := apiserver.LoadConfig(sys.ConfigFiles["seckill-api"])
+	if err != nil {
+		return nil, fmt.Errorf("gateway config: %w", err)
+	}
+	res.Profile = profile(ac)
+
+	if !cfg.SkipGo {
+		res.Rows = append(res.Rows, goRows(ctx, &cfg, sys, logf, &res.Notes)...)
+	}
+	if !cfg.SkipHTTP {
+		rows, sale := httpRows(ctx, &cfg, sys, ac, logf, &res.Notes)
+		res.Rows, res.Sale = append(res.Rows, rows...), sale
+	}
+	res.Notes = append(res.Notes,
+		fmt.Sprintf("absolute numbers on %d noisy cores, shared by the clients, every server and the other work of the machine, mean little: the ratios are the figures", res.Machine.NumCPU),
+		"ratio = rate / baseline rate (1.00x = as fast as the baseline); p99 ratio likewise")
+	res.Took = time.Since(res.Started)
+	return res, ctx.Err()
+}
+
+// Failed reports whether a row could not be measured or the sale failed its checks.
+func (r *Result) Failed() error {
+	var errs []error
+	for _, row := range r.Rows {
+		if row.Error != "" {
+			errs = append(errs, fmt.Errorf("%s: %s", row.Label, firstLine(row.Error)))
+		}
+	}
+	if r.Sale != nil && !r.Sale.OK {
+		errs = append(errs, fmt.Errorf("the sale failed its checks: %s", strings.Join(r.Sale.Failed, "; ")))
+	}
+	return errors.Join(errs...)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// profile names the settings the gateway (and, with the same RestConf, the baselines)
+// ran with.
+func profile(c apiserver.Config) Profile {
+	rl := "off"
+	if c.RateLimit.Enabled {
+		rl = fmt.Sprintf("%d per %d s per buyer (a Redis call per reservation)", c.RateLimit.Quota, c.RateLimit.Period)
+	}
+	rest := fmt.Sprintf("every other go-zero rest middleware on as in etc/seckill-api.yaml (timeout %d ms, MaxBytes %d, MaxConns %d, breaker, prometheus, trace, recover, gunzip); JWT on the buyer routes and on the echo; the gateway's rate limit %s, the echo has none; log level %s, Log.Stat off",
+		c.Timeout, c.MaxBytes, c.MaxConns, rl, c.Log.Level)
+	switch c.Mode {
+	case "dev", "test", "rt", "pre":
+		return Profile{Name: "gozero-" + c.Mode + "-noshed", Description: fmt.Sprintf(
+			"go-zero Mode %s in every service (inventory rpc, writer, gateway) and both baselines: service.ServiceConf.SetUp calls load.Disable(), so no adaptive load shedding anywhere in the process and the CpuThreshold %d of etc/*.yaml is inert; %s",
+			c.Mode, c.CpuThreshold, rest)}
+	default:
+		return Profile{Name: "gozero-" + c.Mode + "-shedding", Description: fmt.Sprintf(
+			"go-zero Mode %s: adaptive load shedding above CpuThreshold %d per mille of host CPU, which a 2-core load test reaches (shed requests count as other); %s",
+			c.Mode, c.CpuThreshold, rest)}
+	}
+}
+
+func machine() Machine {
+	m := Machine{NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,58 @@
+package benchrun
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/internal/standalone"
+	"github.com/seckill/seckill/internal/testenv"
+)
+
+// TestRunTiny runs the HTTP half of `make bench` with tiny numbers against the standalone
+// system on testenv's Redis and MySQL (the Go half is `go test -bench` in a subprocess,
+// whose output parsing is tested above): every request of every measurement must come
+// back well-formed under the benchmark profile, and the sale must pass its checks.
+func TestRunTiny(t *testing.T) {
+	_, keys := testenv.Redis(t) // skips (or fails under CI) without Redis
+	db := testenv.MySQL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var progress strings.Builder
+	const n = 150
+	res, err := Run(ctx, Config{
+		Dir: "../..", SkipGo: true,
+		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
+		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second,
+		Log: &progress,
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	var text strings.Builder
+	res.WriteText(&text)
+	t.Logf("\n%s", text.String())
+	if err := res.Failed(); err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if res.Profile.Name != "gozero-dev-noshed" || res.Sale == nil || !res.Sale.OK {
+		t.Fatalf("profile %q, sale %+v", res.Profile.Name, res.Sale)
+	}
+	if len(res.Rows) != 2 {
+		t.Fatalf("%d rows, want reservations and rejections", len(res.Rows))
+	}
+	for _, row := range res.Rows {
+		for _, m := range []Measurement{row.Subject, row.Baseline} {
+			if m.Count != n || m.OtherCount() != 0 || m.NotSent != 0 || m.Rate <= 0 || m.P99 <= 0 {
+				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, n, m.Other, m.NotSent, m.Rate, m.P99)
+			}
+		}
+		if row.Ratio <= 0 || row.P99Ratio <= 0 {
+			t.Errorf("%s: ratio %f, p99 ratio %f", row.Label, row.Ratio, row.P99Ratio)
+		}
+	}
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "checked strictly (409 and JSON code SOLD_OUT): ok") {
+		t.Errorf("the strict rejection probe did not pass: %v", res.Notes)
+	}
+}
