@@ -142,14 +142,10 @@ func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 	if !errors.Is(err, stock.ErrNotWarm) {
 		return snap, err
 	}
-	rds := l.Store.Redis()
-	keys := l.Store.Keys()
-	if missing, err := rds.ExistsCtx(ctx, keys.Missing(id)); err != nil {
+	if err := l.checkMissing(ctx, id); err != nil {
 		return snap, err
-	} else if missing {
-		return snap, xerr.ErrActivityNotFound
 	}
-	lock := redis.NewRedisLock(rds, keys.Lock(id))
+	lock := redis.NewRedisLock(l.Store.Redis(), l.Store.Keys().Lock(id))
 	lock.SetExpire(5)
 	ok, err := lock.AcquireCtx(ctx)
 	if err != nil {
@@ -163,8 +159,12 @@ func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 			logc.Errorf(ctx, "release backfill lock of activity %d: %v", id, err)
 		}
 	}()
-	// Another caller may have filled it between our miss and our lock.
+	// Another caller may have filled it, or marked it missing, between our miss and our
+	// lock (its lock already released).
 	if snap, err = l.Store.Stock(ctx, id); !errors.Is(err, stock.ErrNotWarm) {
+		return snap, err
+	}
+	if err := l.checkMissing(ctx, id); err != nil {
 		return snap, err
 	}
 	rec, err := l.Source.Load(ctx, id)
@@ -192,7 +192,6 @@ func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 
 func (l *Loader) awaitBackfill(ctx context.Context, id int64) (stock.Snapshot, error) {
 	deadline := time.Now().Add(l.Wait)
-	keys := l.Store.Keys()
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
@@ -203,9 +202,21 @@ func (l *Loader) awaitBackfill(ctx context.Context, id int64) (stock.Snapshot, e
 		if !errors.Is(err, stock.ErrNotWarm) {
 			return snap, err
 		}
-		if missing, err := l.Store.Redis().ExistsCtx(ctx, keys.Missing(id)); err == nil && missing {
-			return snap, xerr.ErrActivityNotFound
+		if err := l.checkMissing(ctx, id); err != nil {
+			return snap, err
 		}
 	}
 	return stock.Snapshot{}, stock.ErrNotWarm
+}
+
+// checkMissing returns ErrActivityNotFound while "no such activity" is cached for id.
+func (l *Loader) checkMissing(ctx context.Context, id int64) error {
+	missing, err := l.Store.Redis().ExistsCtx(ctx, l.Store.Keys().Missing(id))
+	if err != nil {
+		return err
+	}
+	if missing {
+		return xerr.ErrActivityNotFound
+	}
+	return nil
 }
