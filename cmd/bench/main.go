@@ -27,7 +27,7 @@ func main() {
 	var kafka string
 	flag.StringVar(&cfg.Dir, "dir", ".", "repository root (go test runs there; etc/ is read from there)")
 	flag.StringVar(&cfg.Standalone.EtcDir, "etc", "", "the services' YAML configs (default <dir>/etc)")
-	flag.StringVar(&cfg.Standalone.Mode, "mode", "dev", "go-zero mode of every service and baseline: dev = load shedding off (the benchmark profile); pro sheds above CpuThreshold")
+	flag.StringVar(&cfg.Standalone.Mode, "mode", "dev", "go-zero mode of every service and baseline: dev (or test) = the noshed profile, load shedding off in the whole process; pro sheds above CpuThreshold")
 	flag.StringVar(&cfg.Standalone.RedisAddr, "redis", "", "Redis host:port (env "+standalone.EnvRedis+"; default: a private redis-server)")
 	flag.StringVar(&cfg.Standalone.MySQLDSN, "mysql", "", "MySQL DSN (env "+standalone.EnvMySQL+"; default: a private MariaDB)")
 	flag.StringVar(&kafka, "kafka", "", "comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")

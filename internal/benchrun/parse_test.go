@@ -137,9 +137,9 @@ func TestProfile(t *testing.T) {
 	for _, tc := range []struct {
 		mode, name, says string
 	}{
-		{"dev", "gozero-dev-noshed", "load.Disable()"},
-		{"test", "gozero-test-noshed", "load.Disable()"},
-		{"pro", "gozero-pro-shedding", "adaptive load shedding above CpuThreshold 900"},
+		{"dev", "noshed-dev", "load.Disable() called before any server is built"},
+		{"test", "noshed-test", "load.Disable() called before any server is built"},
+		{"pro", "shedding-pro", "adaptive load shedding above CpuThreshold 900"},
 	} {
 		var c apiserver.Config
 		c.Mode, c.CpuThreshold, c.Timeout = tc.mode, 900, 3000
@@ -175,7 +175,7 @@ func TestFormatting(t *testing.T) {
 
 func sampleResult() *Result {
 	res := &Result{
-		Profile:  Profile{Name: "gozero-dev-noshed", Description: "Mode dev"},
+		Profile:  Profile{Name: "noshed-dev", Description: "Mode dev"},
 		Machine:  Machine{NumCPU: 2, GOMAXPROCS: 2, OS: "linux/amd64", Go: "go1.26"},
 		Settings: Settings{Concurrency: 64, Requests: 10000, MaxDuration: 15 * time.Second},
 		Rows: []Row{{
@@ -201,7 +201,7 @@ func TestWriteText(t *testing.T) {
 	res.WriteText(&b)
 	out := b.String()
 	for _, want := range []string{
-		`profile "gozero-dev-noshed"`, "nproc 2", "64 concurrent keep-alive clients", "10000 requests or 15s",
+		`profile "noshed-dev"`, "nproc 2", "64 concurrent keep-alive clients", "10000 requests or 15s",
 		"2,400/s", "48ms", "4,800/s", "24ms", "0.50x", "p99 2.00x",
 		"other RATE_LIMITED 10", "other none", "not measured", "go test: exit status 1",
 		"load generator checks PASS", "ratios are the figures",
@@ -232,7 +232,7 @@ func TestWriteJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Profile.Name != "gozero-dev-noshed" || back.Machine.NumCPU != 2 || len(back.Rows) != 2 ||
+	if back.Profile.Name != "noshed-dev" || back.Machine.NumCPU != 2 || len(back.Rows) != 2 ||
 		back.Rows[0].Ratio != 0.5 || back.Rows[0].P99Ratio != 2 || back.Rows[0].Subject.Other["RATE_LIMITED"] != 10 ||
 		back.Rows[1].Error == "" || back.Settings.MaxDuration != 15*time.Second {
 		t.Fatalf("round trip: %+v", back)

@@ -36,7 +36,7 @@ func TestRunTiny(t *testing.T) {
 	if err := res.Failed(); err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	if res.Profile.Name != "gozero-dev-noshed" || res.Sale == nil || !res.Sale.OK {
+	if res.Profile.Name != "noshed-dev" || res.Sale == nil || !res.Sale.OK {
 		t.Fatalf("profile %q, sale %+v", res.Profile.Name, res.Sale)
 	}
 	if len(res.Rows) != 2 {
