@@ -31,7 +31,7 @@ type Machine struct {
 type Settings struct {
 	Concurrency int           `json:"concurrency"`
 	Requests    int           `json:"requests"`     // per HTTP measurement (count bound)
-	MaxDuration time.Duration `json:"max_duration"` // per HTTP measurement (time bound)
+	MaxDuration time.Duration `json:"max_duration_ns"` // per HTTP measurement (time bound)
 	StockN      int           `json:"stock_benchtime_n"`
 	WriterN     int           `json:"writer_benchtime_n"`
 }
@@ -108,6 +108,7 @@ type Result struct {
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(r)
 }
 
