@@ -30,7 +30,7 @@ type Machine struct {
 // Settings are the bounds of the run.
 type Settings struct {
 	Concurrency int           `json:"concurrency"`
-	Requests    int           `json:"requests"`     // per HTTP measurement (count bound)
+	Requests    int           `json:"requests"`        // per HTTP measurement (count bound)
 	MaxDuration time.Duration `json:"max_duration_ns"` // per HTTP measurement (time bound)
 	StockN      int           `json:"stock_benchtime_n"`
 	WriterN     int           `json:"writer_benchtime_n"`
