@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/rpc/rpcserver"
+	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 const (
@@ -49,26 +50,6 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// rpcConfig is the inventory service on a free loopback port.
-func rpcConfig(t testing.TB, keys stock.Keys, db *testenv.Database) rpcserver.Config {
-	var c rpcserver.Config
-	if err := conf.FillDefault(&c); err != nil {
-		t.Fatal(err)
-	}
-	c.Name = "inventory.rpc.test"
-	c.ListenOn = "127.0.0.1:" + strconv.Itoa(freePort(t))
-	c.Mode = "test"
-	c.Log.Level = "severe"
-	c.Log.Stat = false
-	c.DevServer.Enabled = false
-	c.StockRedis = testenv.RedisConf()
-	c.KeyPrefix = keys.Prefix
-	c.Mysql.DataSource = db.DSN
-	c.Stock.BackfillWaitMs = 100
-	// Any relay/writer blocks added later stay at their zero value: disabled here.
-	return c
 }
 
 // apiConfig is the gateway on a free loopback port, calling rpcAddr. Mode test turns
@@ -102,12 +83,9 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	t.Helper()
 	rds, keys := testenv.Redis(t)
 	db := testenv.MySQL(t)
-	rc := rpcConfig(t, keys, db)
-	rs, err := rpcserver.New(rc)
-	if err != nil {
-		t.Fatalf("rpc: %v", err)
-	}
-	go rs.Start()
+	rc := rpctest.Config(t, keys, db.DSN)
+	rc.Stock.BackfillWaitMs = 100
+	_, rs := rpctest.Start(t, rc)
 	ac := apiConfig(t, keys, db, rc.ListenOn)
 	for _, f := range tweak {
 		f(&ac)
@@ -117,8 +95,6 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 		t.Fatalf("api: %v", err)
 	}
 	go as.Start()
-	// rpcserver.Stop only closes go-zero's logger (zrpc's Stop does not stop gRPC), so
-	// the rpc server of a test lives until the test binary exits; the gateway stops.
 	t.Cleanup(as.Stop)
 	e := &env{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", ac.Port), rpcHost: rc.ListenOn, rds: rds, keys: keys, db: db,
 		rpc: rs, api: as, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{

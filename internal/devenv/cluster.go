@@ -62,7 +62,7 @@ func StartRedisCluster(ctx context.Context, n int) (*RedisCluster, error) {
 				"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
 				"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 				"--cluster-node-timeout", "5000", "--logfile", "")
-			p, err := startProc("redis-cluster", loopback(port), dir, filepath.Join(dir, "redis.log"), cmd)
+			p, err := startProc("redis-cluster", Loopback(port), dir, filepath.Join(dir, "redis.log"), cmd)
 			if err != nil {
 				_ = os.RemoveAll(dir)
 				return nil, err

@@ -165,7 +165,7 @@ func TestStartKafka(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addr := loopback(port)
+			addr := Loopback(port)
 			k, err := StartKafka(addr, dir, 3)
 			if err != nil {
 				t.Fatal(err)

@@ -29,13 +29,13 @@ func StartEtcd(ctx context.Context) (*Proc, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := "http://" + loopback(port)
-		peerURL := "http://" + loopback(peer)
+		client := "http://" + Loopback(port)
+		peerURL := "http://" + Loopback(peer)
 		cmd := exec.Command(bin, "--name", "default", "--data-dir", filepath.Join(dir, "data"),
 			"--listen-client-urls", client, "--advertise-client-urls", client,
 			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 			"--initial-cluster", "default="+peerURL, "--log-level", "error")
-		p, err := startProc("etcd", loopback(port), dir, filepath.Join(dir, "etcd.log"), cmd)
+		p, err := startProc("etcd", Loopback(port), dir, filepath.Join(dir, "etcd.log"), cmd)
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err

@@ -74,7 +74,7 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 		if os.Geteuid() == 0 {
 			args = append(args, "--user=root") // mariadbd refuses to run as root otherwise
 		}
-		p, err := startProc("mariadb", loopback(port), dir, filepath.Join(dir, "server.log"), exec.Command(server, args...))
+		p, err := startProc("mariadb", Loopback(port), dir, filepath.Join(dir, "server.log"), exec.Command(server, args...))
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err

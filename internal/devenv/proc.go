@@ -137,4 +137,5 @@ func startOnFreePort(ctx context.Context, start func(ctx context.Context, port i
 	return nil, errors.Join(errs...)
 }
 
-func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+// Loopback is the address host:port of port on 127.0.0.1.
+func Loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }

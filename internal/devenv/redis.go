@@ -38,7 +38,7 @@ func StartRedis(ctx context.Context) (*Proc, error) {
 			"--daemonize", "no",
 			"--logfile", "",
 		}
-		p, err := startProc("redis", loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
+		p, err := startProc("redis", Loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err

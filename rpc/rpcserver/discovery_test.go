@@ -1,12 +1,9 @@
 package rpcserver_test
 
 import (
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/discov"
 	"github.com/zeromicro/go-zero/zrpc"
 
@@ -15,6 +12,7 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/rpc/inventory"
 	"github.com/seckill/seckill/rpc/rpcserver"
+	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 // TestDiscoveryThroughEtcd runs two inventory instances registered in a real etcd and a
@@ -38,27 +36,10 @@ func TestDiscoveryThroughEtcd(t *testing.T) {
 
 	servers := make([]*rpcserver.Server, 2)
 	for i := range servers {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-		_ = l.Close()
-		var c rpcserver.Config
-		if err := conf.FillDefault(&c); err != nil {
-			t.Fatal(err)
-		}
-		c.Name, c.ListenOn, c.Mode, c.Etcd = "inventory.rpc.test", addr, "test", etcdConf
-		c.Log.Level, c.Log.Stat = "severe", false
-		c.StockRedis, c.KeyPrefix, c.Mysql.DataSource = testenv.RedisConf(), env.Keys.Prefix, db.DSN
-		srv, err := rpcserver.New(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		servers[i] = srv
-		go srv.Start()
+		c := rpctest.Config(t, env.Keys, db.DSN)
+		c.Etcd = etcdConf
+		_, servers[i] = rpctest.Start(t, c)
 	}
-	t.Cleanup(func() { servers[1].Stop() })
 
 	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Etcd: etcdConf, NonBlock: true, Timeout: 2000})
 	if err != nil {

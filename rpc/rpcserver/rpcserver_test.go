@@ -3,14 +3,11 @@ package rpcserver_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,7 +16,7 @@ import (
 	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventory"
-	"github.com/seckill/seckill/rpc/rpcserver"
+	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 var ctx = context.Background()
@@ -34,45 +31,13 @@ func start(t *testing.T) *fixture {
 	t.Helper()
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	c := rpctest.Config(t, env.Keys, db.DSN)
+	rpctest.Start(t, c)
+	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 5000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	_ = l.Close()
-
-	var c rpcserver.Config
-	if err := conf.FillDefault(&c); err != nil {
-		t.Fatal(err)
-	}
-	c.Name, c.ListenOn, c.Mode = "inventory.rpc.test", addr, "test"
-	c.Log.Level, c.Log.Stat = "severe", false
-	c.StockRedis = testenv.RedisConf()
-	c.KeyPrefix = env.Keys.Prefix
-	c.Mysql.DataSource = db.DSN
-	srv, err := rpcserver.New(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Stop)
-
-	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{addr}, NonBlock: true, Timeout: 5000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{env: env, db: db, client: inventory.NewInventoryClient(cli.Conn())}
-	// Wait until the server answers.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := f.client.Ping(ctx, &inventory.PingReq{}); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("rpc server did not come up: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return f
+	return &fixture{env: env, db: db, client: inventory.NewInventoryClient(cli.Conn())}
 }
 
 func (f *fixture) insert(t *testing.T, qty int64, start, end time.Time) int64 {

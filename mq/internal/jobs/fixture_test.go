@@ -2,14 +2,12 @@ package jobs_test
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/relay"
@@ -18,7 +16,7 @@ import (
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/inventoryclient"
-	"github.com/seckill/seckill/rpc/rpcserver"
+	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 var ctx = context.Background()
@@ -42,39 +40,11 @@ func newFixture(t *testing.T, kafka bool) *fixture {
 	t.Helper()
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	_ = l.Close()
-
-	var c rpcserver.Config
-	if err := conf.FillDefault(&c); err != nil {
-		t.Fatal(err)
-	}
-	c.Name, c.ListenOn, c.Mode = "inventory.rpc.jobs-test", addr, "test"
-	c.Log.Level, c.Log.Stat = "severe", false
-	c.StockRedis = testenv.RedisConf()
-	c.KeyPrefix = env.Keys.Prefix
-	c.Mysql.DataSource = db.DSN
+	c := rpctest.Config(t, env.Keys, db.DSN)
+	c.Name = "inventory.rpc.jobs-test"
 	c.Reconcile.ConfirmAfter = confirmAfter
-	srv, err := rpcserver.New(c) // no relay inside: the tests run their own
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	t.Cleanup(srv.Stop)
-
-	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{addr}, NonBlock: true, Timeout: 10000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, env: env, db: db, inv: inventoryclient.NewInventory(cli), addr: addr}
-	f.waitFor("rpc server", 5*time.Second, func() bool {
-		_, err := f.inv.Ping(ctx, &inventoryclient.PingReq{})
-		return err == nil
-	})
+	inv, _ := rpctest.Start(t, c) // no relay inside: the tests run their own
+	f := &fixture{t: t, env: env, db: db, inv: inv, addr: c.ListenOn}
 	if kafka {
 		f.brokers = testenv.Kafka(t, 4)
 	}
