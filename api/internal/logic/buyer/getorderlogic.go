@@ -5,11 +5,8 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
-	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
-	"github.com/seckill/seckill/api/internal/validate"
-	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 type GetOrderLogic struct {
@@ -30,14 +27,11 @@ func NewGetOrderLogic(ctx context.Context, svcCtx *svc.ServiceContext) *GetOrder
 // GetOrder asks the inventory service, which reads Redis while the activity's keys live
 // and MySQL afterwards, and answers ORDER_NOT_FOUND for another user's order.
 func (l *GetOrderLogic) GetOrder(req *types.OrderPathReq) (*types.OrderResp, error) {
-	uid, err := auth.UID(l.ctx)
+	in, err := orderReq(l.ctx, req.OrderNo)
 	if err != nil {
 		return nil, err
 	}
-	if err := validate.OrderNo(req.OrderNo); err != nil {
-		return nil, err
-	}
-	res, err := l.svcCtx.Inventory.GetOrder(l.ctx, &inventoryclient.OrderReq{OrderNo: req.OrderNo, Uid: uid})
+	res, err := l.svcCtx.Inventory.GetOrder(l.ctx, in)
 	if err != nil {
 		return nil, err
 	}

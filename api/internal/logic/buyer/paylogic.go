@@ -5,11 +5,8 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
-	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
-	"github.com/seckill/seckill/api/internal/validate"
-	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 type PayLogic struct {
@@ -28,14 +25,11 @@ func NewPayLogic(ctx context.Context, svcCtx *svc.ServiceContext) *PayLogic {
 }
 
 func (l *PayLogic) Pay(req *types.OrderPathReq) (*types.OrderStateResp, error) {
-	uid, err := auth.UID(l.ctx)
+	in, err := orderReq(l.ctx, req.OrderNo)
 	if err != nil {
 		return nil, err
 	}
-	if err := validate.OrderNo(req.OrderNo); err != nil {
-		return nil, err
-	}
-	res, err := l.svcCtx.Inventory.Confirm(l.ctx, &inventoryclient.OrderReq{OrderNo: req.OrderNo, Uid: uid})
+	res, err := l.svcCtx.Inventory.Confirm(l.ctx, in)
 	if err != nil {
 		return nil, err
 	}
