@@ -51,6 +51,12 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// zrpc.NewServer builds its load shedder before it runs c.SetUp(), which is what turns
+	// shedding off in dev/test mode (load.Disable): set up first, so a dev or test server
+	// does not shed at CpuThreshold. A pro server sheds as configured.
+	if err := c.SetUp(); err != nil {
+		return nil, err
+	}
 	srv := &Server{Svc: ctx}
 	s, err := zrpc.NewServer(c.RpcServerConf, func(g *grpc.Server) {
 		srv.mu.Lock()
