@@ -198,7 +198,7 @@ func profile(c apiserver.Config) Profile {
 		c.Timeout, c.MaxBytes, c.MaxConns, rl, c.Log.Level)
 	if noShed(c.Mode) {
 		return Profile{Name: "noshed-" + c.Mode, Description: fmt.Sprintf(
-			"no adaptive load shedding in any server of the process (inventory rpc, writer, gateway, both baselines): go-zero Mode %s, and load.Disable() called before any server is built, because Mode alone does not reach the zRPC server (go-zero v1.10.3 zrpc.NewServer builds its shedder before ServiceConf.SetUp disables shedding, so the first zRPC server of a process sheds above its CpuThreshold, 900, in any Mode); the CpuThreshold %d of etc/*.yaml is therefore inert; %s",
+			"no adaptive load shedding in any server of the process (inventory rpc, writer, gateway, both baselines): go-zero Mode %s, and load.Disable() called before any server is built (rpcserver also sets its config up before zrpc builds its shedder, which go-zero v1.10.3 does the other way round); the CpuThreshold %d of etc/*.yaml is therefore inert; %s",
 			c.Mode, c.CpuThreshold, rest)}
 	}
 	return Profile{Name: "shedding-" + c.Mode, Description: fmt.Sprintf(
