@@ -76,6 +76,7 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	handler.RegisterHandlers(srv, ctx)
+	reply.RedactLogs() // after rest.NewServer set the logging up
 	return &Server{Config: c, svc: ctx, rest: srv, started: make(chan struct{})}, nil
 }
 
