@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -43,37 +41,15 @@ func StartRedisCluster(ctx context.Context, n int) (*RedisCluster, error) {
 	if n < 3 {
 		return nil, fmt.Errorf("a redis cluster needs at least 3 masters, got %d", n)
 	}
-	bin, err := LookPath("redis-server")
-	if err != nil {
-		return nil, notInstalled(RedisPackage, "not found in PATH or sbin")
-	}
 	cli, err := LookPath("redis-cli")
 	if err != nil {
 		return nil, notInstalled(RedisPackage, "redis-cli not found")
 	}
 	c := &RedisCluster{}
 	for i := 0; i < n; i++ {
-		p, err := startOnFreePort(ctx, func(ctx context.Context, port int) (*Proc, error) {
-			dir, err := os.MkdirTemp("", "seckill-redis-cluster-")
-			if err != nil {
-				return nil, err
-			}
-			cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-				"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no",
-				"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-				"--cluster-node-timeout", "5000", "--logfile", "")
-			p, err := startProc("redis-cluster", Loopback(port), dir, filepath.Join(dir, "redis.log"), cmd)
-			if err != nil {
-				_ = os.RemoveAll(dir)
-				return nil, err
-			}
-			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			if err := p.waitReady(wctx, func(ctx context.Context) error { return redisPing(ctx, p.Addr) }); err != nil {
-				_ = p.Close()
-				return nil, err
-			}
-			return p, nil
+		p, err := startRedis(ctx, "redis-cluster", func(dir string) []string {
+			return []string{"--appendonly", "no", "--cluster-enabled", "yes",
+				"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "5000"}
 		})
 		if err != nil {
 			_ = c.Close()

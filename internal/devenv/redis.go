@@ -18,27 +18,33 @@ import (
 // file (appendfsync everysec, as DESIGN.md asks of Redis) inside that directory; Close stops
 // the server and deletes the directory.
 func StartRedis(ctx context.Context) (*Proc, error) {
+	return startRedis(ctx, "redis", func(string) []string {
+		return []string{"--appendonly", "yes", "--appendfsync", "everysec"}
+	})
+}
+
+// startRedis runs redis-server on a free loopback port in a fresh temporary directory
+// with the arguments of every private server plus extra(dir), and waits for PING.
+func startRedis(ctx context.Context, name string, extra func(dir string) []string) (*Proc, error) {
 	bin, err := LookPath("redis-server")
 	if err != nil {
 		return nil, notInstalled(RedisPackage, "not found in PATH or sbin")
 	}
 	return startOnFreePort(ctx, func(ctx context.Context, port int) (*Proc, error) {
-		dir, err := os.MkdirTemp("", "seckill-redis-")
+		dir, err := os.MkdirTemp("", "seckill-"+name+"-")
 		if err != nil {
 			return nil, err
 		}
-		args := []string{
+		args := append([]string{
 			"--port", strconv.Itoa(port),
 			"--bind", "127.0.0.1",
 			"--protected-mode", "yes",
 			"--dir", dir,
 			"--save", "",
-			"--appendonly", "yes",
-			"--appendfsync", "everysec",
 			"--daemonize", "no",
 			"--logfile", "",
-		}
-		p, err := startProc("redis", Loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
+		}, extra(dir)...)
+		p, err := startProc(name, Loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err
