@@ -8,8 +8,9 @@
 // MySQL only after it happened in Redis, so a healthy MySQL is never ahead of a Redis
 // snapshot taken after it: whatever MySQL lacks is either in the outbox (replayed here
 // through the writer's transition table), on Kafka, or lost. The last two look the same
-// in one run; a difference that is still unexplained on a later run, ConfirmAfter after
-// it was first seen, is a mismatch. Anything a healthy system cannot show at all (MySQL
+// in one run; a difference is a mismatch when a later run still sees it ConfirmAfter
+// after it was first seen and after the writer's consumer group has committed past the
+// topic's end offsets of that first sight (so nothing that was on Kafka then is pending). Anything a healthy system cannot show at all (MySQL
 // ahead of Redis, a negative counter, counters that disagree with their own book's
 // orders) is a mismatch at once.
 package reconcile
@@ -27,6 +28,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -47,8 +49,9 @@ const (
 // Conf tunes reconciliation.
 type Conf struct {
 	// ConfirmAfter: a difference no outbox entry explains becomes a mismatch when a later
-	// run still sees it this long after it was first seen. Longer than the writer's normal
-	// lag behind the relay, or a slow writer reads as lost events.
+	// run still sees it this long after it was first seen (and, with Brokers, once the
+	// writer has consumed past what was on Kafka then). Without Brokers keep it above the
+	// writer's normal lag behind the relay, or a slow writer reads as lost events.
 	ConfirmAfter time.Duration `json:",default=10s"`
 	// HistoryTTL: how long the record of unexplained differences outlives the last run.
 	HistoryTTL time.Duration `json:",default=24h"`
@@ -57,6 +60,18 @@ type Conf struct {
 	MaxOutbox int `json:",default=200000,range=[1:100000000]"`
 	// MaxDiffLines caps the per-order lines of a report.
 	MaxDiffLines int `json:",default=50,range=[1:100000]"`
+	// Brokers and WriterGroup locate the writer's Kafka consumer group (brokers default to
+	// the relay's). With them a difference is confirmed only once the group has committed
+	// past the topic's end as it was when the difference was first seen: an event still on
+	// Kafka is in flight however far the writer lags. Without them only ConfirmAfter counts.
+	Brokers     []string `json:",optional"`
+	WriterGroup string   `json:",default=seckill-writer"`
+}
+
+// Pipeline tells how far the writer has got through Kafka (kafkax.Progress).
+type Pipeline interface {
+	Ends(ctx context.Context) (kafkax.Offsets, error)
+	Reached(ctx context.Context, marks kafkax.Offsets) (bool, error)
 }
 
 func (c Conf) withDefaults() Conf {
@@ -71,6 +86,9 @@ func (c Conf) withDefaults() Conf {
 	}
 	if c.MaxDiffLines <= 0 {
 		c.MaxDiffLines = 50
+	}
+	if c.WriterGroup == "" {
+		c.WriterGroup = "seckill-writer"
 	}
 	return c
 }
@@ -124,11 +142,19 @@ type Reconciler struct {
 	c     Conf
 	store *stock.Store
 	db    sqlx.SqlConn
+	pipe  Pipeline // nil: confirmation by ConfirmAfter alone
 }
 
 // New returns a reconciler over the given Redis store and MySQL connection.
 func New(c Conf, store *stock.Store, db sqlx.SqlConn) *Reconciler {
 	return &Reconciler{c: c.withDefaults(), store: store, db: db}
+}
+
+// WithPipeline makes confirmation also wait until the writer has consumed everything that
+// was on Kafka when a difference was first seen.
+func (r *Reconciler) WithPipeline(p Pipeline) *Reconciler {
+	r.pipe = p
+	return r
 }
 
 // Run compares the books of one activity and records its unexplained differences, so the
@@ -208,7 +234,9 @@ type result struct {
 	report     Report
 	db         dbBook
 	rds        redisBook
-	seen       map[string]string // unexplained differences -> first seen (ms), for the history
+	seen       map[string]string // unexplained differences -> "first seen (ms)[|kafka marks]"
+	ends       *string           // the topic's end offsets, encoded, taken once a run when needed
+	reached    map[string]bool   // marks -> whether the writer has consumed past them
 	candidates []stock.Order     // orders MySQL lacks that no outbox entry explains
 	full       counters          // MySQL's counters once outbox and candidates are applied
 	broken     bool              // something no pipeline state explains
@@ -429,7 +457,7 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 	if !db.found && !rds.warm {
 		return nil, xerr.ErrActivityNotFound
 	}
-	res := &result{db: db, rds: rds, seen: map[string]string{},
+	res := &result{db: db, rds: rds, seen: map[string]string{}, reached: map[string]bool{},
 		report: Report{ActivityID: aid, DB: DB(db.c)}}
 	rep := &res.report
 	brokenf := func(format string, args ...any) {
@@ -571,7 +599,7 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 		case full.advance(s, o.State, o.Quantity):
 			res.candidates = append(res.candidates, o)
 			note := ""
-			d.Class, note = r.classify(res, "o:"+no+":"+o.State+":"+s)
+			d.Class, note = r.classify(ctx, res, "o:"+no+":"+o.State+":"+s)
 			if d.Class == Missing {
 				missing++
 				lines = append(lines, line{0, text + " (" + note + ")"})
@@ -607,7 +635,7 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 	// Kafka, or a book changed behind the pipeline.
 	counterDrift := full != rc
 	if counterDrift && rds.exact {
-		cls, note := r.classify(res, fmt.Sprintf("c:%d:%d:%d:%d", rc.Total-full.Total,
+		cls, note := r.classify(ctx, res, fmt.Sprintf("c:%d:%d:%d:%d", rc.Total-full.Total,
 			rc.Available-full.Available, rc.Locked-full.Locked, rc.Sold-full.Sold))
 		if cls == Missing {
 			missing++
@@ -632,24 +660,88 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 }
 
 // classify looks a difference up in the previous run's record, notes it in this one's,
-// and says whether it has lasted long enough to be a mismatch. While the outbox could not
-// be read to its end, nothing is confirmed (the rest of it may explain the difference).
-func (r *Reconciler) classify(res *result, fp string) (Class, string) {
-	first := res.rds.nowMs
+// and says whether it is confirmed: seen for ConfirmAfter and, with a pipeline, still
+// there after the writer consumed everything that was on Kafka when it was first seen.
+// While the outbox could not be read to its end, nothing is confirmed (the rest of it
+// may explain the difference).
+func (r *Reconciler) classify(ctx context.Context, res *result, fp string) (Class, string) {
+	first, marks := res.rds.nowMs, ""
 	if v, ok := res.rds.history[fp]; ok {
-		if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms <= first {
-			first = ms
+		ms, m, _ := strings.Cut(v, "|")
+		if n, err := strconv.ParseInt(ms, 10, 64); err == nil && n <= first {
+			first, marks = n, m
 		}
 	}
 	age := time.Duration(res.rds.nowMs-first) * time.Millisecond
 	if res.truncated {
 		return Pending, "outbox too long to read to its end"
 	}
-	res.seen[fp] = strconv.FormatInt(first, 10)
-	if age >= r.c.ConfirmAfter {
-		return Missing, fmt.Sprintf("unexplained for %s: mismatch", age.Round(time.Millisecond))
+	if marks == "" {
+		marks = r.endsNow(ctx, res)
 	}
-	return Pending, fmt.Sprintf("not in the outbox, not applied yet, first seen %s ago", age.Round(time.Millisecond))
+	res.seen[fp] = strconv.FormatInt(first, 10)
+	if marks != "" {
+		res.seen[fp] += "|" + marks
+	}
+	if age < r.c.ConfirmAfter {
+		return Pending, fmt.Sprintf("not in the outbox, not applied yet, first seen %s ago", age.Round(time.Millisecond))
+	}
+	if marks != "" {
+		done, ok := res.reached[marks]
+		if !ok {
+			var err error
+			if done, err = r.pipe.Reached(ctx, decodeOffsets(marks)); err != nil {
+				// Kafka unreachable: fall back to time alone (and say so).
+				res.reached[marks] = true
+				return Missing, fmt.Sprintf("unexplained for %s: mismatch (kafka unreachable: %v)",
+					age.Round(time.Millisecond), err)
+			}
+			res.reached[marks] = done
+		}
+		if !done {
+			return Pending, fmt.Sprintf("first seen %s ago; the writer has not yet applied everything "+
+				"that was on Kafka then", age.Round(time.Millisecond))
+		}
+	}
+	return Missing, fmt.Sprintf("unexplained for %s: mismatch", age.Round(time.Millisecond))
+}
+
+// endsNow returns the topic's end offsets, encoded, taken once per run ("" without a
+// pipeline or when Kafka does not answer: confirmation then goes by time alone).
+func (r *Reconciler) endsNow(ctx context.Context, res *result) string {
+	if r.pipe == nil {
+		return ""
+	}
+	if res.ends == nil {
+		enc := ""
+		if ends, err := r.pipe.Ends(ctx); err == nil {
+			enc = encodeOffsets(ends)
+		}
+		res.ends = &enc
+	}
+	return *res.ends
+}
+
+func encodeOffsets(o kafkax.Offsets) string {
+	parts := make([]string, 0, len(o))
+	for p, off := range o {
+		parts = append(parts, strconv.Itoa(p)+":"+strconv.FormatInt(off, 10))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+func decodeOffsets(s string) kafkax.Offsets {
+	o := kafkax.Offsets{}
+	for _, kv := range strings.Split(s, ",") {
+		p, off, ok := strings.Cut(kv, ":")
+		pi, err1 := strconv.Atoi(p)
+		oi, err2 := strconv.ParseInt(off, 10, 64)
+		if ok && err1 == nil && err2 == nil {
+			o[pi] = oi
+		}
+	}
+	return o
 }
 
 // saveHistory replaces the activity's record of unexplained differences with this run's.

@@ -31,6 +31,7 @@ type fixture struct {
 	inv     inventoryclient.Inventory
 	addr    string // the inventory service
 	brokers []string
+	group   string // the writer's consumer group
 }
 
 // confirmAfter is the reconciler's confirmation window in these tests.
@@ -43,11 +44,14 @@ func newFixture(t *testing.T, kafka bool) *fixture {
 	c := rpctest.Config(t, env.Keys, db.DSN)
 	c.Name = "inventory.rpc.jobs-test"
 	c.Reconcile.ConfirmAfter = confirmAfter
-	inv, _ := rpctest.Start(t, c) // no relay inside: the tests run their own
-	f := &fixture{t: t, env: env, db: db, inv: inv, addr: c.ListenOn}
+	f := &fixture{t: t, env: env, db: db, group: testenv.RandomName("writer-")}
 	if kafka {
 		f.brokers = testenv.Kafka(t, 4)
+		// Reconciliation watches the writer's group, as in production.
+		c.Reconcile.Brokers, c.Reconcile.WriterGroup = f.brokers, f.group
 	}
+	f.inv, _ = rpctest.Start(t, c) // no relay inside: the tests run their own
+	f.addr = c.ListenOn
 	return f
 }
 
@@ -103,7 +107,7 @@ func (f *fixture) startWriter(jc *jobs.Conf) (stop func()) {
 	c.Log.Mode, c.Log.Encoding, c.Log.Level = "console", "plain", "error"
 	c.Consumer.Name = "mq-jobs-test-writer"
 	c.Consumer.Brokers = f.brokers
-	c.Consumer.Group = testenv.RandomName("writer-")
+	c.Consumer.Group = f.group
 	c.Consumer.Topic = event.Topic
 	c.Consumer.Offset = "first"
 	c.Consumer.MinBytes = 1

@@ -163,6 +163,37 @@ func TestReconcileSaleInFlightThenConsistent(t *testing.T) {
 	})
 }
 
+// Events on Kafka that the writer has not applied yet are in flight for as long as the
+// writer lags, past ConfirmAfter: reconciliation watches the writer's consumer group and
+// confirms a difference only once everything that was on Kafka when it was first seen
+// has been consumed.
+func TestReconcileWaitsForALaggingWriter(t *testing.T) {
+	f := newFixture(t, true)
+	aid := f.live(20, 1, 900)
+	f.startRelay()
+	for uid := int64(1); uid <= 8; uid++ {
+		f.reserve(aid, uid)
+	}
+	f.waitFor("the relay to move the outbox to Kafka", 10*time.Second, func() bool {
+		n, _ := f.env.Raw.XLen(ctx, f.env.Keys.Events(aid)).Result()
+		return n == 0
+	})
+	r := f.reconcile(aid)
+	if r.Status != "in_flight" {
+		t.Fatalf("events on Kafka: %s %v", r.Status, r.Diffs)
+	}
+	time.Sleep(confirmAfter + 200*time.Millisecond)
+	r = f.reconcile(aid)
+	if r.Status != "in_flight" || !hasDiff(r, "the writer has not yet applied everything that was on Kafka") {
+		t.Fatalf("past ConfirmAfter with the writer stopped: %s %v", r.Status, r.Diffs)
+	}
+	f.startWriter(nil)
+	r = f.waitConsistent(aid, 30*time.Second)
+	if r.Db.Locked != 8 || r.Db.Available != 12 {
+		t.Fatalf("mysql %v", r.Db)
+	}
+}
+
 // Drift injected after a drained sale is a mismatch with the numbers; the repair command
 // fixes the lost-event case and only that.
 func TestReconcileInjectedDrift(t *testing.T) {

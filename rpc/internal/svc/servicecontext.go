@@ -7,6 +7,8 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
@@ -59,6 +61,17 @@ func New(c config.Config) (*ServiceContext, error) {
 			return nil, err
 		}
 	}
+	rec := reconcile.New(c.Reconcile, store, db)
+	if brokers := c.Reconcile.Brokers; len(brokers) > 0 || len(c.Relay.Brokers) > 0 {
+		if len(brokers) == 0 {
+			brokers = c.Relay.Brokers
+		}
+		topic := c.Relay.Topic
+		if topic == "" {
+			topic = event.Topic
+		}
+		rec.WithPipeline(kafkax.NewProgress(brokers, topic, c.Reconcile.WriterGroup))
+	}
 	return &ServiceContext{
 		Config:     c,
 		Redis:      rds,
@@ -66,7 +79,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		DB:         db,
 		Orders:     model.NewSeckillOrderModel(db),
 		Relay:      rl,
-		Reconciler: reconcile.New(c.Reconcile, store, db),
+		Reconciler: rec,
 		Loader: &activity.Loader{
 			Store:      store,
 			Source:     activity.MySQLSource{Conn: db},
