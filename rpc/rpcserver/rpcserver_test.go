@@ -212,6 +212,14 @@ func TestBadInputToEveryRPC(t *testing.T) {
 		}, codes.FailedPrecondition, xerr.InsufficientStock},
 		{"get stock id 0", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
 		{"get stock unknown", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
+		{"books id 0", func() error { _, err := f.client.Books(ctx, &inventory.ReconcileReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"books unknown", func() error { _, err := f.client.Books(ctx, &inventory.ReconcileReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
+		{"reconcile id 0", func() error { _, err := f.client.Reconcile(ctx, &inventory.ReconcileReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{"reconcile unknown", func() error {
+			_, err := f.client.Reconcile(ctx, &inventory.ReconcileReq{ActivityId: 999999})
+			return err
+		}, codes.NotFound, xerr.ActivityNotFound},
+		{"repair id 0", func() error { _, err := f.client.Repair(ctx, &inventory.ReconcileReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
 		{"get order malformed", func() error {
 			_, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: "1-zz", Uid: 1})
 			return err
