@@ -1,5 +1,5 @@
 // Package writer applies stock-change events to MySQL, the book of record: idempotent and
-// independent of arrival order (see transition.go), several events per transaction
+// independent of arrival order (event.Transition), several events per transaction
 // (group commit), and a Kafka handler that returns only after its event's transaction
 // committed, so kq never commits the offset of an event that is not in MySQL.
 package writer
