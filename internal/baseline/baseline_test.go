@@ -63,12 +63,6 @@ func TestOutcome(t *testing.T) {
 			t.Errorf("Outcome(%d, %s) = %q, want %q", tc.status, tc.body, got, tc.want)
 		}
 	}
-	if got := FormatOutcomes(map[string]int{"b": 1, "a": 1, "c": 5, "zero": 0}); got != "c 5, a 1, b 1" {
-		t.Errorf("FormatOutcomes = %q", got)
-	}
-	if got := FormatOutcomes(nil); got != "none" {
-		t.Errorf("FormatOutcomes(nil) = %q", got)
-	}
 }
 
 // TestLoadCounts: every request is sent once, only well-formed answers count, the rest

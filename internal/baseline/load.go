@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,28 +157,4 @@ func Outcome(status int, body []byte) string {
 		return fmt.Sprintf("HTTP_%d %s", status, b.Code)
 	}
 	return fmt.Sprintf("HTTP_%d", status)
-}
-
-// FormatOutcomes prints counts by outcome, largest first ("none" when empty).
-func FormatOutcomes(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k, v := range m {
-		if v > 0 {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return "none"
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }

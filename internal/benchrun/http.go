@@ -89,7 +89,7 @@ func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserv
 		probe := baseline.Load(ctx, baseline.LoadConfig{Concurrency: 1, Requests: 1, Timeout: requestTimeout},
 			buyerRequest(sys.APIURL+"/v1/seckill/orders", sys.BuyerSecret, uidBase+2*n+1, aid, "bench-probe"), baseline.IsSoldOut)
 		*notes = append(*notes, fmt.Sprintf("one more rejection checked strictly (409 and JSON code SOLD_OUT): %s",
-			map[bool]string{true: "ok", false: "NOT WELL-FORMED: " + baseline.FormatOutcomes(probe.Other)}[probe.Good == 1]))
+			map[bool]string{true: "ok", false: "NOT WELL-FORMED: " + loadgen.FormatCounts(probe.Other)}[probe.Good == 1]))
 	}
 
 	reserve.compute()

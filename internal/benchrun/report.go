@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/seckill/seckill/internal/baseline"
+	"github.com/seckill/seckill/internal/loadgen"
 )
 
 // Profile is the named set of settings every measured server ran with.
@@ -166,7 +166,7 @@ func detail(row Row) string {
 			s += " in " + m.Elapsed.Round(time.Millisecond).String()
 		}
 		if m.Elapsed > 0 || len(m.Other) > 0 {
-			s += ", other " + baseline.FormatOutcomes(m.Other)
+			s += ", other " + loadgen.FormatCounts(m.Other)
 		}
 		if m.NotSent > 0 {
 			s += fmt.Sprintf(", %d not sent (time bound)", m.NotSent)

@@ -151,7 +151,7 @@ func label(b *strings.Builder, x, y float64, anchor, text string) {
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"d":     d,
-	"codes": formatCodes,
+	"codes": FormatCounts,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>seckill load test: activity {{.R.ActivityID}}</title>

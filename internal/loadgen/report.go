@@ -113,13 +113,13 @@ func (r *Report) WriteText(w io.Writer) {
 	p("  reserved   %d", r.Reserved)
 	p("  sold out   %d", r.SoldOut)
 	if len(r.Errors) > 0 {
-		p("  errors     %s", formatCodes(r.Errors))
+		p("  errors     %s", FormatCounts(r.Errors))
 	}
 	if r.NotSent > 0 {
 		p("  not sent   %d (time bound reached)", r.NotSent)
 	}
 	if retried := r.Requests - (r.Buyers - r.NotSent); retried > 0 {
-		p("  attempts   %s", formatCodes(r.Attempts))
+		p("  attempts   %s", FormatCounts(r.Attempts))
 	}
 	p("  latency    p50 %s  p95 %s  p99 %s  max %s  (mean %s, n=%d)",
 		d(r.Latency.P50), d(r.Latency.P95), d(r.Latency.P99), d(r.Latency.Max), d(r.Latency.Mean), r.Latency.Count)
@@ -131,9 +131,9 @@ func (r *Report) WriteText(w io.Writer) {
 		p("  per second %s", strings.Join(parts, " "))
 	}
 	p("settle: paid %d/%d (%s, p99 %s), cancelled %d/%d (%s, p99 %s)",
-		r.Pay.OK, r.Pay.Requests, formatCodes(r.Pay.Codes), d(r.Pay.Latency.P99),
-		r.Cancel.OK, r.Cancel.Requests, formatCodes(r.Cancel.Codes), d(r.Cancel.Latency.P99))
-	p("expiry wait %s; orders read back: %s", r.ExpiryWait.Round(time.Millisecond), formatCodes(r.FinalStatuses))
+		r.Pay.OK, r.Pay.Requests, FormatCounts(r.Pay.Codes), d(r.Pay.Latency.P99),
+		r.Cancel.OK, r.Cancel.Requests, FormatCounts(r.Cancel.Codes), d(r.Cancel.Latency.P99))
+	p("expiry wait %s; orders read back: %s", r.ExpiryWait.Round(time.Millisecond), FormatCounts(r.FinalStatuses))
 	p("reconcile: %s after %s", r.Reconcile, r.ReconcileWait.Round(time.Millisecond))
 	for _, diff := range r.ReconcileDiffs {
 		p("  diff: %s", diff)
@@ -176,14 +176,17 @@ func d(x time.Duration) string {
 	}
 }
 
-// formatCodes prints counts by code, largest first.
-func formatCodes(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
+// FormatCounts prints counts by name, largest first, zeros left out ("none" when
+// nothing is left): errors by code, orders by state, outcomes of a baseline.
+func FormatCounts(m map[string]int) string {
 	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	for k, v := range m {
+		if v != 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "none"
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		if m[keys[i]] != m[keys[j]] {

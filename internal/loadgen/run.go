@@ -429,7 +429,7 @@ func (g *run) verify() {
 			settled = false
 		}
 	}
-	r.check("orders paid, cancelled, expired", settled, "read back %s; expected %s", formatCodes(r.FinalStatuses), formatCodes(nonZero(want)))
+	r.check("orders paid, cancelled, expired", settled, "read back %s; expected %s", FormatCounts(r.FinalStatuses), FormatCounts(want))
 	r.check("reconciliation consistent", r.Reconcile == "consistent", "%s after %s", r.Reconcile, r.ReconcileWait.Round(time.Millisecond))
 
 	if r.FinalRedis == nil {
@@ -444,7 +444,7 @@ func (g *run) verify() {
 		r.check("books add up", *r.FinalRedis == want && r.FinalDB == want, "want %+v (stock %d - paid %d)", want, r.StockAtStart, paidQty)
 	}
 	if n := sum(r.Errors); n > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d buyers ended with an error: %s", n, formatCodes(r.Errors)))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d buyers ended with an error: %s", n, FormatCounts(r.Errors)))
 	}
 	if r.NotSent > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d buyers were not sent within %s", r.NotSent, g.cfg.MaxDuration))
@@ -482,16 +482,6 @@ func sum(m map[string]int) int {
 		n += v
 	}
 	return n
-}
-
-func nonZero(m map[string]int) map[string]int {
-	out := map[string]int{}
-	for k, v := range m {
-		if v != 0 {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 func sleep(ctx context.Context, d time.Duration) {
