@@ -1,4 +1,4 @@
-// The seckill HTTP gateway (shared/API.md).
+// The seckill HTTP gateway (docs/API.md).
 package main
 
 import (

@@ -5,10 +5,10 @@ package apiserver_test
 // disables load shedding process-wide, CpuThreshold 0, every other default middleware on
 // (trace, log at level severe, prometheus, maxconns, breaker, timeout, recover, metrics,
 // maxbytes, gunzip), JWT on the buyer routes and on the echo. Only well-formed outcomes
-// count (internal/baseline): 200 with an order_no for reservations and the echo, 409
+// count (devkit/baseline): 200 with an order_no for reservations and the echo, 409
 // SOLD_OUT for rejections, 200 {"code":"SOLD_OUT"} for the bare handler; anything else is
 // reported as "malformed" and fails the benchmark. The baseline servers and the load
-// driver are internal/baseline, shared with `make bench`.
+// driver are devkit/baseline, shared with `make bench`.
 //
 //	go test -tags no_k8s -run '^$' -bench . -benchtime 20000x ./api/apiserver/
 
@@ -25,7 +25,7 @@ import (
 	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/api/apiserver"
-	"github.com/seckill/seckill/internal/baseline"
+	"github.com/seckill/seckill/devkit/baseline"
 )
 
 const benchWorkers = 32

@@ -16,11 +16,11 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/rpc/rpcserver"
-	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/api/apiserver"
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/devkit/testenv"
 )
 
 func TestHealthz(t *testing.T) {

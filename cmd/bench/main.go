@@ -1,7 +1,7 @@
 // Command bench is `make bench`: Go benchmarks (stock.Reserve vs raw EVALSHA, the writer's
 // group commit vs one transaction per event) and a short loopback load run against the
 // standalone system beside bare go-zero baselines, printed as ratios from one run
-// (internal/benchrun). Run it from the repository root.
+// (devkit/benchrun). Run it from the repository root.
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seckill/seckill/internal/benchrun"
-	"github.com/seckill/seckill/internal/standalone"
+	"github.com/seckill/seckill/devkit/benchrun"
+	"github.com/seckill/seckill/devkit/standalone"
 )
 
 func main() {

@@ -14,7 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/seckill/seckill/internal/devenv"
+	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/internal/event"
 )
 

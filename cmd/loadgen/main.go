@@ -1,6 +1,6 @@
 // Command loadgen simulates a flash sale against a seckill deployment over HTTP and
 // reports what happened: counts by outcome, latency percentiles, throughput per second,
-// oversell checks, and Redis against MySQL at the end (see internal/loadgen).
+// oversell checks, and Redis against MySQL at the end (see devkit/loadgen).
 //
 //	go run -tags no_k8s ./cmd/loadgen -buyers 20000 -c 64 -stock 1000 -html report.html
 //
@@ -22,7 +22,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/conf"
 
-	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/devkit/loadgen"
 )
 
 func main() {

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/seckill/seckill/internal/standalone"
+	"github.com/seckill/seckill/devkit/standalone"
 )
 
 func main() {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 func TestProgressFollowsTheGroup(t *testing.T) {

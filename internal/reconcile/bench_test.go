@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/reconcile"
-	"github.com/seckill/seckill/internal/stock/stocktest"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // BenchmarkRun10kOrders: one reconciliation of an activity with 10,000 orders (half paid),

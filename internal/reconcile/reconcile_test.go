@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/stock/stocktest"
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/xerr"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
-	"github.com/seckill/seckill/internal/stock/stocktest"
+	"github.com/seckill/seckill/devkit/stocktest"
 )
 
 // baselineScript is the floor a reservation is compared with: one EVALSHA doing one atomic

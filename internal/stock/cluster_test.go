@@ -9,9 +9,9 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
-	"github.com/seckill/seckill/internal/devenv"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/internal/xerr"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/stock/stocktest"
 	"github.com/seckill/seckill/internal/xerr"
 )
 

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Code is the upper-case word clients switch on (shared/API.md).
+// Code is the upper-case word clients switch on (docs/API.md).
 type Code string
 
 const (

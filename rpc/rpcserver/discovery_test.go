@@ -7,12 +7,12 @@ import (
 	"github.com/zeromicro/go-zero/core/discov"
 	"github.com/zeromicro/go-zero/zrpc"
 
-	"github.com/seckill/seckill/internal/devenv"
-	"github.com/seckill/seckill/internal/stock/stocktest"
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/rpc/inventory"
 	"github.com/seckill/seckill/rpc/rpcserver"
-	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 // TestDiscoveryThroughEtcd runs two inventory instances registered in a real etcd and a

@@ -12,11 +12,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/seckill/seckill/internal/stock/stocktest"
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventory"
-	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 var ctx = context.Background()

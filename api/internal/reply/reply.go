@@ -1,6 +1,6 @@
 // Package reply is the gateway's one error responder: every error — a logic's, a zRPC
 // status, a request that did not parse, and go-zero's own 401/404/405/413/503 — leaves as
-// the HTTP status of its code word with the body {"code","msg"} (shared/API.md).
+// the HTTP status of its code word with the body {"code","msg"} (docs/API.md).
 package reply
 
 import (

@@ -1,4 +1,4 @@
-// Package validate holds the bounds of shared/API.md in one place. Each check returns an
+// Package validate holds the bounds of docs/API.md in one place. Each check returns an
 // INVALID_ARGUMENT *xerr.Error naming the field; nothing is sent anywhere before it passes.
 package validate
 
@@ -10,7 +10,7 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Bounds from shared/API.md.
+// Bounds from docs/API.md.
 const (
 	MaxNameChars      = 128
 	MaxStock          = 1_000_000_000

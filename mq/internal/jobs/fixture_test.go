@@ -9,14 +9,14 @@ import (
 
 	"github.com/zeromicro/go-zero/core/conf"
 
+	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/relay"
-	"github.com/seckill/seckill/internal/stock/stocktest"
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/inventoryclient"
-	"github.com/seckill/seckill/rpc/rpcserver/rpctest"
 )
 
 var ctx = context.Background()

@@ -14,9 +14,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	red "github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // A shuffled stream of 5,000 deliveries (every event of 1,000 real orders at least once,

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/stock/stocktest"
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/activity"
 )

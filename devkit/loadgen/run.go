@@ -15,7 +15,7 @@ import (
 	"github.com/seckill/seckill/internal/authtoken"
 )
 
-// API shapes (shared/API.md), as a client sees them.
+// API shapes (docs/API.md), as a client sees them.
 type (
 	redisBook struct {
 		Remaining int64 `json:"remaining"`

@@ -1,5 +1,5 @@
 // Package loadgen simulates a flash sale against any seckill deployment over its HTTP API
-// (shared/API.md): it creates an activity (or reuses one), warms it up, sends N buyers with
+// (docs/API.md): it creates an activity (or reuses one), warms it up, sends N buyers with
 // concurrency C, pays a fraction of the reservations, cancels some, lets the rest expire,
 // waits for reconciliation to report consistent, and returns a Report with counts by
 // outcome, latency percentiles, throughput per second and the oversell checks.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seckill/seckill/internal/standalone"
+	"github.com/seckill/seckill/devkit/standalone"
 )
 
 // BenchLine is one result line of `go test -bench`.

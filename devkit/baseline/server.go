@@ -3,7 +3,7 @@
 // sold-out rejection is compared with) and an HTTP->zRPC echo (what a reservation is
 // compared with: the same rest middleware profile and JWT, a parsed reservation body, one
 // zRPC Ping to the running inventory service). The api benchmarks (api/apiserver) and
-// `make bench` (internal/benchrun) both use them, so each exists once.
+// `make bench` (devkit/benchrun) both use them, so each exists once.
 package baseline
 
 import (

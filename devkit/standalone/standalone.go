@@ -2,7 +2,7 @@
 // service (zRPC, with its relay to Kafka), the order writer (Kafka -> MySQL) with its jobs
 // (expiry, reconciliation, warm-up) and the HTTP gateway, wired over their real protocols. For each dependency a configured address is
 // used as is; otherwise the launcher starts its own: a private redis-server and MariaDB from
-// the installed binaries (internal/devenv) and the in-process Kafka-protocol broker (kfake).
+// the installed binaries (devkit/devenv) and the in-process Kafka-protocol broker (kfake).
 //
 // The services are built by their public constructors (rpcserver.New, mqserver.New,
 // apiserver.New) from the same YAML files their production mains read (etc/), with only
@@ -27,8 +27,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/internal/authtoken"
-	"github.com/seckill/seckill/internal/devenv"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )

@@ -11,9 +11,9 @@ import (
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/zrpc"
 
-	"github.com/seckill/seckill/internal/devenv"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/testenv"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )

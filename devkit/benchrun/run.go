@@ -3,10 +3,10 @@
 //
 //  1. Go benchmarks (`go test -bench`): stock.Reserve vs a raw EVALSHA (internal/stock),
 //     the writer's group commit vs one transaction per event (mq/internal/writer).
-//  2. The standalone system (internal/standalone) started in-process in a named profile,
+//  2. The standalone system (devkit/standalone) started in-process in a named profile,
 //     driven on loopback: successful reservations through the gateway (a load-generator
-//     sale, internal/loadgen) beside a bare HTTP->zRPC echo, and sold-out rejections
-//     through the gateway beside a bare go-zero handler (internal/baseline), all with the
+//     sale, devkit/loadgen) beside a bare HTTP->zRPC echo, and sold-out rejections
+//     through the gateway beside a bare go-zero handler (devkit/baseline), all with the
 //     same client settings and bounds.
 //
 // Absolute numbers on a small shared machine mean little; the ratios are the figures.
@@ -27,7 +27,7 @@ import (
 	"github.com/zeromicro/go-zero/core/load"
 
 	"github.com/seckill/seckill/api/apiserver"
-	"github.com/seckill/seckill/internal/standalone"
+	"github.com/seckill/seckill/devkit/standalone"
 )
 
 // Config is one bench run.

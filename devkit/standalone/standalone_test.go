@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/devenv"
-	"github.com/seckill/seckill/internal/loadgen"
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/loadgen"
+	"github.com/seckill/seckill/devkit/testenv"
 )
 
 // sale runs the load generator against a started system and requires a clean sale.

@@ -56,7 +56,7 @@ func (r LoadResult) OtherCount() int {
 }
 
 // NewClient is the HTTP client of a load run with conns workers: keep-alive connections,
-// no proxy, and the same transport settings as internal/loadgen's client, so that the
+// no proxy, and the same transport settings as devkit/loadgen's client, so that the
 // gateway (driven by the load generator) and the baselines (driven by Load) see the same
 // client.
 func NewClient(conns int) *http.Client {

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/testenv"
 )
 
 // need skips (or under CI fails) when a server binary is not installed.

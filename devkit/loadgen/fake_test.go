@@ -20,7 +20,7 @@ const (
 	merchantSecret = "merchant-secret-for-tests"
 )
 
-// fakeAPI is an in-memory implementation of the API's shape (shared/API.md) for testing
+// fakeAPI is an in-memory implementation of the API's shape (docs/API.md) for testing
 // the generator: one lock decides every reservation, so it never oversells unless told
 // to. Its "MySQL" applies each change dbLag after Redis, so reconciliation reports
 // in_flight before consistent, as the real system does.

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/devkit/loadgen"
 )
 
 // Profile is the named set of settings every measured server ran with.

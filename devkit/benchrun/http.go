@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/baseline"
+	"github.com/seckill/seckill/devkit/loadgen"
+	"github.com/seckill/seckill/devkit/standalone"
 	"github.com/seckill/seckill/internal/authtoken"
-	"github.com/seckill/seckill/internal/baseline"
-	"github.com/seckill/seckill/internal/loadgen"
-	"github.com/seckill/seckill/internal/standalone"
 )
 
 // requestTimeout is every HTTP request's bound (the load generator's default).
@@ -95,7 +95,7 @@ func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserv
 	reserve.compute()
 	rejects.compute()
 	*notes = append(*notes,
-		"the gateway is driven by internal/loadgen (one attempt per buyer, no retries); the baselines by internal/baseline.Load with the same transport settings, concurrency, bounds and per-request client work (a buyer token minted, a JSON body encoded)",
+		"the gateway is driven by devkit/loadgen (one attempt per buyer, no retries); the baselines by devkit/baseline.Load with the same transport settings, concurrency, bounds and per-request client work (a buyer token minted, a JSON body encoded)",
 		"counted: gateway reservations = 200 with a decoded reservation body (each then paid and read back by its order_no in the sale's checks), gateway rejections = SOLD_OUT; echo = 200 with a non-empty order_no; bare = 200 {\"code\":\"SOLD_OUT\"}; everything else is listed as other and not counted")
 	return []Row{reserve, rejects}, verdict
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/api/apiserver"
-	"github.com/seckill/seckill/internal/loadgen"
+	"github.com/seckill/seckill/devkit/loadgen"
 )
 
 // stockOut and writerOut are real `go test -bench` outputs of this repository (the

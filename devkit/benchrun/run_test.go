@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/standalone"
-	"github.com/seckill/seckill/internal/testenv"
+	"github.com/seckill/seckill/devkit/standalone"
+	"github.com/seckill/seckill/devkit/testenv"
 )
 
 // TestRunTiny runs the HTTP half of `make bench` with tiny numbers against the standalone
