@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 )
 
 type activityView struct {
@@ -90,7 +90,7 @@ func TestReserveOutcomes(t *testing.T) {
 			first.Remaining != 2 || first.ExpireAt < before+600 || first.ExpireAt > time.Now().Unix()+601 {
 			t.Fatalf("reservation %+v", first)
 		}
-		if aid, ok := stock.ParseOrderNo(first.OrderNo); !ok || aid != a.ActivityID {
+		if aid, ok := domain.ParseOrderNo(first.OrderNo); !ok || aid != a.ActivityID {
 			t.Fatalf("order_no %q", first.OrderNo)
 		}
 	})
@@ -221,7 +221,7 @@ func TestOrderLifecycle(t *testing.T) {
 	})
 
 	t.Run("missing order is 404", func(t *testing.T) {
-		missing := stock.NewOrderNo(a.ActivityID)
+		missing := domain.NewOrderNo(a.ActivityID)
 		e.expectErr(http.MethodGet, orderPath(missing, ""), owner, nil, http.StatusNotFound, "ORDER_NOT_FOUND")
 		e.expectErr(http.MethodPost, orderPath(missing, "/pay"), owner, nil, http.StatusNotFound, "ORDER_NOT_FOUND")
 		e.expectErr(http.MethodPost, orderPath(missing, "/cancel"), owner, nil, http.StatusNotFound, "ORDER_NOT_FOUND")
@@ -261,7 +261,7 @@ func TestOrderLifecycle(t *testing.T) {
 	t.Run("after the activity, orders are read from MySQL", func(t *testing.T) {
 		// An order of an activity whose Redis keys are gone: only the ledger has it.
 		gone := e.create(nil)
-		no := stock.NewOrderNo(gone.ActivityID)
+		no := domain.NewOrderNo(gone.ActivityID)
 		if _, err := e.db.Conn.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, "+
 			"status, expire_at, placed_at) VALUES (?, 'from-mysql', ?, 200, 2, 'paid', 1700000900, 1700000000)",
 			no, gone.ActivityID); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -98,9 +99,9 @@ func (e *Env) CheckInvariant(aid int64) stock.Counters {
 			continue
 		}
 		switch o.State {
-		case stock.StateReserved:
+		case domain.StateReserved:
 			reserved += o.Quantity
-		case stock.StatePaid:
+		case domain.StatePaid:
 			paid += o.Quantity
 		}
 	}

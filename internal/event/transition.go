@@ -1,13 +1,6 @@
 package event
 
-// Order states as the ledger stores them (seckill_order.status); "" is "no row yet".
-const (
-	StateNone      = ""
-	StateReserved  = string(Reserved)
-	StatePaid      = string(Paid)
-	StateCancelled = string(Cancelled)
-	StateExpired   = string(Expired)
-)
+import "github.com/seckill/seckill/internal/domain"
 
 // Delta is a change of one activity's inventory columns.
 type Delta struct{ Available, Locked, Sold int64 }
@@ -28,19 +21,19 @@ type Delta struct{ Available, Locked, Sold int64 }
 //	terminal -> anything           no-op
 func Transition(from string, to Type, q int64) (next string, d Delta, changed bool) {
 	switch from {
-	case StateNone:
+	case domain.StateNone:
 		switch to {
 		case Reserved:
-			return StateReserved, Delta{Available: -q, Locked: q}, true
+			return domain.StateReserved, Delta{Available: -q, Locked: q}, true
 		case Paid:
-			return StatePaid, Delta{Available: -q, Sold: q}, true
+			return domain.StatePaid, Delta{Available: -q, Sold: q}, true
 		case Cancelled, Expired:
 			return string(to), Delta{}, true
 		}
-	case StateReserved:
+	case domain.StateReserved:
 		switch to {
 		case Paid:
-			return StatePaid, Delta{Locked: -q, Sold: q}, true
+			return domain.StatePaid, Delta{Locked: -q, Sold: q}, true
 		case Cancelled, Expired:
 			return string(to), Delta{Available: q, Locked: -q}, true
 		}
@@ -51,6 +44,6 @@ func Transition(from string, to Type, q int64) (next string, d Delta, changed bo
 // Holding is what an order in state contributes to its activity's inventory, counted from
 // none: a reserved order holds q locked, a paid one q sold, a released one nothing.
 func Holding(state string, q int64) Delta {
-	_, d, _ := Transition(StateNone, Type(state), q)
+	_, d, _ := Transition(domain.StateNone, Type(state), q)
 	return d
 }

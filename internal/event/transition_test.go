@@ -3,6 +3,7 @@ package event_test
 import (
 	"testing"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 )
 
@@ -15,18 +16,18 @@ func TestTransitionTable(t *testing.T) {
 		d       event.Delta
 		changed bool
 	}{
-		{event.StateNone, event.Reserved, event.StateReserved, event.Delta{-q, q, 0}, true},
-		{event.StateNone, event.Paid, event.StatePaid, event.Delta{-q, 0, q}, true},
-		{event.StateNone, event.Cancelled, event.StateCancelled, event.Delta{}, true},
-		{event.StateNone, event.Expired, event.StateExpired, event.Delta{}, true},
-		{event.StateReserved, event.Paid, event.StatePaid, event.Delta{0, -q, q}, true},
-		{event.StateReserved, event.Cancelled, event.StateCancelled, event.Delta{q, -q, 0}, true},
-		{event.StateReserved, event.Expired, event.StateExpired, event.Delta{q, -q, 0}, true},
-		{event.StateReserved, event.Reserved, event.StateReserved, event.Delta{}, false},
-		{event.StatePaid, event.Reserved, event.StatePaid, event.Delta{}, false},
-		{event.StatePaid, event.Cancelled, event.StatePaid, event.Delta{}, false},
-		{event.StateCancelled, event.Paid, event.StateCancelled, event.Delta{}, false},
-		{event.StateExpired, event.Reserved, event.StateExpired, event.Delta{}, false},
+		{domain.StateNone, event.Reserved, domain.StateReserved, event.Delta{-q, q, 0}, true},
+		{domain.StateNone, event.Paid, domain.StatePaid, event.Delta{-q, 0, q}, true},
+		{domain.StateNone, event.Cancelled, domain.StateCancelled, event.Delta{}, true},
+		{domain.StateNone, event.Expired, domain.StateExpired, event.Delta{}, true},
+		{domain.StateReserved, event.Paid, domain.StatePaid, event.Delta{0, -q, q}, true},
+		{domain.StateReserved, event.Cancelled, domain.StateCancelled, event.Delta{q, -q, 0}, true},
+		{domain.StateReserved, event.Expired, domain.StateExpired, event.Delta{q, -q, 0}, true},
+		{domain.StateReserved, event.Reserved, domain.StateReserved, event.Delta{}, false},
+		{domain.StatePaid, event.Reserved, domain.StatePaid, event.Delta{}, false},
+		{domain.StatePaid, event.Cancelled, domain.StatePaid, event.Delta{}, false},
+		{domain.StateCancelled, event.Paid, domain.StateCancelled, event.Delta{}, false},
+		{domain.StateExpired, event.Reserved, domain.StateExpired, event.Delta{}, false},
 	} {
 		t.Run(tc.from+"->"+string(tc.to), func(t *testing.T) {
 			next, d, changed := event.Transition(tc.from, tc.to, q)
@@ -39,10 +40,10 @@ func TestTransitionTable(t *testing.T) {
 
 func TestHoldingIsWhatAnOrderAddsFromNone(t *testing.T) {
 	for state, want := range map[string]event.Delta{
-		event.StateReserved:  {Available: -2, Locked: 2},
-		event.StatePaid:      {Available: -2, Sold: 2},
-		event.StateCancelled: {},
-		event.StateExpired:   {},
+		domain.StateReserved:  {Available: -2, Locked: 2},
+		domain.StatePaid:      {Available: -2, Sold: 2},
+		domain.StateCancelled: {},
+		domain.StateExpired:   {},
 	} {
 		if got := event.Holding(state, 2); got != want {
 			t.Errorf("%s: %+v, want %+v", state, got, want)

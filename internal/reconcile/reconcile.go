@@ -27,6 +27,7 @@ import (
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
@@ -442,8 +443,8 @@ func (r *Reconciler) readOutbox(ctx context.Context, aid int64, lastID string) (
 }
 
 func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
-	if aid <= 0 {
-		return nil, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	if err := domain.CheckActivityID(aid); err != nil {
+		return nil, err
 	}
 	// MySQL first: a healthy MySQL is never ahead of a Redis snapshot taken after it.
 	db, err := r.readDB(ctx, aid)
@@ -470,9 +471,9 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 		var reserved, paid int64
 		for _, o := range db.orders {
 			switch o.state {
-			case stock.StateReserved:
+			case domain.StateReserved:
 				reserved += o.qty
-			case stock.StatePaid:
+			case domain.StatePaid:
 				paid += o.qty
 			}
 		}
@@ -504,9 +505,9 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 		var reserved, paid int64
 		for _, o := range rds.orders {
 			switch o.State {
-			case stock.StateReserved:
+			case domain.StateReserved:
 				reserved += o.Quantity
-			case stock.StatePaid:
+			case domain.StatePaid:
 				paid += o.Quantity
 			}
 		}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/reconcile"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -43,7 +43,7 @@ func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
 	if err := env.Store.Confirm(ctx, f.nos[0], 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.Release(ctx, f.nos[1], 2, stock.StateCancelled); err != nil {
+	if err := env.Store.Release(ctx, f.nos[1], 2, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	f.mirror()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -69,7 +70,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err := st.Confirm(ctx, orders[0], 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Release(ctx, orders[1], 0, stock.StateCancelled); err != nil {
+			if err := st.Release(ctx, orders[1], 0, domain.StateCancelled); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.Adjust(ctx, aid, 5); err != nil {

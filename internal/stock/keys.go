@@ -1,13 +1,7 @@
 package stock
 
 import (
-	"crypto/rand"
-	"encoding/binary"
-	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
-	"time"
 )
 
 // Keys builds every Redis key name; nothing else in the code base spells one. Each
@@ -60,31 +54,6 @@ func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
 
 // Active is the zset of warm activity ids scored by end time (unix seconds).
 func (k Keys) Active() string { return k.Prefix + "sk:active" }
-
-// orderNoPattern: "<activity id>-<unix ms><8 hex>". The activity id in front is what
-// lets an order be found from its number alone.
-var orderNoPattern = regexp.MustCompile(`^[1-9][0-9]{0,18}-[0-9a-f]{8,40}$`)
-
-// NewOrderNo returns a fresh order number for the activity.
-func NewOrderNo(aid int64) string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%d-%d%08x", aid, time.Now().UnixMilli(), binary.BigEndian.Uint32(b[:]))
-}
-
-// ParseOrderNo returns the activity id an order number belongs to.
-func ParseOrderNo(orderNo string) (int64, bool) {
-	if len(orderNo) > 64 || !orderNoPattern.MatchString(orderNo) {
-		return 0, false
-	}
-	aid, err := strconv.ParseInt(orderNo[:strings.IndexByte(orderNo, '-')], 10, 64)
-	return aid, err == nil && aid > 0
-}
-
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-
-// ValidRequestID reports whether a client request id is acceptable.
-func ValidRequestID(id string) bool { return requestIDPattern.MatchString(id) }
 
 // RateLimit is the per-user request counter of the gateway's limiter (go-zero
 // PeriodLimit). It is not activity-scoped: the limit is per buyer across activities.

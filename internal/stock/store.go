@@ -12,6 +12,7 @@ import (
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -42,19 +43,9 @@ var (
 
 // Bounds for values coming from callers.
 const (
-	MaxQuantity     = 1_000_000_000
-	MaxDelta        = 1_000_000_000
 	MaxExpireBatch  = 1000
 	DefaultReqTTL   = 24 * 60 * 60 // seconds a request id is remembered
 	orderNoAttempts = 3
-)
-
-// Order states.
-const (
-	StateReserved  = "reserved"
-	StatePaid      = "paid"
-	StateCancelled = "cancelled"
-	StateExpired   = "expired"
 )
 
 // Store runs the inventory scripts against one Redis (node or cluster).
@@ -154,19 +145,13 @@ type Reservation struct {
 
 // Reserve moves qty from remaining to locked for uid, idempotent per request id.
 func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (Reservation, error) {
-	switch {
-	case aid <= 0:
-		return Reservation{}, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
-	case uid <= 0:
-		return Reservation{}, xerr.New(xerr.InvalidArgument, "uid must be >= 1")
-	case qty < 1 || qty > MaxQuantity:
-		return Reservation{}, xerr.Newf(xerr.InvalidArgument, "quantity must be 1..%d", MaxQuantity)
-	case !ValidRequestID(requestID):
-		return Reservation{}, xerr.New(xerr.InvalidArgument, "request_id must be 8-64 chars of [A-Za-z0-9_-]")
+	if err := firstErr(domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),
+		domain.CheckRequestID(requestID)); err != nil {
+		return Reservation{}, err
 	}
 	k := s.keys
 	for attempt := 0; ; attempt++ {
-		orderNo := NewOrderNo(aid)
+		orderNo := domain.NewOrderNo(aid)
 		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
 			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
 			aid, orderNo, uid, qty, requestID, s.reqTTL)
@@ -209,14 +194,14 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 	return err
 }
 
-// Release cancels (target StateCancelled) or expires (StateExpired, only once due) a
+// Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
 // reserved order. Repeating it is not an error.
 func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
 	aid, err := orderActivity(orderNo, uid)
 	if err != nil {
 		return err
 	}
-	if target != StateCancelled && target != StateExpired {
+	if target != domain.StateCancelled && target != domain.StateExpired {
 		return xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
 	}
 	o, err := s.orderOwner(ctx, aid, orderNo)
@@ -243,8 +228,8 @@ func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int6
 
 // ExpireDue releases up to limit reserved orders whose expire_at has passed.
 func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error) {
-	if aid <= 0 {
-		return nil, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	if err := domain.CheckActivityID(aid); err != nil {
+		return nil, err
 	}
 	if limit < 1 || limit > MaxExpireBatch {
 		return nil, xerr.Newf(xerr.InvalidArgument, "limit must be 1..%d", MaxExpireBatch)
@@ -295,11 +280,8 @@ type Counters struct {
 
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock.
 func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) {
-	if aid <= 0 {
-		return Counters{}, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
-	}
-	if delta == 0 || delta > MaxDelta || delta < -MaxDelta {
-		return Counters{}, xerr.Newf(xerr.InvalidArgument, "delta must be non-zero and within ±%d", MaxDelta)
+	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
+		return Counters{}, err
 	}
 	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta)
 	if err != nil {
@@ -346,7 +328,7 @@ type Order struct {
 
 // Order reads an order; xerr.ErrOrderNotFound when Redis does not hold it.
 func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
-	aid, ok := ParseOrderNo(orderNo)
+	aid, ok := domain.ParseOrderNo(orderNo)
 	if !ok {
 		return Order{}, xerr.New(xerr.InvalidArgument, "malformed order_no")
 	}
@@ -396,7 +378,7 @@ func orderActivity(orderNo string, uid int64) (int64, error) {
 	if uid < 0 {
 		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 0")
 	}
-	aid, ok := ParseOrderNo(orderNo)
+	aid, ok := domain.ParseOrderNo(orderNo)
 	if !ok {
 		return 0, xerr.New(xerr.InvalidArgument, "malformed order_no")
 	}
@@ -439,4 +421,14 @@ func toString(res []any, i int) string {
 		return ""
 	}
 	return fmt.Sprint(res[i])
+}
+
+// firstErr returns the first non-nil error of checks run in order.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

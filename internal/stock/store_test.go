@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -225,9 +226,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"confirm malformed order", func() error { return e.Store.Confirm(ctx, "nope", 1) }, xerr.InvalidArgument},
 		{"confirm unknown order", func() error { return e.Store.Confirm(ctx, fmt.Sprintf("%d-1700000000000deadbeef", aid), 1) }, xerr.OrderNotFound},
 		{"confirm another user's order", func() error { return e.Store.Confirm(ctx, r.OrderNo, 2) }, xerr.OrderNotFound},
-		{"cancel another user's order", func() error { return e.Store.Release(ctx, r.OrderNo, 2, stock.StateCancelled) }, xerr.OrderNotFound},
+		{"cancel another user's order", func() error { return e.Store.Release(ctx, r.OrderNo, 2, domain.StateCancelled) }, xerr.OrderNotFound},
 		{"release to a bad state", func() error { return e.Store.Release(ctx, r.OrderNo, 1, "paid") }, xerr.InvalidArgument},
-		{"expire before due", func() error { return e.Store.Release(ctx, r.OrderNo, 0, stock.StateExpired) }, xerr.NotDue},
+		{"expire before due", func() error { return e.Store.Release(ctx, r.OrderNo, 0, domain.StateExpired) }, xerr.NotDue},
 		{"adjust by zero", func() error { _, err := e.Store.Adjust(ctx, aid, 0); return err }, xerr.InvalidArgument},
 		{"adjust by huge", func() error { _, err := e.Store.Adjust(ctx, aid, 1<<40); return err }, xerr.InvalidArgument},
 		{"withdraw more than remaining", func() error { _, err := e.Store.Adjust(ctx, aid, -5); return err }, xerr.InsufficientStock},
@@ -261,8 +262,8 @@ func TestOrderTransitions(t *testing.T) {
 		return r.OrderNo
 	}
 	pay := func(no string) error { return e.Store.Confirm(ctx, no, 1) }
-	cancel := func(no string) error { return e.Store.Release(ctx, no, 1, stock.StateCancelled) }
-	expire := func(no string) error { return e.Store.Release(ctx, no, 0, stock.StateExpired) }
+	cancel := func(no string) error { return e.Store.Release(ctx, no, 1, domain.StateCancelled) }
+	expire := func(no string) error { return e.Store.Release(ctx, no, 0, domain.StateExpired) }
 	waitDue := func() { time.Sleep(1100 * time.Millisecond) }
 
 	tests := []struct {
@@ -273,18 +274,18 @@ func TestOrderTransitions(t *testing.T) {
 		state  string
 		events []event.Type
 	}{
-		{"pay", []func(string) error{pay}, -1, []error{nil}, stock.StatePaid, []event.Type{event.Paid}},
-		{"pay twice", []func(string) error{pay, pay}, -1, []error{nil, nil}, stock.StatePaid, []event.Type{event.Paid}},
-		{"cancel twice", []func(string) error{cancel, cancel}, -1, []error{nil, nil}, stock.StateCancelled, []event.Type{event.Cancelled}},
-		{"pay after cancel", []func(string) error{cancel, pay}, -1, []error{nil, xerr.ErrOrderClosed}, stock.StateCancelled, []event.Type{event.Cancelled}},
-		{"cancel after pay", []func(string) error{pay, cancel}, -1, []error{nil, xerr.ErrOrderPaid}, stock.StatePaid, []event.Type{event.Paid}},
-		{"expire before due", []func(string) error{expire}, -1, []error{xerr.ErrNotDue}, stock.StateReserved, nil},
-		{"expire after paid", []func(string) error{pay, expire}, 1, []error{nil, xerr.ErrOrderPaid}, stock.StatePaid, []event.Type{event.Paid}},
-		{"expire when due, twice", []func(string) error{expire, expire}, 0, []error{nil, nil}, stock.StateExpired, []event.Type{event.Expired}},
-		{"pay after due", []func(string) error{pay}, 0, []error{xerr.ErrOrderClosed}, stock.StateReserved, nil},
-		{"pay after expired", []func(string) error{expire, pay}, 0, []error{nil, xerr.ErrOrderClosed}, stock.StateExpired, []event.Type{event.Expired}},
-		{"cancel after expired", []func(string) error{expire, cancel}, 0, []error{nil, xerr.ErrOrderClosed}, stock.StateExpired, []event.Type{event.Expired}},
-		{"expire after cancel", []func(string) error{cancel, expire}, 1, []error{nil, xerr.ErrOrderClosed}, stock.StateCancelled, []event.Type{event.Cancelled}},
+		{"pay", []func(string) error{pay}, -1, []error{nil}, domain.StatePaid, []event.Type{event.Paid}},
+		{"pay twice", []func(string) error{pay, pay}, -1, []error{nil, nil}, domain.StatePaid, []event.Type{event.Paid}},
+		{"cancel twice", []func(string) error{cancel, cancel}, -1, []error{nil, nil}, domain.StateCancelled, []event.Type{event.Cancelled}},
+		{"pay after cancel", []func(string) error{cancel, pay}, -1, []error{nil, xerr.ErrOrderClosed}, domain.StateCancelled, []event.Type{event.Cancelled}},
+		{"cancel after pay", []func(string) error{pay, cancel}, -1, []error{nil, xerr.ErrOrderPaid}, domain.StatePaid, []event.Type{event.Paid}},
+		{"expire before due", []func(string) error{expire}, -1, []error{xerr.ErrNotDue}, domain.StateReserved, nil},
+		{"expire after paid", []func(string) error{pay, expire}, 1, []error{nil, xerr.ErrOrderPaid}, domain.StatePaid, []event.Type{event.Paid}},
+		{"expire when due, twice", []func(string) error{expire, expire}, 0, []error{nil, nil}, domain.StateExpired, []event.Type{event.Expired}},
+		{"pay after due", []func(string) error{pay}, 0, []error{xerr.ErrOrderClosed}, domain.StateReserved, nil},
+		{"pay after expired", []func(string) error{expire, pay}, 0, []error{nil, xerr.ErrOrderClosed}, domain.StateExpired, []event.Type{event.Expired}},
+		{"cancel after expired", []func(string) error{expire, cancel}, 0, []error{nil, xerr.ErrOrderClosed}, domain.StateExpired, []event.Type{event.Expired}},
+		{"expire after cancel", []func(string) error{cancel, expire}, 1, []error{nil, xerr.ErrOrderClosed}, domain.StateCancelled, []event.Type{event.Cancelled}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -327,7 +328,7 @@ func TestUserLimitReturnsOnRelease(t *testing.T) {
 	if _, err := e.Store.Reserve(ctx, aid, 9, 1, reqID(2)); !errors.Is(err, xerr.ErrLimitExceeded) {
 		t.Fatalf("want limit exceeded, got %v", err)
 	}
-	if err := e.Store.Release(ctx, r.OrderNo, 9, stock.StateCancelled); err != nil {
+	if err := e.Store.Release(ctx, r.OrderNo, 9, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Store.Reserve(ctx, aid, 9, 2, reqID(3)); err != nil {
@@ -400,7 +401,7 @@ func TestPayRacingExpiry(t *testing.T) {
 		}
 		states[o.State]++
 	}
-	if states[stock.StatePaid] != int(paid.Load()) || states[stock.StateExpired] != int(expired.Load()) {
+	if states[domain.StatePaid] != int(paid.Load()) || states[domain.StateExpired] != int(expired.Load()) {
 		t.Fatalf("states %v, paid %d expired %d", states, paid.Load(), expired.Load())
 	}
 	c := e.CheckInvariant(aid)
@@ -512,12 +513,12 @@ func TestWarmupNeverOverwritesAndExpires(t *testing.T) {
 }
 
 func TestParseOrderNo(t *testing.T) {
-	no := stock.NewOrderNo(123)
-	if aid, ok := stock.ParseOrderNo(no); !ok || aid != 123 {
+	no := domain.NewOrderNo(123)
+	if aid, ok := domain.ParseOrderNo(no); !ok || aid != 123 {
 		t.Fatalf("%s -> %d %v", no, aid, ok)
 	}
 	for _, bad := range []string{"", "123", "-abc", "0-12345678", "12-xyz12345", "1-123456789012345678901234567890123456789012345678901234567890123"} {
-		if _, ok := stock.ParseOrderNo(bad); ok {
+		if _, ok := domain.ParseOrderNo(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}
 	}

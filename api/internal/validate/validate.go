@@ -6,16 +6,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/seckill/seckill/api/internal/types"
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
 // Bounds from docs/API.md.
 const (
-	MaxNameChars      = 128
-	MaxStock          = 1_000_000_000
-	MaxPerUserLimit   = stock.MaxQuantity
-	MaxPayTimeoutSecs = 86400
+	MaxNameChars      = domain.MaxNameChars
+	MaxStock          = domain.MaxStock
+	MaxPerUserLimit   = domain.MaxQuantity
+	MaxPayTimeoutSecs = domain.MaxPayTimeoutSecs
 )
 
 func invalid(format string, args ...any) error {
@@ -23,19 +23,12 @@ func invalid(format string, args ...any) error {
 }
 
 // ActivityID checks an activity id from a path or body.
-func ActivityID(id int64) error {
-	if id < 1 {
-		return invalid("activity_id must be >= 1")
-	}
-	return nil
-}
+func ActivityID(id int64) error { return domain.CheckActivityID(id) }
 
 // OrderNo checks the format of an order number ("<activity id>-<ms><hex>").
 func OrderNo(orderNo string) error {
-	if _, ok := stock.ParseOrderNo(orderNo); !ok {
-		return invalid("order_no is malformed")
-	}
-	return nil
+	_, err := domain.CheckOrderNo(orderNo)
+	return err
 }
 
 // CreateActivity checks a new activity.
@@ -60,23 +53,15 @@ func CreateActivity(r *types.CreateActivityReq) error {
 }
 
 // Delta checks a stock adjustment.
-func Delta(d int64) error {
-	if d == 0 || d > stock.MaxDelta || d < -stock.MaxDelta {
-		return invalid("delta must be a non-zero integer within ±%d", stock.MaxDelta)
-	}
-	return nil
-}
+func Delta(d int64) error { return domain.CheckDelta(d) }
 
 // Reserve checks a reservation.
 func Reserve(r *types.ReserveReq) error {
-	if err := ActivityID(r.ActivityId); err != nil {
-		return err
-	}
-	if r.Quantity < 1 || r.Quantity > stock.MaxQuantity {
-		return invalid("quantity must be in 1..%d", stock.MaxQuantity)
-	}
-	if !stock.ValidRequestID(r.RequestId) {
-		return invalid("request_id must be 8-64 characters of [A-Za-z0-9_-]")
+	for _, err := range []error{domain.CheckActivityID(r.ActivityId), domain.CheckQuantity(r.Quantity),
+		domain.CheckRequestID(r.RequestId)} {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -48,7 +48,7 @@ func TestExpiryReleasesUnpaidOrdersWithinTheBound(t *testing.T) {
 	expiredAt := map[string]time.Time{}
 	f.waitFor("every unpaid order to expire", (payTimeout+10)*time.Second, func() bool {
 		for no := range placed {
-			if _, done := expiredAt[no]; !done && !paid[no] && f.state(no) == stock.StateExpired {
+			if _, done := expiredAt[no]; !done && !paid[no] && f.state(no) == domain.StateExpired {
 				expiredAt[no] = time.Now()
 			}
 		}
@@ -63,7 +63,7 @@ func TestExpiryReleasesUnpaidOrdersWithinTheBound(t *testing.T) {
 	// Paid orders stay paid, also well past their deadline.
 	time.Sleep(1500 * time.Millisecond)
 	for no := range paid {
-		if s := f.state(no); s != stock.StatePaid {
+		if s := f.state(no); s != domain.StatePaid {
 			t.Errorf("paid order %s is %s", no, s)
 		}
 	}
@@ -187,14 +187,14 @@ func TestPayRacingTwoExpiryJobs(t *testing.T) {
 	}
 	rel := released[0].Load() + released[1].Load()
 	t.Logf("paid %d, pay refused (closed) %d, expired %d (job A %d, job B %d)", paidOK.Load(), paidClose.Load(),
-		states[stock.StateExpired], released[0].Load(), released[1].Load())
+		states[domain.StateExpired], released[0].Load(), released[1].Load())
 	switch {
-	case states[stock.StatePaid]+states[stock.StateExpired] != n:
+	case states[domain.StatePaid]+states[domain.StateExpired] != n:
 		t.Fatalf("states %v: every order must be paid or expired", states)
-	case int64(states[stock.StatePaid]) != paidOK.Load() || int64(states[stock.StateExpired]) != paidClose.Load():
+	case int64(states[domain.StatePaid]) != paidOK.Load() || int64(states[domain.StateExpired]) != paidClose.Load():
 		t.Fatalf("states %v, but %d pays succeeded and %d were refused", states, paidOK.Load(), paidClose.Load())
-	case rel != int64(states[stock.StateExpired]):
-		t.Fatalf("the two jobs reported %d releases for %d expired orders", rel, states[stock.StateExpired])
+	case rel != int64(states[domain.StateExpired]):
+		t.Fatalf("the two jobs reported %d releases for %d expired orders", rel, states[domain.StateExpired])
 	}
 	c := f.env.CheckInvariant(aid)
 	if c.Sold != paidOK.Load() || c.Remaining != int64(n)-paidOK.Load() {

@@ -15,6 +15,7 @@ import (
 	red "github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -54,7 +55,7 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 		}
 	}
 	for _, o := range orders[350:600] {
-		if err := store.Release(ctx, o, 0, stock.StateCancelled); err != nil {
+		if err := store.Release(ctx, o, 0, domain.StateCancelled); err != nil {
 			t.Fatalf("cancel: %v", err)
 		}
 	}
@@ -266,7 +267,7 @@ func TestWriterWaitsOutMySQLOutage(t *testing.T) {
 	}
 	st := readOrders(t, db)
 	for ono, s := range st {
-		if s != event.StatePaid {
+		if s != domain.StatePaid {
 			t.Fatalf("order %s is %q", ono, s)
 		}
 	}

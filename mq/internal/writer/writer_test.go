@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 )
@@ -117,10 +118,10 @@ func TestWriterOrderIndependentAndIdempotent(t *testing.T) {
 		status string
 		inv    inventory
 	}{
-		{"reserved", []event.Type{event.Reserved}, event.StateReserved, inventory{stock - q, q, 0}},
-		{"reserved,paid", []event.Type{event.Reserved, event.Paid}, event.StatePaid, inventory{stock - q, 0, q}},
-		{"reserved,cancelled", []event.Type{event.Reserved, event.Cancelled}, event.StateCancelled, inventory{stock, 0, 0}},
-		{"reserved,expired", []event.Type{event.Reserved, event.Expired}, event.StateExpired, inventory{stock, 0, 0}},
+		{"reserved", []event.Type{event.Reserved}, domain.StateReserved, inventory{stock - q, q, 0}},
+		{"reserved,paid", []event.Type{event.Reserved, event.Paid}, domain.StatePaid, inventory{stock - q, 0, q}},
+		{"reserved,cancelled", []event.Type{event.Reserved, event.Cancelled}, domain.StateCancelled, inventory{stock, 0, 0}},
+		{"reserved,expired", []event.Type{event.Reserved, event.Expired}, domain.StateExpired, inventory{stock, 0, 0}},
 	} {
 		deliveries := map[string]func([]event.Event) [][]event.Event{
 			"in order, once": func(evs []event.Event) [][]event.Event {

@@ -13,6 +13,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -79,8 +80,8 @@ func (l *Loader) now() time.Time {
 // Warmup loads the activity's stock into Redis if it is absent (never overwriting
 // live stock) and marks it active. ENDED after the activity's end.
 func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Snapshot, err error) {
-	if id <= 0 {
-		return false, snap, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	if err := domain.CheckActivityID(id); err != nil {
+		return false, snap, err
 	}
 	rds := l.Store.Redis()
 	keys := l.Store.Keys()
@@ -135,8 +136,8 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 // (BUSY if it takes longer than Wait). A live activity is warmed as by Warmup; an ended
 // one is cached briefly (MissingTTL) so that reads of it stay off MySQL too.
 func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
-	if id <= 0 {
-		return stock.Snapshot{}, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	if err := domain.CheckActivityID(id); err != nil {
+		return stock.Snapshot{}, err
 	}
 	snap, err := l.Store.Stock(ctx, id)
 	if !errors.Is(err, stock.ErrNotWarm) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -29,8 +30,8 @@ func NewBooksLogic(ctx context.Context, svcCtx *svc.ServiceContext) *BooksLogic 
 }
 
 func (l *BooksLogic) Books(in *inventory.ReconcileReq) (*inventory.BooksResp, error) {
-	if in.ActivityId <= 0 {
-		return nil, xerr.New(xerr.InvalidArgument, "activity_id must be >= 1")
+	if err := domain.CheckActivityID(in.ActivityId); err != nil {
+		return nil, err
 	}
 	resp := &inventory.BooksResp{ActivityId: in.ActivityId}
 	snap, err := l.svcCtx.Store.Stock(l.ctx, in.ActivityId) // no backfill: a read must not warm

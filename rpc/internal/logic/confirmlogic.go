@@ -3,8 +3,7 @@ package logic
 import (
 	"context"
 
-	"github.com/seckill/seckill/internal/stock"
-
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -29,5 +28,5 @@ func (l *ConfirmLogic) Confirm(in *inventory.OrderReq) (*inventory.OrderStateRes
 	if err := l.svcCtx.Store.Confirm(l.ctx, in.OrderNo, in.Uid); err != nil {
 		return nil, err
 	}
-	return &inventory.OrderStateResp{OrderNo: in.OrderNo, Status: stock.StatePaid}, nil
+	return &inventory.OrderStateResp{OrderNo: in.OrderNo, Status: domain.StatePaid}, nil
 }

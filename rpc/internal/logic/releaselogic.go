@@ -3,8 +3,7 @@ package logic
 import (
 	"context"
 
-	"github.com/seckill/seckill/internal/stock"
-
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -26,8 +25,8 @@ func NewReleaseLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReleaseLo
 }
 
 func (l *ReleaseLogic) Release(in *inventory.OrderReq) (*inventory.OrderStateResp, error) {
-	if err := l.svcCtx.Store.Release(l.ctx, in.OrderNo, in.Uid, stock.StateCancelled); err != nil {
+	if err := l.svcCtx.Store.Release(l.ctx, in.OrderNo, in.Uid, domain.StateCancelled); err != nil {
 		return nil, err
 	}
-	return &inventory.OrderStateResp{OrderNo: in.OrderNo, Status: stock.StateCancelled}, nil
+	return &inventory.OrderStateResp{OrderNo: in.OrderNo, Status: domain.StateCancelled}, nil
 }

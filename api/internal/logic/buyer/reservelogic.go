@@ -10,7 +10,7 @@ import (
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -58,7 +58,7 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		OrderNo:    res.OrderNo,
 		ActivityId: req.ActivityId,
 		Quantity:   res.Quantity,
-		Status:     stock.StateReserved,
+		Status:     domain.StateReserved,
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil

@@ -1,0 +1,121 @@
+// Package domain is the vocabulary the services share: order states, the bounds on what a
+// caller may send, order numbers and request ids. The gateway, the scripts' wrapper
+// (internal/stock) and the writer all use it; it knows nothing of Redis, MySQL or HTTP.
+// Each check returns an INVALID_ARGUMENT *xerr.Error naming the field.
+package domain
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Order states, as Redis order hashes and the ledger (seckill_order.status) store them;
+// StateNone is "no order yet". reserved -> paid | cancelled | expired; the last three are
+// terminal (docs/DESIGN.md, "Order states").
+const (
+	StateNone      = ""
+	StateReserved  = "reserved"
+	StatePaid      = "paid"
+	StateCancelled = "cancelled"
+	StateExpired   = "expired"
+)
+
+// Terminal reports whether an order in state s can never change again.
+func Terminal(s string) bool {
+	return s == StatePaid || s == StateCancelled || s == StateExpired
+}
+
+// Bounds on caller input (docs/API.md).
+const (
+	MaxQuantity       = 1_000_000_000 // units in one reservation, and a per-user limit
+	MaxDelta          = 1_000_000_000 // one stock adjustment, either way
+	MaxStock          = 1_000_000_000 // an activity's initial stock
+	MaxNameChars      = 128
+	MaxPayTimeoutSecs = 86400
+	MaxOrderNoLen     = 64
+)
+
+func invalid(format string, args ...any) error {
+	return xerr.Newf(xerr.InvalidArgument, format, args...)
+}
+
+// CheckActivityID checks an activity id.
+func CheckActivityID(aid int64) error {
+	if aid < 1 {
+		return invalid("activity_id must be >= 1")
+	}
+	return nil
+}
+
+// CheckUID checks a buyer id.
+func CheckUID(uid int64) error {
+	if uid < 1 {
+		return invalid("uid must be >= 1")
+	}
+	return nil
+}
+
+// CheckQuantity checks the units of one reservation.
+func CheckQuantity(q int64) error {
+	if q < 1 || q > MaxQuantity {
+		return invalid("quantity must be in 1..%d", MaxQuantity)
+	}
+	return nil
+}
+
+// CheckDelta checks a stock adjustment.
+func CheckDelta(d int64) error {
+	if d == 0 || d > MaxDelta || d < -MaxDelta {
+		return invalid("delta must be a non-zero integer within ±%d", MaxDelta)
+	}
+	return nil
+}
+
+// CheckRequestID checks a client's idempotency key.
+func CheckRequestID(id string) error {
+	if !requestIDPattern.MatchString(id) {
+		return invalid("request_id must be 8-64 characters of [A-Za-z0-9_-]")
+	}
+	return nil
+}
+
+// CheckOrderNo checks an order number's shape and returns the activity it belongs to.
+func CheckOrderNo(orderNo string) (int64, error) {
+	aid, ok := ParseOrderNo(orderNo)
+	if !ok {
+		return 0, invalid("order_no is malformed")
+	}
+	return aid, nil
+}
+
+// orderNoPattern: "<activity id>-<unix ms><8 hex>". The activity id in front is what
+// lets an order be found from its number alone.
+var orderNoPattern = regexp.MustCompile(`^[1-9][0-9]{0,18}-[0-9a-f]{8,40}$`)
+
+// NewOrderNo returns a fresh order number for the activity.
+func NewOrderNo(aid int64) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d-%d%08x", aid, time.Now().UnixMilli(), binary.BigEndian.Uint32(b[:]))
+}
+
+// ParseOrderNo returns the activity id an order number belongs to.
+func ParseOrderNo(orderNo string) (int64, bool) {
+	if len(orderNo) > MaxOrderNoLen || !orderNoPattern.MatchString(orderNo) {
+		return 0, false
+	}
+	aid, err := strconv.ParseInt(orderNo[:strings.IndexByte(orderNo, '-')], 10, 64)
+	return aid, err == nil && aid > 0
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+
+// ValidRequestID reports whether a client request id is acceptable.
+func ValidRequestID(id string) bool { return requestIDPattern.MatchString(id) }
