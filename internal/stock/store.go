@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 
+	pkgerrors "github.com/pkg/errors"
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
@@ -30,14 +31,14 @@ var (
 	//go:embed scripts/adjust.lua
 	adjustLua string
 
-	warmupScript    = redis.NewScript(warmupLua)
-	reserveScript   = redis.NewScript(reserveLua)
-	confirmScript   = redis.NewScript(confirmLua)
-	releaseScript   = redis.NewScript(releaseLua)
-	expireDueScript = redis.NewScript(expireDueLua)
-	adjustScript    = redis.NewScript(adjustLua)
+	warmupScript    = newScript("warmup", warmupLua)
+	reserveScript   = newScript("reserve", reserveLua)
+	confirmScript   = newScript("confirm", confirmLua)
+	releaseScript   = newScript("release", releaseLua)
+	expireDueScript = newScript("expire_due", expireDueLua)
+	adjustScript    = newScript("adjust", adjustLua)
 
-	allScripts = []*redis.Script{warmupScript, reserveScript, confirmScript, releaseScript,
+	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript}
 )
 
@@ -70,28 +71,22 @@ func (s *Store) Redis() *redis.Redis { return s.rds }
 // which go-zero's Redis breaker would count as a failure. Call it before serving.
 func (s *Store) LoadScripts(ctx context.Context) error {
 	for _, sc := range allScripts {
-		if _, err := s.rds.ScriptLoadCtx(ctx, scriptSource(sc)); err != nil {
-			return fmt.Errorf("load script: %w", err)
+		if _, err := s.rds.ScriptLoadCtx(ctx, sc.src); err != nil {
+			return fmt.Errorf("load script %s: %w", sc.name, err)
 		}
 	}
 	return nil
 }
 
-func scriptSource(sc *redis.Script) string {
-	switch sc {
-	case warmupScript:
-		return warmupLua
-	case reserveScript:
-		return reserveLua
-	case confirmScript:
-		return confirmLua
-	case releaseScript:
-		return releaseLua
-	case expireDueScript:
-		return expireDueLua
-	default:
-		return adjustLua
-	}
+// script is one embedded Lua file: its name (for errors), its source (for SCRIPT LOAD)
+// and go-zero's EVALSHA wrapper around it.
+type script struct {
+	name, src string
+	*redis.Script
+}
+
+func newScript(name, src string) *script {
+	return &script{name: name, src: src, Script: redis.NewScript(src)}
 }
 
 // Meta is what warm-up needs to know about an activity.
@@ -386,14 +381,16 @@ func orderActivity(orderNo string, uid int64) (int64, error) {
 }
 
 // run executes a script and turns a negative first element into its typed error.
-func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]any, error) {
-	v, err := s.rds.ScriptRunCtx(ctx, sc, keys, args...)
+func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any) ([]any, error) {
+	v, err := s.rds.ScriptRunCtx(ctx, sc.Script, keys, args...)
 	if err != nil {
-		return nil, fmt.Errorf("stock script: %w", err)
+		// An infrastructure error enters logic here: keep where it happened (the edge,
+		// xerr's interceptor, logs it once with this stack).
+		return nil, pkgerrors.Wrapf(err, "stock script %s", sc.name)
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) == 0 {
-		return nil, fmt.Errorf("stock script: unexpected reply %v", v)
+		return nil, fmt.Errorf("stock script %s: unexpected reply %v", sc.name, v)
 	}
 	code, _ := res[0].(int64)
 	if code < 0 {

@@ -13,7 +13,8 @@ import (
 
 // UnaryServerInterceptor turns the errors a logic returns into gRPC statuses carrying
 // the API code word: the one place where that happens on the server side. Errors that
-// are not business outcomes are logged once, here, and leave as Internal.
+// are not business outcomes are logged once, here, and leave as Internal; %+v prints the
+// stack that github.com/pkg/errors recorded where the error entered logic.
 func UnaryServerInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
@@ -22,7 +23,7 @@ func UnaryServerInterceptor(ctx context.Context, req any, info *grpc.UnaryServer
 	}
 	st := ToStatus(err)
 	if s, _ := status.FromError(st); s.Code() == codes.Internal {
-		logc.Errorf(ctx, "%s: %v", info.FullMethod, err)
+		logc.Errorf(ctx, "%s: %+v", info.FullMethod, err)
 	}
 	return nil, st
 }
