@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -25,7 +24,6 @@ func main() {
 	var cfg standalone.Config
 	var kafka string
 	flag.StringVar(&cfg.EtcDir, "etc", "etc", "directory of the services' YAML configs")
-	flag.StringVar(&cfg.RunDir, "run-dir", "", "write the effective configs here (default: a temporary directory removed on exit)")
 	flag.StringVar(&cfg.RedisAddr, "redis", "", "Redis host:port to use (env "+standalone.EnvRedis+"; default: start a private redis-server)")
 	flag.StringVar(&cfg.MySQLDSN, "mysql", "", "MySQL DSN to use (env "+standalone.EnvMySQL+"; default: start a private MariaDB)")
 	flag.StringVar(&kafka, "kafka", "", "comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
@@ -59,7 +57,7 @@ seckill is running.
   redis          %s
   mysql          %s
   kafka          %s
-  configs        %s
+  configs        %s (addresses set by the launcher)
   started here   %s
 
 demo tokens (buyer uid 1, merchant mid 1, valid 24 h):
@@ -67,14 +65,15 @@ demo tokens (buyer uid 1, merchant mid 1, valid 24 h):
   export MERCHANT=%s
 
 try:
-  curl -s -H "Authorization: Bearer $MERCHANT" -d "{\"sku_id\":1,\"name\":\"demo\",\"stock\":100,\"start_time\":%s,\"end_time\":%s}" %s/v1/admin/activities
+  curl -s -H "Authorization: Bearer $MERCHANT" -H "Content-Type: application/json" -d "{\"sku_id\":1,\"name\":\"demo\",\"stock\":100,\"start_time\":%s,\"end_time\":%s}" %s/v1/admin/activities
 a whole sale (20,000 buyers, 1,000 stock):
-  go run -tags no_k8s ./cmd/loadgen -url %s -api-config %s -html report.html
+  SECKILL_BUYER_SECRET=%s SECKILL_MERCHANT_SECRET=%s \
+    go run -tags no_k8s ./cmd/loadgen -url %s -html report.html
 
 Ctrl-C stops everything.
 `, sys.APIURL, sys.MetricsURL, sys.RPCAddr, sys.RedisAddr, sys.MySQLDSN, strings.Join(sys.KafkaBrokers, ","),
-		filepath.Dir(sys.ConfigFiles["seckill-api"]), private(sys.Private), sys.BuyerToken, sys.MerchantToken,
-		"$(date +%s)", "$(( $(date +%s) + 3600 ))", sys.APIURL, sys.APIURL, sys.ConfigFiles["seckill-api"])
+		cfg.EtcDir, private(sys.Private), sys.BuyerToken, sys.MerchantToken,
+		"$(date +%s)", "$(( $(date +%s) + 3600 ))", sys.APIURL, sys.BuyerSecret, sys.MerchantSecret, sys.APIURL)
 	<-ctx.Done()
 	stop()
 	fmt.Fprintln(os.Stderr, "stopping...")

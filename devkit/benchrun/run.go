@@ -137,10 +137,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("start the standalone system: %w", err)
 	}
 	defer sys.Close()
-	ac, err := apiserver.LoadConfig(sys.ConfigFiles["seckill-api"])
-	if err != nil {
-		return nil, fmt.Errorf("gateway config: %w", err)
-	}
+	ac := sys.Configs.Gateway
 	res.Profile = profile(ac)
 
 	if !cfg.SkipGo {

@@ -5,8 +5,9 @@
 // the installed binaries (devkit/devenv) and the in-process Kafka-protocol broker (kfake).
 //
 // The services are built by their public constructors (rpcserver.New, mqserver.New,
-// apiserver.New) from the same YAML files their production mains read (etc/), with only
-// addresses overridden; the effective files are written to RunDir.
+// apiserver.New) from the same YAML files their production mains read (etc/), loaded by
+// their own LoadConfig (so go-zero's defaults apply as in production); only addresses,
+// mode and logging are then set, as typed fields (configs.go).
 package standalone
 
 import (
@@ -19,7 +20,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +43,6 @@ const (
 // Config says what to use and what to start.
 type Config struct {
 	EtcDir string // the services' YAML configs (default "etc")
-	RunDir string // where the effective configs go ("": a temporary directory removed on Close)
 
 	// Dependencies: set = use as is; empty = start a private one.
 	RedisAddr    string
@@ -115,8 +114,8 @@ type System struct {
 	MySQLDSN     string
 	KafkaBrokers []string
 	KeyPrefix    string
-	Private      []string          // the dependencies the launcher started itself
-	ConfigFiles  map[string]string // service -> effective config file
+	Private      []string // the dependencies the launcher started itself
+	Configs      Configs  // what each service runs with
 
 	BuyerSecret, MerchantSecret string
 	BuyerToken, MerchantToken   string // demo tokens: buyer uid 1, merchant mid 1, valid 24 h
@@ -142,7 +141,7 @@ func (s *System) Close() {
 // Start brings the system up. On error, whatever was started is stopped again.
 func Start(ctx context.Context, cfg Config) (sys *System, err error) {
 	cfg.defaults()
-	sys = &System{ConfigFiles: map[string]string{}}
+	sys = &System{}
 	defer func() {
 		if err != nil {
 			sys.Close()
@@ -152,16 +151,6 @@ func Start(ctx context.Context, cfg Config) (sys *System, err error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, format+"\n", args...) }
 
 	if err := startDependencies(ctx, &cfg, sys, logf); err != nil {
-		return nil, err
-	}
-
-	runDir := cfg.RunDir
-	if runDir == "" {
-		if runDir, err = os.MkdirTemp("", "seckill-standalone-"); err != nil {
-			return nil, err
-		}
-		sys.onClose("run dir", func() { _ = os.RemoveAll(runDir) })
-	} else if err := os.MkdirAll(runDir, 0o700); err != nil {
 		return nil, err
 	}
 
@@ -182,47 +171,8 @@ func Start(ctx context.Context, cfg Config) (sys *System, err error) {
 	sys.APIURL = "http://" + apiAddr
 	sys.MetricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 
-	common := map[string]any{
-		"Mode": cfg.Mode, "Log.Level": cfg.LogLevel, "Log.Encoding": "plain", "Log.Stat": false,
-		// go-zero starts one DevServer per process: the gateway's serves the metrics.
-		"DevServer.Enabled": false,
-	}
-	files := map[string]struct {
-		base string
-		set  map[string]any
-	}{
-		"inventory": {"inventory.yaml", map[string]any{
-			"ListenOn": sys.RPCAddr, "Etcd": nil,
-			"StockRedis.Host": sys.RedisAddr, "StockRedis.Type": "node", "KeyPrefix": sys.KeyPrefix,
-			"Mysql.DataSource": sys.MySQLDSN, "Relay.Brokers": sys.KafkaBrokers,
-		}},
-		"mq": {"mq.yaml", map[string]any{
-			"Consumer.Brokers": sys.KafkaBrokers, "DeadLetter.Brokers": sys.KafkaBrokers,
-			"Mysql.DataSource": sys.MySQLDSN,
-			// The jobs (expiry, reconciliation, scheduled warm-up) call the inventory rpc.
-			"Inventory.Endpoints": []string{sys.RPCAddr}, "Inventory.Etcd": nil,
-		}},
-		"seckill-api": {"seckill-api.yaml", map[string]any{
-			"Host": apiHost, "Port": mustAtoi(apiPort),
-			"DevServer.Enabled": true, "DevServer.Host": "127.0.0.1", "DevServer.Port": metricsPort,
-			"Inventory.Endpoints": []string{sys.RPCAddr}, "Inventory.Etcd": nil,
-			"Mysql.DataSource": sys.MySQLDSN, "Redis.Host": sys.RedisAddr, "Redis.Type": "node",
-			"KeyPrefix": sys.KeyPrefix,
-		}},
-	}
-	for name, f := range files {
-		set := map[string]any{}
-		for k, v := range common {
-			set[k] = v
-		}
-		for k, v := range f.set {
-			set[k] = v
-		}
-		out := filepath.Join(runDir, f.base)
-		if err := overlay(filepath.Join(cfg.EtcDir, f.base), out, set); err != nil {
-			return nil, fmt.Errorf("%w (run from the repository root, or pass the etc directory)", err)
-		}
-		sys.ConfigFiles[name] = out
+	if err := sys.buildConfigs(cfg, apiHost, mustAtoi(apiPort), metricsPort); err != nil {
+		return nil, err
 	}
 
 	if err := startInventory(ctx, sys); err != nil {
@@ -359,11 +309,7 @@ func gatewayAddr(addr string, logf func(string, ...any)) (string, error) {
 }
 
 func startInventory(ctx context.Context, sys *System) error {
-	c, err := rpcserver.LoadConfig(sys.ConfigFiles["inventory"])
-	if err != nil {
-		return fmt.Errorf("inventory config: %w", err)
-	}
-	s, err := rpcserver.New(c)
+	s, err := rpcserver.New(sys.Configs.Inventory)
 	if err != nil {
 		return fmt.Errorf("inventory service: %w", err)
 	}
@@ -373,11 +319,7 @@ func startInventory(ctx context.Context, sys *System) error {
 }
 
 func startWriter(sys *System) error {
-	c, err := mqserver.LoadConfig(sys.ConfigFiles["mq"])
-	if err != nil {
-		return fmt.Errorf("mq config: %w", err)
-	}
-	s, err := mqserver.New(c)
+	s, err := mqserver.New(sys.Configs.Writer)
 	if err != nil {
 		return fmt.Errorf("order writer: %w", err)
 	}
@@ -387,10 +329,7 @@ func startWriter(sys *System) error {
 }
 
 func startGateway(ctx context.Context, sys *System) error {
-	c, err := apiserver.LoadConfig(sys.ConfigFiles["seckill-api"])
-	if err != nil {
-		return fmt.Errorf("gateway config: %w", err)
-	}
+	c := sys.Configs.Gateway
 	sys.BuyerSecret, sys.MerchantSecret = c.BuyerAuth.AccessSecret, c.MerchantAuth.AccessSecret
 	s, err := apiserver.New(c)
 	if err != nil {

@@ -3,7 +3,6 @@ package standalone
 import (
 	"context"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -78,10 +77,9 @@ func TestStandaloneOnItsOwnServers(t *testing.T) {
 	if strings.Contains(sys.MySQLDSN, ":3306)") {
 		t.Fatalf("MySQL %s is the default server", sys.MySQLDSN)
 	}
-	for _, f := range sys.ConfigFiles {
-		if _, err := os.Stat(f); err != nil {
-			t.Fatal(err)
-		}
+	if sys.Configs.Inventory.ListenOn != sys.RPCAddr || sys.Configs.Gateway.Inventory.Endpoints[0] != sys.RPCAddr ||
+		sys.Configs.Writer.Inventory.Endpoints[0] != sys.RPCAddr {
+		t.Fatalf("services not wired to the inventory rpc %s: %+v", sys.RPCAddr, sys.Configs)
 	}
 	sale(t, sys)
 
@@ -91,11 +89,6 @@ func TestStandaloneOnItsOwnServers(t *testing.T) {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
 			t.Errorf("%s still accepts connections after Close (redis %s, kafka %v, api %s, rpc %s)", addr, sys.RedisAddr, sys.KafkaBrokers, sys.APIURL, sys.RPCAddr)
-		}
-	}
-	for _, f := range sys.ConfigFiles {
-		if _, err := os.Stat(f); !os.IsNotExist(err) {
-			t.Errorf("effective config %s left behind (%v)", f, err)
 		}
 	}
 }
@@ -138,23 +131,39 @@ func TestServiceDSN(t *testing.T) {
 	}
 }
 
-func TestOverlay(t *testing.T) {
-	dir := t.TempDir()
-	base, out := dir+"/in.yaml", dir+"/out.yaml"
-	if err := os.WriteFile(base, []byte("Name: x\nEtcd:\n  Hosts: [a]\nRedis:\n  Host: old\n  Type: node\n"), 0o600); err != nil {
+func TestBuildConfigs(t *testing.T) {
+	sys := &System{RPCAddr: "127.0.0.1:1", RedisAddr: "127.0.0.1:2", MySQLDSN: "root:@tcp(127.0.0.1:3)/x",
+		KafkaBrokers: []string{"127.0.0.1:4"}, KeyPrefix: "p:"}
+	cfg := Config{EtcDir: "../../etc"}
+	cfg.defaults()
+	if err := sys.buildConfigs(cfg, "127.0.0.1", 5, 6); err != nil {
 		t.Fatal(err)
 	}
-	if err := overlay(base, out, map[string]any{"Redis.Host": "new:1", "Etcd": nil, "Relay.Brokers": []string{"b:9"}}); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(out)
-	got := string(b)
-	for _, want := range []string{"Host: new:1", "Type: node", "Name: x", "- b:9"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("overlay lacks %q:\n%s", want, got)
+	c := sys.Configs
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"inventory listen", c.Inventory.ListenOn, sys.RPCAddr},
+		{"inventory redis", c.Inventory.StockRedis.Host, sys.RedisAddr},
+		{"inventory prefix", c.Inventory.KeyPrefix, "p:"},
+		{"inventory relay", c.Inventory.Relay.Brokers[0], "127.0.0.1:4"},
+		{"inventory etcd", len(c.Inventory.Etcd.Hosts), 0},
+		{"inventory mode", c.Inventory.Mode, "dev"},
+		{"inventory devserver", c.Inventory.DevServer.Enabled, false},
+		{"writer brokers", c.Writer.Consumer.Brokers[0], "127.0.0.1:4"},
+		{"writer mysql", c.Writer.Mysql.DataSource, sys.MySQLDSN},
+		{"writer jobs rpc", c.Writer.Inventory.Endpoints[0], sys.RPCAddr},
+		{"gateway port", c.Gateway.Port, 5},
+		{"gateway metrics", c.Gateway.DevServer.Port, 6},
+		{"gateway rpc", c.Gateway.Inventory.Endpoints[0], sys.RPCAddr},
+		{"gateway log level", c.Gateway.Log.Level, "error"},
+		// Kept from etc/: what the launcher does not set, and go-zero's defaults.
+		{"inventory yaml kept", c.Inventory.Middlewares.StatConf.SlowThreshold.String(), "500ms"},
+		{"writer default kept", c.Writer.Consumer.Offset, "first"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
-	}
-	if strings.Contains(got, "Etcd") {
-		t.Errorf("Etcd not deleted:\n%s", got)
 	}
 }
