@@ -40,3 +40,21 @@ func Apply(ctx context.Context, db *sql.DB) error {
 	}
 	return nil
 }
+
+func quoteIdent(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// CreateDatabase creates database name on the server admin is connected to, if absent.
+func CreateDatabase(ctx context.Context, admin *sql.DB, name string) error {
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+quoteIdent(name)); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+// DropDatabase drops database name, if present.
+func DropDatabase(ctx context.Context, admin *sql.DB, name string) error {
+	if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quoteIdent(name)); err != nil {
+		return fmt.Errorf("drop database %s: %w", name, err)
+	}
+	return nil
+}

@@ -111,8 +111,8 @@ func CreateDatabase(ctx context.Context, serverDSN, name string) error {
 		return err
 	}
 	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(name, "`", "``")+"`"); err != nil {
-		return fmt.Errorf("create database %s: %w", name, err)
+	if err := schema.CreateDatabase(ctx, admin, name); err != nil {
+		return err
 	}
 	cfg.DBName = name
 	db, err := sql.Open("mysql", cfg.FormatDSN())

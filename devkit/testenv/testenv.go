@@ -122,8 +122,8 @@ func MySQL(t testing.TB) *Database {
 		unavailable(t, "mysql", err)
 	}
 	name := RandomName("sk_t_")
-	if _, err := admin.Exec("CREATE DATABASE `" + name + "`"); err != nil {
-		t.Fatalf("create database: %v", err)
+	if err := schema.CreateDatabase(context.Background(), admin, name); err != nil {
+		t.Fatal(err)
 	}
 	cfg.DBName = name
 	cfg.ParseTime = true
@@ -137,7 +137,7 @@ func MySQL(t testing.TB) *Database {
 	}
 	t.Cleanup(func() {
 		_ = db.Close()
-		_, _ = admin.Exec("DROP DATABASE IF EXISTS `" + name + "`")
+		_ = schema.DropDatabase(context.Background(), admin, name)
 		_ = admin.Close()
 	})
 	return &Database{Name: name, DSN: dsn, Conn: sqlx.NewSqlConnFromDB(db), DB: db}
