@@ -13,7 +13,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -139,3 +141,27 @@ func startOnFreePort(ctx context.Context, start func(ctx context.Context, port i
 
 // Loopback is the address host:port of port on 127.0.0.1.
 func Loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// stalePrefix names the temporary directories of every private server started here.
+const stalePrefix = "seckill-"
+
+// SweepStale removes the directories of private servers whose process is gone: a test
+// binary or launcher that was killed leaves its servers' data behind (the kernel stops the
+// servers themselves, see sysProcAttr). A directory is stale when its pid file names a
+// process that no longer exists; one without a pid file is left alone.
+func SweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), stalePrefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if !processAlive(pid) {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}

@@ -40,6 +40,7 @@ func startRedis(ctx context.Context, name string, extra func(dir string) []strin
 			"--bind", "127.0.0.1",
 			"--protected-mode", "yes",
 			"--dir", dir,
+			"--pidfile", filepath.Join(dir, "pid"), // for SweepStale
 			"--save", "",
 			"--daemonize", "no",
 			"--logfile", "",

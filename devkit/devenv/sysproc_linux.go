@@ -10,3 +10,5 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
+
+func processAlive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }

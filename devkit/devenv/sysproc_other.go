@@ -9,3 +9,5 @@ import "syscall"
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+func processAlive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }

@@ -51,12 +51,7 @@ func start(t *testing.T, cfg Config) *System {
 
 func TestStandaloneOnItsOwnServers(t *testing.T) {
 	for _, pkg := range []devenv.Package{devenv.RedisPackage, devenv.MariaDBPackage} {
-		if err := devenv.Check(pkg); err != nil {
-			if testenv.IsCI() {
-				t.Fatal(err)
-			}
-			t.Skip(err)
-		}
+		testenv.Need(t, pkg)
 	}
 	sys := start(t, Config{})
 	closed := false

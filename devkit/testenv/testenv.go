@@ -3,8 +3,12 @@
 // an in-process Kafka-protocol broker (kfake). Each test gets its own Redis key prefix and
 // its own database with sql/ applied, removed when the test ends.
 //
-// When a service is unreachable the test is skipped on a laptop but fails when CI=true:
-// CI must never pass by not testing.
+// Where the servers come from, for Redis and MySQL alike: an address given in the
+// environment (SECKILL_TEST_REDIS, SECKILL_TEST_MYSQL) is used as it is, and a test fails
+// when it is unreachable; with none given, a server answering on the default port is used;
+// with none there either, a private server is started once per test binary by the same
+// starter `make run` uses (devkit/devenv, installing the package with apt-get where it is
+// missing). A test never skips for want of a server: it runs, or it fails saying why.
 package testenv
 
 import (
@@ -15,40 +19,138 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	red "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	schema "github.com/seckill/seckill/sql"
 )
 
-// RedisAddr is the test Redis (SECKILL_TEST_REDIS, default 127.0.0.1:6379).
-func RedisAddr() string { return env("SECKILL_TEST_REDIS", "127.0.0.1:6379") }
+const (
+	envRedis     = "SECKILL_TEST_REDIS"
+	envMySQL     = "SECKILL_TEST_MYSQL"
+	defaultRedis = "127.0.0.1:6379"
+	defaultMySQL = "root:@tcp(127.0.0.1:3306)/"
+)
 
-// MySQLDSN is the test server's DSN without a database
-// (SECKILL_TEST_MYSQL, default root:@tcp(127.0.0.1:3306)/).
-func MySQLDSN() string { return env("SECKILL_TEST_MYSQL", "root:@tcp(127.0.0.1:3306)/") }
-
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
+// server is one dependency resolved once per test binary.
+type server struct {
+	once sync.Once
+	addr string // Redis host:port, or a MySQL DSN without database
+	err  error
 }
 
-// unavailable skips the test, or fails it under CI.
+var redisServer, mysqlServer server
+
+func (s *server) resolve(env, def string, up func(string) error, start func(context.Context) (string, error)) (string, error) {
+	if v := os.Getenv(env); v != "" {
+		return v, nil // given: used as it is
+	}
+	s.once.Do(func() {
+		if up(def) == nil {
+			s.addr = def
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		devenv.SweepStale()
+		s.addr, s.err = start(ctx)
+		if s.err != nil {
+			s.addr = def
+			s.err = fmt.Errorf("nothing answers on %s and no private server could be started: %w", def, s.err)
+		}
+	})
+	return s.addr, s.err
+}
+
+func redisUp(addr string) error {
+	c := red.NewClient(&red.Options{Addr: addr, DisableIdentity: true, DialTimeout: time.Second, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+func mysqlUp(dsn string) error {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return db.PingContext(ctx)
+}
+
+func startRedis(ctx context.Context) (string, error) {
+	if _, err := devenv.EnsureInstalled(ctx, devenv.RedisPackage, os.Stderr); err != nil {
+		return "", err
+	}
+	p, err := devenv.StartRedis(ctx)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "testenv: no Redis on %s: started a private redis-server on %s\n", defaultRedis, p.Addr)
+	return p.Addr, nil // stopped by the kernel when the test binary exits (devenv: parent-death signal)
+}
+
+func startMySQL(ctx context.Context) (string, error) {
+	if _, err := devenv.EnsureInstalled(ctx, devenv.MariaDBPackage, os.Stderr); err != nil {
+		return "", err
+	}
+	m, err := devenv.StartMariaDB(ctx)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "testenv: no MySQL on 127.0.0.1:3306: started a private MariaDB on %s\n", m.Addr)
+	return "root:@tcp(" + m.Addr + ")/", nil
+}
+
+// RedisServer returns the test Redis's address, or why there is none.
+func RedisServer() (string, error) {
+	return redisServer.resolve(envRedis, defaultRedis, redisUp, startRedis)
+}
+
+// MySQLServer returns the test MySQL server's DSN without a database, or why there is none.
+func MySQLServer() (string, error) {
+	return mysqlServer.resolve(envMySQL, defaultMySQL, mysqlUp, startMySQL)
+}
+
+// RedisAddr is the test Redis (see the package comment); Redis(t) fails a test that has none.
+func RedisAddr() string {
+	addr, _ := RedisServer()
+	return addr
+}
+
+// MySQLDSN is the test server's DSN without a database (see the package comment).
+func MySQLDSN() string {
+	dsn, _ := MySQLServer()
+	return dsn
+}
+
+// unavailable fails the test: a test never passes by not testing.
 func unavailable(t testing.TB, what string, err error) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is required under CI=true: %v", what, err)
+	t.Fatalf("%s is required (give %s, or let the harness start one): %v", what, map[string]string{"redis": envRedis, "mysql": envMySQL}[what], err)
+}
+
+// Need makes sure a server binary is installed (apt-get where it is missing), else fails.
+func Need(t testing.TB, pkg devenv.Package) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if _, err := devenv.EnsureInstalled(ctx, pkg, os.Stderr); err != nil {
+		t.Fatal(err)
 	}
-	t.Skipf("%s unavailable: %v", what, err)
 }
 
 // RandomName returns a short random lower-case name with the given prefix.
@@ -68,6 +170,9 @@ func RedisConf() redis.RedisConf {
 // key under the prefix is deleted when the test ends.
 func Redis(t testing.TB) (*redis.Redis, stock.Keys) {
 	t.Helper()
+	if _, err := RedisServer(); err != nil {
+		unavailable(t, "redis", err)
+	}
 	rds, err := redis.NewRedis(RedisConf())
 	if err == nil && !rds.Ping() {
 		err = fmt.Errorf("no PONG from %s", RedisAddr())
@@ -108,9 +213,13 @@ type Database struct {
 // MySQL creates a database with the schema applied, dropped when the test ends.
 func MySQL(t testing.TB) *Database {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(MySQLDSN())
+	server, err := MySQLServer()
 	if err != nil {
-		t.Fatalf("bad SECKILL_TEST_MYSQL: %v", err)
+		unavailable(t, "mysql", err)
+	}
+	cfg, err := mysql.ParseDSN(server)
+	if err != nil {
+		t.Fatalf("bad %s: %v", envMySQL, err)
 	}
 	admin, err := sql.Open("mysql", cfg.FormatDSN())
 	if err == nil {
