@@ -1,6 +1,11 @@
 package model
 
-import "github.com/zeromicro/go-zero/core/stores/sqlx"
+import (
+	"context"
+	"fmt"
+
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+)
 
 var _ ActivityModel = (*customActivityModel)(nil)
 
@@ -10,10 +15,26 @@ type (
 	ActivityModel interface {
 		activityModel
 		withSession(session sqlx.Session) ActivityModel
+		// InsertWithInventory writes the activity and its inventory row (available =
+		// data.Total, nothing locked or sold) in one transaction and returns the new id:
+		// there is never an activity without its book.
+		InsertWithInventory(ctx context.Context, data *Activity) (int64, error)
+		// FindOneWithInventory reads the activity and its inventory row in one query.
+		// ErrNotFound when either is absent.
+		FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error)
 	}
 
 	customActivityModel struct {
 		*defaultActivityModel
+	}
+
+	// ActivityWithInventory is an activity and its MySQL counters (CreateTime and
+	// UpdateTime are not read).
+	ActivityWithInventory struct {
+		Activity
+		Available uint64 `db:"available"`
+		Locked    uint64 `db:"locked"`
+		Sold      uint64 `db:"sold"`
 	}
 )
 
@@ -26,4 +47,42 @@ func NewActivityModel(conn sqlx.SqlConn) ActivityModel {
 
 func (m *customActivityModel) withSession(session sqlx.Session) ActivityModel {
 	return NewActivityModel(sqlx.NewSqlConnFromSession(session))
+}
+
+func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Activity) (int64, error) {
+	var id int64
+	err := m.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
+		res, err := m.withSession(s).Insert(ctx, data)
+		if err != nil {
+			return fmt.Errorf("insert activity: %w", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("insert activity: %w", err)
+		}
+		inv := NewInventoryModel(sqlx.NewSqlConnFromSession(s))
+		if _, err := inv.Insert(ctx, &Inventory{ActivityId: uint64(id), Available: data.Total}); err != nil {
+			return fmt.Errorf("insert inventory of activity %d: %w", id, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error) {
+	query := fmt.Sprintf("select a.`id`, a.`sku_id`, a.`name`, a.`total`, a.`start_time`, a.`end_time`, "+
+		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, i.`available`, i.`locked`, i.`sold` "+
+		"from %s a join `inventory` i on i.`activity_id` = a.`id` where a.`id` = ? limit 1", m.table)
+	var resp ActivityWithInventory
+	err := m.conn.QueryRowPartialCtx(ctx, &resp, query, id)
+	switch err {
+	case nil:
+		return &resp, nil
+	case sqlx.ErrNotFound:
+		return nil, ErrNotFound
+	default:
+		return nil, err
+	}
 }

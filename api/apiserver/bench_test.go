@@ -68,7 +68,7 @@ func benchEnv(b *testing.B, tweak ...func(*apiserver.Config)) *env {
 
 // baselineConf is the gateway's middleware profile for a baseline server.
 func baselineConf(b *testing.B, e *env) rest.RestConf {
-	c := apiConfig(b, e.keys, e.db, "unused:0").RestConf
+	c := apiConfig(b, e.keys, "unused:0").RestConf
 	c.Port = 0
 	return c
 }

@@ -52,9 +52,10 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// apiConfig is the gateway on a free loopback port, calling rpcAddr. Mode test turns
-// go-zero's load shedding off (the benchmark profile: CpuThreshold has no effect).
-func apiConfig(t testing.TB, keys stock.Keys, db *testenv.Database, rpcAddr string) apiserver.Config {
+// apiConfig is the gateway on a free loopback port, calling rpcAddr; it has no database.
+// Mode test turns go-zero's load shedding off (the benchmark profile: CpuThreshold has
+// no effect).
+func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	var c apiserver.Config
 	if err := conf.FillDefault(&c); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,6 @@ func apiConfig(t testing.TB, keys stock.Keys, db *testenv.Database, rpcAddr stri
 	c.BuyerAuth.AccessSecret = buyerSecret
 	c.MerchantAuth.AccessSecret = merchantSecret
 	c.Inventory.Endpoints = []string{rpcAddr}
-	c.Mysql.DataSource = db.DSN
 	c.Redis = testenv.RedisConf()
 	c.KeyPrefix = keys.Prefix
 	c.RateLimit.Enabled = false
@@ -86,7 +86,7 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	rc := rpctest.Config(t, keys, db.DSN)
 	rc.Stock.BackfillWaitMs = 100
 	_, rs := rpctest.Start(t, rc)
-	ac := apiConfig(t, keys, db, rc.ListenOn)
+	ac := apiConfig(t, keys, rc.ListenOn)
 	for _, f := range tweak {
 		f(&ac)
 	}

@@ -39,6 +39,17 @@ func TestCreateActivity(t *testing.T) {
 		}
 	})
 
+	t.Run("the owner is the token's merchant, never the body's", func(t *testing.T) {
+		a := e.create(map[string]any{"merchant_id": merchantID + 1, "mid": merchantID + 1})
+		row, err := model.NewActivityModel(e.db.Conn).FindOne(t.Context(), uint64(a.ActivityID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.MerchantId != merchantID {
+			t.Fatalf("owner %d, want the token's %d", row.MerchantId, merchantID)
+		}
+	})
+
 	t.Run("explicit limit and timeout", func(t *testing.T) {
 		a := e.create(map[string]any{"per_user_limit": 3, "pay_timeout_seconds": 86400, "stock": 1_000_000_000})
 		if a.PerUserLimit != 3 || a.PayTimeoutSeconds != 86400 || a.Stock != 1_000_000_000 {

@@ -23,9 +23,8 @@ func TestHealthz(t *testing.T) {
 
 func TestHealthzInventoryDown(t *testing.T) {
 	_, keys := testenv.Redis(t)
-	db := testenv.MySQL(t)
 	// Nothing listens on the inventory endpoint.
-	c := apiConfig(t, keys, db, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	c := apiConfig(t, keys, fmt.Sprintf("127.0.0.1:%d", freePort(t)))
 	s, err := apiserver.New(c)
 	if err != nil {
 		t.Fatal(err)

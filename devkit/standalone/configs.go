@@ -63,7 +63,6 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	// go-zero starts one DevServer per process: the gateway's serves the metrics.
 	g.DevServer.Enabled, g.DevServer.Host, g.DevServer.Port = true, "127.0.0.1", metricsPort
 	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
-	g.Mysql.DataSource = s.MySQLDSN
 	g.Redis.Host, g.Redis.Type = s.RedisAddr, "node"
 	g.KeyPrefix = s.KeyPrefix
 	return nil

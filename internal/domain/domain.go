@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -119,3 +120,43 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
 // ValidRequestID reports whether a client request id is acceptable.
 func ValidRequestID(id string) bool { return requestIDPattern.MatchString(id) }
+
+// MaxHorizon bounds an activity's times: start and end lie within this of now. A year-3000
+// end, or one sent in milliseconds or nanoseconds, is refused before anything is written
+// (Redis cannot expire a key that far out, and a script would fail half-way).
+const MaxHorizon = 10 * 365 * 24 * time.Hour
+
+// NewActivity is what a merchant asks for when creating an activity.
+type NewActivity struct {
+	SkuID             int64
+	Name              string
+	Stock             int64 // the total it starts with
+	StartTime         int64 // unix seconds
+	EndTime           int64 // unix seconds
+	PerUserLimit      int64
+	PayTimeoutSeconds int64
+}
+
+// CheckNewActivity checks a new activity against the bounds of docs/API.md at time now.
+func CheckNewActivity(a NewActivity, now time.Time) error {
+	lo, hi := now.Add(-MaxHorizon).Unix(), now.Add(MaxHorizon).Unix()
+	switch n := utf8.RuneCountInString(a.Name); {
+	case a.SkuID < 1:
+		return invalid("sku_id must be >= 1")
+	case !utf8.ValidString(a.Name) || n < 1 || n > MaxNameChars:
+		return invalid("name must be 1-%d characters of valid UTF-8", MaxNameChars)
+	case a.Stock < 1 || a.Stock > MaxStock:
+		return invalid("stock must be in 1..%d", MaxStock)
+	case a.StartTime < 0:
+		return invalid("start_time must be unix seconds >= 0")
+	case a.EndTime <= a.StartTime:
+		return invalid("end_time must be after start_time")
+	case a.StartTime < lo || a.StartTime > hi || a.EndTime > hi:
+		return invalid("start_time and end_time must be unix seconds within 10 years of now")
+	case a.PerUserLimit < 1 || a.PerUserLimit > MaxQuantity:
+		return invalid("per_user_limit must be in 1..%d", MaxQuantity)
+	case a.PayTimeoutSeconds < 1 || a.PayTimeoutSeconds > MaxPayTimeoutSecs:
+		return invalid("pay_timeout_seconds must be in 1..%d", MaxPayTimeoutSecs)
+	}
+	return nil
+}

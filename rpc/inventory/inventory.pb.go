@@ -1381,6 +1381,207 @@ func (x *RepairResp) GetReemitted() int64 {
 	return 0
 }
 
+// A new activity of merchant_id (the gateway's JWT claim, never the request body),
+// written with its inventory row (available = total) in one MySQL transaction.
+type CreateActivityReq struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	MerchantId        int64                  `protobuf:"varint,1,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
+	SkuId             int64                  `protobuf:"varint,2,opt,name=sku_id,json=skuId,proto3" json:"sku_id,omitempty"`
+	Name              string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	Total             int64                  `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`                          // initial stock
+	StartTime         int64                  `protobuf:"varint,5,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"` // unix seconds
+	EndTime           int64                  `protobuf:"varint,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`       // unix seconds
+	PerUserLimit      int64                  `protobuf:"varint,7,opt,name=per_user_limit,json=perUserLimit,proto3" json:"per_user_limit,omitempty"`
+	PayTimeoutSeconds int64                  `protobuf:"varint,8,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *CreateActivityReq) Reset() {
+	*x = CreateActivityReq{}
+	mi := &file_inventory_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateActivityReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateActivityReq) ProtoMessage() {}
+
+func (x *CreateActivityReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateActivityReq.ProtoReflect.Descriptor instead.
+func (*CreateActivityReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CreateActivityReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetSkuId() int64 {
+	if x != nil {
+		return x.SkuId
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateActivityReq) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetStartTime() int64 {
+	if x != nil {
+		return x.StartTime
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetEndTime() int64 {
+	if x != nil {
+		return x.EndTime
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetPerUserLimit() int64 {
+	if x != nil {
+		return x.PerUserLimit
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetPayTimeoutSeconds() int64 {
+	if x != nil {
+		return x.PayTimeoutSeconds
+	}
+	return 0
+}
+
+// The activity as MySQL holds it (total: activity.total, which follows stock adjustments
+// once the writer applied them), if it belongs to merchant_id (the gateway's JWT claim):
+// another merchant's activity is ACTIVITY_NOT_FOUND, like a missing one. Never warms Redis.
+type GetActivityReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	MerchantId    int64                  `protobuf:"varint,2,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetActivityReq) Reset() {
+	*x = GetActivityReq{}
+	mi := &file_inventory_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetActivityReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetActivityReq) ProtoMessage() {}
+
+func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetActivityReq.ProtoReflect.Descriptor instead.
+func (*GetActivityReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *GetActivityReq) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *GetActivityReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
+	}
+	return 0
+}
+
+type ActivityResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Activity      *Activity              `protobuf:"bytes,1,opt,name=activity,proto3" json:"activity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActivityResp) Reset() {
+	*x = ActivityResp{}
+	mi := &file_inventory_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActivityResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActivityResp) ProtoMessage() {}
+
+func (x *ActivityResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActivityResp.ProtoReflect.Descriptor instead.
+func (*ActivityResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ActivityResp) GetActivity() *Activity {
+	if x != nil {
+		return x.Activity
+	}
+	return nil
+}
+
 type PingReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1389,7 +1590,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1602,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1615,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{23}
+	return file_inventory_proto_rawDescGZIP(), []int{26}
 }
 
 type PingResp struct {
@@ -1425,7 +1626,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[24]
+	mi := &file_inventory_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1638,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[24]
+	mi := &file_inventory_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1651,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{24}
+	return file_inventory_proto_rawDescGZIP(), []int{27}
 }
 
 var File_inventory_proto protoreflect.FileDescriptor
@@ -1567,10 +1768,28 @@ const file_inventory_proto_rawDesc = "" +
 	"RepairResp\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1c\n" +
-	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\t\n" +
+	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\x85\x02\n" +
+	"\x11CreateActivityReq\x12\x1f\n" +
+	"\vmerchant_id\x18\x01 \x01(\x03R\n" +
+	"merchantId\x12\x15\n" +
+	"\x06sku_id\x18\x02 \x01(\x03R\x05skuId\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x03R\x05total\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\x05 \x01(\x03R\tstartTime\x12\x19\n" +
+	"\bend_time\x18\x06 \x01(\x03R\aendTime\x12$\n" +
+	"\x0eper_user_limit\x18\a \x01(\x03R\fperUserLimit\x12.\n" +
+	"\x13pay_timeout_seconds\x18\b \x01(\x03R\x11payTimeoutSeconds\"R\n" +
+	"\x0eGetActivityReq\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x1f\n" +
+	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
+	"merchantId\"?\n" +
+	"\fActivityResp\x12/\n" +
+	"\bactivity\x18\x01 \x01(\v2\x13.inventory.ActivityR\bactivity\"\t\n" +
 	"\aPingReq\"\n" +
 	"\n" +
-	"\bPingResp2\xfe\x05\n" +
+	"\bPingResp2\x8a\a\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x129\n" +
@@ -1584,7 +1803,9 @@ const file_inventory_proto_rawDesc = "" +
 	"ListActive\x12\x14.inventory.ActiveReq\x1a\x15.inventory.ActiveResp\x126\n" +
 	"\x05Books\x12\x17.inventory.ReconcileReq\x1a\x14.inventory.BooksResp\x12>\n" +
 	"\tReconcile\x12\x17.inventory.ReconcileReq\x1a\x18.inventory.ReconcileResp\x128\n" +
-	"\x06Repair\x12\x17.inventory.ReconcileReq\x1a\x15.inventory.RepairResp\x12/\n" +
+	"\x06Repair\x12\x17.inventory.ReconcileReq\x1a\x15.inventory.RepairResp\x12G\n" +
+	"\x0eCreateActivity\x12\x1c.inventory.CreateActivityReq\x1a\x17.inventory.ActivityResp\x12A\n" +
+	"\vGetActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12/\n" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingRespB\rZ\v./inventoryb\x06proto3"
 
 var (
@@ -1599,33 +1820,36 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_inventory_proto_goTypes = []any{
-	(*Stock)(nil),          // 0: inventory.Stock
-	(*Activity)(nil),       // 1: inventory.Activity
-	(*Order)(nil),          // 2: inventory.Order
-	(*WarmupReq)(nil),      // 3: inventory.WarmupReq
-	(*WarmupResp)(nil),     // 4: inventory.WarmupResp
-	(*ReserveReq)(nil),     // 5: inventory.ReserveReq
-	(*ReserveResp)(nil),    // 6: inventory.ReserveResp
-	(*OrderReq)(nil),       // 7: inventory.OrderReq
-	(*OrderStateResp)(nil), // 8: inventory.OrderStateResp
-	(*ExpireDueReq)(nil),   // 9: inventory.ExpireDueReq
-	(*ExpireDueResp)(nil),  // 10: inventory.ExpireDueResp
-	(*AdjustReq)(nil),      // 11: inventory.AdjustReq
-	(*AdjustResp)(nil),     // 12: inventory.AdjustResp
-	(*GetStockReq)(nil),    // 13: inventory.GetStockReq
-	(*GetStockResp)(nil),   // 14: inventory.GetStockResp
-	(*GetOrderResp)(nil),   // 15: inventory.GetOrderResp
-	(*ActiveReq)(nil),      // 16: inventory.ActiveReq
-	(*ActiveResp)(nil),     // 17: inventory.ActiveResp
-	(*ReconcileReq)(nil),   // 18: inventory.ReconcileReq
-	(*DbStock)(nil),        // 19: inventory.DbStock
-	(*ReconcileResp)(nil),  // 20: inventory.ReconcileResp
-	(*BooksResp)(nil),      // 21: inventory.BooksResp
-	(*RepairResp)(nil),     // 22: inventory.RepairResp
-	(*PingReq)(nil),        // 23: inventory.PingReq
-	(*PingResp)(nil),       // 24: inventory.PingResp
+	(*Stock)(nil),             // 0: inventory.Stock
+	(*Activity)(nil),          // 1: inventory.Activity
+	(*Order)(nil),             // 2: inventory.Order
+	(*WarmupReq)(nil),         // 3: inventory.WarmupReq
+	(*WarmupResp)(nil),        // 4: inventory.WarmupResp
+	(*ReserveReq)(nil),        // 5: inventory.ReserveReq
+	(*ReserveResp)(nil),       // 6: inventory.ReserveResp
+	(*OrderReq)(nil),          // 7: inventory.OrderReq
+	(*OrderStateResp)(nil),    // 8: inventory.OrderStateResp
+	(*ExpireDueReq)(nil),      // 9: inventory.ExpireDueReq
+	(*ExpireDueResp)(nil),     // 10: inventory.ExpireDueResp
+	(*AdjustReq)(nil),         // 11: inventory.AdjustReq
+	(*AdjustResp)(nil),        // 12: inventory.AdjustResp
+	(*GetStockReq)(nil),       // 13: inventory.GetStockReq
+	(*GetStockResp)(nil),      // 14: inventory.GetStockResp
+	(*GetOrderResp)(nil),      // 15: inventory.GetOrderResp
+	(*ActiveReq)(nil),         // 16: inventory.ActiveReq
+	(*ActiveResp)(nil),        // 17: inventory.ActiveResp
+	(*ReconcileReq)(nil),      // 18: inventory.ReconcileReq
+	(*DbStock)(nil),           // 19: inventory.DbStock
+	(*ReconcileResp)(nil),     // 20: inventory.ReconcileResp
+	(*BooksResp)(nil),         // 21: inventory.BooksResp
+	(*RepairResp)(nil),        // 22: inventory.RepairResp
+	(*CreateActivityReq)(nil), // 23: inventory.CreateActivityReq
+	(*GetActivityReq)(nil),    // 24: inventory.GetActivityReq
+	(*ActivityResp)(nil),      // 25: inventory.ActivityResp
+	(*PingReq)(nil),           // 26: inventory.PingReq
+	(*PingResp)(nil),          // 27: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -1637,37 +1861,42 @@ var file_inventory_proto_depIdxs = []int32{
 	19, // 6: inventory.ReconcileResp.db:type_name -> inventory.DbStock
 	0,  // 7: inventory.BooksResp.redis:type_name -> inventory.Stock
 	19, // 8: inventory.BooksResp.db:type_name -> inventory.DbStock
-	3,  // 9: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 10: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	7,  // 11: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	7,  // 12: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	9,  // 13: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	11, // 14: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	13, // 15: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	7,  // 16: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	16, // 17: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	18, // 18: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	18, // 19: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	18, // 20: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	23, // 21: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	4,  // 22: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 23: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	8,  // 24: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	8,  // 25: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	10, // 26: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	12, // 27: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	14, // 28: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	15, // 29: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	17, // 30: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	21, // 31: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	20, // 32: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	22, // 33: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	24, // 34: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	22, // [22:35] is the sub-list for method output_type
-	9,  // [9:22] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	1,  // 9: inventory.ActivityResp.activity:type_name -> inventory.Activity
+	3,  // 10: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 11: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	7,  // 12: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	7,  // 13: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	9,  // 14: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	11, // 15: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	13, // 16: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	7,  // 17: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	16, // 18: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	18, // 19: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	18, // 20: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	18, // 21: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	23, // 22: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	24, // 23: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	26, // 24: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	4,  // 25: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 26: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	8,  // 27: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	8,  // 28: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	10, // 29: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	12, // 30: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	14, // 31: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	15, // 32: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	17, // 33: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	21, // 34: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	20, // 35: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	22, // 36: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	25, // 37: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	25, // 38: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	27, // 39: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	25, // [25:40] is the sub-list for method output_type
+	10, // [10:25] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -1681,7 +1910,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

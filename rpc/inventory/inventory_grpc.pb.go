@@ -19,19 +19,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Inventory_Warmup_FullMethodName     = "/inventory.Inventory/Warmup"
-	Inventory_Reserve_FullMethodName    = "/inventory.Inventory/Reserve"
-	Inventory_Confirm_FullMethodName    = "/inventory.Inventory/Confirm"
-	Inventory_Release_FullMethodName    = "/inventory.Inventory/Release"
-	Inventory_ExpireDue_FullMethodName  = "/inventory.Inventory/ExpireDue"
-	Inventory_Adjust_FullMethodName     = "/inventory.Inventory/Adjust"
-	Inventory_GetStock_FullMethodName   = "/inventory.Inventory/GetStock"
-	Inventory_GetOrder_FullMethodName   = "/inventory.Inventory/GetOrder"
-	Inventory_ListActive_FullMethodName = "/inventory.Inventory/ListActive"
-	Inventory_Books_FullMethodName      = "/inventory.Inventory/Books"
-	Inventory_Reconcile_FullMethodName  = "/inventory.Inventory/Reconcile"
-	Inventory_Repair_FullMethodName     = "/inventory.Inventory/Repair"
-	Inventory_Ping_FullMethodName       = "/inventory.Inventory/Ping"
+	Inventory_Warmup_FullMethodName         = "/inventory.Inventory/Warmup"
+	Inventory_Reserve_FullMethodName        = "/inventory.Inventory/Reserve"
+	Inventory_Confirm_FullMethodName        = "/inventory.Inventory/Confirm"
+	Inventory_Release_FullMethodName        = "/inventory.Inventory/Release"
+	Inventory_ExpireDue_FullMethodName      = "/inventory.Inventory/ExpireDue"
+	Inventory_Adjust_FullMethodName         = "/inventory.Inventory/Adjust"
+	Inventory_GetStock_FullMethodName       = "/inventory.Inventory/GetStock"
+	Inventory_GetOrder_FullMethodName       = "/inventory.Inventory/GetOrder"
+	Inventory_ListActive_FullMethodName     = "/inventory.Inventory/ListActive"
+	Inventory_Books_FullMethodName          = "/inventory.Inventory/Books"
+	Inventory_Reconcile_FullMethodName      = "/inventory.Inventory/Reconcile"
+	Inventory_Repair_FullMethodName         = "/inventory.Inventory/Repair"
+	Inventory_CreateActivity_FullMethodName = "/inventory.Inventory/CreateActivity"
+	Inventory_GetActivity_FullMethodName    = "/inventory.Inventory/GetActivity"
+	Inventory_Ping_FullMethodName           = "/inventory.Inventory/Ping"
 )
 
 // InventoryClient is the client API for Inventory service.
@@ -50,6 +52,8 @@ type InventoryClient interface {
 	Books(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*BooksResp, error)
 	Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error)
 	Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
+	CreateActivity(ctx context.Context, in *CreateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+	GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 }
 
@@ -181,6 +185,26 @@ func (c *inventoryClient) Repair(ctx context.Context, in *ReconcileReq, opts ...
 	return out, nil
 }
 
+func (c *inventoryClient) CreateActivity(ctx context.Context, in *CreateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ActivityResp)
+	err := c.cc.Invoke(ctx, Inventory_CreateActivity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *inventoryClient) GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ActivityResp)
+	err := c.cc.Invoke(ctx, Inventory_GetActivity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *inventoryClient) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PingResp)
@@ -207,6 +231,8 @@ type InventoryServer interface {
 	Books(context.Context, *ReconcileReq) (*BooksResp, error)
 	Reconcile(context.Context, *ReconcileReq) (*ReconcileResp, error)
 	Repair(context.Context, *ReconcileReq) (*RepairResp, error)
+	CreateActivity(context.Context, *CreateActivityReq) (*ActivityResp, error)
+	GetActivity(context.Context, *GetActivityReq) (*ActivityResp, error)
 	Ping(context.Context, *PingReq) (*PingResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
@@ -253,6 +279,12 @@ func (UnimplementedInventoryServer) Reconcile(context.Context, *ReconcileReq) (*
 }
 func (UnimplementedInventoryServer) Repair(context.Context, *ReconcileReq) (*RepairResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Repair not implemented")
+}
+func (UnimplementedInventoryServer) CreateActivity(context.Context, *CreateActivityReq) (*ActivityResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateActivity not implemented")
+}
+func (UnimplementedInventoryServer) GetActivity(context.Context, *GetActivityReq) (*ActivityResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetActivity not implemented")
 }
 func (UnimplementedInventoryServer) Ping(context.Context, *PingReq) (*PingResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ping not implemented")
@@ -494,6 +526,42 @@ func _Inventory_Repair_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_CreateActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateActivityReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).CreateActivity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_CreateActivity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).CreateActivity(ctx, req.(*CreateActivityReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Inventory_GetActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetActivityReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).GetActivity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_GetActivity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).GetActivity(ctx, req.(*GetActivityReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Inventory_Ping_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PingReq)
 	if err := dec(in); err != nil {
@@ -566,6 +634,14 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Repair",
 			Handler:    _Inventory_Repair_Handler,
+		},
+		{
+			MethodName: "CreateActivity",
+			Handler:    _Inventory_CreateActivity_Handler,
+		},
+		{
+			MethodName: "GetActivity",
+			Handler:    _Inventory_GetActivity_Handler,
 		},
 		{
 			MethodName: "Ping",

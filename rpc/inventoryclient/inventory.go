@@ -14,31 +14,34 @@ import (
 )
 
 type (
-	ActiveReq      = inventory.ActiveReq
-	ActiveResp     = inventory.ActiveResp
-	Activity       = inventory.Activity
-	AdjustReq      = inventory.AdjustReq
-	AdjustResp     = inventory.AdjustResp
-	BooksResp      = inventory.BooksResp
-	DbStock        = inventory.DbStock
-	ExpireDueReq   = inventory.ExpireDueReq
-	ExpireDueResp  = inventory.ExpireDueResp
-	GetOrderResp   = inventory.GetOrderResp
-	GetStockReq    = inventory.GetStockReq
-	GetStockResp   = inventory.GetStockResp
-	Order          = inventory.Order
-	OrderReq       = inventory.OrderReq
-	OrderStateResp = inventory.OrderStateResp
-	PingReq        = inventory.PingReq
-	PingResp       = inventory.PingResp
-	ReconcileReq   = inventory.ReconcileReq
-	ReconcileResp  = inventory.ReconcileResp
-	RepairResp     = inventory.RepairResp
-	ReserveReq     = inventory.ReserveReq
-	ReserveResp    = inventory.ReserveResp
-	Stock          = inventory.Stock
-	WarmupReq      = inventory.WarmupReq
-	WarmupResp     = inventory.WarmupResp
+	ActiveReq         = inventory.ActiveReq
+	ActiveResp        = inventory.ActiveResp
+	Activity          = inventory.Activity
+	ActivityResp      = inventory.ActivityResp
+	AdjustReq         = inventory.AdjustReq
+	AdjustResp        = inventory.AdjustResp
+	BooksResp         = inventory.BooksResp
+	CreateActivityReq = inventory.CreateActivityReq
+	DbStock           = inventory.DbStock
+	ExpireDueReq      = inventory.ExpireDueReq
+	ExpireDueResp     = inventory.ExpireDueResp
+	GetActivityReq    = inventory.GetActivityReq
+	GetOrderResp      = inventory.GetOrderResp
+	GetStockReq       = inventory.GetStockReq
+	GetStockResp      = inventory.GetStockResp
+	Order             = inventory.Order
+	OrderReq          = inventory.OrderReq
+	OrderStateResp    = inventory.OrderStateResp
+	PingReq           = inventory.PingReq
+	PingResp          = inventory.PingResp
+	ReconcileReq      = inventory.ReconcileReq
+	ReconcileResp     = inventory.ReconcileResp
+	RepairResp        = inventory.RepairResp
+	ReserveReq        = inventory.ReserveReq
+	ReserveResp       = inventory.ReserveResp
+	Stock             = inventory.Stock
+	WarmupReq         = inventory.WarmupReq
+	WarmupResp        = inventory.WarmupResp
 
 	Inventory interface {
 		Warmup(ctx context.Context, in *WarmupReq, opts ...grpc.CallOption) (*WarmupResp, error)
@@ -53,6 +56,8 @@ type (
 		Books(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*BooksResp, error)
 		Reconcile(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*ReconcileResp, error)
 		Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
+		CreateActivity(ctx context.Context, in *CreateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+		GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 	}
 
@@ -125,6 +130,16 @@ func (m *defaultInventory) Reconcile(ctx context.Context, in *ReconcileReq, opts
 func (m *defaultInventory) Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.Repair(ctx, in, opts...)
+}
+
+func (m *defaultInventory) CreateActivity(ctx context.Context, in *CreateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.CreateActivity(ctx, in, opts...)
+}
+
+func (m *defaultInventory) GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.GetActivity(ctx, in, opts...)
 }
 
 func (m *defaultInventory) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {

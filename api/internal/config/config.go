@@ -22,9 +22,6 @@ type Config struct {
 	MerchantAuth AuthConf // tokens with claim mid
 	// Inventory is the inventory zRPC service: Endpoints for direct dialing, or Etcd.
 	Inventory zrpc.RpcClientConf
-	Mysql     struct {
-		DataSource string // needs parseTime=true
-	}
 	// Redis backs the per-user rate limiter. Set DisableIdentity on Redis < 7.2.
 	Redis redis.RedisConf
 	// KeyPrefix namespaces the limiter's keys (same meaning as the rpc's KeyPrefix).
@@ -63,9 +60,6 @@ func (c *Config) Validate() error {
 	}
 	if c.BuyerAuth.AccessSecret == c.MerchantAuth.AccessSecret {
 		return errors.New("config: BuyerAuth and MerchantAuth must use different secrets")
-	}
-	if c.Mysql.DataSource == "" {
-		return errors.New("config: Mysql.DataSource is required")
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package svc
 import (
 	"github.com/zeromicro/go-zero/core/limit"
 	"github.com/zeromicro/go-zero/core/stores/redis"
-	"github.com/zeromicro/go-zero/core/stores/sqlx"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
@@ -21,17 +19,16 @@ type ServiceContext struct {
 	MerchantClaim rest.Middleware
 	BuyerClaim    rest.Middleware
 
-	RpcClient  zrpc.Client
-	Inventory  inventoryclient.Inventory
-	DB         sqlx.SqlConn
-	Activities model.ActivityModel
-	Keys       stock.Keys
+	RpcClient zrpc.Client
+	// Inventory is the inventory service: every read and write of activities and stock.
+	Inventory inventoryclient.Inventory
+	Keys      stock.Keys
 	// Limiter counts reservations per buyer; nil when RateLimit.Enabled is false.
 	Limiter *limit.PeriodLimit
 }
 
-// New builds the context: the zRPC client of the inventory service, MySQL (activity
-// creation and reads), and the Redis-backed per-user limiter.
+// New builds the context: the zRPC client of the inventory service (which owns the
+// activities; the gateway holds no database handle) and the Redis-backed per-user limiter.
 func New(c config.Config) (*ServiceContext, error) {
 	// go-zero's duration interceptor logs every non-OK reply at error level, sold-outs
 	// included; ours logs only real failures and slow calls.
@@ -40,7 +37,6 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := sqlx.NewMysql(c.Mysql.DataSource)
 	keys := stock.Keys{Prefix: c.KeyPrefix}
 	var limiter *limit.PeriodLimit
 	if c.RateLimit.Enabled {
@@ -57,8 +53,6 @@ func New(c config.Config) (*ServiceContext, error) {
 		BuyerClaim:    middleware.NewBuyerClaimMiddleware().Handle,
 		RpcClient:     cli,
 		Inventory:     inventoryclient.NewInventory(cli),
-		DB:            db,
-		Activities:    model.NewActivityModel(db),
 		Keys:          keys,
 		Limiter:       limiter,
 	}, nil

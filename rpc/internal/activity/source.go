@@ -11,7 +11,6 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logc"
 	"github.com/zeromicro/go-zero/core/stores/redis"
-	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
@@ -36,21 +35,12 @@ type Source interface {
 var ErrNotFound = errors.New("activity: not found")
 
 // MySQLSource reads activity and inventory in one query.
-type MySQLSource struct{ Conn sqlx.SqlConn }
+type MySQLSource struct{ Activities model.ActivityModel }
 
 // Load implements Source.
 func (s MySQLSource) Load(ctx context.Context, id int64) (*Record, error) {
-	var row struct {
-		model.Activity
-		Available uint64 `db:"available"`
-		Locked    uint64 `db:"locked"`
-		Sold      uint64 `db:"sold"`
-	}
-	err := s.Conn.QueryRowPartialCtx(ctx, &row, "SELECT a.`id`, a.`sku_id`, a.`name`, a.`total`, "+
-		"a.`start_time`, a.`end_time`, a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, "+
-		"i.`available`, i.`locked`, i.`sold` FROM `activity` a JOIN `inventory` i ON i.`activity_id` = a.`id` "+
-		"WHERE a.`id` = ?", id)
-	if errors.Is(err, sqlx.ErrNotFound) {
+	row, err := s.Activities.FindOneWithInventory(ctx, uint64(id))
+	if errors.Is(err, model.ErrNotFound) {
 		return nil, ErrNotFound
 	}
 	if err != nil {

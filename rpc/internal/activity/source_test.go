@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
 )
 
@@ -38,7 +39,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	src := &countingSource{inner: activity.MySQLSource{Conn: db.Conn}}
+	src := &countingSource{inner: activity.MySQLSource{Activities: model.NewActivityModel(db.Conn)}}
 	return &fixture{env: env, db: db, src: src, loader: &activity.Loader{Store: env.Store, Source: src,
 		Grace: time.Hour, MissingTTL: 5 * time.Second, Wait: 2 * time.Second}}
 }

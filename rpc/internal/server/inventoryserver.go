@@ -83,6 +83,16 @@ func (s *InventoryServer) Repair(ctx context.Context, in *inventory.ReconcileReq
 	return l.Repair(in)
 }
 
+func (s *InventoryServer) CreateActivity(ctx context.Context, in *inventory.CreateActivityReq) (*inventory.ActivityResp, error) {
+	l := logic.NewCreateActivityLogic(ctx, s.svcCtx)
+	return l.CreateActivity(in)
+}
+
+func (s *InventoryServer) GetActivity(ctx context.Context, in *inventory.GetActivityReq) (*inventory.ActivityResp, error) {
+	l := logic.NewGetActivityLogic(ctx, s.svcCtx)
+	return l.GetActivity(in)
+}
+
 func (s *InventoryServer) Ping(ctx context.Context, in *inventory.PingReq) (*inventory.PingResp, error) {
 	l := logic.NewPingLogic(ctx, s.svcCtx)
 	return l.Ping(in)

@@ -24,7 +24,9 @@ type ServiceContext struct {
 	Store  *stock.Store
 	DB     sqlx.SqlConn
 	Orders model.SeckillOrderModel
-	Loader *activity.Loader
+	// Activities is the activity table (CreateActivity, GetActivity, the loader).
+	Activities model.ActivityModel
+	Loader     *activity.Loader
 	// Relay moves the outbox to Kafka; nil when not configured (Relay.Brokers empty).
 	Relay *relay.Relay
 	// Reconciler compares Redis with MySQL (Reconcile, Repair).
@@ -55,6 +57,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	db := sqlx.NewMysql(c.Mysql.DataSource)
+	activities := model.NewActivityModel(db)
 	var rl *relay.Relay
 	if c.Relay.Active() {
 		if rl, err = relay.New(c.Relay, store, time.Duration(c.Stock.GraceSeconds)*time.Second); err != nil {
@@ -78,11 +81,12 @@ func New(c config.Config) (*ServiceContext, error) {
 		Store:      store,
 		DB:         db,
 		Orders:     model.NewSeckillOrderModel(db),
+		Activities: activities,
 		Relay:      rl,
 		Reconciler: rec,
 		Loader: &activity.Loader{
 			Store:      store,
-			Source:     activity.MySQLSource{Conn: db},
+			Source:     activity.MySQLSource{Activities: activities},
 			Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
 			MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
 			Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,

@@ -25,7 +25,7 @@ func NewGetAdminActivityLogic(ctx context.Context, svcCtx *svc.ServiceContext) *
 	}
 }
 
-// GetAdminActivity reads the activity from MySQL and both books from the inventory
+// GetAdminActivity reads the activity (GetActivity, scoped to the merchant) and both books from the inventory
 // service's Books, which reads Redis without backfilling it, so "redis": null really
 // means "not warm" (GetStock would warm it as a side effect).
 func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*types.AdminActivityResp, error) {
@@ -38,14 +38,14 @@ func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*t
 		return nil, err
 	}
 	return &types.AdminActivityResp{
-		ActivityId:        int64(a.Id),
-		SkuId:             int64(a.SkuId),
-		Name:              a.Name,
-		Stock:             int64(a.Total),
-		StartTime:         a.StartTime,
-		EndTime:           a.EndTime,
-		PerUserLimit:      int64(a.PerUserLimit),
-		PayTimeoutSeconds: int64(a.PayTimeoutSeconds),
+		ActivityId:        a.GetActivityId(),
+		SkuId:             a.GetSkuId(),
+		Name:              a.GetName(),
+		Stock:             a.GetTotal(),
+		StartTime:         a.GetStartTime(),
+		EndTime:           a.GetEndTime(),
+		PerUserLimit:      a.GetPerUserLimit(),
+		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
 		Redis:             redisBook(books.Redis),
 		Db:                dbBook(books.Db),
 	}, nil

@@ -2,19 +2,18 @@ package merchant
 
 import (
 	"context"
-	"errors"
 
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/validate"
-	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
-// ownActivity returns the activity if it exists and belongs to the calling merchant.
-// Another merchant's activity is ACTIVITY_NOT_FOUND, like a missing one, so that
+// ownActivity returns the activity if it exists and belongs to the calling merchant (the
+// mid claim of the token, never the body). The inventory service answers
+// ACTIVITY_NOT_FOUND for another merchant's activity, like a missing one, so that
 // merchants cannot probe or change each other's sales.
-func ownActivity(ctx context.Context, svcCtx *svc.ServiceContext, id int64) (*model.Activity, error) {
+func ownActivity(ctx context.Context, svcCtx *svc.ServiceContext, id int64) (*inventoryclient.Activity, error) {
 	mid, err := auth.MID(ctx)
 	if err != nil {
 		return nil, err
@@ -22,15 +21,9 @@ func ownActivity(ctx context.Context, svcCtx *svc.ServiceContext, id int64) (*mo
 	if err := validate.ActivityID(id); err != nil {
 		return nil, err
 	}
-	a, err := svcCtx.Activities.FindOne(ctx, uint64(id))
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, xerr.ErrActivityNotFound
-	}
+	res, err := svcCtx.Inventory.GetActivity(ctx, &inventoryclient.GetActivityReq{ActivityId: id, MerchantId: mid})
 	if err != nil {
-		return nil, xerr.Newf(xerr.Internal, "read activity %d: %v", id, err)
+		return nil, err
 	}
-	if int64(a.MerchantId) != mid {
-		return nil, xerr.ErrActivityNotFound
-	}
-	return a, nil
+	return res.GetActivity(), nil
 }
