@@ -1,6 +1,11 @@
 package model
 
-import "github.com/zeromicro/go-zero/core/stores/sqlx"
+import (
+	"context"
+	"fmt"
+
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+)
 
 var _ InventoryModel = (*customInventoryModel)(nil)
 
@@ -10,6 +15,18 @@ type (
 	InventoryModel interface {
 		inventoryModel
 		withSession(session sqlx.Session) InventoryModel
+		// ApplyDelta changes activityID's inventory by d inside session, adding before it
+		// subtracts; ErrNotFound when the activity has no inventory row.
+		ApplyDelta(ctx context.Context, session sqlx.Session, activityID int64, d InventoryDelta) error
+		// AddActivityTotal changes the activity's total by delta inside session (it follows
+		// stock adjustments, so available+locked+sold == total holds).
+		AddActivityTotal(ctx context.Context, session sqlx.Session, activityID, delta int64) error
+		// FindActivityIdsStartingBy lists the activities not ended at now that start by
+		// startBy (unix seconds), by start time: the inventory to load into Redis.
+		FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error)
+		// FindBook returns an activity's inventory counters with the activity's total inside
+		// session (ErrNotFound without an inventory row).
+		FindBook(ctx context.Context, session sqlx.Session, activityID int64) (*InventoryBook, error)
 	}
 
 	customInventoryModel struct {
@@ -26,4 +43,90 @@ func NewInventoryModel(conn sqlx.SqlConn) InventoryModel {
 
 func (m *customInventoryModel) withSession(session sqlx.Session) InventoryModel {
 	return NewInventoryModel(sqlx.NewSqlConnFromSession(session))
+}
+
+// InventoryBook is an activity's inventory row joined with the activity's total.
+type InventoryBook struct {
+	Total     uint64 `db:"total"`
+	Available uint64 `db:"available"`
+	Locked    uint64 `db:"locked"`
+	Sold      uint64 `db:"sold"`
+}
+
+func (m *customInventoryModel) FindBook(ctx context.Context, session sqlx.Session,
+	activityID int64) (*InventoryBook, error) {
+	query := fmt.Sprintf("select a.`total`, i.`available`, i.`locked`, i.`sold` from %s i "+
+		"join `activity` a on a.`id` = i.`activity_id` where i.`activity_id` = ?", m.table)
+	var resp InventoryBook
+	switch err := session.QueryRowCtx(ctx, &resp, query, activityID); err {
+	case nil:
+		return &resp, nil
+	case sqlx.ErrNotFound:
+		return nil, ErrNotFound
+	default:
+		return nil, err
+	}
+}
+
+// InventoryDelta is a change of an inventory row with each column's increase and decrease
+// apart, so that the UPDATE adds before it subtracts: a change whose net effect is valid
+// never underflows an UNSIGNED column in between.
+type InventoryDelta struct {
+	AvailablePlus, AvailableMinus int64
+	LockedPlus, LockedMinus       int64
+	SoldPlus, SoldMinus           int64
+}
+
+// Add adds a change of the three columns.
+func (d *InventoryDelta) Add(available, locked, sold int64) {
+	split := func(v int64, plus, minus *int64) {
+		if v > 0 {
+			*plus += v
+		} else {
+			*minus -= v
+		}
+	}
+	split(available, &d.AvailablePlus, &d.AvailableMinus)
+	split(locked, &d.LockedPlus, &d.LockedMinus)
+	split(sold, &d.SoldPlus, &d.SoldMinus)
+}
+
+// IsZero reports a delta that changes no column.
+func (d InventoryDelta) IsZero() bool {
+	return d.AvailablePlus == d.AvailableMinus && d.LockedPlus == d.LockedMinus && d.SoldPlus == d.SoldMinus
+}
+
+func (m *customInventoryModel) ApplyDelta(ctx context.Context, session sqlx.Session, activityID int64,
+	d InventoryDelta) error {
+	query := fmt.Sprintf("UPDATE %s SET `available` = `available` + ? - ?, `locked` = `locked` + ? - ?, "+
+		"`sold` = `sold` + ? - ? WHERE `activity_id` = ?", m.table)
+	result, err := session.ExecCtx(ctx, query, d.AvailablePlus, d.AvailableMinus, d.LockedPlus, d.LockedMinus,
+		d.SoldPlus, d.SoldMinus, activityID)
+	if err != nil {
+		return err
+	}
+	n, err := result.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func (m *customInventoryModel) AddActivityTotal(ctx context.Context, session sqlx.Session, activityID,
+	delta int64) error {
+	plus, minus := max(delta, 0), max(-delta, 0)
+	_, err := session.ExecCtx(ctx, "UPDATE `activity` SET `total` = `total` + ? - ? WHERE `id` = ?",
+		plus, minus, activityID)
+	return err
+}
+
+func (m *customInventoryModel) FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error) {
+	var ids []int64
+	// idx_end_time narrows to live and future activities.
+	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM `activity` WHERE `end_time` > ? AND `start_time` <= ? "+
+		"ORDER BY `start_time`", now, startBy)
+	return ids, err
 }

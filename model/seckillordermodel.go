@@ -1,6 +1,12 @@
 package model
 
-import "github.com/zeromicro/go-zero/core/stores/sqlx"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+)
 
 var _ SeckillOrderModel = (*customSeckillOrderModel)(nil)
 
@@ -10,6 +16,16 @@ type (
 	SeckillOrderModel interface {
 		seckillOrderModel
 		withSession(session sqlx.Session) SeckillOrderModel
+		// FindStatusesForUpdate returns the status of each of orderNos that has a row
+		// (order_no -> status), locking those rows until session's transaction ends.
+		FindStatusesForUpdate(ctx context.Context, session sqlx.Session, orderNos []string) (map[string]string, error)
+		// InsertBatch inserts orders in one statement inside session.
+		InsertBatch(ctx context.Context, session sqlx.Session, orders []*SeckillOrder) error
+		// SetStatus moves the orders orderNos not already in status to status, inside session.
+		SetStatus(ctx context.Context, session sqlx.Session, status string, orderNos []string) error
+		// FindStatesByActivity returns the number, status and quantity of every order of
+		// an activity inside session, in no particular order.
+		FindStatesByActivity(ctx context.Context, session sqlx.Session, activityID int64) ([]*OrderState, error)
 	}
 
 	customSeckillOrderModel struct {
@@ -26,4 +42,81 @@ func NewSeckillOrderModel(conn sqlx.SqlConn) SeckillOrderModel {
 
 func (m *customSeckillOrderModel) withSession(session sqlx.Session) SeckillOrderModel {
 	return NewSeckillOrderModel(sqlx.NewSqlConnFromSession(session))
+}
+
+// OrderState is an order's number, status and quantity.
+type OrderState struct {
+	OrderNo  string `db:"order_no"`
+	Status   string `db:"status"`
+	Quantity uint64 `db:"quantity"`
+}
+
+func (m *customSeckillOrderModel) FindStatesByActivity(ctx context.Context, session sqlx.Session,
+	activityID int64) ([]*OrderState, error) {
+	query := fmt.Sprintf("select `order_no`, `status`, `quantity` from %s where `activity_id` = ?", m.table)
+	var resp []*OrderState
+	if err := session.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (m *customSeckillOrderModel) FindStatusesForUpdate(ctx context.Context, session sqlx.Session,
+	orderNos []string) (map[string]string, error) {
+	statuses := make(map[string]string, len(orderNos))
+	if len(orderNos) == 0 {
+		return statuses, nil
+	}
+	var rows []struct {
+		OrderNo string `db:"order_no"`
+		Status  string `db:"status"`
+	}
+	query := fmt.Sprintf("SELECT `order_no`, `status` FROM %s WHERE `order_no` IN (%s) FOR UPDATE",
+		m.table, orderPlaceholders(len(orderNos)))
+	if err := session.QueryRowsCtx(ctx, &rows, query, orderArgs(orderNos)...); err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		statuses[row.OrderNo] = row.Status
+	}
+	return statuses, nil
+}
+
+func (m *customSeckillOrderModel) InsertBatch(ctx context.Context, session sqlx.Session, orders []*SeckillOrder) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?)"
+	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", m.table, seckillOrderRowsExpectAutoSet,
+		strings.TrimSuffix(strings.Repeat(row+", ", len(orders)), ", "))
+	args := make([]any, 0, 8*len(orders))
+	for _, o := range orders {
+		args = append(args, o.OrderNo, o.RequestId, o.ActivityId, o.Uid, o.Quantity, o.Status, o.ExpireAt, o.PlacedAt)
+	}
+	_, err := session.ExecCtx(ctx, query, args...)
+	return err
+}
+
+func (m *customSeckillOrderModel) SetStatus(ctx context.Context, session sqlx.Session, status string,
+	orderNos []string) error {
+	if len(orderNos) == 0 {
+		return nil
+	}
+	query := fmt.Sprintf("UPDATE %s SET `status` = ? WHERE `status` <> ? AND `order_no` IN (%s)",
+		m.table, orderPlaceholders(len(orderNos)))
+	_, err := session.ExecCtx(ctx, query, append([]any{status, status}, orderArgs(orderNos)...)...)
+	return err
+}
+
+// orderPlaceholders is "?, ?, ..." for n values (an IN list).
+func orderPlaceholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func orderArgs(orderNos []string) []any {
+	args := make([]any, len(orderNos))
+	for i, o := range orderNos {
+		args[i] = o
+	}
+	return args
 }

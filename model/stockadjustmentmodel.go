@@ -1,6 +1,11 @@
 package model
 
-import "github.com/zeromicro/go-zero/core/stores/sqlx"
+import (
+	"context"
+	"fmt"
+
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
+)
 
 var _ StockAdjustmentModel = (*customStockAdjustmentModel)(nil)
 
@@ -10,6 +15,12 @@ type (
 	StockAdjustmentModel interface {
 		stockAdjustmentModel
 		withSession(session sqlx.Session) StockAdjustmentModel
+		// InsertIgnore records the adjustment eventID once inside session: false when
+		// eventID was recorded before (nothing written).
+		InsertIgnore(ctx context.Context, session sqlx.Session, eventID string, activityID, delta int64) (bool, error)
+		// FindEventIdsByActivity returns the event ids of an activity's applied adjustments
+		// inside session.
+		FindEventIdsByActivity(ctx context.Context, session sqlx.Session, activityID int64) ([]string, error)
 	}
 
 	customStockAdjustmentModel struct {
@@ -26,4 +37,28 @@ func NewStockAdjustmentModel(conn sqlx.SqlConn) StockAdjustmentModel {
 
 func (m *customStockAdjustmentModel) withSession(session sqlx.Session) StockAdjustmentModel {
 	return NewStockAdjustmentModel(sqlx.NewSqlConnFromSession(session))
+}
+
+func (m *customStockAdjustmentModel) FindEventIdsByActivity(ctx context.Context, session sqlx.Session,
+	activityID int64) ([]string, error) {
+	query := fmt.Sprintf("select `event_id` from %s where `activity_id` = ?", m.table)
+	var resp []string
+	if err := session.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (m *customStockAdjustmentModel) InsertIgnore(ctx context.Context, session sqlx.Session, eventID string,
+	activityID, delta int64) (bool, error) {
+	query := fmt.Sprintf("INSERT IGNORE INTO %s (`event_id`, `activity_id`, `delta`) VALUES (?, ?, ?)", m.table)
+	result, err := session.ExecCtx(ctx, query, eventID, activityID, delta)
+	if err != nil {
+		return false, err
+	}
+	n, err := result.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -36,6 +37,8 @@ func Config(t testing.TB, keys stock.Keys, dsn string) rpcserver.Config {
 	c.StockRedis = testenv.RedisConf()
 	c.KeyPrefix = keys.Prefix
 	c.Mysql.DataSource = dsn
+	// Required in every YAML; a test that sets Relay.Brokers relays to the usual topics.
+	c.Relay.Topic, c.Relay.DeadLetterTopic = event.Topic, event.DeadLetterTopic
 	return c
 }
 

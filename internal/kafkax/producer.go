@@ -27,7 +27,8 @@ type Sender interface {
 	Send(ctx context.Context, msgs ...Message) error
 }
 
-// Conf configures a Producer.
+// Conf configures a Producer. Build it with go-zero's config loader or conf.FillDefault:
+// the defaults live only in the tags.
 type Conf struct {
 	Brokers []string
 	Topic   string
@@ -54,15 +55,6 @@ func NewProducer(c Conf) (*Producer, error) {
 	}
 	if c.Topic == "" {
 		return nil, errors.New("kafkax: no topic")
-	}
-	if c.BatchTimeout <= 0 {
-		c.BatchTimeout = 2 * time.Millisecond
-	}
-	if c.BatchSize <= 0 {
-		c.BatchSize = 500
-	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 10 * time.Second
 	}
 	return &Producer{w: &kafka.Writer{
 		Addr:         kafka.TCP(c.Brokers...),

@@ -7,11 +7,23 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/zeromicro/go-zero/core/conf"
 
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 )
+
+// producerConf is the defaults (as go-zero's loader fills them) for topic at brokers.
+func producerConf(t testing.TB, brokers []string, topic string) kafkax.Conf {
+	t.Helper()
+	var c kafkax.Conf
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	c.Brokers, c.Topic = brokers, topic
+	return c
+}
 
 // consume reads n records of topic from the start.
 func consume(t *testing.T, brokers []string, topic string, n int) []*kgo.Record {
@@ -37,7 +49,7 @@ func consume(t *testing.T, brokers []string, topic string, n int) []*kgo.Record 
 
 func TestProducerSendsWithKeyAffinity(t *testing.T) {
 	brokers := testenv.Kafka(t, 4)
-	p, err := kafkax.NewProducer(kafkax.Conf{Brokers: brokers, Topic: event.Topic})
+	p, err := kafkax.NewProducer(producerConf(t, brokers, event.Topic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +95,9 @@ func TestProducerSendsWithKeyAffinity(t *testing.T) {
 
 func TestProducerReportsFailure(t *testing.T) {
 	// A port nothing listens on: the send must fail and acknowledge nothing.
-	p, err := kafkax.NewProducer(kafkax.Conf{Brokers: []string{"127.0.0.1:1"}, Topic: event.Topic,
-		WriteTimeout: time.Second})
+	c := producerConf(t, []string{"127.0.0.1:1"}, event.Topic)
+	c.WriteTimeout = time.Second
+	p, err := kafkax.NewProducer(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,9 @@ import (
 func TestProgressFollowsTheGroup(t *testing.T) {
 	ctx := context.Background()
 	brokers := testenv.Kafka(t, 3)
-	p, err := kafkax.NewProducer(kafkax.Conf{Brokers: brokers, Topic: event.Topic, BatchTimeout: time.Millisecond})
+	c := producerConf(t, brokers, event.Topic)
+	c.BatchTimeout = time.Millisecond
+	p, err := kafkax.NewProducer(c)
 	if err != nil {
 		t.Fatal(err)
 	}

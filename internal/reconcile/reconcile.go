@@ -16,6 +16,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
 )
 
 // Status is a run's verdict.
@@ -73,25 +75,6 @@ type Conf struct {
 type Pipeline interface {
 	Ends(ctx context.Context) (kafkax.Offsets, error)
 	Reached(ctx context.Context, marks kafkax.Offsets) (bool, error)
-}
-
-func (c Conf) withDefaults() Conf {
-	if c.ConfirmAfter <= 0 {
-		c.ConfirmAfter = 10 * time.Second
-	}
-	if c.HistoryTTL <= 0 {
-		c.HistoryTTL = 24 * time.Hour
-	}
-	if c.MaxOutbox <= 0 {
-		c.MaxOutbox = 200000
-	}
-	if c.MaxDiffLines <= 0 {
-		c.MaxDiffLines = 50
-	}
-	if c.WriterGroup == "" {
-		c.WriterGroup = "seckill-writer"
-	}
-	return c
 }
 
 // DB is MySQL's side: the inventory row and the activity's total.
@@ -142,13 +125,23 @@ type Report struct {
 type Reconciler struct {
 	c     Conf
 	store *stock.Store
-	db    sqlx.SqlConn
+	db    sqlx.SqlConn // opens the snapshot transaction the models read in
+	books books
 	pipe  Pipeline // nil: confirmation by ConfirmAfter alone
 }
 
-// New returns a reconciler over the given Redis store and MySQL connection.
+// books are the writer's MySQL tables, read through their goctl models.
+type books struct {
+	inventory   model.InventoryModel
+	orders      model.SeckillOrderModel
+	adjustments model.StockAdjustmentModel
+}
+
+// New returns a reconciler over the given Redis store and MySQL connection. c comes from
+// go-zero's config loader (or conf.FillDefault): its defaults are not applied here.
 func New(c Conf, store *stock.Store, db sqlx.SqlConn) *Reconciler {
-	return &Reconciler{c: c.withDefaults(), store: store, db: db}
+	return &Reconciler{c: c, store: store, db: db, books: books{inventory: model.NewInventoryModel(db),
+		orders: model.NewSeckillOrderModel(db), adjustments: model.NewStockAdjustmentModel(db)}}
 }
 
 // WithPipeline makes confirmation also wait until the writer has consumed everything that
@@ -281,50 +274,41 @@ type dbBook struct {
 func (r *Reconciler) readDB(ctx context.Context, aid int64) (dbBook, error) {
 	b := dbBook{orders: map[string]dbOrder{}, adjusted: map[string]bool{}}
 	err := r.db.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
-		var inv struct {
-			Total     uint64 `db:"total"`
-			Available uint64 `db:"available"`
-			Locked    uint64 `db:"locked"`
-			Sold      uint64 `db:"sold"`
-		}
-		err := s.QueryRowCtx(ctx, &inv, "SELECT a.`total`, i.`available`, i.`locked`, i.`sold` FROM `inventory` i "+
-			"JOIN `activity` a ON a.`id` = i.`activity_id` WHERE i.`activity_id` = ?", aid)
-		switch {
-		case errors.Is(err, sqlx.ErrNotFound):
-		case err != nil:
-			return err
-		default:
-			b.found = true
-			b.c = counters{Total: int64(inv.Total), Available: int64(inv.Available), Locked: int64(inv.Locked),
-				Sold: int64(inv.Sold)}
-		}
-		var rows []struct {
-			OrderNo  string `db:"order_no"`
-			Status   string `db:"status"`
-			Quantity uint64 `db:"quantity"`
-		}
-		if err := s.QueryRowsCtx(ctx, &rows, "SELECT `order_no`, `status`, `quantity` FROM `seckill_order` "+
-			"WHERE `activity_id` = ?", aid); err != nil {
-			return err
-		}
-		for _, o := range rows {
-			b.orders[o.OrderNo] = dbOrder{state: o.Status, qty: int64(o.Quantity)}
-		}
-		var adj []struct {
-			EventID string `db:"event_id"`
-		}
-		if err := s.QueryRowsCtx(ctx, &adj, "SELECT `event_id` FROM `stock_adjustment` WHERE `activity_id` = ?", aid); err != nil {
-			return err
-		}
-		for _, a := range adj {
-			b.adjusted[a.EventID] = true
-		}
-		return nil
+		return b.read(ctx, r.books, s, aid)
 	})
 	if err != nil {
 		return b, fmt.Errorf("reconcile %d: read mysql: %w", aid, err)
 	}
 	return b, nil
+}
+
+// read fills b from the tables inside session.
+func (b *dbBook) read(ctx context.Context, m books, s sqlx.Session, aid int64) error {
+	inv, err := m.inventory.FindBook(ctx, s, aid)
+	switch {
+	case errors.Is(err, model.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		b.found = true
+		b.c = counters{Total: int64(inv.Total), Available: int64(inv.Available), Locked: int64(inv.Locked),
+			Sold: int64(inv.Sold)}
+	}
+	orders, err := m.orders.FindStatesByActivity(ctx, s, aid)
+	if err != nil {
+		return err
+	}
+	for _, o := range orders {
+		b.orders[o.OrderNo] = dbOrder{state: o.Status, qty: int64(o.Quantity)}
+	}
+	ids, err := m.adjustments.FindEventIdsByActivity(ctx, s, aid)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		b.adjusted[id] = true
+	}
+	return nil
 }
 
 type redisBook struct {
@@ -442,11 +426,49 @@ func (r *Reconciler) readOutbox(ctx context.Context, aid int64, lastID string) (
 	}
 }
 
+// compare reads both books and compares them: each against itself, the counters as they
+// stand, then MySQL with the outbox replayed onto it against Redis, order by order and
+// counter by counter.
 func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
+	res, err := r.read(ctx, aid)
+	if err != nil {
+		return nil, err
+	}
+	res.checkMySQL()
+	if !res.rds.warm {
+		res.report.Status = res.coldStatus()
+		return res, nil
+	}
+	res.checkRedis()
+	if !res.db.found {
+		res.brokenf("mysql: no inventory row for activity %d, which Redis holds", aid)
+		res.report.Status = Mismatch
+		return res, nil
+	}
+	res.diffCounters()
+	sim, err := r.replayOutbox(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	missing := r.compareOrders(ctx, res, sim)
+	counterDrift, countersMissing := r.explainCounters(ctx, res)
+	if countersMissing {
+		missing++
+	}
+	if missing > 0 {
+		res.report.Diffs = append(res.report.Diffs, fmt.Sprintf("%d difference(s) unexplained for over %s: "+
+			"events lost, or a book changed behind the pipeline", missing, r.c.ConfirmAfter))
+	}
+	res.report.Status = res.verdict(missing, counterDrift)
+	return res, nil
+}
+
+// read takes both books, MySQL first: a healthy MySQL is never ahead of a Redis snapshot
+// taken after it.
+func (r *Reconciler) read(ctx context.Context, aid int64) (*result, error) {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return nil, err
 	}
-	// MySQL first: a healthy MySQL is never ahead of a Redis snapshot taken after it.
 	db, err := r.readDB(ctx, aid)
 	if err != nil {
 		return nil, err
@@ -458,76 +480,91 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 	if !db.found && !rds.warm {
 		return nil, xerr.ErrActivityNotFound
 	}
-	res := &result{db: db, rds: rds, seen: map[string]string{}, reached: map[string]bool{},
-		report: Report{ActivityID: aid, DB: DB(db.c)}}
-	rep := &res.report
-	brokenf := func(format string, args ...any) {
-		res.broken = true
-		rep.Diffs = append(rep.Diffs, fmt.Sprintf(format, args...))
-	}
+	return &result{db: db, rds: rds, seen: map[string]string{}, reached: map[string]bool{},
+		report: Report{ActivityID: aid, DB: DB(db.c)}}, nil
+}
 
-	// Each book against itself.
-	if db.found {
-		var reserved, paid int64
-		for _, o := range db.orders {
-			switch o.state {
-			case domain.StateReserved:
-				reserved += o.qty
-			case domain.StatePaid:
-				paid += o.qty
-			}
-		}
-		c := db.c
-		if c.Available+c.Locked+c.Sold != c.Total {
-			brokenf("mysql: available %d + locked %d + sold %d = %d, total is %d",
-				c.Available, c.Locked, c.Sold, c.Available+c.Locked+c.Sold, c.Total)
-		}
-		if reserved != c.Locked || paid != c.Sold {
-			brokenf("mysql: inventory says locked %d sold %d, its order rows hold reserved %d paid %d",
-				c.Locked, c.Sold, reserved, paid)
-		}
+// brokenf records something no pipeline state explains.
+func (res *result) brokenf(format string, args ...any) {
+	res.broken = true
+	res.report.Diffs = append(res.report.Diffs, fmt.Sprintf(format, args...))
+}
+
+// held sums the quantities one book's orders hold, by state.
+type held struct{ reserved, paid int64 }
+
+func (h *held) add(state string, qty int64) {
+	switch state {
+	case domain.StateReserved:
+		h.reserved += qty
+	case domain.StatePaid:
+		h.paid += qty
 	}
-	if !rds.warm {
-		if res.broken {
-			rep.Status = Mismatch
-		} else {
-			rep.Status = Consistent // nothing in Redis to compare with; MySQL agrees with itself
-		}
-		return res, nil
+}
+
+// checkMySQL holds MySQL to its own invariants: the counters add up to the total, and
+// locked and sold are what its reserved and paid rows hold.
+func (res *result) checkMySQL() {
+	if !res.db.found {
+		return
 	}
-	rc := rds.c
-	rep.Redis = &stock.Counters{Total: rc.Total, Remaining: rc.Available, Locked: rc.Locked, Sold: rc.Sold}
+	var h held
+	for _, o := range res.db.orders {
+		h.add(o.state, o.qty)
+	}
+	c := res.db.c
+	if c.Available+c.Locked+c.Sold != c.Total {
+		res.brokenf("mysql: available %d + locked %d + sold %d = %d, total is %d",
+			c.Available, c.Locked, c.Sold, c.Available+c.Locked+c.Sold, c.Total)
+	}
+	if h.reserved != c.Locked || h.paid != c.Sold {
+		res.brokenf("mysql: inventory says locked %d sold %d, its order rows hold reserved %d paid %d",
+			c.Locked, c.Sold, h.reserved, h.paid)
+	}
+}
+
+// coldStatus is the verdict when Redis does not hold the activity: nothing to compare
+// with, so consistent unless MySQL disagrees with itself.
+func (res *result) coldStatus() Status {
+	if res.broken {
+		return Mismatch
+	}
+	return Consistent
+}
+
+// checkRedis reports Redis's counters and holds them to their own invariants: none
+// negative, adding up to the total, and (in an exact snapshot) locked and sold being what
+// its reserved and paid orders hold.
+func (res *result) checkRedis() {
+	rc := res.rds.c
+	res.report.Redis = &stock.Counters{Total: rc.Total, Remaining: rc.Available, Locked: rc.Locked, Sold: rc.Sold}
 	if rc.Available < 0 || rc.Locked < 0 || rc.Sold < 0 || rc.Available+rc.Locked+rc.Sold != rc.Total {
-		brokenf("redis: remaining %d + locked %d + sold %d = %d, total is %d",
+		res.brokenf("redis: remaining %d + locked %d + sold %d = %d, total is %d",
 			rc.Available, rc.Locked, rc.Sold, rc.Available+rc.Locked+rc.Sold, rc.Total)
 	}
-	if rds.exact {
-		var reserved, paid int64
-		for _, o := range rds.orders {
-			switch o.State {
-			case domain.StateReserved:
-				reserved += o.Quantity
-			case domain.StatePaid:
-				paid += o.Quantity
-			}
-		}
-		if reserved != rc.Locked || paid != rc.Sold {
-			brokenf("redis: stock says locked %d sold %d, its orders hold reserved %d paid %d",
-				rc.Locked, rc.Sold, reserved, paid)
-		}
+	if !res.rds.exact {
+		return
 	}
-	if !db.found {
-		brokenf("mysql: no inventory row for activity %d, which Redis holds", aid)
-		rep.Status = Mismatch
-		return res, nil
+	var h held
+	for _, o := range res.rds.orders {
+		h.add(o.State, o.Quantity)
 	}
+	if h.reserved != rc.Locked || h.paid != rc.Sold {
+		res.brokenf("redis: stock says locked %d sold %d, its orders hold reserved %d paid %d",
+			rc.Locked, rc.Sold, h.reserved, h.paid)
+	}
+}
 
-	// The raw difference, as both books stand.
+// diffCounters reports the raw difference of the counters as both books stand, and sums
+// the drift.
+func (res *result) diffCounters() {
+	rep := &res.report
+	rc, dc := res.rds.c, res.db.c
 	for _, f := range []struct {
 		name      string
 		redis, db int64
-	}{{"remaining/available", rc.Available, db.c.Available}, {"locked", rc.Locked, db.c.Locked},
-		{"sold", rc.Sold, db.c.Sold}, {"total", rc.Total, db.c.Total}} {
+	}{{"remaining/available", rc.Available, dc.Available}, {"locked", rc.Locked, dc.Locked},
+		{"sold", rc.Sold, dc.Sold}, {"total", rc.Total, dc.Total}} {
 		if f.redis != f.db {
 			rep.Diffs = append(rep.Diffs, fmt.Sprintf("%s: redis %d, mysql %d (redis %+d)", f.name, f.redis, f.db, f.redis-f.db))
 			if f.name != "total" {
@@ -535,129 +572,167 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 			}
 		}
 	}
+}
 
-	// Replay the outbox onto MySQL's snapshot, as the writer would apply it.
-	evs, truncated, err := r.readOutbox(ctx, aid, rds.lastID)
+// replayOutbox applies the outbox (up to the Redis snapshot) to MySQL's snapshot as the
+// writer would. It returns every order's state afterwards and leaves the counters
+// afterwards in res.full; each entry MySQL still lacks counts in flight.
+func (r *Reconciler) replayOutbox(ctx context.Context, res *result) (map[string]string, error) {
+	evs, truncated, err := r.readOutbox(ctx, res.report.ActivityID, res.rds.lastID)
 	if err != nil {
 		return nil, err
 	}
 	res.truncated = truncated
-	sim := map[string]string{}
-	for no, o := range db.orders {
+	sim := make(map[string]string, len(res.db.orders))
+	for no, o := range res.db.orders {
 		sim[no] = o.state
 	}
-	simC := db.c
+	c := res.db.c
 	adjusted := map[string]bool{}
 	for _, ev := range evs {
 		if ev.Type == event.Adjusted {
-			if !db.adjusted[ev.EventID] && !adjusted[ev.EventID] {
+			if !res.db.adjusted[ev.EventID] && !adjusted[ev.EventID] {
 				adjusted[ev.EventID] = true
-				simC.Available += ev.Delta
-				simC.Total += ev.Delta
-				rep.InFlight++
+				c.Available += ev.Delta
+				c.Total += ev.Delta
+				res.report.InFlight++
 			}
 			continue
 		}
-		if simC.advance(sim[ev.OrderNo], string(ev.Type), ev.Quantity) {
+		if c.advance(sim[ev.OrderNo], string(ev.Type), ev.Quantity) {
 			sim[ev.OrderNo] = string(ev.Type)
-			rep.InFlight++
+			res.report.InFlight++
 		}
 	}
+	res.full = c
+	return sim, nil
+}
 
-	// Orders, against the replayed MySQL.
-	full := simC
-	type line struct {
-		rank int // lines that need a person first
-		text string
-	}
-	var lines []line
+// diffLine is one order line of a report.
+type diffLine struct {
+	rank int // lines that need a person first
+	text string
+}
+
+// compareOrders compares every order with the replayed MySQL (sim), adds the differences
+// to the report and returns how many are confirmed missing. The events MySQL lacks that
+// nothing in the outbox explains become res.candidates, applied to res.full.
+func (r *Reconciler) compareOrders(ctx context.Context, res *result, sim map[string]string) int {
+	var lines []diffLine
 	missing := 0
-	for _, no := range rds.nos {
-		o, ok := rds.orders[no]
+	for _, no := range res.rds.nos {
+		o, ok := res.rds.orders[no]
 		if !ok {
 			continue
 		}
-		raw, have := db.orders[no]
-		if have && raw.qty != o.Quantity {
-			rep.Orders = append(rep.Orders, OrderDiff{OrderNo: no, Redis: o.State, MySQL: raw.state, Class: Broken})
-			res.broken = true
-			lines = append(lines, line{0, fmt.Sprintf("order %s: redis quantity %d, mysql %d", no, o.Quantity, raw.qty)})
-			continue
+		l, differs, lost := r.compareOrder(ctx, res, sim, o)
+		if lost {
+			missing++
 		}
-		if raw.state == o.State {
-			continue
-		}
-		d := OrderDiff{OrderNo: no, Redis: o.State, MySQL: raw.state}
-		mysql := raw.state
-		if mysql == "" {
-			mysql = "no row"
-		}
-		text := fmt.Sprintf("order %s: redis %s, mysql %s", no, o.State, mysql)
-		switch s := sim[no]; {
-		case s == o.State:
-			d.Class = InOutbox
-			lines = append(lines, line{2, text + " (event in the outbox)"})
-		case full.advance(s, o.State, o.Quantity):
-			res.candidates = append(res.candidates, o)
-			note := ""
-			d.Class, note = r.classify(ctx, res, "o:"+no+":"+o.State+":"+s)
-			if d.Class == Missing {
-				missing++
-				lines = append(lines, line{0, text + " (" + note + ")"})
-			} else {
-				rep.InFlight++
-				lines = append(lines, line{1, text + " (" + note + ")"})
-			}
-		default:
-			d.Class = Broken
-			res.broken = true
-			lines = append(lines, line{0, text + " (mysql is ahead of redis: not a state the pipeline produces)"})
-		}
-		rep.Orders = append(rep.Orders, d)
-	}
-	for no, o := range db.orders {
-		if _, ok := rds.orders[no]; !ok {
-			rep.Orders = append(rep.Orders, OrderDiff{OrderNo: no, MySQL: o.state, Class: Broken})
-			res.broken = true
-			lines = append(lines, line{0, fmt.Sprintf("order %s: in mysql (%s, qty %d), not in redis", no, o.state, o.qty)})
+		if differs {
+			lines = append(lines, l)
 		}
 	}
+	lines = append(lines, res.mysqlOnly()...)
+	res.report.addLines(lines, r.c.MaxDiffLines)
+	return missing
+}
+
+// compareOrder compares one Redis order with its MySQL row and its replayed state, and
+// records the difference, if any: its line, and whether it is confirmed missing.
+func (r *Reconciler) compareOrder(ctx context.Context, res *result, sim map[string]string, o stock.Order) (l diffLine, differs, missing bool) {
+	rep := &res.report
+	no := o.OrderNo
+	raw, have := res.db.orders[no]
+	if have && raw.qty != o.Quantity {
+		rep.Orders = append(rep.Orders, OrderDiff{OrderNo: no, Redis: o.State, MySQL: raw.state, Class: Broken})
+		res.broken = true
+		return diffLine{0, fmt.Sprintf("order %s: redis quantity %d, mysql %d", no, o.Quantity, raw.qty)}, true, false
+	}
+	if raw.state == o.State {
+		return diffLine{}, false, false
+	}
+	d := OrderDiff{OrderNo: no, Redis: o.State, MySQL: raw.state}
+	l.text = fmt.Sprintf("order %s: redis %s, mysql %s", no, o.State, cmp.Or(raw.state, "no row"))
+	switch s := sim[no]; {
+	case s == o.State:
+		d.Class = InOutbox
+		l = diffLine{2, l.text + " (event in the outbox)"}
+	case res.full.advance(s, o.State, o.Quantity):
+		res.candidates = append(res.candidates, o)
+		var note string
+		d.Class, note = r.classify(ctx, res, "o:"+no+":"+o.State+":"+s)
+		l.text += " (" + note + ")"
+		if d.Class == Missing {
+			missing = true
+		} else {
+			rep.InFlight++
+			l.rank = 1
+		}
+	default:
+		d.Class = Broken
+		res.broken = true
+		l.text += " (mysql is ahead of redis: not a state the pipeline produces)"
+	}
+	rep.Orders = append(rep.Orders, d)
+	return l, true, missing
+}
+
+// mysqlOnly records the orders MySQL has and Redis does not: not a state the pipeline
+// produces.
+func (res *result) mysqlOnly() []diffLine {
+	var lines []diffLine
+	for no, o := range res.db.orders {
+		if _, ok := res.rds.orders[no]; !ok {
+			res.report.Orders = append(res.report.Orders, OrderDiff{OrderNo: no, MySQL: o.state, Class: Broken})
+			res.broken = true
+			lines = append(lines, diffLine{0, fmt.Sprintf("order %s: in mysql (%s, qty %d), not in redis", no, o.state, o.qty)})
+		}
+	}
+	return lines
+}
+
+// addLines adds order lines to the report, those that need a person first, at most limit.
+func (rep *Report) addLines(lines []diffLine, limit int) {
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].rank < lines[j].rank })
 	for i, l := range lines {
-		if i == r.c.MaxDiffLines {
+		if i == limit {
 			rep.Diffs = append(rep.Diffs, fmt.Sprintf("... and %d more orders", len(lines)-i))
 			break
 		}
 		rep.Diffs = append(rep.Diffs, l.text)
 	}
-	res.full = full
+}
 
-	// Counters that every order event together still does not explain: an adjustment on
-	// Kafka, or a book changed behind the pipeline.
-	counterDrift := full != rc
-	if counterDrift && rds.exact {
-		cls, note := r.classify(ctx, res, fmt.Sprintf("c:%d:%d:%d:%d", rc.Total-full.Total,
-			rc.Available-full.Available, rc.Locked-full.Locked, rc.Sold-full.Sold))
-		if cls == Missing {
-			missing++
-		}
-		rep.Diffs = append(rep.Diffs, fmt.Sprintf("counters: with every order event applied mysql would hold %s; "+
-			"redis holds %s (%s)", full, rc, note))
+// explainCounters looks at counters that every order event together still does not
+// explain (an adjustment on Kafka, or a book changed behind the pipeline): drift says
+// they differ, missing that the difference is confirmed. Only an exact snapshot is judged.
+func (r *Reconciler) explainCounters(ctx context.Context, res *result) (drift, missing bool) {
+	full, rc := res.full, res.rds.c
+	if full == rc {
+		return false, false
 	}
-	if missing > 0 {
-		rep.Diffs = append(rep.Diffs, fmt.Sprintf("%d difference(s) unexplained for over %s: "+
-			"events lost, or a book changed behind the pipeline", missing, r.c.ConfirmAfter))
+	if !res.rds.exact {
+		return true, false
 	}
+	cls, note := r.classify(ctx, res, fmt.Sprintf("c:%d:%d:%d:%d", rc.Total-full.Total,
+		rc.Available-full.Available, rc.Locked-full.Locked, rc.Sold-full.Sold))
+	res.report.Diffs = append(res.report.Diffs, fmt.Sprintf("counters: with every order event applied mysql would hold %s; "+
+		"redis holds %s (%s)", full, rc, note))
+	return true, cls == Missing
+}
 
+// verdict is the status of a warm activity once every difference is classified.
+func (res *result) verdict(missing int, counterDrift bool) Status {
+	rep := &res.report
 	switch {
 	case res.broken || missing > 0:
-		rep.Status = Mismatch
-	case rep.Drift > 0 || rc.Total != db.c.Total || len(rep.Orders) > 0 || counterDrift:
-		rep.Status = InFlight
+		return Mismatch
+	case rep.Drift > 0 || res.rds.c.Total != res.db.c.Total || len(rep.Orders) > 0 || counterDrift:
+		return InFlight
 	default:
-		rep.Status = Consistent
+		return Consistent
 	}
-	return res, nil
 }
 
 // classify looks a difference up in the previous run's record, notes it in this one's,

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/conf"
+
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
@@ -31,7 +33,7 @@ func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
 	t.Helper()
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	f := &fixture{env: env, db: db, rec: reconcile.New(reconcile.Conf{ConfirmAfter: confirmAfter}, env.Store, db.Conn)}
+	f := &fixture{env: env, db: db, rec: reconcile.New(recConf(t, confirmAfter), env.Store, db.Conn)}
 	f.aid = env.Warm(stocktest.Spec{Total: 10, Limit: 1})
 	for uid := int64(1); uid <= 4; uid++ {
 		r, err := env.Store.Reserve(ctx, f.aid, uid, 1, fmt.Sprintf("unit-req-%d", uid))
@@ -48,6 +50,20 @@ func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
 	}
 	f.mirror()
 	return f
+}
+
+// recConf is the configuration's defaults (as go-zero's loader fills them) with the given
+// ConfirmAfter (0: the default).
+func recConf(t testing.TB, confirmAfter time.Duration) reconcile.Conf {
+	t.Helper()
+	var c reconcile.Conf
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	if confirmAfter > 0 {
+		c.ConfirmAfter = confirmAfter
+	}
+	return c
 }
 
 // mirror writes MySQL as a drained pipeline would have: one row per Redis order in its
@@ -111,6 +127,18 @@ func TestCompare(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, reconcile.InFlight, 1, "total: redis 15, mysql 10 (redis +5)", 0},
+		{"an adjustment applied, its entry still in the outbox", func(f *fixture) {
+			if _, err := f.env.Store.Adjust(ctx, f.aid, 5); err != nil {
+				t.Fatal(err)
+			}
+			last, err := f.env.Raw.XRevRangeN(ctx, f.env.Keys.Events(f.aid), "+", "-", 1).Result()
+			if err != nil || len(last) != 1 {
+				t.Fatalf("outbox: %v %v", last, err)
+			}
+			f.exec("INSERT INTO `stock_adjustment` (`event_id`, `activity_id`, `delta`) VALUES (?, ?, 5)", last[0].ID, f.aid)
+			f.exec("UPDATE `inventory` SET `available` = `available` + 5 WHERE `activity_id` = ?", f.aid)
+			f.exec("UPDATE `activity` SET `total` = `total` + 5 WHERE `id` = ?", f.aid)
+		}, reconcile.Consistent, 0, "", 0},
 		{"a pay neither in the outbox nor applied", func(f *fixture) {
 			if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
 				t.Fatal(err)
@@ -166,7 +194,7 @@ func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 		t.Fatalf("first run: %+v %v", first, err)
 	}
 	// Another reconciler (another instance) sees the same history.
-	other := reconcile.New(reconcile.Conf{ConfirmAfter: 300 * time.Millisecond}, f.env.Store, f.db.Conn)
+	other := reconcile.New(recConf(t, 300*time.Millisecond), f.env.Store, f.db.Conn)
 	time.Sleep(350 * time.Millisecond)
 	second, err := other.Run(ctx, f.aid)
 	if err != nil || second.Status != reconcile.Mismatch || second.Orders[0].Class != reconcile.Missing ||
@@ -188,7 +216,7 @@ func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 func TestNotWarmAndUnknown(t *testing.T) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	rec := reconcile.New(reconcile.Conf{}, env.Store, db.Conn)
+	rec := reconcile.New(recConf(t, 0), env.Store, db.Conn)
 	if _, err := rec.Run(ctx, 424242); !errors.Is(err, xerr.ErrActivityNotFound) {
 		t.Fatalf("unknown activity: %v", err)
 	}

@@ -1,37 +1,36 @@
 package relay
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
 
-// Prometheus metrics of the relay, registered once per process (go-zero's DevServer /
-// Prometheus agent serves the default registry).
+// Metrics of the relay, on the default Prometheus registry that go-zero's DevServer and
+// Prometheus agent serve (promauto registers them where they are declared). Per-activity
+// series are deleted when the relay retires the activity, so labels stay bounded.
 var (
-	metricOutboxLength = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	metricOutboxLength = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "outbox_length",
 		Help: "Entries in an activity's outbox stream not yet relayed to Kafka.",
 	}, []string{"activity"})
-	metricLag = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	metricLag = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "lag_seconds",
 		Help: "Age of the oldest unrelayed outbox entry (0 when the outbox is empty).",
 	}, []string{"activity"})
-	metricRelayed = prometheus.NewCounter(prometheus.CounterOpts{
+	metricRelayed = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "events_total",
 		Help: "Outbox entries Kafka acknowledged (acks=all) and the relay removed.",
 	})
-	metricReclaimed = prometheus.NewCounter(prometheus.CounterOpts{
+	metricReclaimed = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "reclaimed_total",
 		Help: "Outbox entries taken over from a relay that stopped (XAUTOCLAIM).",
 	})
-	metricDeadLetters = prometheus.NewCounter(prometheus.CounterOpts{
+	metricDeadLetters = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "dead_letters_total",
 		Help: "Unparsable outbox entries sent to the dead-letter topic.",
 	})
-	metricErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+	metricErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "errors_total",
 		Help: "Failed relay steps, by step (read, produce, ack, claim, refresh).",
 	}, []string{"step"})
 )
-
-func init() {
-	prometheus.MustRegister(metricOutboxLength, metricLag, metricRelayed, metricReclaimed,
-		metricDeadLetters, metricErrors)
-}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
@@ -31,12 +32,15 @@ import (
 // Group is the consumer group every relay reads the outbox streams with.
 const Group = "relay"
 
-// Conf configures the relay. It runs only when Enabled and Brokers is set.
+// Conf configures the relay. It runs only when Enabled and Brokers is set. Build it with
+// go-zero's config loader (or conf.FillDefault): the defaults live only in the tags.
 type Conf struct {
-	Enabled         bool     `json:",default=true"`
-	Brokers         []string `json:",optional"`
-	Topic           string   `json:",default=seckill-order-events"`
-	DeadLetterTopic string   `json:",default=seckill-order-events-dlq"`
+	Enabled bool     `json:",default=true"`
+	Brokers []string `json:",optional"`
+	// Topic and DeadLetterTopic name the events topic and its dead-letter topic
+	// (event.Topic and event.DeadLetterTopic in every shipped configuration).
+	Topic           string
+	DeadLetterTopic string
 	// BatchSize is the most entries read from one stream and produced in one call.
 	BatchSize int `json:",default=500,range=[1:10000]"`
 	// Block is how long an idle relay waits for new entries (spread over the streams).
@@ -79,13 +83,19 @@ type Relay struct {
 // New returns a relay producing to c.Brokers. grace is how long an activity's keys live
 // after its end: an activity leaves the active set only after end+grace, once drained.
 func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
-	events, err := kafkax.NewProducer(kafkax.Conf{Brokers: c.Brokers, Topic: c.Topic,
-		BatchTimeout: c.BatchTimeout, BatchSize: c.BatchSize})
+	var pc kafkax.Conf // the producer's own defaults, then the relay's settings
+	if err := conf.FillDefault(&pc); err != nil {
+		return nil, err
+	}
+	pc.Brokers, pc.BatchTimeout = c.Brokers, c.BatchTimeout
+	ec, dc := pc, pc
+	ec.Topic, ec.BatchSize = c.Topic, c.BatchSize
+	dc.Topic = c.DeadLetterTopic
+	events, err := kafkax.NewProducer(ec)
 	if err != nil {
 		return nil, err
 	}
-	dead, err := kafkax.NewProducer(kafkax.Conf{Brokers: c.Brokers, Topic: c.DeadLetterTopic,
-		BatchTimeout: c.BatchTimeout})
+	dead, err := kafkax.NewProducer(dc)
 	if err != nil {
 		return nil, err
 	}
@@ -100,21 +110,6 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 // NewWithSenders returns a relay producing through the given senders (tests inject
 // failing ones).
 func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dead kafkax.Sender) (*Relay, error) {
-	if c.BatchSize < 1 {
-		c.BatchSize = 500
-	}
-	if c.Block <= 0 {
-		c.Block = 100 * time.Millisecond
-	}
-	if c.ClaimIdle <= 0 {
-		c.ClaimIdle = 30 * time.Second
-	}
-	if c.ClaimInterval <= 0 {
-		c.ClaimInterval = 5 * time.Second
-	}
-	if c.RefreshInterval <= 0 {
-		c.RefreshInterval = time.Second
-	}
 	node, err := redis.CreateBlockingNode(store.Redis())
 	if err != nil {
 		return nil, err
@@ -273,95 +268,125 @@ func (r *Relay) claim(ctx context.Context, aid int64) {
 // with backoff until they go through or the relay stops (then they stay pending and are
 // reclaimed later). It returns how many entries it removed from the outbox.
 func (r *Relay) deliver(ctx context.Context, key string, msgs []red.XMessage) int {
-	type item struct {
-		id   string
-		msg  kafkax.Message
-		dead bool
-	}
-	items := make([]item, 0, len(msgs))
-	var gone []string // entries deleted from the stream while pending (Redis < 7)
-	for _, m := range msgs {
-		if len(m.Values) == 0 {
-			gone = append(gone, m.ID)
-			continue
-		}
-		ev, err := event.FromStream(m.ID, m.Values)
-		if err != nil {
-			items = append(items, item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
-				Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
-				Payload: fmt.Sprint(m.Values)}.Message()})
-			continue
-		}
-		v, err := ev.Marshal()
-		if err != nil { // cannot happen for a validated event; keep it visible anyway
-			items = append(items, item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
-				Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
-				Payload: fmt.Sprint(m.Values)}.Message()})
-			continue
-		}
-		items = append(items, item{id: m.ID, msg: kafkax.Message{Key: []byte(ev.Key()), Value: v}})
-	}
+	items, gone := toItems(key, msgs)
 	if len(gone) > 0 {
 		r.ackDelete(ctx, key, gone)
 	}
 	removed := 0
 	backoff := 50 * time.Millisecond
 	for len(items) > 0 && ctx.Err() == nil {
-		var evMsgs, deadMsgs []kafkax.Message
-		var evIdx, deadIdx []int
-		for i, it := range items {
-			if it.dead {
-				deadMsgs, deadIdx = append(deadMsgs, it.msg), append(deadIdx, i)
-			} else {
-				evMsgs, evIdx = append(evMsgs, it.msg), append(evIdx, i)
-			}
-		}
-		acked := make([]bool, len(items))
-		var sendErr error
-		if len(evMsgs) > 0 {
-			err := r.events.Send(ctx, evMsgs...)
-			for j, ok := range kafkax.Acked(err, len(evMsgs)) {
-				acked[evIdx[j]] = ok
-			}
-			sendErr = err
-		}
-		if len(deadMsgs) > 0 {
-			err := r.dead.Send(ctx, deadMsgs...)
-			for j, ok := range kafkax.Acked(err, len(deadMsgs)) {
-				acked[deadIdx[j]] = ok
-				if ok {
-					metricDeadLetters.Inc()
-					logx.Errorf("relay: outbox entry %s of %s dead-lettered: %s", items[deadIdx[j]].id, key,
-						string(deadMsgs[j].Headers[0].Value))
-				}
-			}
-			sendErr = errors.Join(sendErr, err)
-		}
-		var ids []string
-		rest := items[:0]
-		for i, it := range items {
-			if acked[i] {
-				ids = append(ids, it.id)
-			} else {
-				rest = append(rest, it)
-			}
-		}
-		if len(ids) > 0 {
-			if r.ackDelete(ctx, key, ids) {
-				removed += len(ids)
-				metricRelayed.Add(float64(len(ids)))
-			}
-		}
-		items = rest
+		acked, err := r.produce(ctx, key, items)
+		var n int
+		items, n = r.remove(ctx, key, items, acked)
+		removed += n
 		if len(items) > 0 {
 			metricErrors.WithLabelValues("produce").Inc()
 			logx.Errorf("relay: %d entries of %s not acknowledged by Kafka, retrying in %v: %v",
-				len(items), key, backoff, sendErr)
+				len(items), key, backoff, err)
 			r.sleep(backoff)
 			backoff = min(backoff*2, 5*time.Second)
 		}
 	}
 	return removed
+}
+
+// item is an outbox entry ready to produce: an event for the topic, or a dead letter.
+type item struct {
+	id   string
+	msg  kafkax.Message
+	dead bool
+}
+
+// toItems turns stream entries into items; gone are the entries deleted from the stream
+// while pending (Redis < 7: an id without values).
+func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
+	items = make([]item, 0, len(msgs))
+	for _, m := range msgs {
+		if len(m.Values) == 0 {
+			gone = append(gone, m.ID)
+			continue
+		}
+		items = append(items, toItem(key, m))
+	}
+	return items, gone
+}
+
+// toItem is the event of an outbox entry, or a dead letter when it does not parse.
+func toItem(key string, m red.XMessage) item {
+	ev, err := event.FromStream(m.ID, m.Values)
+	if err == nil {
+		var v []byte
+		if v, err = ev.Marshal(); err == nil {
+			return item{id: m.ID, msg: kafkax.Message{Key: []byte(ev.Key()), Value: v}}
+		}
+		// cannot happen for a validated event; keep it visible anyway
+	}
+	return item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
+		Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
+		Payload: fmt.Sprint(m.Values)}.Message()}
+}
+
+// produce sends the events to the topic and the dead letters to the dead-letter topic,
+// and reports which items Kafka acknowledged.
+func (r *Relay) produce(ctx context.Context, key string, items []item) ([]bool, error) {
+	var evIdx, deadIdx []int
+	for i, it := range items {
+		if it.dead {
+			deadIdx = append(deadIdx, i)
+		} else {
+			evIdx = append(evIdx, i)
+		}
+	}
+	acked := make([]bool, len(items))
+	err := send(ctx, r.events, items, evIdx, acked)
+	if len(deadIdx) == 0 {
+		return acked, err
+	}
+	deadErr := send(ctx, r.dead, items, deadIdx, acked)
+	for _, i := range deadIdx {
+		if acked[i] {
+			metricDeadLetters.Inc()
+			logx.Errorf("relay: outbox entry %s of %s dead-lettered: %s", items[i].id, key,
+				string(items[i].msg.Headers[0].Value))
+		}
+	}
+	return acked, errors.Join(err, deadErr)
+}
+
+// send produces the items at idx through s in one call and marks those Kafka
+// acknowledged in acked.
+func send(ctx context.Context, s kafkax.Sender, items []item, idx []int, acked []bool) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	msgs := make([]kafkax.Message, len(idx))
+	for j, i := range idx {
+		msgs[j] = items[i].msg
+	}
+	err := s.Send(ctx, msgs...)
+	for j, ok := range kafkax.Acked(err, len(msgs)) {
+		acked[idx[j]] = ok
+	}
+	return err
+}
+
+// remove acknowledges and deletes the acked items from the outbox and returns the
+// others, and how many it removed.
+func (r *Relay) remove(ctx context.Context, key string, items []item, acked []bool) (rest []item, removed int) {
+	var ids []string
+	rest = items[:0]
+	for i, it := range items {
+		if acked[i] {
+			ids = append(ids, it.id)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	if len(ids) > 0 && r.ackDelete(ctx, key, ids) {
+		removed = len(ids)
+		metricRelayed.Add(float64(removed))
+	}
+	return rest, removed
 }
 
 // ackDelete acknowledges and deletes entries in one MULTI, so an entry is never left
@@ -442,6 +467,7 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		_ = r.node.Del(ctx, key).Err()
 		delete(r.groups, aid)
 		r.ids = slices.DeleteFunc(r.ids, func(id int64) bool { return id == aid })
+		// The activity is gone: so are its series (labels stay bounded).
 		metricOutboxLength.DeleteLabelValues(p.Key)
 		metricLag.DeleteLabelValues(p.Key)
 		logx.Infof("relay: activity %d retired (ended, grace over, outbox drained)", aid)

@@ -10,6 +10,7 @@ import (
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/testenv"
@@ -52,11 +53,16 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, rds: rds, raw: raw, store: store, brokers: testenv.Kafka(t, 4)}
 }
 
+// conf is the configuration's defaults (as go-zero's loader fills them), sped up for tests.
 func (e *env) conf() relay.Conf {
-	return relay.Conf{Enabled: true, Brokers: e.brokers, Topic: event.Topic,
-		DeadLetterTopic: event.DeadLetterTopic, BatchSize: 100, Block: 20 * time.Millisecond,
-		ClaimIdle: time.Minute, ClaimInterval: 50 * time.Millisecond,
-		RefreshInterval: 50 * time.Millisecond, BatchTimeout: time.Millisecond}
+	var c relay.Conf
+	if err := conf.FillDefault(&c); err != nil {
+		e.t.Fatal(err)
+	}
+	c.Brokers, c.Topic, c.DeadLetterTopic = e.brokers, event.Topic, event.DeadLetterTopic
+	c.BatchSize, c.Block, c.ClaimIdle = 100, 20*time.Millisecond, time.Minute
+	c.ClaimInterval, c.RefreshInterval, c.BatchTimeout = 50*time.Millisecond, 50*time.Millisecond, time.Millisecond
+	return c
 }
 
 // start runs a relay until the test ends (or stop is called).

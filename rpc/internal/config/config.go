@@ -21,7 +21,7 @@ type Config struct {
 	// Relay moves the outbox streams to Kafka; it runs when Brokers is set.
 	Relay relay.Conf
 	// Reconcile tunes the Redis/MySQL comparison behind the Reconcile and Repair RPCs.
-	Reconcile reconcile.Conf `json:",optional"`
+	Reconcile reconcile.Conf
 }
 
 type StockConf struct {

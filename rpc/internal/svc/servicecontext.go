@@ -7,7 +7,6 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
-	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
@@ -69,11 +68,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		if len(brokers) == 0 {
 			brokers = c.Relay.Brokers
 		}
-		topic := c.Relay.Topic
-		if topic == "" {
-			topic = event.Topic
-		}
-		rec.WithPipeline(kafkax.NewProgress(brokers, topic, c.Reconcile.WriterGroup))
+		rec.WithPipeline(kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup))
 	}
 	return &ServiceContext{
 		Config:     c,
