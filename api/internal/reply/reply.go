@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/zeromicro/go-zero/core/logc"
-	"github.com/zeromicro/go-zero/core/metric"
 	"google.golang.org/grpc/status"
 
 	"github.com/seckill/seckill/internal/xerr"
@@ -22,13 +23,12 @@ type Body struct {
 	Msg  string `json:"msg"`
 }
 
-var errorsTotal = metric.NewCounterVec(&metric.CounterVecOpts{
+var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "seckill",
 	Subsystem: "api",
 	Name:      "errors_total",
 	Help:      "error responses of the gateway by API code word",
-	Labels:    []string{"code"},
-})
+}, []string{"code"})
 
 // Classify turns any error reaching the edge into its API outcome. zRPC statuses are
 // mapped by xerr.FromStatus, the single code mapping. Logic returns *xerr.Error or zRPC
@@ -56,7 +56,7 @@ func Classify(err error) *xerr.Error {
 // ErrorHandler is installed with httpx.SetErrorHandlerCtx.
 func ErrorHandler(ctx context.Context, err error) (int, any) {
 	e := Classify(err)
-	errorsTotal.Inc(string(e.Code))
+	errorsTotal.WithLabelValues(string(e.Code)).Inc()
 	if e.Code == xerr.Internal {
 		logc.Errorf(ctx, "internal error: %v", err)
 		e = xerr.New(xerr.Internal, "internal error")
@@ -70,7 +70,7 @@ func Write(w http.ResponseWriter, e *xerr.Error) {
 }
 
 func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
-	errorsTotal.Inc(string(e.Code))
+	errorsTotal.WithLabelValues(string(e.Code)).Inc()
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Del("Content-Length")
 	w.WriteHeader(code)
