@@ -22,6 +22,12 @@ type (
 		// FindOneWithInventory reads the activity and its inventory row in one query.
 		// ErrNotFound when either is absent.
 		FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error)
+		// AddActivityTotal changes the activity's total by delta inside session (it follows
+		// stock adjustments, so available+locked+sold == total holds).
+		AddActivityTotal(ctx context.Context, session sqlx.Session, activityID, delta int64) error
+		// FindActivityIdsStartingBy lists the activities not ended at now that start by
+		// startBy (unix seconds), by start time: the inventory to load into Redis.
+		FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error)
 	}
 
 	customActivityModel struct {
@@ -85,4 +91,20 @@ func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint6
 	default:
 		return nil, err
 	}
+}
+
+func (m *customActivityModel) AddActivityTotal(ctx context.Context, session sqlx.Session, activityID,
+	delta int64) error {
+	plus, minus := max(delta, 0), max(-delta, 0)
+	_, err := session.ExecCtx(ctx, "UPDATE "+m.table+" SET `total` = `total` + ? - ? WHERE `id` = ?",
+		plus, minus, activityID)
+	return err
+}
+
+func (m *customActivityModel) FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error) {
+	var ids []int64
+	// idx_end_time narrows to live and future activities.
+	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `end_time` > ? AND `start_time` <= ? "+
+		"ORDER BY `start_time`", now, startBy)
+	return ids, err
 }

@@ -18,12 +18,6 @@ type (
 		// ApplyDelta changes activityID's inventory by d inside session, adding before it
 		// subtracts; ErrNotFound when the activity has no inventory row.
 		ApplyDelta(ctx context.Context, session sqlx.Session, activityID int64, d InventoryDelta) error
-		// AddActivityTotal changes the activity's total by delta inside session (it follows
-		// stock adjustments, so available+locked+sold == total holds).
-		AddActivityTotal(ctx context.Context, session sqlx.Session, activityID, delta int64) error
-		// FindActivityIdsStartingBy lists the activities not ended at now that start by
-		// startBy (unix seconds), by start time: the inventory to load into Redis.
-		FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error)
 		// FindBook returns an activity's inventory counters with the activity's total inside
 		// session (ErrNotFound without an inventory row).
 		FindBook(ctx context.Context, session sqlx.Session, activityID int64) (*InventoryBook, error)
@@ -113,20 +107,4 @@ func (m *customInventoryModel) ApplyDelta(ctx context.Context, session sqlx.Sess
 		return ErrNotFound
 	}
 	return nil
-}
-
-func (m *customInventoryModel) AddActivityTotal(ctx context.Context, session sqlx.Session, activityID,
-	delta int64) error {
-	plus, minus := max(delta, 0), max(-delta, 0)
-	_, err := session.ExecCtx(ctx, "UPDATE `activity` SET `total` = `total` + ? - ? WHERE `id` = ?",
-		plus, minus, activityID)
-	return err
-}
-
-func (m *customInventoryModel) FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error) {
-	var ids []int64
-	// idx_end_time narrows to live and future activities.
-	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM `activity` WHERE `end_time` > ? AND `start_time` <= ? "+
-		"ORDER BY `start_time`", now, startBy)
-	return ids, err
 }

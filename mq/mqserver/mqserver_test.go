@@ -30,15 +30,28 @@ func testConfig(t testing.TB, brokers []string, dsn string) Config {
 	}
 	c.Name = "mq-test"
 	c.Mode = "test"
+	c.DevServer.Enabled, c.Consumer.DevServer.Enabled = false, false // no HTTP server in tests
 	c.Log.Mode, c.Log.Encoding, c.Log.Level = "console", "plain", "error"
 	c.Consumer.Name = "mq-test-writer"
 	c.Consumer.Brokers = brokers
 	c.Consumer.Group = testenv.RandomName("writer-")
 	c.Consumer.Topic = event.Topic
+	c.DeadLetter.Topic = event.DeadLetterTopic
 	c.Consumer.Offset = "first"
 	c.Consumer.MinBytes = 1
 	c.Consumer.Conns = 4
 	c.Mysql.DataSource = dsn
+	return c
+}
+
+// producerConf is a producer to the events topic, with go-zero's defaults.
+func producerConf(t testing.TB, brokers []string) kafkax.Conf {
+	t.Helper()
+	var c kafkax.Conf
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	c.Brokers, c.Topic = brokers, event.Topic
 	return c
 }
 
@@ -95,7 +108,7 @@ func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 // publish produces reserved+paid for n orders (in that order, same key).
 func publish(t testing.TB, brokers []string, n int, extra ...kafkax.Message) {
 	t.Helper()
-	p, err := kafkax.NewProducer(kafkax.Conf{Brokers: brokers, Topic: event.Topic})
+	p, err := kafkax.NewProducer(producerConf(t, brokers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +203,7 @@ func TestPoisonGoesToDeadLetterTopicAndTheRestIsApplied(t *testing.T) {
 		kafkax.Message{Key: []byte(poison.OrderNo), Value: pv},
 		kafkax.Message{Key: []byte("junk"), Value: []byte("{not json")})
 	// and more valid events behind the poison
-	more, err := kafkax.NewProducer(kafkax.Conf{Brokers: brokers, Topic: event.Topic})
+	more, err := kafkax.NewProducer(producerConf(t, brokers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +290,7 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 	if err := conf.FillDefault(&rc); err != nil {
 		t.Fatal(err)
 	}
-	rc.Enabled, rc.Brokers = true, brokers
+	rc.Enabled, rc.Brokers, rc.Topic, rc.DeadLetterTopic = true, brokers, event.Topic, event.DeadLetterTopic
 	rl, err := relay.New(rc, store, time.Hour)
 	if err != nil {
 		t.Fatal(err)

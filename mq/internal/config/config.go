@@ -19,10 +19,12 @@ type Config struct {
 		DataSource string // needs parseTime=true
 	}
 	Writer writer.Conf
-	// DeadLetter is where events the writer cannot apply go (same brokers by default).
+	// DeadLetter is where events the writer cannot apply go (Brokers: the Consumer's when
+	// empty). Topic is required: the name is spelled in the config files and, in Go, only
+	// as event.DeadLetterTopic.
 	DeadLetter struct {
 		Brokers []string `json:",optional"`
-		Topic   string   `json:",default=seckill-order-events-dlq"`
+		Topic   string
 	}
 	// Inventory is the inventory service the jobs call (expire_due, reconcile, warm-up).
 	// Without Endpoints, Target or Etcd no job runs.

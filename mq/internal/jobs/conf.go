@@ -2,7 +2,8 @@ package jobs
 
 import "time"
 
-// Conf is the `Jobs` block of etc/mq.yaml.
+// Conf is the `Jobs` block of etc/mq.yaml. Its defaults come from go-zero's config loader
+// only: a Conf built in code passes through conf.FillDefault first.
 type Conf struct {
 	// Enabled turns every job off at once (e.g. an mq instance that only writes).
 	Enabled   bool          `json:",default=true"`

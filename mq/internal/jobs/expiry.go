@@ -47,9 +47,9 @@ func (e *Expiry) Run(ctx context.Context) (int64, error) {
 
 // expire calls ExpireDue until a call comes back short of a full batch.
 func (e *Expiry) expire(ctx context.Context, aid int64) (int64, error) {
-	batch := max(e.c.Batch, 1)
+	batch := e.c.Batch
 	var n int64
-	for round := 0; round < max(e.c.MaxRounds, 1); round++ {
+	for round := 0; round < e.c.MaxRounds; round++ {
 		resp, err := e.inv.ExpireDue(ctx, &inventoryclient.ExpireDueReq{ActivityId: aid, Limit: int64(batch)})
 		if err != nil {
 			return n, err

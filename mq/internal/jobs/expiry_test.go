@@ -24,8 +24,8 @@ func TestExpiryReleasesUnpaidOrdersWithinTheBound(t *testing.T) {
 	const buyers, payTimeout = 20, 2
 	aid := f.live(buyers, 1, payTimeout)
 
-	var c jobs.Conf
-	c.Enabled, c.Expiry = true, jobs.ExpiryConf{Enabled: true, Interval: time.Second, Batch: 7, MaxRounds: 50}
+	c := testConf(t)
+	c.Expiry.Enabled, c.Expiry.Batch = true, 7 // default Interval 1s, MaxRounds 50
 	svcs := jobs.New(c, f.inv, f.db.Conn)
 	if len(svcs) != 1 {
 		t.Fatalf("%d jobs for an expiry-only config", len(svcs))
@@ -112,7 +112,9 @@ func TestPayRacingTwoExpiryJobs(t *testing.T) {
 		payErrs           []error
 	)
 	for j := range 2 {
-		e := jobs.NewExpiry(jobs.ExpiryConf{Batch: 13, MaxRounds: 100}, f.inv)
+		ec := testConf(t).Expiry
+		ec.Batch, ec.MaxRounds = 13, 100
+		e := jobs.NewExpiry(ec, f.inv)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -85,10 +85,14 @@ func (f *fixture) live(total, limit, payTimeout int64) int64 {
 // startRelay runs a relay over the fixture's Redis; the returned func stops it.
 func (f *fixture) startRelay() (stop func()) {
 	f.t.Helper()
-	r, err := relay.New(relay.Conf{Enabled: true, Brokers: f.brokers, Topic: event.Topic,
-		DeadLetterTopic: event.DeadLetterTopic, BatchSize: 200, Block: 20 * time.Millisecond,
-		ClaimIdle: time.Minute, ClaimInterval: time.Second, RefreshInterval: 100 * time.Millisecond,
-		BatchTimeout: time.Millisecond}, f.env.Store, time.Hour)
+	var rc relay.Conf
+	if err := conf.FillDefault(&rc); err != nil {
+		f.t.Fatal(err)
+	}
+	rc.Enabled, rc.Brokers, rc.Topic, rc.DeadLetterTopic = true, f.brokers, event.Topic, event.DeadLetterTopic
+	rc.BatchSize, rc.Block, rc.ClaimIdle, rc.ClaimInterval = 200, 20*time.Millisecond, time.Minute, time.Second
+	rc.RefreshInterval, rc.BatchTimeout = 100*time.Millisecond, time.Millisecond
+	r, err := relay.New(rc, f.env.Store, time.Hour)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -104,11 +108,14 @@ func (f *fixture) startWriter(jc *jobs.Conf) (stop func()) {
 		f.t.Fatal(err)
 	}
 	c.Name, c.Mode = "mq-jobs-test", "test"
+	// no HTTP server (kq's consumer would start its own); the metrics are on (init below)
+	c.DevServer.Enabled, c.Consumer.DevServer.Enabled = false, false
 	c.Log.Mode, c.Log.Encoding, c.Log.Level = "console", "plain", "error"
 	c.Consumer.Name = "mq-jobs-test-writer"
 	c.Consumer.Brokers = f.brokers
 	c.Consumer.Group = f.group
 	c.Consumer.Topic = event.Topic
+	c.DeadLetter.Topic = event.DeadLetterTopic
 	c.Consumer.Offset = "first"
 	c.Consumer.MinBytes = 1
 	c.Consumer.Conns = 2
@@ -124,6 +131,18 @@ func (f *fixture) startWriter(jc *jobs.Conf) (stop func()) {
 		f.t.Fatal(err)
 	}
 	return f.run(s.Start, s.Stop)
+}
+
+// testConf is the jobs' configuration with go-zero's defaults and every job off: a test
+// turns on the ones it runs.
+func testConf(t testing.TB) jobs.Conf {
+	t.Helper()
+	var c jobs.Conf
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	c.Expiry.Enabled, c.Reconcile.Enabled, c.Warmup.Enabled = false, false, false
+	return c
 }
 
 func (f *fixture) run(start, stop func()) func() {

@@ -54,9 +54,6 @@ type loop struct {
 const minTickTimeout = 10 * time.Second
 
 func newLoop(name string, interval time.Duration, tick func(context.Context) error) *loop {
-	if interval <= 0 {
-		interval = time.Second
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &loop{name: name, interval: interval, tick: tick, ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }

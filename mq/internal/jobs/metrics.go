@@ -1,6 +1,9 @@
 package jobs
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
 
 // Status values of the reconciliation gauge.
 const (
@@ -9,36 +12,31 @@ const (
 	gaugeMismatch   = 2
 )
 
-// Prometheus metrics of the jobs, registered once per process (go-zero's DevServer /
-// Prometheus agent serves the default registry).
+// Metrics of the jobs, on the default Prometheus registry that go-zero's DevServer and
+// Prometheus agent serve (promauto registers them where they are declared).
 var (
-	metricExpired = prometheus.NewCounter(prometheus.CounterOpts{
+	metricExpired = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "jobs", Name: "orders_expired_total",
 		Help: "Unpaid orders the expiry job released (stock back in remaining).",
 	})
-	metricWarmed = prometheus.NewCounter(prometheus.CounterOpts{
+	metricWarmed = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "jobs", Name: "activities_warmed_total",
 		Help: "Activities the scheduled warm-up loaded into Redis (created, not already warm).",
 	})
-	metricReconcileStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	metricReconcileStatus = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "seckill", Subsystem: "reconcile", Name: "status",
 		Help: "Last reconciliation of an activity: 0 consistent, 1 in_flight, 2 mismatch.",
 	}, []string{"activity"})
-	metricDrift = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	metricDrift = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "seckill", Subsystem: "reconcile", Name: "drift_units",
 		Help: "Sum of |redis - mysql| over remaining/available, locked and sold at the last run.",
 	}, []string{"activity"})
-	metricInFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	metricInFlight = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "seckill", Subsystem: "reconcile", Name: "in_flight_events",
 		Help: "Events not yet applied to MySQL at the last run (outbox, or not yet seen long enough to call lost).",
 	}, []string{"activity"})
-	metricErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+	metricErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "jobs", Name: "errors_total",
 		Help: "Failed job steps, by job (expiry, reconcile, warmup).",
 	}, []string{"job"})
 )
-
-func init() {
-	prometheus.MustRegister(metricExpired, metricWarmed, metricReconcileStatus, metricDrift, metricInFlight,
-		metricErrors)
-}

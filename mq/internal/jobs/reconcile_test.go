@@ -112,9 +112,9 @@ func TestReconcileSaleInFlightThenConsistent(t *testing.T) {
 	f := newFixture(t, true)
 	const total, reserve, pay, cancel = 40, 30, 10, 5
 	aid := f.live(total, 1, 2)
-	jc := jobs.Conf{Enabled: true,
-		Expiry:    jobs.ExpiryConf{Enabled: true, Interval: time.Second, Batch: 200, MaxRounds: 10},
-		Reconcile: jobs.ReconcileConf{Enabled: true, Interval: time.Second}}
+	jc := testConf(t)
+	jc.Expiry.Enabled, jc.Expiry.MaxRounds = true, 10 // default Interval 1s, Batch 200
+	jc.Reconcile.Enabled, jc.Reconcile.Interval = true, time.Second
 	f.startWriter(&jc)
 
 	f.sale(aid, reserve, pay, cancel)

@@ -10,6 +10,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
@@ -18,14 +19,14 @@ import (
 // so repeats and several instances are harmless; activities already in the active set are
 // skipped to spare MySQL the read.
 type Warmup struct {
-	c   WarmupConf
-	inv inventoryclient.Inventory
-	db  sqlx.SqlConn
+	c          WarmupConf
+	inv        inventoryclient.Inventory
+	activities model.ActivityModel
 }
 
 // NewWarmup returns the scheduled warm-up job; db is MySQL, where activities are listed.
 func NewWarmup(c WarmupConf, inv inventoryclient.Inventory, db sqlx.SqlConn) *Warmup {
-	return &Warmup{c: c, inv: inv, db: db}
+	return &Warmup{c: c, inv: inv, activities: model.NewActivityModel(db)}
 }
 
 // Tick warms the activities due.
@@ -37,10 +38,8 @@ func (w *Warmup) Tick(ctx context.Context) error {
 // Run is Tick, returning the ids it warmed (created in Redis).
 func (w *Warmup) Run(ctx context.Context) ([]int64, error) {
 	now := time.Now()
-	var ids []int64
-	// idx_end_time narrows to live and future activities.
-	if err := w.db.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM `activity` WHERE `end_time` > ? AND `start_time` <= ? "+
-		"ORDER BY `start_time`", now.Unix(), now.Add(w.c.Lead).Unix()); err != nil {
+	ids, err := w.activities.FindActivityIdsStartingBy(ctx, now.Unix(), now.Add(w.c.Lead).Unix())
+	if err != nil {
 		return nil, fmt.Errorf("list upcoming activities: %w", err)
 	}
 	if len(ids) == 0 {

@@ -27,7 +27,9 @@ func TestScheduledWarmupBeforeStart(t *testing.T) {
 			t.Fatalf("activity %d warm before the job ran: %v", id, err)
 		}
 	}
-	w := jobs.NewWarmup(jobs.WarmupConf{Lead: time.Minute}, f.inv, f.db.Conn)
+	wc := testConf(t).Warmup
+	wc.Lead = time.Minute
+	w := jobs.NewWarmup(wc, f.inv, f.db.Conn)
 	// Two instances at once.
 	var wg sync.WaitGroup
 	gate := make(chan struct{})
@@ -84,8 +86,8 @@ func TestWarmupLoopWarmsBeforeStart(t *testing.T) {
 	f := newFixture(t, false)
 	start := time.Now().Add(4 * time.Second)
 	id := f.activity(10, 1, 900, start, start.Add(time.Hour))
-	var c jobs.Conf
-	c.Enabled, c.Warmup = true, jobs.WarmupConf{Enabled: true, Interval: time.Second, Lead: 10 * time.Second}
+	c := testConf(t)
+	c.Warmup.Enabled, c.Warmup.Interval, c.Warmup.Lead = true, time.Second, 10*time.Second
 	svcs := jobs.New(c, f.inv, f.db.Conn)
 	f.run(svcs[0].Start, svcs[0].Stop)
 	f.waitFor("the activity to be warm", 3*time.Second, func() bool {

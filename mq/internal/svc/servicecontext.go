@@ -2,6 +2,7 @@
 package svc
 
 import (
+	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/kafkax"
@@ -20,11 +21,15 @@ type ServiceContext struct {
 // New builds the context: MySQL (rejected events do not count against the breaker), the
 // dead-letter producer and the writer.
 func New(c config.Config) (*ServiceContext, error) {
-	brokers := c.DeadLetter.Brokers
-	if len(brokers) == 0 {
-		brokers = c.Consumer.Brokers
+	var dc kafkax.Conf
+	if err := conf.FillDefault(&dc); err != nil {
+		return nil, err
 	}
-	dlq, err := kafkax.NewProducer(kafkax.Conf{Brokers: brokers, Topic: c.DeadLetter.Topic})
+	dc.Brokers, dc.Topic = c.DeadLetter.Brokers, c.DeadLetter.Topic
+	if len(dc.Brokers) == 0 {
+		dc.Brokers = c.Consumer.Brokers
+	}
+	dlq, err := kafkax.NewProducer(dc)
 	if err != nil {
 		return nil, err
 	}

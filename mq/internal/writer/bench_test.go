@@ -19,7 +19,7 @@ func BenchmarkWriter(b *testing.B) {
 	}{{"per-event-tx", 1}, {"group-commit", 256}} {
 		b.Run(bc.name, func(b *testing.B) {
 			db := newDB(b, 1<<40)
-			w := New(Conf{MaxBatch: bc.maxBatch}, NewConn(db.DSN), &recorder{})
+			w := New(testConf(b, func(c *Conf) { c.MaxBatch = bc.maxBatch }), NewConn(db.DSN), &recorder{})
 			run(b, w)
 			values := make([]string, 0, b.N)
 			for i := 0; len(values) < b.N; i++ {

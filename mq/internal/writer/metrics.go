@@ -1,38 +1,36 @@
 package writer
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
 
-// Prometheus metrics of the writer (default registry, served by go-zero's DevServer /
-// Prometheus agent).
+// Metrics of the writer, on the default Prometheus registry that go-zero's DevServer and
+// Prometheus agent serve (promauto registers them where they are declared).
 var (
-	metricApplied = prometheus.NewCounterVec(prometheus.CounterOpts{
+	metricApplied = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "events_applied_total",
 		Help: "Events that changed MySQL (an order transition or a stock adjustment), by type.",
 	}, []string{"type"})
-	metricDuplicates = prometheus.NewCounter(prometheus.CounterOpts{
+	metricDuplicates = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "duplicates_skipped_total",
 		Help: "Events that changed nothing: repeats, late events for terminal orders.",
 	})
-	metricDeadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
+	metricDeadLetters = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "dead_letters_total",
 		Help: "Events sent to the dead-letter topic, by kind (malformed, rejected).",
 	}, []string{"kind"})
-	metricBatchSize = prometheus.NewHistogram(prometheus.HistogramOpts{
+	metricBatchSize = promauto.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "batch_size",
 		Help:    "Events per MySQL transaction (group commit).",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
 	})
-	metricRetries = prometheus.NewCounter(prometheus.CounterOpts{
+	metricRetries = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "transient_retries_total",
 		Help: "Transactions retried after a transient MySQL error.",
 	})
-	metricParked = prometheus.NewGauge(prometheus.GaugeOpts{
+	metricParked = promauto.NewGauge(prometheus.GaugeOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "parked_events",
 		Help: "Events MySQL rejected (underflow) waiting for the events that precede them.",
 	})
 )
-
-func init() {
-	prometheus.MustRegister(metricApplied, metricDuplicates, metricDeadLetters, metricBatchSize,
-		metricRetries, metricParked)
-}

@@ -97,7 +97,7 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 
 	db := newDB(t, total)
 	dlq := &recorder{}
-	w := New(Conf{PoisonAfter: time.Minute}, NewConn(db.DSN), dlq)
+	w := New(testConf(t, func(c *Conf) { c.PoisonAfter = time.Minute }), NewConn(db.DSN), dlq)
 	run(t, w)
 	consumeAll(t, w, values, 64)
 
@@ -205,7 +205,7 @@ func TestWriterWaitsOutMySQLOutage(t *testing.T) {
 	p := newProxy(t, cfg.Addr)
 	cfg.Addr = p.ln.Addr().String()
 	cfg.Timeout = time.Second
-	w := New(Conf{RetryMax: 500 * time.Millisecond}, NewConn(cfg.FormatDSN()), &recorder{})
+	w := New(testConf(t, func(c *Conf) { c.RetryMax = 500 * time.Millisecond }), NewConn(cfg.FormatDSN()), &recorder{})
 	run(t, w)
 
 	const orders = 1000

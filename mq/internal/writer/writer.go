@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/model"
 )
 
 // ErrStopped is returned to a handler whose event was not applied because the writer
@@ -47,11 +47,12 @@ type Stats struct {
 // Writer is the Kafka handler (kq.ConsumeHandler) and the group-commit flusher. Start runs
 // the flusher (blocking, a service.Service); Stop stops it.
 type Writer struct {
-	c     Conf
-	conn  sqlx.SqlConn
-	dead  kafkax.Sender
-	reqs  chan *request
-	Stats Stats
+	c      Conf
+	conn   sqlx.SqlConn
+	models models
+	dead   kafkax.Sender
+	reqs   chan *request
+	Stats  Stats
 
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -74,22 +75,11 @@ type poisonError struct{ reason string }
 func (e *poisonError) Error() string { return "poison event: " + e.reason }
 
 // New returns a writer applying events through conn (use NewConn so that rejected events
-// do not open go-zero's breaker) and dead-lettering through dead.
+// do not open go-zero's breaker) and dead-lettering through dead. c comes from go-zero's
+// config loader (a Conf built in code passes through conf.FillDefault first).
 func New(c Conf, conn sqlx.SqlConn, dead kafkax.Sender) *Writer {
-	if c.MaxBatch < 1 {
-		c.MaxBatch = 256
-	}
-	if c.PoisonAfter <= 0 {
-		c.PoisonAfter = 30 * time.Second
-	}
-	if c.RetryMax <= 0 {
-		c.RetryMax = 5 * time.Second
-	}
-	if c.TxTimeout <= 0 {
-		c.TxTimeout = 10 * time.Second
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Writer{c: c, conn: conn, dead: dead, reqs: make(chan *request, 4*c.MaxBatch),
+	return &Writer{c: c, conn: conn, models: newModels(conn), dead: dead, reqs: make(chan *request, 4*c.MaxBatch),
 		ctx: ctx, cancel: cancel, stopped: make(chan struct{})}
 }
 
@@ -318,31 +308,6 @@ func (w *Writer) Apply(evs ...event.Event) error {
 	return err
 }
 
-// invDelta is an activity's aggregated inventory change in one transaction, positive and
-// negative parts apart so that the SQL adds before it subtracts: a batch whose net effect
-// is valid never underflows in between.
-type invDelta struct {
-	availPlus, availMinus, lockedPlus, lockedMinus, soldPlus, soldMinus int64
-	total                                                               int64
-}
-
-func (d *invDelta) add(x event.Delta) {
-	split := func(v int64, plus, minus *int64) {
-		if v > 0 {
-			*plus += v
-		} else {
-			*minus -= v
-		}
-	}
-	split(x.Available, &d.availPlus, &d.availMinus)
-	split(x.Locked, &d.lockedPlus, &d.lockedMinus)
-	split(x.Sold, &d.soldPlus, &d.soldMinus)
-}
-
-func (d *invDelta) zero() bool {
-	return d.availPlus == d.availMinus && d.lockedPlus == d.lockedMinus && d.soldPlus == d.soldMinus
-}
-
 // apply runs one transaction for the batch: order rows moved by the transition table,
 // adjustments recorded once per event_id, inventory changed once per activity.
 func (w *Writer) apply(batch []*request) (outcome, error) {
@@ -350,162 +315,206 @@ func (w *Writer) apply(batch []*request) (outcome, error) {
 	defer cancel()
 	var res outcome
 	err := w.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
-		res = outcome{applied: map[event.Type]int{}}
-		inv := map[int64]*invDelta{}
-		invOf := func(aid int64) *invDelta {
-			if inv[aid] == nil {
-				inv[aid] = &invDelta{}
-			}
-			return inv[aid]
-		}
-
-		// Orders: lock the rows that exist, move each through the table in memory.
-		var orderNos []string
-		seen := map[string]bool{}
-		for _, r := range batch {
-			if r.ev.Type != event.Adjusted && !seen[r.ev.OrderNo] {
-				seen[r.ev.OrderNo] = true
-				orderNos = append(orderNos, r.ev.OrderNo)
-			}
-		}
-		state := map[string]string{}
-		existing := map[string]bool{}
-		if len(orderNos) > 0 {
-			var rows []struct {
-				OrderNo string `db:"order_no"`
-				Status  string `db:"status"`
-			}
-			q := "SELECT `order_no`, `status` FROM `seckill_order` WHERE `order_no` IN (" +
-				placeholders(len(orderNos)) + ") FOR UPDATE"
-			if err := s.QueryRowsCtx(ctx, &rows, q, anys(orderNos)...); err != nil {
-				return err
-			}
-			for _, row := range rows {
-				state[row.OrderNo] = row.Status
-				existing[row.OrderNo] = true
-			}
-		}
-		created := map[string]*event.Event{} // new rows, by order_no, with their final status
-		var createdOrder []string
-		for _, r := range batch {
-			ev := r.ev
-			if ev.Type == event.Adjusted {
-				continue
-			}
-			next, d, changed := event.Transition(state[ev.OrderNo], ev.Type, ev.Quantity)
-			if !changed {
-				res.duplicates++
-				continue
-			}
-			res.applied[ev.Type]++
-			state[ev.OrderNo] = next
-			invOf(ev.ActivityID).add(d)
-			if !existing[ev.OrderNo] {
-				if created[ev.OrderNo] == nil {
-					e := ev
-					created[ev.OrderNo] = &e
-					createdOrder = append(createdOrder, ev.OrderNo)
-				}
-			}
-		}
-		if len(createdOrder) > 0 {
-			var sb strings.Builder
-			sb.WriteString("INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, " +
-				"`quantity`, `status`, `expire_at`, `placed_at`) VALUES ")
-			args := make([]any, 0, 8*len(createdOrder))
-			for i, ono := range createdOrder {
-				if i > 0 {
-					sb.WriteString(", ")
-				}
-				sb.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
-				e := created[ono]
-				placed := e.CreatedMs
-				if placed == 0 {
-					placed = e.AtMs
-				}
-				args = append(args, ono, e.RequestID, e.ActivityID, e.UID, e.Quantity, state[ono],
-					e.ExpireMs/1000, placed/1000)
-			}
-			if _, err := s.ExecCtx(ctx, sb.String(), args...); err != nil {
-				return err
-			}
-		}
-		byStatus := map[string][]string{}
-		for _, ono := range orderNos {
-			if existing[ono] && created[ono] == nil {
-				byStatus[state[ono]] = append(byStatus[state[ono]], ono)
-			}
-		}
-		for st, onos := range byStatus {
-			q := "UPDATE `seckill_order` SET `status` = ? WHERE `status` <> ? AND `order_no` IN (" +
-				placeholders(len(onos)) + ")"
-			if _, err := s.ExecCtx(ctx, q, append([]any{st, st}, anys(onos)...)...); err != nil {
-				return err
-			}
-		}
-
-		// Adjustments: once per event_id.
-		for _, r := range batch {
-			ev := r.ev
-			if ev.Type != event.Adjusted {
-				continue
-			}
-			result, err := s.ExecCtx(ctx, "INSERT IGNORE INTO `stock_adjustment` (`event_id`, `activity_id`, `delta`) "+
-				"VALUES (?, ?, ?)", ev.EventID, ev.ActivityID, ev.Delta)
-			if err != nil {
-				return err
-			}
-			if n, err := result.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				res.duplicates++
-				continue
-			}
-			res.applied[event.Adjusted]++
-			d := invOf(ev.ActivityID)
-			d.add(event.Delta{Available: ev.Delta})
-			d.total += ev.Delta
-		}
-
-		// Inventory: one statement per activity, adding before subtracting.
-		for aid, d := range inv {
-			if !d.zero() {
-				result, err := s.ExecCtx(ctx, "UPDATE `inventory` SET "+
-					"`available` = `available` + ? - ?, `locked` = `locked` + ? - ?, `sold` = `sold` + ? - ? "+
-					"WHERE `activity_id` = ?", d.availPlus, d.availMinus, d.lockedPlus, d.lockedMinus,
-					d.soldPlus, d.soldMinus, aid)
-				if err != nil {
-					return err
-				}
-				if n, err := result.RowsAffected(); err != nil {
-					return err
-				} else if n == 0 {
-					return &poisonError{reason: fmt.Sprintf("no inventory row for activity %d", aid)}
-				}
-			}
-			if d.total != 0 {
-				// activity.total follows adjustments, so available+locked+sold == total holds
-				// in MySQL as it does in Redis.
-				plus, minus := max(d.total, 0), max(-d.total, 0)
-				if _, err := s.ExecCtx(ctx, "UPDATE `activity` SET `total` = `total` + ? - ? WHERE `id` = ?",
-					plus, minus, aid); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		t := newTxn(ctx, s, w.models)
+		err := t.run(batch)
+		res = t.res
+		return err
 	})
 	return res, err
 }
 
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+// models are the tables the writer changes.
+type models struct {
+	orders      model.SeckillOrderModel
+	adjustments model.StockAdjustmentModel
+	inventory   model.InventoryModel
+	activities  model.ActivityModel
 }
 
-func anys(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+func newModels(conn sqlx.SqlConn) models {
+	return models{orders: model.NewSeckillOrderModel(conn), adjustments: model.NewStockAdjustmentModel(conn),
+		inventory: model.NewInventoryModel(conn), activities: model.NewActivityModel(conn)}
+}
+
+// txn is one transaction of the writer: the order states it read and moved in memory,
+// and the inventory changes it gathered, written once per activity at the end.
+type txn struct {
+	ctx context.Context
+	s   sqlx.Session
+	m   models
+	res outcome
+
+	orderNos []string          // the batch's orders, each once, in order of appearance
+	state    map[string]string // order_no -> status: read from MySQL, then moved
+	existing map[string]bool   // orders that have a row in MySQL
+	created  []*model.SeckillOrder
+	inv      map[int64]*invDelta // activity -> its change
+}
+
+func newTxn(ctx context.Context, s sqlx.Session, m models) *txn {
+	return &txn{ctx: ctx, s: s, m: m, res: outcome{applied: map[event.Type]int{}},
+		existing: map[string]bool{}, inv: map[int64]*invDelta{}}
+}
+
+// run is the transaction's steps, in the order of their statements.
+func (t *txn) run(batch []*request) error {
+	orders, adjustments := split(batch)
+	if err := t.readStates(orders); err != nil {
+		return err
 	}
-	return out
+	t.transition(orders)
+	if err := t.insertCreated(); err != nil {
+		return err
+	}
+	if err := t.updateExisting(); err != nil {
+		return err
+	}
+	if err := t.recordAdjustments(adjustments); err != nil {
+		return err
+	}
+	return t.writeInventory()
+}
+
+// split separates order events from stock adjustments, keeping their order.
+func split(batch []*request) (orders, adjustments []event.Event) {
+	for _, r := range batch {
+		if r.ev.Type == event.Adjusted {
+			adjustments = append(adjustments, r.ev)
+		} else {
+			orders = append(orders, r.ev)
+		}
+	}
+	return orders, adjustments
+}
+
+// readStates locks the order rows that exist and reads their status.
+func (t *txn) readStates(orders []event.Event) error {
+	seen := map[string]bool{}
+	for _, ev := range orders {
+		if !seen[ev.OrderNo] {
+			seen[ev.OrderNo] = true
+			t.orderNos = append(t.orderNos, ev.OrderNo)
+		}
+	}
+	state, err := t.m.orders.FindStatusesForUpdate(t.ctx, t.s, t.orderNos)
+	if err != nil {
+		return err
+	}
+	t.state = state
+	for ono := range state {
+		t.existing[ono] = true
+	}
+	return nil
+}
+
+// transition moves each order through the table in memory: it counts what changes and
+// what repeats, gathers the inventory deltas and notes the rows to create (with the first
+// event of the order; the status is the final one).
+func (t *txn) transition(orders []event.Event) {
+	creating := map[string]bool{}
+	for _, ev := range orders {
+		next, d, changed := event.Transition(t.state[ev.OrderNo], ev.Type, ev.Quantity)
+		if !changed {
+			t.res.duplicates++
+			continue
+		}
+		t.res.applied[ev.Type]++
+		t.state[ev.OrderNo] = next
+		t.invOf(ev.ActivityID).Add(d.Available, d.Locked, d.Sold)
+		if !t.existing[ev.OrderNo] && !creating[ev.OrderNo] {
+			creating[ev.OrderNo] = true
+			t.created = append(t.created, newOrder(ev))
+		}
+	}
+}
+
+// newOrder is the row of an order first seen in ev (its status is set at insert).
+func newOrder(ev event.Event) *model.SeckillOrder {
+	placed := ev.CreatedMs
+	if placed == 0 {
+		placed = ev.AtMs
+	}
+	return &model.SeckillOrder{OrderNo: ev.OrderNo, RequestId: ev.RequestID, ActivityId: uint64(ev.ActivityID),
+		Uid: uint64(ev.UID), Quantity: uint64(ev.Quantity), ExpireAt: ev.ExpireMs / 1000, PlacedAt: placed / 1000}
+}
+
+// insertCreated inserts the new order rows in one statement, in their final status.
+func (t *txn) insertCreated() error {
+	for _, o := range t.created {
+		o.Status = t.state[o.OrderNo]
+	}
+	return t.m.orders.InsertBatch(t.ctx, t.s, t.created)
+}
+
+// updateExisting moves the existing rows to their new status, one statement per status.
+func (t *txn) updateExisting() error {
+	byStatus := map[string][]string{}
+	for _, ono := range t.orderNos {
+		if t.existing[ono] {
+			byStatus[t.state[ono]] = append(byStatus[t.state[ono]], ono)
+		}
+	}
+	for st, onos := range byStatus {
+		if err := t.m.orders.SetStatus(t.ctx, t.s, st, onos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordAdjustments records each stock adjustment once per event_id; a new one changes
+// available and the activity's total.
+func (t *txn) recordAdjustments(adjustments []event.Event) error {
+	for _, ev := range adjustments {
+		inserted, err := t.m.adjustments.InsertIgnore(t.ctx, t.s, ev.EventID, ev.ActivityID, ev.Delta)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			t.res.duplicates++
+			continue
+		}
+		t.res.applied[event.Adjusted]++
+		d := t.invOf(ev.ActivityID)
+		d.Add(ev.Delta, 0, 0)
+		d.total += ev.Delta
+	}
+	return nil
+}
+
+// writeInventory changes each activity's inventory in one statement (adding before
+// subtracting), and its total when adjustments changed it, so available+locked+sold ==
+// total holds in MySQL as it does in Redis.
+func (t *txn) writeInventory() error {
+	for aid, d := range t.inv {
+		if !d.IsZero() {
+			err := t.m.inventory.ApplyDelta(t.ctx, t.s, aid, d.InventoryDelta)
+			if errors.Is(err, model.ErrNotFound) {
+				return &poisonError{reason: fmt.Sprintf("no inventory row for activity %d", aid)}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if d.total != 0 {
+			if err := t.m.activities.AddActivityTotal(t.ctx, t.s, aid, d.total); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// invDelta is an activity's aggregated change in one transaction: its inventory, and its
+// total (stock adjustments).
+type invDelta struct {
+	model.InventoryDelta
+	total int64
+}
+
+func (t *txn) invOf(aid int64) *invDelta {
+	if t.inv[aid] == nil {
+		t.inv[aid] = &invDelta{}
+	}
+	return t.inv[aid]
 }

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/zeromicro/go-zero/core/conf"
 
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
@@ -159,7 +160,7 @@ func TestWriterOrderIndependentAndIdempotent(t *testing.T) {
 		for dname, deliver := range deliveries {
 			t.Run(tc.name+"/"+dname, func(t *testing.T) {
 				db := newDB(t, stock)
-				w := New(Conf{}, NewConn(db.DSN), &recorder{})
+				w := New(testConf(t, nil), NewConn(db.DSN), &recorder{})
 				ono := fmt.Sprintf("%d-1700000000000abcdef01", testAID)
 				var evs []event.Event
 				for _, typ := range tc.events {
@@ -192,7 +193,7 @@ func TestWriterOrderIndependentAndIdempotent(t *testing.T) {
 
 func TestWriterAdjustmentsApplyOncePerEventID(t *testing.T) {
 	db := newDB(t, 10)
-	w := New(Conf{}, NewConn(db.DSN), &recorder{})
+	w := New(testConf(t, nil), NewConn(db.DSN), &recorder{})
 	add := event.Event{EventID: "1700000000001-0", Type: event.Adjusted, ActivityID: testAID, Delta: 7, AtMs: 1}
 	take := event.Event{EventID: "1700000000002-0", Type: event.Adjusted, ActivityID: testAID, Delta: -4, AtMs: 2}
 	for _, tx := range [][]event.Event{{take, add}, {add}, {take, take}} {
@@ -262,7 +263,7 @@ func marshal(t testing.TB, ev event.Event) string {
 func TestWriterDeadLettersPoisonAndContinues(t *testing.T) {
 	db := newDB(t, 5)
 	dlq := &recorder{}
-	w := New(Conf{PoisonAfter: 300 * time.Millisecond}, NewConn(db.DSN), dlq)
+	w := New(testConf(t, func(c *Conf) { c.PoisonAfter = 300 * time.Millisecond }), NewConn(db.DSN), dlq)
 	run(t, w)
 	var values []string
 	var want int
@@ -308,7 +309,7 @@ func TestWriterDeadLettersPoisonAndContinues(t *testing.T) {
 func TestWriterWaitsForPrecedingEventInsteadOfDeadLettering(t *testing.T) {
 	db := newDB(t, 1)
 	dlq := &recorder{}
-	w := New(Conf{PoisonAfter: time.Minute}, NewConn(db.DSN), dlq)
+	w := New(testConf(t, func(c *Conf) { c.PoisonAfter = time.Minute }), NewConn(db.DSN), dlq)
 	run(t, w)
 	a := fmt.Sprintf("%d-1700000000000aaaaaaaa", testAID)
 	b := fmt.Sprintf("%d-1700000000000bbbbbbbb", testAID)
@@ -354,10 +355,32 @@ func shuffle[T any](r *rand.Rand, s []T) {
 	r.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
 }
 
+// gaugeValue reads the parked-events gauge from the default Prometheus registry.
 func gaugeValue(t *testing.T) float64 {
-	var m dto.Metric
-	if err := metricParked.Write(&m); err != nil {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return m.GetGauge().GetValue()
+	for _, mf := range mfs {
+		if mf.GetName() == "seckill_writer_parked_events" {
+			for _, m := range mf.GetMetric() {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// testConf is the writer's configuration with go-zero's defaults, then set.
+func testConf(t testing.TB, set func(*Conf)) Conf {
+	t.Helper()
+	var c Conf
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	if set != nil {
+		set(&c)
+	}
+	return c
 }
