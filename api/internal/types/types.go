@@ -35,16 +35,9 @@ type AdjustStockReq struct {
 }
 
 type AdminActivityResp struct {
-	ActivityId        int64      `json:"activity_id"`
-	SkuId             int64      `json:"sku_id"`
-	Name              string     `json:"name"`
-	Stock             int64      `json:"stock"`
-	StartTime         int64      `json:"start_time"`
-	EndTime           int64      `json:"end_time"`
-	PerUserLimit      int64      `json:"per_user_limit"`
-	PayTimeoutSeconds int64      `json:"pay_timeout_seconds"`
-	Redis             *RedisBook `json:"redis"` // null when not warm
-	Db                DbBook     `json:"db"`
+	ActivityResp
+	Redis *RedisBook `json:"redis"` // null when not warm
+	Db    DbBook     `json:"db"`
 }
 
 type CreateActivityReq struct {

@@ -53,14 +53,6 @@ func (l *CreateActivityLogic) CreateActivity(req *types.CreateActivityReq) (*typ
 	}
 	a := res.GetActivity()
 	l.Infof("merchant %d created activity %d (sku %d, stock %d)", mid, a.GetActivityId(), req.SkuId, req.Stock)
-	return &types.ActivityResp{
-		ActivityId:        a.GetActivityId(),
-		SkuId:             a.GetSkuId(),
-		Name:              a.GetName(),
-		Stock:             a.GetTotal(),
-		StartTime:         a.GetStartTime(),
-		EndTime:           a.GetEndTime(),
-		PerUserLimit:      a.GetPerUserLimit(),
-		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
-	}, nil
+	resp := activityResp(a)
+	return &resp, nil
 }

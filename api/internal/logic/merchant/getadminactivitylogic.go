@@ -38,16 +38,9 @@ func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*t
 		return nil, err
 	}
 	return &types.AdminActivityResp{
-		ActivityId:        a.GetActivityId(),
-		SkuId:             a.GetSkuId(),
-		Name:              a.GetName(),
-		Stock:             a.GetTotal(),
-		StartTime:         a.GetStartTime(),
-		EndTime:           a.GetEndTime(),
-		PerUserLimit:      a.GetPerUserLimit(),
-		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
-		Redis:             redisBook(books.Redis),
-		Db:                dbBook(books.Db),
+		ActivityResp: activityResp(a),
+		Redis:        redisBook(books.Redis),
+		Db:           dbBook(books.Db),
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/svc"
+	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -26,4 +27,18 @@ func ownActivity(ctx context.Context, svcCtx *svc.ServiceContext, id int64) (*in
 		return nil, err
 	}
 	return res.GetActivity(), nil
+}
+
+// activityResp is an activity as the API shows it (stock is the activity's total).
+func activityResp(a *inventoryclient.Activity) types.ActivityResp {
+	return types.ActivityResp{
+		ActivityId:        a.GetActivityId(),
+		SkuId:             a.GetSkuId(),
+		Name:              a.GetName(),
+		Stock:             a.GetTotal(),
+		StartTime:         a.GetStartTime(),
+		EndTime:           a.GetEndTime(),
+		PerUserLimit:      a.GetPerUserLimit(),
+		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
+	}
 }
