@@ -27,7 +27,7 @@ type (
 	stockAdjustmentModel interface {
 		Insert(ctx context.Context, data *StockAdjustment) (sql.Result, error)
 		FindOne(ctx context.Context, id uint64) (*StockAdjustment, error)
-		FindOneByEventId(ctx context.Context, eventId string) (*StockAdjustment, error)
+		FindOneByActivityIdEventId(ctx context.Context, activityId uint64, eventId string) (*StockAdjustment, error)
 		Update(ctx context.Context, data *StockAdjustment) error
 		Delete(ctx context.Context, id uint64) error
 	}
@@ -73,10 +73,10 @@ func (m *defaultStockAdjustmentModel) FindOne(ctx context.Context, id uint64) (*
 	}
 }
 
-func (m *defaultStockAdjustmentModel) FindOneByEventId(ctx context.Context, eventId string) (*StockAdjustment, error) {
+func (m *defaultStockAdjustmentModel) FindOneByActivityIdEventId(ctx context.Context, activityId uint64, eventId string) (*StockAdjustment, error) {
 	var resp StockAdjustment
-	query := fmt.Sprintf("select %s from %s where `event_id` = ? limit 1", stockAdjustmentRows, m.table)
-	err := m.conn.QueryRowCtx(ctx, &resp, query, eventId)
+	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `event_id` = ? limit 1", stockAdjustmentRows, m.table)
+	err := m.conn.QueryRowCtx(ctx, &resp, query, activityId, eventId)
 	switch err {
 	case nil:
 		return &resp, nil

@@ -2,6 +2,7 @@ package xerr
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logc"
@@ -13,7 +14,8 @@ import (
 
 // UnaryServerInterceptor turns the errors a logic returns into gRPC statuses carrying
 // the API code word: the one place where that happens on the server side. Errors that
-// are not business outcomes are logged once, here, and leave as Internal; %+v prints the
+// are not business outcomes are logged once, here, and leave as BUSY (a dependency
+// failure: xerr.Unavailable) or Internal (anything else); %+v prints the
 // stack that github.com/pkg/errors recorded where the error entered logic.
 func UnaryServerInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	handler grpc.UnaryHandler) (any, error) {
@@ -22,8 +24,13 @@ func UnaryServerInterceptor(ctx context.Context, req any, info *grpc.UnaryServer
 		return resp, nil
 	}
 	st := ToStatus(err)
-	if s, _ := status.FromError(st); s.Code() == codes.Internal {
+	var e *Error
+	switch s, _ := status.FromError(st); {
+	case s.Code() == codes.Internal:
 		logc.Errorf(ctx, "%s: %+v", info.FullMethod, err)
+	case errors.As(err, &e) && e.Cause != nil, !errors.As(err, &e):
+		// a dependency failure answered BUSY: logged once, with its stack
+		logc.Errorf(ctx, "%s: dependency unavailable: %+v", info.FullMethod, err)
 	}
 	return nil, st
 }

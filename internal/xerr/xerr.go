@@ -8,9 +8,17 @@
 package xerr
 
 import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"syscall"
+
+	"github.com/zeromicro/go-zero/core/breaker"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -73,13 +81,59 @@ var table = map[Code]mapping{
 	Internal: {codes.Internal, http.StatusInternalServerError},
 }
 
-// Error is a business outcome with its code word.
+// Error is a business outcome with its code word. An Error made by Unavailable also
+// carries the infrastructure failure behind it (Cause), for the logs, never for clients.
 type Error struct {
-	Code Code
-	Msg  string
+	Code  Code
+	Msg   string
+	Cause error
 }
 
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Msg }
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return string(e.Code) + ": " + e.Msg + ": " + e.Cause.Error()
+	}
+	return string(e.Code) + ": " + e.Msg
+}
+
+// Unwrap exposes the cause of a dependency failure.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Unavailable is the one typed "a dependency failed" error: a Redis or MySQL error or
+// timeout, an open breaker, an unreachable Kafka. It is BUSY (503, retry with the same
+// request_id), never INTERNAL: the caller did nothing wrong and the same request may
+// succeed a moment later. An error that already is an *Error (a business outcome) is
+// returned as it is; nil stays nil.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: Busy, Msg: "a dependency is unavailable, retry with the same request_id", Cause: err}
+}
+
+// IsDependencyFailure reports whether err, not a business outcome, is an infrastructure
+// failure: a network error, a closed or refused connection, a timeout, go-zero's open
+// breaker, database/sql's bad connection. The interceptor maps these to BUSY even where a
+// call site forgot Unavailable.
+func IsDependencyFailure(err error) bool {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.Is(err, breaker.ErrServiceUnavailable),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+		errors.As(err, &ne):
+		return true
+	}
+	return false
+}
 
 // Is makes errors.Is(err, xerr.ErrSoldOut) match any *Error with the same code.
 func (e *Error) Is(target error) bool {
@@ -135,8 +189,9 @@ func GRPCCode(c Code) codes.Code {
 	return codes.Internal
 }
 
-// ToStatus turns err into a gRPC status error carrying the code word. Errors that are
-// not business outcomes become Internal.
+// ToStatus turns err into a gRPC status error carrying the code word. Dependency
+// failures (Unavailable, or recognised by IsDependencyFailure) become BUSY; any other
+// error that is not a business outcome becomes Internal.
 func ToStatus(err error) error {
 	if err == nil {
 		return nil
@@ -146,7 +201,10 @@ func ToStatus(err error) error {
 	}
 	var e *Error
 	if !errors.As(err, &e) {
-		return status.Error(codes.Internal, err.Error())
+		if !IsDependencyFailure(err) {
+			return status.Error(codes.Internal, err.Error())
+		}
+		e = Unavailable(err).(*Error)
 	}
 	st := status.New(GRPCCode(e.Code), e.Msg)
 	if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain}); derr == nil {

@@ -31,9 +31,12 @@ var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 }, []string{"code"})
 
 // Classify turns any error reaching the edge into its API outcome. zRPC statuses are
-// mapped by xerr.FromStatus, the single code mapping. Logic returns *xerr.Error or zRPC
-// statuses only, so an untyped error here comes from httpx.Parse: a request that does not
-// parse (bad JSON, wrong type, missing field, bad path value) is INVALID_ARGUMENT.
+// mapped by xerr.FromStatus, the single code mapping. A dependency failure that never
+// became a status — go-zero's client breaker open ("circuit breaker is open"), a zRPC
+// timeout, a refused connection, a Redis error of the gateway's rate limiter — is BUSY
+// (xerr.IsDependencyFailure). Logic returns nothing else, so any other untyped error
+// comes from httpx.Parse: a request that does not parse (bad JSON, wrong type, missing
+// field, bad path value) is INVALID_ARGUMENT.
 func Classify(err error) *xerr.Error {
 	var e *xerr.Error
 	if errors.As(err, &e) {
@@ -48,6 +51,8 @@ func Classify(err error) *xerr.Error {
 		return xerr.Newf(xerr.TooLarge, "request body larger than %d bytes", tooLarge.Limit)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return xerr.ErrBusy
+	case xerr.IsDependencyFailure(err):
+		return xerr.New(xerr.Busy, "service busy, retry later")
 	default:
 		return xerr.New(xerr.InvalidArgument, err.Error())
 	}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/load"
 	"github.com/zeromicro/go-zero/core/stat"
 	"github.com/zeromicro/go-zero/rest/handler"
@@ -109,6 +112,13 @@ func TestClassify(t *testing.T) {
 		{"body too large", &http.MaxBytesError{Limit: 10}, xerr.TooLarge},
 		{"timeout", context.DeadlineExceeded, xerr.Busy},
 		{"parse failure", errors.New(`field "activity_id" is not set`), xerr.InvalidArgument},
+		// go-zero's client breaker answers without calling: "circuit breaker is open" is
+		// not the client's fault and must be retried (it was 400 INVALID_ARGUMENT).
+		{"breaker open", breaker.ErrServiceUnavailable, xerr.Busy},
+		{"wrapped breaker open", fmt.Errorf("rate limit: %w", breaker.ErrServiceUnavailable), xerr.Busy},
+		{"connection refused", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, xerr.Busy},
+		{"zrpc dependency unavailable", xerr.ToStatus(xerr.Unavailable(errors.New("redis: i/o timeout"))), xerr.Busy},
+		{"zrpc untyped timeout", xerr.ToStatus(fmt.Errorf("query: %w", context.DeadlineExceeded)), xerr.Busy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := reply.Classify(tc.err).Code; got != tc.want {
