@@ -41,6 +41,7 @@ type (
 		Available uint64 `db:"available"`
 		Locked    uint64 `db:"locked"`
 		Sold      uint64 `db:"sold"`
+		Epoch     uint64 `db:"epoch"`
 	}
 )
 
@@ -79,7 +80,7 @@ func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Act
 
 func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error) {
 	query := fmt.Sprintf("select a.`id`, a.`sku_id`, a.`name`, a.`total`, a.`start_time`, a.`end_time`, "+
-		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, i.`available`, i.`locked`, i.`sold` "+
+		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, i.`available`, i.`locked`, i.`sold`, i.`epoch` "+
 		"from %s a join `inventory` i on i.`activity_id` = a.`id` where a.`id` = ? limit 1", m.table)
 	var resp ActivityWithInventory
 	err := m.conn.QueryRowPartialCtx(ctx, &resp, query, id)

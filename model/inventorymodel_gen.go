@@ -41,7 +41,7 @@ type (
 		Available  uint64    `db:"available"`
 		Locked     uint64    `db:"locked"`
 		Sold       uint64    `db:"sold"`
-		Epoch      uint64    `db:"epoch"` // bumped by every warm-up and rebuild into Redis; 0: never warmed
+		Epoch      uint64    `db:"epoch"` // bumped by every warm-up and rebuild into Redis, 0: never warmed
 		UpdateTime time.Time `db:"update_time"`
 	}
 )

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS `inventory` (
   `available` BIGINT UNSIGNED NOT NULL,
   `locked` BIGINT UNSIGNED NOT NULL DEFAULT 0,
   `sold` BIGINT UNSIGNED NOT NULL DEFAULT 0,
-  `epoch` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'bumped by every warm-up and rebuild into Redis; 0: never warmed',
+  `epoch` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'bumped by every warm-up and rebuild into Redis, 0: never warmed',
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`activity_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

@@ -312,15 +312,16 @@ func (b *dbBook) read(ctx context.Context, m books, s sqlx.Session, aid int64) e
 }
 
 type redisBook struct {
-	warm     bool
-	exact    bool // the order list and the counters are one snapshot
-	c        counters
-	sku, end int64
-	nos      []string // oldest first
-	orders   map[string]stock.Order
-	lastID   string // newest outbox entry at the snapshot; "" when empty
-	nowMs    int64
-	history  map[string]string
+	warm    bool
+	exact   bool // the order list and the counters are one snapshot
+	c       counters
+	sku     int64
+	end     int64    // the last due time: end + pay timeout (the active set's score)
+	nos     []string // oldest first
+	orders  map[string]stock.Order
+	lastID  string // newest outbox entry at the snapshot; "" when empty
+	nowMs   int64
+	history map[string]string
 }
 
 func (b redisBook) counters() counters { return b.c }
@@ -359,7 +360,7 @@ func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error
 		m := stockCmd.Val()
 		n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
 		_, warm := m["remaining"]
-		b = redisBook{warm: warm, exact: cardCmd.Val() == int64(len(nos)), sku: n("sku"), end: n("end"),
+		b = redisBook{warm: warm, exact: cardCmd.Val() == int64(len(nos)), sku: n("sku"), end: n("end") + n("ttl"),
 			c:   counters{Total: n("total"), Available: n("remaining"), Locked: n("locked"), Sold: n("sold")},
 			nos: nos, orders: make(map[string]stock.Order, len(nos)), nowMs: timeCmd.Val().UnixMilli(),
 			history: histCmd.Val()}

@@ -78,10 +78,17 @@ type Relay struct {
 
 	ids    []int64
 	groups map[int64]bool // streams whose consumer group exists
+
+	// OnGone, when set before Start, is called (in its own goroutine) for an activity that
+	// left the active set without being retired, or whose stream lost its consumer group:
+	// what the relay sees of Redis losing its data. The inventory service resolves it like
+	// any stock hash miss (a rebuild).
+	OnGone func(aid int64)
 }
 
 // New returns a relay producing to c.Brokers. grace is how long an activity's keys live
-// after its end: an activity leaves the active set only after end+grace, once drained.
+// after its last order falls due (the active set's score, end + pay timeout): an activity
+// leaves the active set only after that + grace, once drained.
 func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	var pc kafkax.Conf // the producer's own defaults, then the relay's settings
 	if err := conf.FillDefault(&pc); err != nil {
@@ -203,8 +210,11 @@ func (r *Relay) relayNew(ctx context.Context, aid int64, block time.Duration) (i
 	if errors.Is(err, red.Nil) {
 		return 0, nil
 	}
-	if isNoGroup(err) { // the stream was deleted and recreated
+	if isNoGroup(err) { // the stream was deleted (retired, or Redis lost it)
 		delete(r.groups, aid)
+		if r.OnGone != nil {
+			go r.OnGone(aid)
+		}
 		return 0, nil
 	}
 	if err != nil {
@@ -417,6 +427,15 @@ func (r *Relay) refresh(ctx context.Context) {
 			logx.Errorf("relay: read active set: %v", err)
 		}
 		return
+	}
+	if r.OnGone != nil {
+		for _, aid := range r.ids {
+			if !slices.Contains(ids, aid) {
+				// Not retired by a relay (that removes it here first): the active set lost
+				// it, as Redis does when it loses its data.
+				go r.OnGone(aid)
+			}
+		}
 	}
 	r.ids = ids
 	for _, aid := range ids {

@@ -23,6 +23,8 @@ const (
 	codeNotDue        = -10
 	codeBadArgument   = -11
 	codeOrderNoTaken  = -12
+	codeCorrupt       = -13
+	codeAlreadyWarm   = -14
 )
 
 var (
@@ -32,6 +34,12 @@ var (
 	ErrNotWarm = fmt.Errorf("%w: activity is not warm", xerr.ErrBusy)
 	// ErrUnknownCode: a script replied with a code this build does not know.
 	ErrUnknownCode = errors.New("stock: unknown script result code")
+	// ErrCorrupt: the stock hash holds a value a script refuses to apply (nothing was
+	// written). Not the client's fault, and not a dependency failure: INTERNAL.
+	ErrCorrupt = errors.New("stock: the stock hash holds a value the script cannot apply")
+	// ErrAlreadyWarm: a restore batch found the stock hash present (another rebuild
+	// finished and selling resumed); nothing was written.
+	ErrAlreadyWarm = errors.New("stock: the activity is warm again")
 	// errOrderNoTaken: a fresh order number collided; the caller draws another.
 	errOrderNoTaken = errors.New("stock: order number taken")
 )
@@ -63,6 +71,10 @@ func codeError(code int64) error {
 		return xerr.New(xerr.InvalidArgument, "invalid argument")
 	case codeOrderNoTaken:
 		return errOrderNoTaken
+	case codeCorrupt:
+		return ErrCorrupt
+	case codeAlreadyWarm:
+		return ErrAlreadyWarm
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
 	}

@@ -7,7 +7,9 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	pkgerrors "github.com/pkg/errors"
 	red "github.com/redis/go-redis/v9"
@@ -30,6 +32,8 @@ var (
 	expireDueLua string
 	//go:embed scripts/adjust.lua
 	adjustLua string
+	//go:embed scripts/restore.lua
+	restoreLua string
 
 	warmupScript    = newScript("warmup", warmupLua)
 	reserveScript   = newScript("reserve", reserveLua)
@@ -37,9 +41,10 @@ var (
 	releaseScript   = newScript("release", releaseLua)
 	expireDueScript = newScript("expire_due", expireDueLua)
 	adjustScript    = newScript("adjust", adjustLua)
+	restoreScript   = newScript("restore", restoreLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript}
+		expireDueScript, adjustScript, restoreScript}
 )
 
 // Bounds for values coming from callers.
@@ -47,6 +52,12 @@ const (
 	MaxExpireBatch  = 1000
 	DefaultReqTTL   = 24 * 60 * 60 // seconds a request id is remembered
 	orderNoAttempts = 3
+	// RestoreBatch is how many orders one restore script call writes.
+	RestoreBatch = 500
+	// maxKeyLife bounds how far out a key may be set to expire (the scripts check the
+	// same 20 years): twice domain.MaxHorizon, so a 10-year activity plus its pay timeout
+	// and grace fits and a nanosecond end does not.
+	maxKeyLife = 2 * domain.MaxHorizon
 )
 
 // Store runs the inventory scripts against one Redis (node or cluster).
@@ -102,30 +113,88 @@ type Meta struct {
 	End        int64 // unix seconds
 	Limit      int64
 	PayTimeout int64 // seconds
-	ExpireAt   int64 // unix seconds: when the activity's keys go (end + grace)
+	ExpireAt   int64 // unix seconds: when the activity's keys go (end + pay timeout + grace)
+	// Epoch is inventory.epoch of the warm-up or rebuild that wrote the hash (0 in a hash
+	// written before epochs existed).
+	Epoch int64
 }
+
+// LastDue is when the activity's last order can fall due (unix seconds): its end plus
+// its pay timeout. The active set is scored by it, and keys outlive it by the grace.
+func (m Meta) LastDue() int64 { return m.End + m.PayTimeout }
 
 // Warmup creates the stock hash if absent and records the activity as active.
 // It never overwrites live stock: created is false when the hash already existed.
 func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int64, err error) {
 	if m.ActivityID <= 0 || m.Total < 0 || m.Remaining < 0 || m.Locked < 0 || m.Sold < 0 ||
-		m.Remaining+m.Locked+m.Sold != m.Total || m.End <= m.Start || m.Limit < 1 || m.PayTimeout < 1 {
+		m.Remaining+m.Locked+m.Sold != m.Total || m.End <= m.Start || m.Limit < 1 || m.PayTimeout < 1 ||
+		m.Epoch < 0 {
 		return false, 0, xerr.Newf(xerr.InvalidArgument, "bad activity for warm-up: %+v", m)
+	}
+	// The script checks it too; bounding it here names the activity in the error.
+	if now := time.Now(); m.ExpireAt <= now.Unix() || m.ExpireAt > now.Add(maxKeyLife).Unix() {
+		return false, 0, xerr.Newf(xerr.InvalidArgument,
+			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
 	}
 	res, err := s.run(ctx, warmupScript, []string{s.keys.Stock(m.ActivityID)},
 		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
-		m.ExpireAt, m.Name)
+		m.ExpireAt, m.Name, m.Epoch)
 	if err != nil {
 		return false, 0, err
 	}
 	return toInt(res, 0) == 1, toInt(res, 1), nil
 }
 
-// MarkActive records the activity in the active set (scored by its end), which the relay
-// and the jobs walk. Separate from the warm-up script: it is not in the activity's slot.
-func (s *Store) MarkActive(ctx context.Context, aid, end int64) error {
-	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), end, strconv.FormatInt(aid, 10))
-	return err
+// MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue: its
+// end plus its pay timeout), which the relay and the jobs walk. Separate from the warm-up
+// script: it is not in the activity's slot.
+func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
+	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), lastDue, strconv.FormatInt(aid, 10))
+	return dep(err)
+}
+
+// Restore writes an activity's orders and its buyers' holdings (uid -> quantity held),
+// read from MySQL, into Redis in batches of RestoreBatch, every key expiring at expireAt
+// (unix s). It runs only while the stock hash is absent: ErrAlreadyWarm, with nothing
+// more written, once it exists. Writing the same data twice is harmless.
+func (s *Store) Restore(ctx context.Context, aid, expireAt int64, orders []Order, holdings map[int64]int64) error {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return err
+	}
+	k := s.keys
+	head := []string{k.Stock(aid), k.Pending(aid), k.Orders(aid)}
+	for i := 0; i < len(orders); i += RestoreBatch {
+		batch := orders[i:min(i+RestoreBatch, len(orders))]
+		keys := append([]string(nil), head...)
+		args := []any{expireAt, len(batch), s.reqTTL}
+		for _, o := range batch {
+			keys = append(keys, k.Order(aid, o.OrderNo), k.Req(aid, o.UID, o.RequestID))
+			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt)
+		}
+		if _, err := s.run(ctx, restoreScript, keys, args...); err != nil {
+			return err
+		}
+	}
+	uids := make([]int64, 0, len(holdings))
+	for uid, q := range holdings {
+		if q > 0 {
+			uids = append(uids, uid)
+		}
+	}
+	slices.Sort(uids)
+	for i := 0; i < len(uids); i += RestoreBatch {
+		batch := uids[i:min(i+RestoreBatch, len(uids))]
+		keys := append([]string(nil), head...)
+		args := []any{expireAt, 0, s.reqTTL}
+		for _, uid := range batch {
+			keys = append(keys, k.User(aid, uid))
+			args = append(args, holdings[uid])
+		}
+		if _, err := s.run(ctx, restoreScript, keys, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Reservation is a successful (or replayed) reservation.
@@ -209,14 +278,16 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	return err
 }
 
-// orderOwner reads the order's uid, needed to name the user key the script touches.
+// orderOwner reads the order's uid, needed to name the user key the script touches. An
+// absent order gives 0: the script then answers ORDER_NOT_FOUND, or not warm when the
+// stock hash is gone as well, without touching that key.
 func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
 	v, err := s.rds.HgetCtx(ctx, s.keys.Order(aid, orderNo), "uid")
 	if errors.Is(err, redis.Nil) {
-		return 0, xerr.ErrOrderNotFound
+		return 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, dep(err)
 	}
 	return strconv.ParseInt(v, 10, 64)
 }
@@ -235,8 +306,15 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		return nil, err
 	}
 	due, err := s.rds.ZrangebyscoreWithScoresAndLimitCtx(ctx, k.Pending(aid), 0, now, 0, limit)
-	if err != nil || len(due) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, dep(err)
+	}
+	if len(due) == 0 {
+		// Nothing due, or nothing at all: a lost activity has no pending set either.
+		if _, err := s.Stock(ctx, aid); err != nil {
+			return nil, err
+		}
+		return nil, nil
 	}
 	orderNos := make([]string, len(due))
 	cmds := make([]*red.StringCmd, len(due))
@@ -248,7 +326,7 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+		return nil, dep(err)
 	}
 	keys := []string{k.Stock(aid), k.Pending(aid), k.Events(aid)}
 	args := []any{aid}
@@ -298,7 +376,7 @@ func (m Meta) Counters() Counters {
 func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Stock(aid))
 	if err != nil {
-		return Snapshot{}, err
+		return Snapshot{}, dep(err)
 	}
 	if _, ok := m["remaining"]; !ok {
 		return Snapshot{}, ErrNotWarm
@@ -306,7 +384,7 @@ func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
 	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
 		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
-		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold")}, nil
+		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}, nil
 }
 
 // Order is an order as Redis holds it.
@@ -329,7 +407,7 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 	}
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Order(aid, orderNo))
 	if err != nil {
-		return Order{}, err
+		return Order{}, dep(err)
 	}
 	if _, ok := m["state"]; !ok {
 		return Order{}, xerr.ErrOrderNotFound
@@ -341,14 +419,16 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 
 // OrderNos lists an activity's orders (the orders zset), oldest first.
 func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
-	return s.rds.ZrangeCtx(ctx, s.keys.Orders(aid), 0, -1)
+	nos, err := s.rds.ZrangeCtx(ctx, s.keys.Orders(aid), 0, -1)
+	return nos, dep(err)
 }
 
-// ActiveIDs lists warm activities whose end is at or after since (unix seconds).
+// ActiveIDs lists warm activities whose last due time (end + pay timeout) is at or after
+// since (unix seconds).
 func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
 	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.Active(), since, 1<<62)
 	if err != nil {
-		return nil, err
+		return nil, dep(err)
 	}
 	ids := make([]int64, 0, len(pairs))
 	for _, p := range pairs {
@@ -363,7 +443,7 @@ func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
 func (s *Store) now(ctx context.Context) (int64, error) {
 	v, err := s.rds.EvalCtx(ctx, "local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)", nil)
 	if err != nil {
-		return 0, err
+		return 0, dep(err)
 	}
 	n, _ := v.(int64)
 	return n, nil
@@ -385,8 +465,9 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any)
 	v, err := s.rds.ScriptRunCtx(ctx, sc.Script, keys, args...)
 	if err != nil {
 		// An infrastructure error enters logic here: keep where it happened (the edge,
-		// xerr's interceptor, logs it once with this stack).
-		return nil, pkgerrors.Wrapf(err, "stock script %s", sc.name)
+		// xerr's interceptor, logs it once with this stack) and type it as a dependency
+		// failure (BUSY, never INTERNAL).
+		return nil, xerr.Unavailable(pkgerrors.Wrapf(err, "stock script %s", sc.name))
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) == 0 {
@@ -418,6 +499,16 @@ func toString(res []any, i int) string {
 		return ""
 	}
 	return fmt.Sprint(res[i])
+}
+
+// dep types a Redis error as a dependency failure (xerr.Unavailable, BUSY at the edge),
+// with the stack of where it entered logic. redis.Nil is not a failure: callers test for
+// it before.
+func dep(err error) error {
+	if err == nil {
+		return nil
+	}
+	return xerr.Unavailable(pkgerrors.WithStack(err))
 }
 
 // firstErr returns the first non-nil error of checks run in order.

@@ -94,6 +94,7 @@ func (s *Server) Stop() {
 	if w != nil {
 		logx.SetWriter(w)
 	}
+	s.Svc.Loader.Close() // rebuilds in progress stop; their locks lapse after the lease
 	s.mu.Lock()
 	g := s.grpc
 	s.mu.Unlock()

@@ -1,11 +1,17 @@
 -- confirm (pay): reserved -> paid. locked -= qty, sold += qty.
 -- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] pending zset  KEYS[4] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
--- Returns {0, 'paid'} paid now or already paid; {code} with code < 0.
+-- Returns {-1} when neither the order nor the stock hash exists (not warm: the caller
+-- backfills or rebuilds and tries again);
+-- {0, 'paid'} paid now or already paid; {code} with code < 0.
 -- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
 -- the expire job will release it, so a pay and an expiry never both win.
 local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
 if not o[1] then
+  -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return {-1}
+  end
   return {-6}
 end
 if ARGV[3] ~= '0' and o[3] ~= ARGV[3] then

@@ -4,13 +4,19 @@
 -- KEYS[5] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
--- Returns {0, state} released now or already in the target state; {code} with code < 0.
+-- Returns {-1} when neither the order nor the stock hash exists (not warm: the caller
+-- backfills or rebuilds and tries again);
+-- {0, state} released now or already in the target state; {code} with code < 0.
 local target = ARGV[4]
 if target ~= 'cancelled' and target ~= 'expired' then
   return {-11}
 end
 local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
 if not o[1] then
+  -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return {-1}
+  end
   return {-6}
 end
 if ARGV[3] ~= '0' and o[3] ~= ARGV[3] then

@@ -5,7 +5,9 @@
 -- ARGV[5] request id  ARGV[6] request-id key ttl (s)
 -- Returns {0, order_no, remaining, expire_at_ms, created_ms} reserved;
 --         {1, order_no} replay of a request id already seen (nothing deducted);
---         {code} with code < 0 (see codes.go).
+--         {code} with code < 0 (see codes.go); -13 when the stock hash holds a pay
+--         timeout or an expire-at this script could not apply. Every value is checked
+--         before the first write, so the script never stops half-way.
 local qty = tonumber(ARGV[4])
 if not qty or qty < 1 or qty ~= math.floor(qty) then
   return {-11}
@@ -37,8 +39,13 @@ end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   return {-12}
 end
-local expireAt = now + tonumber(s[5]) * 1000
-local exp = s[7]
+local ttl = tonumber(s[5])
+local exp = tonumber(s[7])
+if not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~= math.floor(exp) or
+    exp * 1000 <= now or exp * 1000 > now + 630720000000 then
+  return {-13}
+end
+local expireAt = now + ttl * 1000
 redis.call('HINCRBY', KEYS[1], 'remaining', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'locked', qty)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',

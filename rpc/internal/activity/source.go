@@ -1,6 +1,7 @@
-// Package activity loads activities from MySQL into Redis: warm-up, and the cache
-// backfill of a read that missed, under a per-activity Redis lock, with "no such
-// activity" cached so that misses cannot hammer MySQL.
+// Package activity loads activities from MySQL into Redis: warm-up, the cache backfill of
+// a read that missed, and the rebuild after Redis lost an activity, all through one
+// rebuild under a per-activity Redis lock with a lease, with "no such activity" cached so
+// that misses cannot hammer MySQL.
 package activity
 
 import (
@@ -9,10 +10,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/zeromicro/go-zero/core/logc"
-	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -24,18 +26,35 @@ type Record struct {
 	Available int64
 	Locked    int64
 	Sold      int64
+	// Epoch counts the warm-ups and rebuilds of the activity into Redis; 0: never warmed,
+	// so a missing stock hash is a cold cache. Above 0, a missing hash before the keys'
+	// expiry is a loss.
+	Epoch int64
 }
 
 // Source reads an activity from the book of record. ErrNotFound when absent.
 type Source interface {
 	Load(ctx context.Context, id int64) (*Record, error)
+	// Orders returns every order of the activity, as Redis holds them (times in ms).
+	Orders(ctx context.Context, id int64) ([]stock.Order, error)
+	// BumpEpoch increments the activity's epoch and returns the new one.
+	BumpEpoch(ctx context.Context, id int64) (int64, error)
 }
 
 // ErrNotFound is returned by a Source that has no such activity.
 var ErrNotFound = errors.New("activity: not found")
 
-// MySQLSource reads activity and inventory in one query.
-type MySQLSource struct{ Activities model.ActivityModel }
+// MySQLSource reads activity, inventory and orders from MySQL.
+type MySQLSource struct {
+	Activities model.ActivityModel
+	Inventory  model.InventoryModel
+	OrderRows  model.SeckillOrderModel
+}
+
+// NewMySQLSource is the source over one database connection.
+func NewMySQLSource(activities model.ActivityModel, inventory model.InventoryModel, orders model.SeckillOrderModel) MySQLSource {
+	return MySQLSource{Activities: activities, Inventory: inventory, OrderRows: orders}
+}
 
 // Load implements Source.
 func (s MySQLSource) Load(ctx context.Context, id int64) (*Record, error) {
@@ -44,20 +63,72 @@ func (s MySQLSource) Load(ctx context.Context, id int64) (*Record, error) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load activity %d: %w", id, err)
+		return nil, DBError(fmt.Errorf("load activity %d: %w", id, err))
 	}
 	return &Record{Activity: row.Activity, Available: int64(row.Available), Locked: int64(row.Locked),
-		Sold: int64(row.Sold)}, nil
+		Sold: int64(row.Sold), Epoch: int64(row.Epoch)}, nil
 }
 
-// Loader warms activities up and backfills cache misses.
+// ordersPage is how many order rows one MySQL read of a rebuild takes.
+const ordersPage = 2000
+
+// Orders implements Source.
+func (s MySQLSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+	var out []stock.Order
+	var after uint64
+	for {
+		rows, err := s.OrderRows.FindPageByActivity(ctx, id, after, ordersPage)
+		if err != nil {
+			return nil, DBError(fmt.Errorf("orders of activity %d: %w", id, err))
+		}
+		for _, r := range rows {
+			out = append(out, stock.Order{OrderNo: r.OrderNo, ActivityID: id, UID: int64(r.Uid),
+				Quantity: int64(r.Quantity), State: r.Status, ExpireAt: r.ExpireAt * 1000,
+				CreatedAt: r.PlacedAt * 1000, RequestID: r.RequestId})
+			after = r.Id
+		}
+		if len(rows) < ordersPage {
+			return out, nil
+		}
+	}
+}
+
+// BumpEpoch implements Source.
+func (s MySQLSource) BumpEpoch(ctx context.Context, id int64) (int64, error) {
+	e, err := s.Inventory.BumpEpoch(ctx, id)
+	if errors.Is(err, model.ErrNotFound) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, DBError(fmt.Errorf("bump epoch of activity %d: %w", id, err))
+	}
+	return e, nil
+}
+
+// Pipeline tells when the writer has consumed everything that was on Kafka at a moment:
+// kafkax.Progress.
+type Pipeline interface {
+	Ends(ctx context.Context) (kafkax.Offsets, error)
+	Reached(ctx context.Context, marks kafkax.Offsets) (bool, error)
+}
+
+// Loader warms activities up, backfills cache misses and rebuilds lost activities.
 type Loader struct {
 	Store      *stock.Store
 	Source     Source
-	Grace      time.Duration // keys live this long after the activity's end
+	Grace      time.Duration // keys live this long after the activity's last order falls due
 	MissingTTL time.Duration // how long "no such activity" is cached
-	Wait       time.Duration // how long a miss waits for another caller's backfill
-	Now        func() time.Time
+	Wait       time.Duration // how long a miss waits for a backfill or rebuild before BUSY
+	// Lease is the rebuild lock's lifetime, renewed while the rebuild runs: a rebuilder
+	// that dies is taken over once it lapses. Default 10 s.
+	Lease time.Duration
+	// Pipeline, when set, makes a rebuild wait until the writer group has consumed what
+	// was on the order topic when the loss was seen. Nil only where the service has no
+	// Kafka configured (no relay): nothing can be in flight to MySQL then.
+	Pipeline Pipeline
+	Now      func() time.Time
+
+	rebuilds rebuilds
 }
 
 func (l *Loader) now() time.Time {
@@ -67,14 +138,19 @@ func (l *Loader) now() time.Time {
 	return time.Now()
 }
 
-// Warmup loads the activity's stock into Redis if it is absent (never overwriting
-// live stock) and marks it active. ENDED after the activity's end.
+// KeysExpireAt is when an activity's keys go (unix s): its last order can fall due at end
+// + pay timeout, and the keys outlive that by the grace (expiry, relay drain).
+func (l *Loader) KeysExpireAt(a model.Activity) int64 {
+	return a.EndTime + int64(a.PayTimeoutSeconds) + int64(l.Grace/time.Second)
+}
+
+// Warmup loads the activity's stock into Redis if it is absent (never overwriting live
+// stock) and marks it active. ENDED after the activity's end, unless Redis lost an
+// activity that was warm: that is rebuilt (BUSY until it is).
 func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Snapshot, err error) {
 	if err := domain.CheckActivityID(id); err != nil {
 		return false, snap, err
 	}
-	rds := l.Store.Redis()
-	keys := l.Store.Keys()
 	rec, err := l.Source.Load(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		l.cacheMissing(ctx, id)
@@ -84,31 +160,22 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock
 		return false, snap, err
 	}
 	// An explicit warm-up of a known activity clears a stale "missing" mark.
-	_, _ = rds.DelCtx(ctx, keys.Missing(id))
-	if l.now().Unix() >= rec.Activity.EndTime {
-		return false, snap, xerr.ErrEnded
-	}
-	created, err = l.warm(ctx, rec, rec.Activity.EndTime+int64(l.Grace/time.Second))
-	if err != nil {
-		return false, snap, err
-	}
-	if err := l.Store.MarkActive(ctx, id, rec.Activity.EndTime); err != nil {
-		return false, snap, err
+	if _, err := l.Store.Redis().DelCtx(ctx, l.Store.Keys().Missing(id)); err != nil {
+		return false, snap, xerr.Unavailable(err)
 	}
 	snap, err = l.Store.Stock(ctx, id)
-	return created, snap, err
-}
-
-func (l *Loader) warm(ctx context.Context, rec *Record, expireAt int64) (bool, error) {
-	a := rec.Activity
-	created, _, err := l.Store.Warmup(ctx, stock.Meta{
-		ActivityID: int64(a.Id), SkuID: int64(a.SkuId), Name: a.Name,
-		Total:     rec.Available + rec.Locked + rec.Sold,
-		Remaining: rec.Available, Locked: rec.Locked, Sold: rec.Sold,
-		Start: a.StartTime, End: a.EndTime, Limit: int64(a.PerUserLimit),
-		PayTimeout: int64(a.PayTimeoutSeconds), ExpireAt: expireAt,
-	})
-	return created, err
+	switch {
+	case err == nil:
+		// Warm already: make sure the jobs and the relay see it.
+		return false, snap, l.Store.MarkActive(ctx, id, snap.LastDue())
+	case !errors.Is(err, stock.ErrNotWarm):
+		return false, snap, err
+	}
+	now := l.now().Unix()
+	if lost := rec.Epoch > 0 && now < l.KeysExpireAt(rec.Activity); !lost && now >= rec.Activity.EndTime {
+		return false, snap, xerr.ErrEnded
+	}
+	return l.ensure(ctx, id)
 }
 
 func (l *Loader) cacheMissing(ctx context.Context, id int64) {
@@ -121,10 +188,10 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 	}
 }
 
-// Stock returns the activity's stock from Redis, backfilling a miss from MySQL. Only
-// the caller holding the activity's lock reads MySQL; the others wait for its result
-// (BUSY if it takes longer than Wait). A live activity is warmed as by Warmup; an ended
-// one is cached briefly (MissingTTL) so that reads of it stay off MySQL too.
+// Stock returns the activity's stock from Redis; a miss is resolved by one rebuild (per
+// activity, across instances) that the caller waits for up to Wait, then BUSY: a cold
+// activity is loaded from MySQL, a lost one rebuilt with its orders, an ended one whose
+// keys have gone cached briefly (MissingTTL) so that reads of it stay off MySQL too.
 func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 	if err := domain.CheckActivityID(id); err != nil {
 		return stock.Snapshot{}, err
@@ -136,78 +203,80 @@ func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 	if err := l.checkMissing(ctx, id); err != nil {
 		return snap, err
 	}
-	lock := redis.NewRedisLock(l.Store.Redis(), l.Store.Keys().Lock(id))
-	lock.SetExpire(5)
-	ok, err := lock.AcquireCtx(ctx)
-	if err != nil {
-		return snap, err
-	}
-	if !ok {
-		return l.awaitBackfill(ctx, id)
-	}
-	defer func() {
-		if _, err := lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
-			logc.Errorf(ctx, "release backfill lock of activity %d: %v", id, err)
-		}
-	}()
-	// Another caller may have filled it, or marked it missing, between our miss and our
-	// lock (its lock already released).
-	if snap, err = l.Store.Stock(ctx, id); !errors.Is(err, stock.ErrNotWarm) {
-		return snap, err
-	}
-	if err := l.checkMissing(ctx, id); err != nil {
-		return snap, err
-	}
-	rec, err := l.Source.Load(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		l.cacheMissing(ctx, id)
-		return snap, xerr.ErrActivityNotFound
-	}
-	if err != nil {
-		return snap, err
-	}
-	now := l.now().Unix()
-	if now >= rec.Activity.EndTime {
-		_, err = l.warm(ctx, rec, now+int64(l.MissingTTL/time.Second)+1)
-	} else {
-		_, err = l.warm(ctx, rec, rec.Activity.EndTime+int64(l.Grace/time.Second))
-		if err == nil {
-			err = l.Store.MarkActive(ctx, id, rec.Activity.EndTime)
-		}
-	}
-	if err != nil {
-		return snap, err
-	}
-	return l.Store.Stock(ctx, id)
+	_, snap, err = l.ensure(ctx, id)
+	return snap, err
 }
 
-func (l *Loader) awaitBackfill(ctx context.Context, id int64) (stock.Snapshot, error) {
-	deadline := time.Now().Add(l.Wait)
-	for time.Now().Before(deadline) {
+// ensure starts the activity's rebuild unless one runs (here or on another instance) and
+// waits for the stock hash up to Wait. created: this call's rebuild wrote the hash.
+func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Snapshot, error) {
+	run, started, err := l.rebuilds.start(l, id)
+	if err != nil {
+		return false, stock.Snapshot{}, err
+	}
+	wait := time.NewTimer(l.Wait)
+	defer wait.Stop()
+	if run != nil {
 		select {
 		case <-ctx.Done():
-			return stock.Snapshot{}, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+			return false, stock.Snapshot{}, ctx.Err()
+		case <-wait.C:
+			return false, stock.Snapshot{}, stock.ErrNotWarm
+		case <-run.done:
+		}
+		if run.err != nil {
+			return false, stock.Snapshot{}, run.err
+		}
+		snap, err := l.Store.Stock(ctx, id)
+		return started && run.created, snap, err
+	}
+	// Another instance rebuilds: poll Redis.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false, stock.Snapshot{}, ctx.Err()
+		case <-wait.C:
+			return false, stock.Snapshot{}, stock.ErrNotWarm
+		case <-tick.C:
 		}
 		snap, err := l.Store.Stock(ctx, id)
 		if !errors.Is(err, stock.ErrNotWarm) {
-			return snap, err
+			return false, snap, err
 		}
 		if err := l.checkMissing(ctx, id); err != nil {
-			return snap, err
+			return false, snap, err
 		}
 	}
-	return stock.Snapshot{}, stock.ErrNotWarm
 }
 
 // checkMissing returns ErrActivityNotFound while "no such activity" is cached for id.
 func (l *Loader) checkMissing(ctx context.Context, id int64) error {
 	missing, err := l.Store.Redis().ExistsCtx(ctx, l.Store.Keys().Missing(id))
 	if err != nil {
-		return err
+		return xerr.Unavailable(err)
 	}
 	if missing {
 		return xerr.ErrActivityNotFound
 	}
 	return nil
+}
+
+// Close stops the rebuilds this loader runs (their locks lapse after the lease).
+func (l *Loader) Close() { l.rebuilds.close() }
+
+// transientMySQL are server errors that a retry can clear: lock wait timeout, deadlock,
+// too many connections, server shutdown, statement timeout.
+var transientMySQL = map[uint16]bool{1205: true, 1213: true, 1040: true, 1053: true, 3024: true, 1969: true}
+
+// DBError types a MySQL error for the edge: a dependency failure (xerr.Unavailable, BUSY)
+// unless the server answered with a rejection a retry cannot change (a constraint, a
+// syntax error: a bug, INTERNAL). Business outcomes pass through.
+func DBError(err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && !transientMySQL[me.Number] {
+		return err
+	}
+	return xerr.Unavailable(err)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
@@ -21,6 +22,14 @@ var ctx = context.Background()
 type countingSource struct {
 	inner activity.Source
 	reads atomic.Int64
+}
+
+func (c *countingSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+	return c.inner.Orders(ctx, id)
+}
+
+func (c *countingSource) BumpEpoch(ctx context.Context, id int64) (int64, error) {
+	return c.inner.BumpEpoch(ctx, id)
 }
 
 func (c *countingSource) Load(ctx context.Context, id int64) (*activity.Record, error) {
@@ -39,7 +48,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	src := &countingSource{inner: activity.MySQLSource{Activities: model.NewActivityModel(db.Conn)}}
+	src := &countingSource{inner: activity.NewMySQLSource(model.NewActivityModel(db.Conn),
+		model.NewInventoryModel(db.Conn), model.NewSeckillOrderModel(db.Conn))}
 	return &fixture{env: env, db: db, src: src, loader: &activity.Loader{Store: env.Store, Source: src,
 		Grace: time.Hour, MissingTTL: 5 * time.Second, Wait: 2 * time.Second}}
 }
@@ -143,8 +153,8 @@ func TestWarmup(t *testing.T) {
 		t.Fatalf("second warmup overwrote live stock: %v %+v %v", created, snap, err)
 	}
 	ttl, _ := f.env.Redis.Ttl(f.env.Keys.Stock(id))
-	if want := int(time.Until(end.Add(time.Hour)).Seconds()); ttl < want-5 || ttl > want+5 {
-		t.Fatalf("ttl %d, want about %d (end + grace)", ttl, want)
+	if want := int(time.Until(end.Add(time.Minute + time.Hour)).Seconds()); ttl < want-5 || ttl > want+5 {
+		t.Fatalf("ttl %d, want about %d (end + pay timeout + grace)", ttl, want)
 	}
 
 	ended := f.insert(t, 5, time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour))

@@ -25,12 +25,16 @@ type Config struct {
 }
 
 type StockConf struct {
-	// GraceSeconds: an activity's keys live this long after its end (expiry, relay drain).
+	// GraceSeconds: an activity's keys live this long after its last order falls due (end +
+	// pay timeout): expiry, relay drain.
 	GraceSeconds int64 `json:",default=86400,range=[60:2592000]"`
 	// MissingTTLSeconds: how long "no such activity" is cached.
 	MissingTTLSeconds int `json:",default=5,range=[1:3600]"`
 	// BackfillWaitMs: how long a read waits for another caller's backfill before BUSY.
 	BackfillWaitMs int `json:",default=1000,range=[10:10000]"`
+	// RebuildLeaseSeconds: the lease of the lock one instance holds while it rebuilds an
+	// activity Redis lost (renewed while it runs; taken over when a dead rebuilder's lapses).
+	RebuildLeaseSeconds int `json:",default=10,range=[2:300]"`
 	// ExpireBatch: default number of orders one ExpireDue call releases.
 	ExpireBatch int `json:",default=200,range=[1:1000]"`
 }

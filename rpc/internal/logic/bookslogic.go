@@ -9,6 +9,7 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -46,7 +47,7 @@ func (l *BooksLogic) Books(in *inventory.ReconcileReq) (*inventory.BooksResp, er
 		return nil, xerr.ErrActivityNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, activity.DBError(err)
 	}
 	resp.Db = &inventory.DbStock{Available: int64(inv.Available), Locked: int64(inv.Locked), Sold: int64(inv.Sold)}
 	return resp, nil

@@ -2,8 +2,10 @@ package logic
 
 import (
 	"context"
+	"errors"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -25,7 +27,15 @@ func NewConfirmLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ConfirmLo
 }
 
 func (l *ConfirmLogic) Confirm(in *inventory.OrderReq) (*inventory.OrderStateResp, error) {
-	if err := l.svcCtx.Store.Confirm(l.ctx, in.OrderNo, in.Uid); err != nil {
+	err := l.svcCtx.Store.Confirm(l.ctx, in.OrderNo, in.Uid)
+	if errors.Is(err, stock.ErrNotWarm) {
+		// Neither the order nor the stock in Redis: resolve the miss (a rebuild after a
+		// loss, BUSY meanwhile), then try once more.
+		if err = resolveMiss(l.ctx, l.svcCtx, in.OrderNo); err == nil {
+			err = l.svcCtx.Store.Confirm(l.ctx, in.OrderNo, in.Uid)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &inventory.OrderStateResp{OrderNo: in.OrderNo, Status: domain.StatePaid}, nil

@@ -1,7 +1,13 @@
 package logic
 
 import (
+	"context"
+	"errors"
+
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
@@ -35,4 +41,19 @@ func toStock(s stock.Snapshot) *inventory.Stock {
 func toActivity(s stock.Snapshot) *inventory.Activity {
 	return &inventory.Activity{ActivityId: s.ActivityID, SkuId: s.SkuID, Name: s.Name, StartTime: s.Start,
 		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total}
+}
+
+// resolveMiss makes sure the activity of orderNo is in Redis when its stock hash is not:
+// the loader's one path for a miss (a cold activity is loaded, a lost one rebuilt, BUSY
+// while that runs; an unknown one is ACTIVITY_NOT_FOUND).
+func resolveMiss(ctx context.Context, svcCtx *svc.ServiceContext, orderNo string) error {
+	aid, err := domain.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	_, err = svcCtx.Loader.Stock(ctx, aid)
+	if errors.Is(err, xerr.ErrActivityNotFound) {
+		return xerr.ErrOrderNotFound // an order of no activity
+	}
+	return err
 }

@@ -2,12 +2,14 @@ package logic
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -47,7 +49,7 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 	}
 	id, err := l.svcCtx.Activities.InsertWithInventory(l.ctx, a)
 	if err != nil {
-		return nil, xerr.Newf(xerr.Internal, "create activity: %v", err)
+		return nil, activity.DBError(fmt.Errorf("create activity: %w", err))
 	}
 	a.Id = uint64(id)
 	l.Infof("merchant %d created activity %d (sku %d, stock %d)", in.MerchantId, id, in.SkuId, in.Total)

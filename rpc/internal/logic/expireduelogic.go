@@ -37,7 +37,14 @@ func (l *ExpireDueLogic) ExpireDue(in *inventory.ExpireDueReq) (*inventory.Expir
 	}
 	done, err := l.svcCtx.Store.ExpireDue(l.ctx, in.ActivityId, limit)
 	if errors.Is(err, stock.ErrNotWarm) {
-		return &inventory.ExpireDueResp{}, nil // nothing warm, nothing to expire
+		// Listed as active but not in Redis: a loss (BUSY while it is rebuilt), or an
+		// ended activity whose keys went (loaded briefly: nothing pending).
+		if _, err = l.svcCtx.Loader.Stock(l.ctx, in.ActivityId); err == nil {
+			done, err = l.svcCtx.Store.ExpireDue(l.ctx, in.ActivityId, limit)
+		}
+	}
+	if errors.Is(err, xerr.ErrActivityNotFound) {
+		return &inventory.ExpireDueResp{}, nil // nothing there, nothing to expire
 	}
 	if err != nil {
 		return nil, err

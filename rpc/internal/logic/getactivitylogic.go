@@ -3,11 +3,13 @@ package logic
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -43,7 +45,7 @@ func (l *GetActivityLogic) GetActivity(in *inventory.GetActivityReq) (*inventory
 		return nil, xerr.ErrActivityNotFound
 	}
 	if err != nil {
-		return nil, xerr.Newf(xerr.Internal, "read activity %d: %v", in.ActivityId, err)
+		return nil, activity.DBError(fmt.Errorf("read activity %d: %w", in.ActivityId, err))
 	}
 	if int64(a.MerchantId) != in.MerchantId {
 		return nil, xerr.ErrActivityNotFound

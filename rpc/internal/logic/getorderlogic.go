@@ -8,6 +8,7 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -31,7 +32,14 @@ func NewGetOrderLogic(ctx context.Context, svcCtx *svc.ServiceContext) *GetOrder
 func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderResp, error) {
 	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 	if errors.Is(err, xerr.ErrOrderNotFound) {
-		// Not (or no longer) in Redis: the activity's keys expired; MySQL has the book.
+		// Not in Redis. If the activity is not either, resolve that first: a lost activity
+		// is rebuilt (BUSY meanwhile) and then answers from Redis.
+		if err = resolveMiss(l.ctx, l.svcCtx, in.OrderNo); err == nil {
+			o, err = l.svcCtx.Store.Order(l.ctx, in.OrderNo)
+		}
+	}
+	if errors.Is(err, xerr.ErrOrderNotFound) || errors.Is(err, xerr.ErrActivityNotFound) {
+		// No longer in Redis: the activity's keys expired; MySQL has the book.
 		o, err = l.fromMySQL(in.OrderNo)
 	}
 	if err != nil {
@@ -51,7 +59,7 @@ func (l *GetOrderLogic) fromMySQL(orderNo string) (stock.Order, error) {
 		return stock.Order{}, xerr.ErrOrderNotFound
 	}
 	if err != nil {
-		return stock.Order{}, err
+		return stock.Order{}, activity.DBError(err)
 	}
 	return stock.Order{OrderNo: row.OrderNo, ActivityID: int64(row.ActivityId), UID: int64(row.Uid),
 		Quantity: int64(row.Quantity), State: row.Status, ExpireAt: row.ExpireAt * 1000,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/seckill/seckill/internal/reconcile"
+	"github.com/seckill/seckill/internal/xerr"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -30,7 +31,7 @@ func NewReconcileLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Reconci
 func (l *ReconcileLogic) Reconcile(in *inventory.ReconcileReq) (*inventory.ReconcileResp, error) {
 	rep, err := l.svcCtx.Reconciler.Run(l.ctx, in.ActivityId)
 	if err != nil {
-		return nil, err
+		return nil, xerr.Unavailable(err) // a business outcome passes as it is
 	}
 	return toReconcileResp(rep), nil
 }

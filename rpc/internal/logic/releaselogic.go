@@ -2,8 +2,10 @@ package logic
 
 import (
 	"context"
+	"errors"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -25,7 +27,13 @@ func NewReleaseLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReleaseLo
 }
 
 func (l *ReleaseLogic) Release(in *inventory.OrderReq) (*inventory.OrderStateResp, error) {
-	if err := l.svcCtx.Store.Release(l.ctx, in.OrderNo, in.Uid, domain.StateCancelled); err != nil {
+	err := l.svcCtx.Store.Release(l.ctx, in.OrderNo, in.Uid, domain.StateCancelled)
+	if errors.Is(err, stock.ErrNotWarm) {
+		if err = resolveMiss(l.ctx, l.svcCtx, in.OrderNo); err == nil {
+			err = l.svcCtx.Store.Release(l.ctx, in.OrderNo, in.Uid, domain.StateCancelled)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &inventory.OrderStateResp{OrderNo: in.OrderNo, Status: domain.StateCancelled}, nil

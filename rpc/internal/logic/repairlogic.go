@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seckill/seckill/internal/reconcile"
+	"github.com/seckill/seckill/internal/xerr"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -38,7 +39,7 @@ func (l *RepairLogic) Repair(in *inventory.ReconcileReq) (*inventory.RepairResp,
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
 	if err != nil {
-		return nil, err
+		return nil, xerr.Unavailable(err)
 	}
 	if n > 0 {
 		l.Infof("repair of activity %d: re-emitted %d events", in.ActivityId, n)

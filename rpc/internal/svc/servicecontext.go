@@ -2,8 +2,10 @@ package svc
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
@@ -64,11 +66,37 @@ func New(c config.Config) (*ServiceContext, error) {
 		}
 	}
 	rec := reconcile.New(c.Reconcile, store, db)
+	// The writer group's progress: reconciliation tells in-flight events from lost ones
+	// by it, and a rebuild waits on it. Without Kafka configured there is no pipeline, and
+	// a rebuild does not wait (nothing can be in flight to MySQL).
+	var progress *kafkax.Progress
 	if brokers := c.Reconcile.Brokers; len(brokers) > 0 || len(c.Relay.Brokers) > 0 {
 		if len(brokers) == 0 {
 			brokers = c.Relay.Brokers
 		}
-		rec.WithPipeline(kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup))
+		progress = kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup)
+		rec.WithPipeline(progress)
+	}
+	loader := &activity.Loader{
+		Store: store,
+		Source: activity.NewMySQLSource(activities, model.NewInventoryModel(db),
+			model.NewSeckillOrderModel(db)),
+		Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
+		MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
+		Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
+		Lease:      time.Duration(c.Stock.RebuildLeaseSeconds) * time.Second,
+	}
+	if progress != nil {
+		loader.Pipeline = progress
+	}
+	if rl != nil {
+		// The relay sees an activity vanish from the active set (or its stream lose its
+		// group): a loss on its path. Resolve it like any miss (BUSY meanwhile).
+		rl.OnGone = func(aid int64) {
+			if _, err := loader.Stock(context.Background(), aid); err != nil && !errors.Is(err, stock.ErrNotWarm) {
+				logx.Errorf("relay: activity %d left the active set: %v", aid, err)
+			}
+		}
 	}
 	return &ServiceContext{
 		Config:     c,
@@ -79,12 +107,6 @@ func New(c config.Config) (*ServiceContext, error) {
 		Activities: activities,
 		Relay:      rl,
 		Reconciler: rec,
-		Loader: &activity.Loader{
-			Store:      store,
-			Source:     activity.MySQLSource{Activities: activities},
-			Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
-			MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
-			Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
-		},
+		Loader:     loader,
 	}, nil
 }
