@@ -13,7 +13,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"syscall"
@@ -118,7 +117,7 @@ func Unavailable(err error) error {
 // IsDependencyFailure reports whether err, not a business outcome, is an infrastructure
 // failure: a network error, a closed or refused connection, a timeout, go-zero's open
 // breaker, database/sql's bad connection. The interceptor maps these to BUSY even where a
-// call site forgot Unavailable.
+// call site forgot Unavailable. (Not io.EOF: a truncated request body is the client's.)
 func IsDependencyFailure(err error) bool {
 	var ne net.Error
 	switch {
@@ -126,7 +125,7 @@ func IsDependencyFailure(err error) bool {
 		return false
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
 		errors.Is(err, breaker.ErrServiceUnavailable),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, net.ErrClosed),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
 		errors.As(err, &ne):
