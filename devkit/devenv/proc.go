@@ -78,6 +78,20 @@ func (p *Proc) Close() error {
 	return nil
 }
 
+// Kill stops the server with SIGKILL, as a crash would, and keeps its directory (its data
+// files), so that a new server can be started on it (StartRedisOn). Close is a no-op
+// afterwards: the directory belongs to whoever starts on it next.
+func (p *Proc) Kill() {
+	p.once.Do(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+}
+
 // waitReady polls ready until it succeeds, the process exits, or ctx ends.
 func (p *Proc) waitReady(ctx context.Context, ready func(context.Context) error) error {
 	var last error

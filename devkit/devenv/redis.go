@@ -18,9 +18,46 @@ import (
 // file (appendfsync everysec, as DESIGN.md asks of Redis) inside that directory; Close stops
 // the server and deletes the directory.
 func StartRedis(ctx context.Context) (*Proc, error) {
-	return startRedis(ctx, "redis", func(string) []string {
-		return []string{"--appendonly", "yes", "--appendfsync", "everysec"}
-	})
+	return StartRedisPersist(ctx, PersistEverysec)
+}
+
+// Persistence is how a private Redis keeps its data: its appendfsync setting, or
+// PersistNone for no append-only file (and no snapshots) at all.
+type Persistence string
+
+const (
+	PersistNone     Persistence = "none"
+	PersistNo       Persistence = "no" // AOF written, fsync left to the kernel
+	PersistEverysec Persistence = "everysec"
+	PersistAlways   Persistence = "always"
+)
+
+func (p Persistence) args() []string {
+	if p == PersistNone {
+		return []string{"--appendonly", "no"}
+	}
+	return []string{"--appendonly", "yes", "--appendfsync", string(p)}
+}
+
+// StartRedisPersist is StartRedis with the given persistence.
+func StartRedisPersist(ctx context.Context, p Persistence) (*Proc, error) {
+	return startRedis(ctx, "redis", func(string) []string { return p.args() })
+}
+
+// StartRedisOn starts a redis-server on the directory and address of a server that was
+// stopped (Proc.Kill), so that it loads what that one persisted, as a restarted Redis
+// does. Close removes the directory.
+func StartRedisOn(ctx context.Context, old *Proc, p Persistence) (*Proc, error) {
+	bin, err := LookPath("redis-server")
+	if err != nil {
+		return nil, notInstalled(RedisPackage, "not found in PATH or sbin")
+	}
+	_, portStr, err := net.SplitHostPort(old.Addr)
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(portStr)
+	return runRedis(ctx, bin, old.Name, old.Dir, port, p.args())
 }
 
 // startRedis runs redis-server on a free loopback port in a fresh temporary directory
@@ -35,6 +72,17 @@ func startRedis(ctx context.Context, name string, extra func(dir string) []strin
 		if err != nil {
 			return nil, err
 		}
+		p, err := runRedis(ctx, bin, name, dir, port, extra(dir))
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+		return p, err
+	})
+}
+
+// runRedis runs redis-server on port with its data in dir and waits for PING.
+func runRedis(ctx context.Context, bin, name, dir string, port int, extra []string) (*Proc, error) {
+	{
 		args := append([]string{
 			"--port", strconv.Itoa(port),
 			"--bind", "127.0.0.1",
@@ -44,20 +92,19 @@ func startRedis(ctx context.Context, name string, extra func(dir string) []strin
 			"--save", "",
 			"--daemonize", "no",
 			"--logfile", "",
-		}, extra(dir)...)
+		}, extra...)
 		p, err := startProc(name, Loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
 		if err != nil {
-			_ = os.RemoveAll(dir)
 			return nil, err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		if err := p.waitReady(wctx, func(ctx context.Context) error { return redisPing(ctx, p.Addr) }); err != nil {
-			_ = p.Close()
+			p.Kill()
 			return nil, err
 		}
 		return p, nil
-	})
+	}
 }
 
 // redisPing sends an inline PING and expects +PONG.

@@ -1,0 +1,196 @@
+// Package pipelinetest assembles the whole sale in a test: a private redis-server (which
+// the test may empty, kill and restart), the test's own MariaDB database, an in-process
+// Kafka (kfake), the inventory service with its relay, and the writer, which the test can
+// stop and start again.
+package pipelinetest
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/mq/mqserver"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+// Options shape a pipeline.
+type Options struct {
+	Persistence devenv.Persistence // of the private Redis; default AOF everysec
+	GraceSecs   int64              // Stock.GraceSeconds; default 60 (its minimum)
+}
+
+// Pipeline is a running system.
+type Pipeline struct {
+	t       testing.TB
+	Redis   *devenv.Proc
+	RDS     *redis.Redis // a client of the private Redis
+	Keys    stock.Keys
+	Store   *stock.Store
+	DB      *testenv.Database
+	Brokers []string
+	Group   string // the writer's consumer group
+	Inv     inventoryclient.Inventory
+	RPC     rpcserver.Config
+
+	mu     sync.Mutex
+	writer *mqserver.Server
+	done   chan struct{}
+}
+
+// Start runs the system until the test ends; the writer is running.
+func Start(t testing.TB, o Options) *Pipeline {
+	t.Helper()
+	if o.Persistence == "" {
+		o.Persistence = devenv.PersistEverysec
+	}
+	if o.GraceSecs == 0 {
+		o.GraceSecs = 60
+	}
+	testenv.Need(t, devenv.RedisPackage)
+	proc, err := devenv.StartRedisPersist(context.Background(), o.Persistence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pipeline{t: t, Redis: proc, DB: testenv.MySQL(t), Brokers: testenv.Kafka(t, 4),
+		Group: testenv.RandomName("writer-"), Keys: stock.Keys{Prefix: testenv.RandomName("pl") + ":"}}
+	t.Cleanup(func() { _ = p.Redis.Close() })
+	rc := testenv.RedisConf()
+	rc.Host = proc.Addr
+	p.RDS = redis.MustNewRedis(rc)
+	p.Store = stock.NewStore(p.RDS, p.Keys)
+
+	c := rpctest.Config(t, p.Keys, p.DB.DSN)
+	c.StockRedis.Host = proc.Addr
+	c.Relay.Brokers = p.Brokers
+	c.Reconcile.WriterGroup = p.Group
+	c.Reconcile.ConfirmAfter = 500 * time.Millisecond
+	c.Stock.GraceSeconds = o.GraceSecs
+	c.Stock.BackfillWaitMs = 200
+	c.Stock.RebuildLeaseSeconds = 3
+	p.RPC = c
+	p.Inv, _ = rpctest.Start(t, c)
+	p.StartWriter()
+	t.Cleanup(p.StopWriter)
+	return p
+}
+
+// WriterConfig is the writer's configuration (no jobs).
+func (p *Pipeline) WriterConfig() mqserver.Config {
+	var c mqserver.Config
+	if err := conf.FillDefault(&c); err != nil {
+		p.t.Fatal(err)
+	}
+	c.Name, c.Mode = "mq-pipeline-test", "test"
+	c.DevServer.Enabled, c.Consumer.DevServer.Enabled = false, false
+	c.Log.Mode, c.Log.Encoding, c.Log.Level = "console", "plain", "severe"
+	c.Consumer.Name = "mq-pipeline-test-writer"
+	c.Consumer.Brokers, c.Consumer.Group, c.Consumer.Topic = p.Brokers, p.Group, event.Topic
+	c.DeadLetter.Topic = event.DeadLetterTopic
+	c.Consumer.Offset, c.Consumer.MinBytes, c.Consumer.Conns = "first", 1, 4
+	c.Mysql.DataSource = p.DB.DSN
+	return c
+}
+
+// StartWriter starts the writer (a no-op while it runs).
+func (p *Pipeline) StartWriter() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writer != nil {
+		return
+	}
+	w, err := mqserver.New(p.WriterConfig())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.writer, p.done = w, make(chan struct{})
+	go func(done chan struct{}) { defer close(done); w.Start() }(p.done)
+}
+
+// StopWriter stops the writer (a no-op while it is stopped).
+func (p *Pipeline) StopWriter() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.writer == nil {
+		return
+	}
+	p.writer.Stop()
+	<-p.done
+	p.writer = nil
+}
+
+// Activity creates a live activity in MySQL and warms it; it returns its id.
+func (p *Pipeline) Activity(total, limit, payTimeout int64, start, end time.Time) int64 {
+	p.t.Helper()
+	ctx := context.Background()
+	a, err := p.Inv.CreateActivity(ctx, &inventoryclient.CreateActivityReq{MerchantId: 1, SkuId: 7, Name: "pipeline",
+		Total: total, StartTime: start.Unix(), EndTime: end.Unix(), PerUserLimit: limit, PayTimeoutSeconds: payTimeout})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	id := a.GetActivity().GetActivityId()
+	if _, err := p.Inv.Warmup(ctx, &inventoryclient.WarmupReq{ActivityId: id}); err != nil {
+		p.t.Fatal(err)
+	}
+	return id
+}
+
+// Drain waits until the outbox is empty and reconciliation says consistent.
+func (p *Pipeline) Drain(aid int64, limit time.Duration) *inventoryclient.ReconcileResp {
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		r, err := p.Inv.Reconcile(context.Background(), &inventoryclient.ReconcileReq{ActivityId: aid})
+		if err == nil && r.Status == "consistent" {
+			return r
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("activity %d not consistent after %v: %+v %v", aid, limit, r, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// OutboxEmpty waits until the relay moved every outbox entry of aid to Kafka.
+func (p *Pipeline) OutboxEmpty(aid int64, limit time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		v, err := p.RDS.Eval("return redis.call('XLEN', KEYS[1])", []string{p.Keys.Events(aid)})
+		n, _ := v.(int64)
+		if err == nil && n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("outbox of %d: %d entries after %v (%v)", aid, n, limit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Retry calls fn until it returns something other than BUSY (a rebuild in progress).
+func Retry[T any](t testing.TB, limit time.Duration, fn func() (T, error)) (T, error) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		v, err := fn()
+		if c := xerr.FromStatus(err); err == nil || c.Code != xerr.Busy {
+			return v, err
+		}
+		if time.Now().After(deadline) {
+			return v, errors.New("still BUSY after " + limit.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,203 @@
+package pipelinetest_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/devkit/pipelinetest"
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+)
+
+var ctx = context.Background()
+
+func rid(uid int64, round string) string { return fmt.Sprintf("request-%s-%d", round, uid) }
+
+// flushAll empties the PRIVATE Redis of the pipeline, as a restart without persistence or
+// a failover to an empty replica would.
+func flushAll(t *testing.T, p *pipelinetest.Pipeline) {
+	t.Helper()
+	c := red.NewClient(&red.Options{Addr: p.Redis.Addr})
+	defer c.Close()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type sale struct {
+	reserved map[int64]*inventoryclient.ReserveResp // uid -> reservation
+	paid     map[int64]bool
+	cancel   map[int64]bool
+}
+
+// sell reserves for uids, pays every payEvery-th and cancels every cancelEvery-th.
+func sell(t *testing.T, p *pipelinetest.Pipeline, aid int64, s *sale, round string, uids []int64, payEvery, cancelEvery int) {
+	t.Helper()
+	for i, uid := range uids {
+		r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)})
+		if err != nil {
+			t.Fatalf("reserve %d: %v", uid, err)
+		}
+		s.reserved[uid] = r
+		switch {
+		case i%payEvery == 0:
+			if _, err := p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: r.OrderNo, Uid: uid}); err != nil {
+				t.Fatalf("pay %d: %v", uid, err)
+			}
+			s.paid[uid] = true
+		case i%cancelEvery == 0:
+			if _, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: r.OrderNo, Uid: uid}); err != nil {
+				t.Fatalf("cancel %d: %v", uid, err)
+			}
+			s.cancel[uid] = true
+		}
+	}
+}
+
+func uids(from, n int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = from + int64(i)
+	}
+	return out
+}
+
+func TestRecoveryAfterRedisLossDrained(t *testing.T) { lossScenario(t, false) }
+
+// The writer is stopped when Redis loses its data: MySQL is behind what Kafka holds.
+// The rebuild waits for the writer; until then every caller is BUSY, and no unit is sold
+// twice once it restarts.
+func TestRecoveryAfterRedisLossWriterBehind(t *testing.T) { lossScenario(t, true) }
+
+func lossScenario(t *testing.T, writerBehind bool) {
+	const total = 100
+	p := pipelinetest.Start(t, pipelinetest.Options{})
+	now := time.Now()
+	aid := p.Activity(total, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
+	s := &sale{reserved: map[int64]*inventoryclient.ReserveResp{}, paid: map[int64]bool{}, cancel: map[int64]bool{}}
+	sell(t, p, aid, s, "a", uids(1, 20), 3, 5)
+	p.Drain(aid, 20*time.Second)
+	if writerBehind {
+		p.StopWriter()
+		sell(t, p, aid, s, "a", uids(21, 10), 2, 7)
+		p.OutboxEmpty(aid, 10*time.Second) // on Kafka, not in MySQL
+	}
+	held := 0
+	for uid := range s.reserved {
+		if !s.cancel[uid] {
+			held++
+		}
+	}
+
+	flushAll(t, p)
+
+	if writerBehind {
+		// Until the writer has consumed what Kafka held, nothing is sold: BUSY, never a
+		// reservation made from MySQL's stale counters.
+		deadline := time.Now().Add(1500 * time.Millisecond)
+		for time.Now().Before(deadline) {
+			_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 9000, Quantity: 1,
+				RequestId: rid(9000, "early")})
+			if c := xerr.FromStatus(err); err == nil || c.Code != xerr.Busy {
+				t.Fatalf("reserve during the loss with the writer stopped: %v, want BUSY", err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		p.StartWriter()
+	}
+
+	// Paid orders are still paid (the first read waits out the rebuild).
+	for uid := range s.paid {
+		o, err := pipelinetest.Retry(t, 30*time.Second, func() (*inventoryclient.GetOrderResp, error) {
+			return p.Inv.GetOrder(ctx, &inventoryclient.OrderReq{OrderNo: s.reserved[uid].OrderNo, Uid: uid})
+		})
+		if err != nil || o.Order.Status != domain.StatePaid {
+			t.Fatalf("paid order of %d after the loss: %+v %v", uid, o, err)
+		}
+	}
+	var reservedUID int64
+	for uid := range s.reserved {
+		if !s.paid[uid] && !s.cancel[uid] {
+			reservedUID = uid
+			break
+		}
+	}
+	// A reserved order is payable, with its original expire_at.
+	o, err := p.Inv.GetOrder(ctx, &inventoryclient.OrderReq{OrderNo: s.reserved[reservedUID].OrderNo, Uid: reservedUID})
+	if err != nil || o.Order.Status != domain.StateReserved || o.Order.ExpireAt != s.reserved[reservedUID].ExpireAt {
+		t.Fatalf("reserved order after the loss: %+v %v (expire_at was %d)", o, err, s.reserved[reservedUID].ExpireAt)
+	}
+	if _, err := p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: s.reserved[reservedUID].OrderNo, Uid: reservedUID}); err != nil {
+		t.Fatalf("pay a pre-loss reservation: %v", err)
+	}
+	// A replayed request id returns the original order.
+	for uid, r := range s.reserved {
+		again, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")})
+		if err != nil || again.OrderNo != r.OrderNo || !again.Replay {
+			t.Fatalf("replay of %d: %+v %v, want %s", uid, again, err, r.OrderNo)
+		}
+	}
+	// The per-user limit still counts pre-loss orders.
+	for uid := range s.reserved {
+		if s.cancel[uid] {
+			continue
+		}
+		_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "b")})
+		if c := xerr.FromStatus(err); c == nil || c.Code != xerr.LimitExceeded {
+			t.Fatalf("buyer %d with a new request id after the loss: %v, want LIMIT_EXCEEDED", uid, err)
+		}
+	}
+	// The remaining stock sells exactly once.
+	var sold, soldOut, other atomic.Int64
+	var wg sync.WaitGroup
+	const buyers = 300
+	for i := range buyers {
+		uid := int64(10000 + i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := pipelinetest.Retry(t, 10*time.Second, func() (*inventoryclient.ReserveResp, error) {
+				return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "c")})
+			})
+			switch c := xerr.FromStatus(err); {
+			case err == nil:
+				sold.Add(1)
+			case c.Code == xerr.SoldOut:
+				soldOut.Add(1)
+			default:
+				other.Add(1)
+				t.Errorf("buyer %d: %v", uid, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if want := int64(total - held); sold.Load() != want || other.Load() != 0 {
+		t.Fatalf("after the loss %d sold, %d sold out, %d other; want exactly %d sold (oversold %d)",
+			sold.Load(), soldOut.Load(), other.Load(), want, sold.Load()-want)
+	}
+	snap, err := p.Store.Stock(ctx, aid)
+	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != snap.Total || snap.Total != total {
+		t.Fatalf("stock after the sale: %+v %v", snap, err)
+	}
+	if snap.Epoch < 2 {
+		t.Fatalf("epoch %d after a rebuild, want >= 2", snap.Epoch)
+	}
+	r := p.Drain(aid, 30*time.Second)
+	if r.Db.Available != 0 || r.Db.Locked+r.Db.Sold != total {
+		t.Fatalf("mysql after the sale: %+v", r.Db)
+	}
+	var rows int
+	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN ('reserved','paid')", aid).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != total {
+		t.Fatalf("%d live orders in MySQL, want %d", rows, total)
+	}
+}
