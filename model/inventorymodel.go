@@ -24,10 +24,6 @@ type (
 		// BumpEpoch increments the activity's epoch (a warm-up or rebuild into Redis) and
 		// returns the new value; ErrNotFound without an inventory row.
 		BumpEpoch(ctx context.Context, activityID int64) (int64, error)
-		// ReleaseExpired moves the listed orders of an activity that are still reserved to
-		// expired and their quantity from locked back to available, in one transaction:
-		// the MySQL sweep of orders whose Redis keys are gone. It returns the orders moved.
-		ReleaseExpired(ctx context.Context, activityID int64, orderNos []string) (int64, error)
 	}
 
 	customInventoryModel struct {
@@ -129,39 +125,4 @@ func (m *customInventoryModel) BumpEpoch(ctx context.Context, activityID int64) 
 		return 0, ErrNotFound
 	}
 	return result.LastInsertId()
-}
-
-func (m *customInventoryModel) ReleaseExpired(ctx context.Context, activityID int64, orderNos []string) (int64, error) {
-	if len(orderNos) == 0 {
-		return 0, nil
-	}
-	var moved int64
-	err := m.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
-		var rows []struct {
-			OrderNo  string `db:"order_no"`
-			Quantity uint64 `db:"quantity"`
-		}
-		query := "SELECT `order_no`, `quantity` FROM `seckill_order` WHERE `activity_id` = ? AND `status` = 'reserved' " +
-			"AND `order_no` IN (" + orderPlaceholders(len(orderNos)) + ") FOR UPDATE"
-		if err := s.QueryRowsCtx(ctx, &rows, query, append([]any{activityID}, orderArgs(orderNos)...)...); err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		var qty int64
-		nos := make([]string, len(rows))
-		for i, r := range rows {
-			nos[i], qty = r.OrderNo, qty+int64(r.Quantity)
-		}
-		if _, err := s.ExecCtx(ctx, "UPDATE `seckill_order` SET `status` = 'expired' WHERE `status` = 'reserved' "+
-			"AND `order_no` IN ("+orderPlaceholders(len(nos))+")", orderArgs(nos)...); err != nil {
-			return err
-		}
-		var d InventoryDelta
-		d.Add(qty, -qty, 0)
-		moved = int64(len(nos))
-		return m.ApplyDelta(ctx, s, activityID, d)
-	})
-	return moved, err
 }

@@ -29,12 +29,6 @@ type (
 		// FindPageByActivity returns up to limit of an activity's orders with id > afterID,
 		// by id: the rebuild of Redis pages through them.
 		FindPageByActivity(ctx context.Context, activityID int64, afterID uint64, limit int) ([]*SeckillOrder, error)
-		// FindReservedDueBefore returns up to limit order numbers of an activity that MySQL
-		// holds as reserved with expire_at before the given unix second.
-		FindReservedDueBefore(ctx context.Context, activityID, before int64, limit int) ([]string, error)
-		// FindActivityIdsWithReservedDueBefore lists activities holding reserved orders
-		// with expire_at before the given unix second whose end lies before endedBefore.
-		FindActivityIdsWithReservedDueBefore(ctx context.Context, before, endedBefore int64, limit int) ([]int64, error)
 	}
 
 	customSeckillOrderModel struct {
@@ -123,28 +117,6 @@ func (m *customSeckillOrderModel) FindPageByActivity(ctx context.Context, activi
 		seckillOrderRows, m.table)
 	var resp []*SeckillOrder
 	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID, afterID, limit); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-func (m *customSeckillOrderModel) FindReservedDueBefore(ctx context.Context, activityID, before int64,
-	limit int) ([]string, error) {
-	query := fmt.Sprintf("select `order_no` from %s where `activity_id` = ? and `status` = 'reserved' "+
-		"and `expire_at` < ? order by `expire_at` limit ?", m.table)
-	var resp []string
-	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID, before, limit); err != nil {
-		return nil, err
-	}
-	return resp, nil
-}
-
-func (m *customSeckillOrderModel) FindActivityIdsWithReservedDueBefore(ctx context.Context, before, endedBefore int64,
-	limit int) ([]int64, error) {
-	query := fmt.Sprintf("select distinct o.`activity_id` from %s o join `activity` a on a.`id` = o.`activity_id` "+
-		"where o.`status` = 'reserved' and o.`expire_at` < ? and a.`end_time` < ? order by o.`activity_id` limit ?", m.table)
-	var resp []int64
-	if err := m.conn.QueryRowsCtx(ctx, &resp, query, before, endedBefore, limit); err != nil {
 		return nil, err
 	}
 	return resp, nil
