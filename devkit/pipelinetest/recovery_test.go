@@ -261,3 +261,54 @@ func TestConcurrentAdjustmentsAllReachMySQL(t *testing.T) {
 	}
 	t.Logf("%d event ids shared by both activities", shared)
 }
+
+// TestOrderNearTheEndOutlivesTheGrace: an order reserved at end - 1 s with a pay timeout
+// longer than the grace can be paid after end + grace (the keys live until end + pay
+// timeout + grace), and one left unpaid expires in both books.
+func TestOrderNearTheEndOutlivesTheGrace(t *testing.T) {
+	p := pipelinetest.Start(t, pipelinetest.Options{GraceSecs: 1})
+	const payTimeout = 4
+	end := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	aid := p.Activity(10, 1, payTimeout, time.Now().Add(-time.Minute), end)
+	time.Sleep(time.Until(end.Add(-time.Second)))
+	var orders []*inventoryclient.ReserveResp
+	for uid := int64(1); uid <= 2; uid++ {
+		r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "end")})
+		if err != nil {
+			t.Fatalf("reserve at end - 1 s: %v", err)
+		}
+		orders = append(orders, r)
+	}
+	// Past end + grace: under the old rule (keys expire at end + grace) they are gone.
+	time.Sleep(time.Until(end.Add(2500 * time.Millisecond)))
+	if _, err := p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: orders[0].OrderNo, Uid: 1}); err != nil {
+		t.Fatalf("pay after end + grace, within the pay timeout: %v", err)
+	}
+	// The unpaid one falls due and the expiry (as the job calls it) releases it.
+	time.Sleep(time.Until(time.Unix(orders[1].ExpireAt, 0).Add(1100 * time.Millisecond)))
+	ex, err := p.Inv.ExpireDue(ctx, &inventoryclient.ExpireDueReq{ActivityId: aid})
+	if err != nil || ex.Expired != 1 || ex.OrderNos[0] != orders[1].OrderNo {
+		t.Fatalf("expire after the end: %+v %v", ex, err)
+	}
+	act, err := p.Inv.ListActive(ctx, &inventoryclient.ActiveReq{})
+	if err != nil || len(act.ActivityIds) != 1 || act.ActivityIds[0] != aid {
+		t.Fatalf("active after the end, before the last order's due time + grace: %+v %v", act, err)
+	}
+	p.Drain(aid, 20*time.Second)
+	for i, want := range []string{domain.StatePaid, domain.StateExpired} {
+		var status string
+		if err := p.DB.DB.QueryRow("SELECT status FROM seckill_order WHERE order_no = ?", orders[i].OrderNo).Scan(&status); err != nil {
+			t.Fatal(err)
+		}
+		if status != want {
+			t.Fatalf("order %d in MySQL: %s, want %s", i, status, want)
+		}
+	}
+	var inv struct{ a, l, s int64 }
+	if err := p.DB.DB.QueryRow("SELECT available, locked, sold FROM inventory WHERE activity_id = ?", aid).Scan(&inv.a, &inv.l, &inv.s); err != nil {
+		t.Fatal(err)
+	}
+	if inv.a != 9 || inv.l != 0 || inv.s != 1 {
+		t.Fatalf("mysql inventory %+v, want available 9, locked 0, sold 1", inv)
+	}
+}

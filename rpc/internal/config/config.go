@@ -27,7 +27,7 @@ type Config struct {
 type StockConf struct {
 	// GraceSeconds: an activity's keys live this long after its last order falls due (end +
 	// pay timeout): expiry, relay drain.
-	GraceSeconds int64 `json:",default=86400,range=[60:2592000]"`
+	GraceSeconds int64 `json:",default=86400,range=[1:2592000]"`
 	// MissingTTLSeconds: how long "no such activity" is cached.
 	MissingTTLSeconds int `json:",default=5,range=[1:3600]"`
 	// BackfillWaitMs: how long a read waits for another caller's backfill before BUSY.
