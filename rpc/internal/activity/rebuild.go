@@ -143,16 +143,20 @@ func (r *rebuilds) close() {
 // Redis only through a rebuild" calls this.
 func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error) {
 	start := time.Now()
+	// Between the caller's miss and the lock, another rebuild may have finished (its lock
+	// already released), or marked the activity missing.
+	if _, err := l.Store.Stock(ctx, id); !errors.Is(err, stock.ErrNotWarm) {
+		return false, err
+	}
+	if err := l.checkMissing(ctx, id); err != nil {
+		return false, err
+	}
 	rec, err := l.Source.Load(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		l.cacheMissing(ctx, id)
 		return false, xerr.ErrActivityNotFound
 	}
 	if err != nil {
-		return false, err
-	}
-	// Between the caller's miss and the lock, another rebuild may have finished.
-	if _, err := l.Store.Stock(ctx, id); !errors.Is(err, stock.ErrNotWarm) {
 		return false, err
 	}
 	now := l.now().Unix()
