@@ -121,7 +121,7 @@ func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid
 	if r := a.Redis; r != nil {
 		over("redis book", r.Sold+r.Locked)
 		if r.Remaining+r.Locked+r.Sold != a.Stock || r.Remaining < 0 || r.Locked < 0 || r.Sold < 0 {
-			c.violations = append(c.violations, fmt.Sprintf("redis book %+v does not sum to %d", *r, a.Stock))
+			c.violations = append(c.violations, fmt.Sprintf("redis book %+v: negative, or not summing to %d", *r, a.Stock))
 		}
 	}
 	over("mysql book", a.DB.Sold+a.DB.Locked)

@@ -21,13 +21,15 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 // DegradeModeBuilt says whether the inventory service can serve an activity from MySQL
 // while Redis is down (issue 10, `Degrade: mysql`). While it is false the degrade-mode row
 // is reported "not built" and fails the suite unless SkipUnbuilt; the test lists it as
-// expected to fail. When degrade mode lands: delete this constant, set the row's
-// Configure to turn it on, and the row runs like any other.
+// expected to fail. When degrade mode lands: delete this constant, give the row an
+// Inventory that sets `Degrade: mysql` and the degrade-off row's Inject, and it runs like
+// any other.
 const DegradeModeBuilt = false
 
 // Scale sets how long each fault lasts and how big each burst is.
@@ -59,6 +61,9 @@ type Row struct {
 	// KnownIssue is an open issue the row is known to fail by (0: none). It is run and
 	// reported like any row; only the test reads this.
 	KnownIssue int
+	// Inventory changes the inventory service's config for this row (nil: as loaded from
+	// etc/): rpc is restarted with it before the burst and with the suite's config after.
+	Inventory func(*rpcserver.Config)
 	// Burst adjusts the row's buyers (nil: the default burst).
 	Burst func(*Burst)
 	// Inject runs FaultAt into the burst and returns once the fault is over and recovery
@@ -221,6 +226,18 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 		return fail("system not up before the row: %v", err)
 	} else if len(restarted) > 0 {
 		res.Reasons = append(res.Reasons, "restarted before the row: "+strings.Join(restarted, ", "))
+	}
+	if row.Inventory != nil {
+		restore, err := s.withInventory(ctx, row.Inventory)
+		if err != nil {
+			return fail("restart rpc with the row's config: %v", err)
+		}
+		defer func() {
+			if err := restore(ctx); err != nil {
+				res.Reasons = append(res.Reasons, "restart rpc with the suite's config: "+err.Error())
+				res.Status = Fail
+			}
+		}()
 	}
 	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2, SecondTry: 0.2,
 		Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}

@@ -165,6 +165,7 @@ type System struct {
 	BuyerSecret, MerchantSecret string
 
 	rpcAddr string
+	invCfg  rpcserver.Config // what rpc runs with, unless a row says otherwise
 	closers []func()
 }
 
@@ -290,6 +291,7 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	inv.StockRedis.Host, inv.StockRedis.Type = s.Redis.Addr, "node"
 	inv.Mysql.DataSource = mysqlDSN
 	inv.Relay.Brokers = []string{s.KafkaAddr}
+	s.invCfg = inv
 	if err := writeConfig(filepath.Join(s.Dir, "inventory.json"), inv, rpcserver.LoadConfig); err != nil {
 		return err
 	}
@@ -324,6 +326,27 @@ func (s *System) Close() {
 		s.closers[i]()
 	}
 	s.closers = nil
+}
+
+// withInventory restarts rpc with its config changed by change (a row's setting, e.g.
+// degrade mode) and returns what puts the suite's config back (another restart).
+func (s *System) withInventory(ctx context.Context, change func(*rpcserver.Config)) (restore func(context.Context) error, err error) {
+	c := s.invCfg
+	change(&c)
+	file := filepath.Join(s.Dir, "inventory-row.json")
+	if err := writeConfig(file, c, rpcserver.LoadConfig); err != nil {
+		return nil, err
+	}
+	def := s.Inventory.args
+	restart := func(ctx context.Context, args []string) error {
+		s.Inventory.stop()
+		s.Inventory.args = args
+		return s.Inventory.start(ctx)
+	}
+	if err := restart(ctx, []string{"-f", file}); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return restart(ctx, def) }, nil
 }
 
 // restartRedis brings the private Redis back on its port and directory after a SHUTDOWN.
