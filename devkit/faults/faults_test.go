@@ -53,14 +53,15 @@ func TestFaultSuite(t *testing.T) {
 		if r.Row.KnownIssue == 0 || r.Status != Fail {
 			continue
 		}
-		// Failing by a known issue: the failure must be the one recorded for it, with a
-		// sale behind it (issue 9: after Redis lost its data, the books never agree again).
-		if r.Acknowledged == 0 || r.Consistent {
-			t.Errorf("%s (issue %d): acknowledged %d, consistent %v: want a sale and a lasting mismatch",
-				r.Row.Name, r.Row.KnownIssue, r.Acknowledged, r.Consistent)
+		// Failing by a known issue: with a sale behind it, and by the numbers (issue 9:
+		// after Redis lost its data, acknowledged orders not yet relayed are gone from both
+		// books, or the books never agree again, or both), not by the harness.
+		if r.Acknowledged == 0 || (r.Lost == 0 && r.Consistent && r.Oversold == 0 && r.Duplicated == 0) {
+			t.Errorf("%s (issue %d): acknowledged %d, lost %d, consistent %v: want a sale and lost orders or a lasting mismatch (%s)",
+				r.Row.Name, r.Row.KnownIssue, r.Acknowledged, r.Lost, r.Consistent, strings.Join(r.Reasons, "; "))
 		}
-		t.Logf("%s fails by open issue %d as recorded: acknowledged %d, oversold %d, lost %d, duplicated %d, not consistent",
-			r.Row.Name, r.Row.KnownIssue, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated)
+		t.Logf("%s fails by open issue %d as recorded: acknowledged %d, oversold %d, lost %d, duplicated %d, consistent %v",
+			r.Row.Name, r.Row.KnownIssue, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Consistent)
 	}
 }
 
