@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short bench gen gen-check build vet fmt tools
+.PHONY: run test test-short bench faults gen gen-check build vet fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured)
 run:
@@ -20,6 +20,10 @@ test-short:
 
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
+
+## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
+faults:
+	$(GO) run $(GOFLAGS_T) ./cmd/faults
 
 build:
 	$(GO) build $(GOFLAGS_T) -o bin/ ./api ./rpc ./mq ./cmd/...

@@ -29,6 +29,9 @@ type (
 		// FindPageByActivity returns up to limit of an activity's orders with id > afterID,
 		// by id: the rebuild of Redis pages through them.
 		FindPageByActivity(ctx context.Context, activityID int64, afterID uint64, limit int) ([]*SeckillOrder, error)
+		// FindAuditByActivity returns every order of an activity with its buyer and request
+		// id, in no particular order (the fault suite's audit: duplicates, per-user limits).
+		FindAuditByActivity(ctx context.Context, activityID int64) ([]*OrderAudit, error)
 	}
 
 	customSeckillOrderModel struct {
@@ -59,6 +62,24 @@ func (m *customSeckillOrderModel) FindStatesByActivity(ctx context.Context, sess
 	query := fmt.Sprintf("select `order_no`, `status`, `quantity` from %s where `activity_id` = ?", m.table)
 	var resp []*OrderState
 	if err := session.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// OrderAudit is an order's number, buyer, request id, quantity and status.
+type OrderAudit struct {
+	OrderNo   string `db:"order_no"`
+	Uid       uint64 `db:"uid"`
+	RequestId string `db:"request_id"`
+	Quantity  uint64 `db:"quantity"`
+	Status    string `db:"status"`
+}
+
+func (m *customSeckillOrderModel) FindAuditByActivity(ctx context.Context, activityID int64) ([]*OrderAudit, error) {
+	query := fmt.Sprintf("select `order_no`, `uid`, `request_id`, `quantity`, `status` from %s where `activity_id` = ?", m.table)
+	var resp []*OrderAudit
+	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -179,3 +179,10 @@ func SweepStale() {
 		}
 	}
 }
+
+// ChildProcAttr is what every private server gets (its own process group; on Linux, a
+// SIGTERM when the launcher dies): for tools that run other children the same way.
+func ChildProcAttr() *syscall.SysProcAttr { return sysProcAttr() }
+
+// Pid is the server's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }

@@ -128,3 +128,32 @@ func redisPing(ctx context.Context, addr string) error {
 	}
 	return nil
 }
+
+// RestartRedis starts redis-server again after p has exited (SHUTDOWN, a crash): same
+// binary, arguments, port and directory, so it comes back with what its append-only file
+// holds (SHUTDOWN, even NOSAVE, flushes the AOF first). It waits for p's exit, then for
+// PING. p is finished with: its Close no longer stops anything or removes the directory,
+// which now belongs to the returned Proc.
+func RestartRedis(ctx context.Context, p *Proc) (*Proc, error) {
+	if p.Name != "redis" {
+		return nil, fmt.Errorf("RestartRedis: %s is not a private redis-server", p.Name)
+	}
+	select {
+	case <-p.exited:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("redis on %s has not exited: %w", p.Addr, ctx.Err())
+	}
+	p.once.Do(func() {}) // the directory now belongs to the new process
+	cmd := exec.Command(p.cmd.Path, p.cmd.Args[1:]...)
+	q, err := startProc(p.Name, p.Addr, p.Dir, p.Log, cmd)
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := q.waitReady(wctx, func(ctx context.Context) error { return redisPing(ctx, q.Addr) }); err != nil {
+		_ = q.Close()
+		return nil, err
+	}
+	return q, nil
+}

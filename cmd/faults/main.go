@@ -1,0 +1,59 @@
+// Command faults runs the fault suite (make faults): the seckill services as separate
+// processes over a private Redis, MariaDB and Kafka broker, one fault per row injected
+// for real during a burst of buyers, and one table of what each fault cost. It exits
+// non-zero when any row fails (a row whose feature is not built fails too, unless
+// -skip-unbuilt).
+//
+//	make faults
+//	go run -tags no_k8s ./cmd/faults -short -only kafka,writer
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/seckill/seckill/devkit/faults"
+)
+
+func main() {
+	var cfg faults.Config
+	short := flag.Bool("short", false, "the test's smaller bursts and shorter outages")
+	only := flag.String("only", "", "comma-separated: run only the rows whose name contains one of these")
+	flag.BoolVar(&cfg.SkipUnbuilt, "skip-unbuilt", false, "report rows whose feature is not built as skipped, not failed")
+	flag.StringVar(&cfg.EtcDir, "etc", "etc", "directory of the services' YAML configs")
+	flag.StringVar(&cfg.Dir, "dir", "", "keep binaries, configs and logs here (default: a temporary directory, removed)")
+	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
+	flag.Parse()
+	cfg.Scale = faults.Full
+	if *short {
+		cfg.Scale = faults.Short
+	}
+	if *only != "" {
+		cfg.Only = strings.Split(*only, ",")
+	}
+	cfg.Install = !*noInstall
+	cfg.Log = os.Stderr
+	if cfg.Dir != "" {
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	results, err := faults.Run(ctx, cfg)
+	faults.Print(os.Stdout, results)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "faults:", err)
+		os.Exit(2)
+	}
+	if faults.Failed(results) {
+		os.Exit(1)
+	}
+}

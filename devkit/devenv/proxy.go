@@ -1,0 +1,132 @@
+package devenv
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+)
+
+// Proxy is a loopback TCP proxy in front of one server, for fault tests: clients pointed at
+// Addr reach the target until Cut, which drops every open connection and refuses new ones
+// (each is accepted and closed at once, so a client sees a reset or EOF rather than a
+// hang) until Restore.
+type Proxy struct {
+	Addr   string // where clients connect
+	Target string // where the proxy forwards
+
+	l      net.Listener
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// StartProxy listens on a free loopback port and forwards every connection to target.
+func StartProxy(target string) (*Proxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{Addr: l.Addr().String(), Target: target, l: l, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		if !p.track(c) {
+			_ = c.Close()
+			continue
+		}
+		p.wg.Add(1)
+		go p.forward(c)
+	}
+}
+
+// track registers c unless the proxy is cut or closed.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut || p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		delete(p.conns, c)
+		_ = c.Close()
+	}
+}
+
+func (p *Proxy) forward(c net.Conn) {
+	defer p.wg.Done()
+	up, err := net.Dial("tcp", p.Target)
+	if err != nil {
+		p.untrack(c)
+		return
+	}
+	if !p.track(up) {
+		_ = up.Close()
+		p.untrack(c)
+		return
+	}
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(up, c)
+	go pipe(c, up)
+	<-done // one direction ended: close both, which ends the other
+	p.untrack(c, up)
+	<-done
+}
+
+// Cut drops every connection through the proxy and refuses new ones until Restore.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for c := range p.conns {
+		_ = c.Close()
+		delete(p.conns, c)
+	}
+}
+
+// Restore lets connections through again.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	p.cut = false
+	p.mu.Unlock()
+}
+
+// Close stops the proxy and drops its connections.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	err := p.l.Close()
+	p.Cut()
+	p.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}

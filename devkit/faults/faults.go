@@ -1,0 +1,424 @@
+// Package faults is the fault suite behind `make faults`: the real services as separate
+// OS processes (the ./rpc, ./mq and ./api mains, built once) over a private redis-server
+// and MariaDB (devkit/devenv; never the shared servers) and a kfake broker in a process
+// of its own, with one fault injected for real per row while a burst of concurrent buyers
+// runs over HTTP. After the burst each row drains (reconciliation polled until
+// consistent, bounded) and counts: reservations acknowledged, oversold units, lost orders,
+// duplicated orders, time to consistent. One table; a FAIL anywhere fails the suite.
+package faults
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+// DegradeModeBuilt says whether the inventory service can serve an activity from MySQL
+// while Redis is down (issue 10, `Degrade: mysql`). While it is false the degrade-mode row
+// is reported "not built" and fails the suite unless SkipUnbuilt; the test lists it as
+// expected to fail. When degrade mode lands: delete this constant, give the row an
+// Inventory that sets `Degrade: mysql` and the degrade-off row's Inject, and it runs like
+// any other.
+const DegradeModeBuilt = false
+
+// Scale sets how long each fault lasts and how big each burst is.
+type Scale struct {
+	Buyers, Stock   int
+	Pause           time.Duration // CLIENT PAUSE
+	RedisDown       time.Duration // between SHUTDOWN NOSAVE and the restart
+	MySQLDown       time.Duration // the proxy cut
+	FaultAt         time.Duration // into the burst
+	DrainBound      time.Duration // how long a row may take to become consistent
+	RequestDeadline time.Duration // after the burst window, how long buyers keep retrying
+}
+
+// Full is `make faults`; Short is the test's version.
+var (
+	Full = Scale{Buyers: 600, Stock: 200, Pause: 3 * time.Second, RedisDown: 10 * time.Second,
+		MySQLDown: 10 * time.Second, FaultAt: 1500 * time.Millisecond, DrainBound: 90 * time.Second,
+		RequestDeadline: 20 * time.Second}
+	Short = Scale{Buyers: 150, Stock: 50, Pause: 3 * time.Second, RedisDown: 4 * time.Second,
+		MySQLDown: 4 * time.Second, FaultAt: 800 * time.Millisecond, DrainBound: 60 * time.Second,
+		RequestDeadline: 15 * time.Second}
+)
+
+// Row is one fault.
+type Row struct {
+	Name string
+	// Unbuilt names a feature the row needs that is not built yet: the row is not run.
+	Unbuilt string
+	// KnownIssue is an open issue the row is known to fail by (0: none). It is run and
+	// reported like any row; only the test reads this.
+	KnownIssue int
+	// Inventory changes the inventory service's config for this row (nil: as loaded from
+	// etc/): rpc is restarted with it before the burst and with the suite's config after.
+	Inventory func(*rpcserver.Config)
+	// Burst adjusts the row's buyers (nil: the default burst).
+	Burst func(*Burst)
+	// Inject runs FaultAt into the burst and returns once the fault is over and recovery
+	// done (the process restarted, Redis back, the proxy restored): that moment starts the
+	// clock of "time to consistent". Nil: no fault besides the burst.
+	Inject func(ctx context.Context, s *System, sc Scale) error
+	// Expect names an answer the buyers must have seen at least once: evidence that the
+	// fault bit ("" : none asked).
+	Expect string
+}
+
+// Rows are the suite, in order.
+func Rows() []Row {
+	return []Row{
+		{Name: "kill -9 inventory service (rpc)", Inject: func(ctx context.Context, s *System, _ Scale) error {
+			s.Inventory.kill()
+			time.Sleep(time.Second)
+			return s.Inventory.start(ctx)
+		}},
+		{Name: "kill -9 writer (mq)", Inject: func(ctx context.Context, s *System, _ Scale) error {
+			s.Writer.kill()
+			time.Sleep(2 * time.Second)
+			return s.Writer.start(ctx)
+		}},
+		{Name: "Redis paused (CLIENT PAUSE ALL)", Inject: func(ctx context.Context, s *System, sc Scale) error {
+			if err := redisDo(ctx, s.Redis.Addr, "CLIENT", "PAUSE", sc.Pause.Milliseconds(), "ALL"); err != nil {
+				return err
+			}
+			time.Sleep(sc.Pause)
+			return nil
+		}},
+		{Name: "Redis down (SHUTDOWN NOSAVE), degrade off", Expect: "BUSY", Inject: func(ctx context.Context, s *System, sc Scale) error {
+			_ = redisDo(ctx, s.Redis.Addr, "SHUTDOWN", "NOSAVE") // the connection drops: no reply
+			select {
+			case <-s.Redis.Exited():
+			case <-time.After(10 * time.Second):
+				return fmt.Errorf("redis did not shut down")
+			}
+			time.Sleep(sc.RedisDown)
+			return s.restartRedis(ctx)
+		}},
+		{Name: "Redis down (SHUTDOWN NOSAVE), degrade mysql", Unbuilt: unbuilt(DegradeModeBuilt, "degrade mode")},
+		{Name: "Redis emptied (FLUSHALL) mid-sale", KnownIssue: 9, Inject: func(ctx context.Context, s *System, _ Scale) error {
+			return redisDo(ctx, s.Redis.Addr, "FLUSHALL")
+		}},
+		{Name: "MySQL unreachable (proxy cut)", Inject: func(ctx context.Context, s *System, sc Scale) error {
+			s.MySQLCut.Cut()
+			time.Sleep(sc.MySQLDown)
+			s.MySQLCut.Restore()
+			return nil
+		}},
+		{Name: "Kafka broker kill -9 + restart", Inject: func(ctx context.Context, s *System, _ Scale) error {
+			s.Kafka.kill()
+			return s.Kafka.start(ctx) // same port, same data directory
+		}},
+		{Name: "pay-vs-expiry race during a burst", Burst: func(b *Burst) {
+			b.PayTimeout, b.PayNearExpiry, b.Pay, b.Cancel = 2, true, 0.7, 0
+			b.Stock /= 4
+			b.Arrive += 4 * time.Second // expired stock goes back on sale to later buyers
+		}},
+	}
+}
+
+func unbuilt(built bool, feature string) string {
+	if built {
+		return ""
+	}
+	return feature
+}
+
+// Result is one row of the table.
+type Result struct {
+	Row              Row
+	Acknowledged     int
+	Oversold         int64
+	Lost, Duplicated int
+	Consistent       bool
+	TimeToConsistent time.Duration
+	Status           string // PASS, FAIL, NOT BUILT, SKIPPED
+	Reasons          []string
+	Codes            map[string]int // non-200 answers the buyers got, by code
+}
+
+// Statuses.
+const (
+	Pass     = "PASS"
+	Fail     = "FAIL"
+	NotBuilt = "NOT BUILT"
+	Skipped  = "SKIPPED (not built)"
+)
+
+// Config is one run of the suite.
+type Config struct {
+	Options
+	Scale       Scale
+	SkipUnbuilt bool     // report unbuilt rows as skipped instead of failing
+	Only        []string // run only rows whose name contains one of these (empty: all)
+}
+
+// Run starts the system, runs every row and returns the results (an error: the suite could
+// not run at all).
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	log := cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	logx.SetLevel(logx.ErrorLevel) // the suite's own MySQL reads would log every query
+	s, err := Start(ctx, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var results []Result
+	for _, row := range Rows() {
+		if !selected(row.Name, cfg.Only) {
+			continue
+		}
+		if row.Unbuilt != "" {
+			st := NotBuilt
+			if cfg.SkipUnbuilt {
+				st = Skipped
+			}
+			results = append(results, Result{Row: row, Status: st, Reasons: []string{row.Unbuilt + " is not built"}})
+			continue
+		}
+		fmt.Fprintf(log, "row: %s\n", row.Name)
+		r := runRow(ctx, s, row, cfg.Scale)
+		fmt.Fprintf(log, "  %s: acknowledged %d, oversold %d, lost %d, duplicated %d, consistent %v in %s\n",
+			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Consistent, r.TimeToConsistent.Round(100*time.Millisecond))
+		results = append(results, r)
+		if ctx.Err() != nil {
+			return results, ctx.Err()
+		}
+	}
+	return results, nil
+}
+
+func selected(name string, only []string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, o := range only {
+		if strings.Contains(strings.ToLower(name), strings.ToLower(o)) {
+			return true
+		}
+	}
+	return false
+}
+
+// runRow: a healthy system, a fresh activity, the burst with the fault in it, the drain,
+// the counts.
+func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
+	res = Result{Row: row, Status: Fail}
+	fail := func(format string, args ...any) Result {
+		res.Reasons = append(res.Reasons, fmt.Sprintf(format, args...))
+		res.Status = Fail
+		return res
+	}
+	if restarted, err := s.ensureUp(ctx); err != nil {
+		return fail("system not up before the row: %v", err)
+	} else if len(restarted) > 0 {
+		res.Reasons = append(res.Reasons, "restarted before the row: "+strings.Join(restarted, ", "))
+	}
+	if row.Inventory != nil {
+		restore, err := s.withInventory(ctx, row.Inventory)
+		if err != nil {
+			return fail("restart rpc with the row's config: %v", err)
+		}
+		defer func() {
+			if err := restore(ctx); err != nil {
+				res.Reasons = append(res.Reasons, "restart rpc with the suite's config: "+err.Error())
+				res.Status = Fail
+			}
+		}()
+	}
+	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2, SecondTry: 0.2,
+		Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}
+	if row.Burst != nil {
+		row.Burst(&b)
+	}
+	c := newClient(s.APIURL)
+	mt, err := authtoken.Merchant(s.MerchantSecret, 1, 24*time.Hour)
+	if err != nil {
+		return fail("%v", err)
+	}
+	m := &merchant{c: c, token: mt}
+	aid, err := m.create(ctx, "fault: "+row.Name, b)
+	if err != nil {
+		return fail("create the activity: %v", err)
+	}
+
+	var idb [4]byte
+	_, _ = rand.Read(idb[:])
+	t := newTally()
+	burstEnd := make(chan struct{})
+	go func() {
+		defer close(burstEnd)
+		buyers(ctx, c, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
+			time.Now().Add(b.Arrive+sc.RequestDeadline), t)
+	}()
+	faultEnd := time.Now()
+	if row.Inject != nil {
+		time.Sleep(sc.FaultAt)
+		if err := row.Inject(ctx, s, sc); err != nil {
+			res.Reasons = append(res.Reasons, "inject: "+err.Error())
+		}
+		faultEnd = time.Now()
+	}
+	<-burstEnd
+	if b.PayNearExpiry { // every unpaid order must have expired before the books can agree
+		time.Sleep(time.Duration(b.PayTimeout)*time.Second + 2*time.Second)
+	}
+	for _, ch := range []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway} {
+		if !ch.alive() {
+			res.Reasons = append(res.Reasons, ch.name+" exited on its own (log "+ch.log+")")
+		}
+	}
+	if _, err := s.ensureUp(ctx); err != nil {
+		return fail("system not up after the burst: %v", err)
+	}
+	ok, last := m.drain(ctx, aid, sc.DrainBound)
+	res.Consistent = ok
+	if ok {
+		res.TimeToConsistent = time.Since(faultEnd)
+	} else {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound, firstN(last.Diffs, 2)))
+	}
+	n, err := audit(ctx, m, newOrderModel(s.MariaDB.DSN), aid, b, t)
+	res.Acknowledged, res.Oversold, res.Lost, res.Duplicated = n.acknowledged, n.oversold, n.lost, n.duplicated
+	res.Reasons = append(res.Reasons, firstNList(n.violations, 4)...)
+	res.Codes = t.codes
+	if n := t.codes["INVALID_ARGUMENT"]; n > 0 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
+	}
+	if n := t.codes["INTERNAL"]; n > 0 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the inventory service, DESIGN.md \"Failure stance\"), retried", n))
+	}
+	missingEvidence := row.Expect != "" && t.codes[row.Expect] == 0
+	if missingEvidence {
+		res.Reasons = append(res.Reasons, "no buyer was answered "+row.Expect+": the fault did not bite")
+	}
+	if t.unanswered > 0 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d requests unanswered at the deadline (not a loss: never acknowledged)", t.unanswered))
+	}
+	if err != nil {
+		return fail("audit: %v", err)
+	}
+	switch {
+	case res.Acknowledged == 0:
+		res.Reasons = append(res.Reasons, "no reservation acknowledged: the row proves nothing")
+	case !ok || res.Oversold > 0 || res.Lost > 0 || res.Duplicated > 0 || len(n.violations) > 0:
+	case hasExit(res.Reasons) || missingEvidence:
+	default:
+		res.Status = Pass
+	}
+	return res
+}
+
+func hasExit(reasons []string) bool {
+	for _, r := range reasons {
+		if strings.Contains(r, "exited on its own") || strings.HasPrefix(r, "inject:") {
+			return true
+		}
+	}
+	return false
+}
+
+func firstN(s []string, n int) string { return strings.Join(firstNList(s, n), "; ") }
+
+func firstNList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(append([]string{}, s[:n]...), fmt.Sprintf("... and %d more", len(s)-n))
+}
+
+// redisDo sends one command to the private Redis.
+func redisDo(ctx context.Context, addr string, args ...any) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.Do(ctx, args...).Err()
+}
+
+// Failed reports whether any row failed (NOT BUILT counts; SKIPPED does not).
+func Failed(results []Result) bool {
+	for _, r := range results {
+		if r.Status == Fail || r.Status == NotBuilt {
+			return true
+		}
+	}
+	return false
+}
+
+// Print writes the table, then one line per reason and the non-200 answers of each row.
+func Print(w io.Writer, results []Result) {
+	head := []string{"fault", "acknowledged", "oversold", "lost", "duplicated", "time to consistent", "result"}
+	rows := [][]string{head}
+	for _, r := range results {
+		ttc := "-"
+		if r.Consistent {
+			ttc = r.TimeToConsistent.Round(100 * time.Millisecond).String()
+		} else if r.Status == Fail {
+			ttc = "not consistent"
+		}
+		cell := func(n int64) string {
+			if r.Status == NotBuilt || r.Status == Skipped {
+				return "-"
+			}
+			return itoa(n)
+		}
+		rows = append(rows, []string{r.Row.Name, cell(int64(r.Acknowledged)), cell(r.Oversold), cell(int64(r.Lost)),
+			cell(int64(r.Duplicated)), ttc, r.Status})
+	}
+	width := make([]int, len(head))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], len(c))
+		}
+	}
+	line := func(row []string) {
+		for i, c := range row {
+			if i > 0 {
+				fmt.Fprint(w, " | ")
+			}
+			fmt.Fprintf(w, "%-*s", width[i], c)
+		}
+		fmt.Fprintln(w)
+	}
+	line(rows[0])
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+	}
+	line(sep)
+	for _, row := range rows[1:] {
+		line(row)
+	}
+	fmt.Fprintln(w)
+	for _, r := range results {
+		var codes []string
+		for c, n := range r.Codes {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		sort.Strings(codes)
+		if len(r.Reasons) == 0 && len(codes) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s:\n", r.Row.Name)
+		if len(codes) > 0 {
+			fmt.Fprintf(w, "  answers besides 200: %s\n", strings.Join(codes, ", "))
+		}
+		for _, reason := range r.Reasons {
+			fmt.Fprintf(w, "  %s\n", reason)
+		}
+	}
+}

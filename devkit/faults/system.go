@@ -1,0 +1,430 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/discov"
+	"github.com/zeromicro/go-zero/core/service"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/mq/mqserver"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+// The mains the suite builds and runs, by package.
+var mains = map[string]string{
+	"rpc":   "./rpc",
+	"mq":    "./mq",
+	"api":   "./api",
+	"kafka": "./cmd/kafka",
+}
+
+// build compiles every main once into dir (go build -tags no_k8s), from the module root.
+func build(ctx context.Context, root, dir string, log io.Writer) error {
+	for name, pkg := range mains {
+		fmt.Fprintf(log, "building %s\n", pkg)
+		cmd := exec.CommandContext(ctx, "go", "build", "-tags", "no_k8s", "-o", filepath.Join(dir, name), pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+		}
+	}
+	return nil
+}
+
+// child is one service process: its binary, its arguments, its log; restartable.
+type child struct {
+	name string
+	bin  string
+	args []string
+	log  string
+	// ready is what "started" means (a port listens, /healthz answers); nil: none.
+	ready func(ctx context.Context) error
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	killed bool // by the suite: its exit is no finding
+}
+
+func (c *child) start(ctx context.Context) error {
+	out, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n=== %s start %s\n", c.name, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(c.bin, c.args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = devenv.ChildProcAttr()
+	if err := cmd.Start(); err != nil {
+		_ = out.Close()
+		return fmt.Errorf("start %s: %w", c.name, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		_ = out.Close()
+		close(exited)
+	}()
+	c.mu.Lock()
+	c.cmd, c.exited, c.killed = cmd, exited, false
+	c.mu.Unlock()
+	if c.ready == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		err := c.ready(wctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("%s exited during start-up; log %s", c.name, c.log)
+		case <-wctx.Done():
+			return fmt.Errorf("%s not ready: %v; log %s", c.name, err, c.log)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// alive reports whether the process is running.
+func (c *child) alive() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil {
+		return false
+	}
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill is kill -9 (os.Process.Kill), then waits for the exit.
+func (c *child) kill() {
+	c.mu.Lock()
+	cmd, exited := c.cmd, c.exited
+	c.killed = true
+	c.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+}
+
+// stop is SIGTERM (a graceful stop), then kill -9 after 10 s.
+func (c *child) stop() {
+	c.mu.Lock()
+	cmd, exited := c.cmd, c.exited
+	c.killed = true
+	c.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// System is the seckill services as separate processes over private servers: a
+// redis-server and a MariaDB started by devenv (never the shared 6379/3306), a kfake broker
+// in its own process with a data directory, and a TCP proxy between the services and
+// MariaDB (the MySQL cut). The suite's own reads of MySQL go around the proxy.
+type System struct {
+	Dir    string // binaries, configs, logs, the broker's data
+	APIURL string
+
+	Redis     *devenv.Proc
+	MariaDB   *devenv.MariaDB
+	MySQLCut  *devenv.Proxy // rpc and mq reach MariaDB through it
+	KafkaAddr string
+
+	Inventory, Writer, Gateway, Kafka *child
+
+	BuyerSecret, MerchantSecret string
+
+	rpcAddr string
+	invCfg  rpcserver.Config // what rpc runs with, unless a row says otherwise
+	closers []func()
+}
+
+// Options configure Start.
+type Options struct {
+	Root    string    // the module root (default: the working directory)
+	EtcDir  string    // default Root/etc
+	Dir     string    // work directory (default: a fresh temporary one, removed by Close)
+	Log     io.Writer // progress
+	Install bool      // apt-get a missing redis-server / mariadb-server
+}
+
+// Start builds the mains and brings the system up.
+func Start(ctx context.Context, o Options) (s *System, err error) {
+	if o.Root == "" {
+		if o.Root, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	if o.EtcDir == "" {
+		o.EtcDir = filepath.Join(o.Root, "etc")
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s = &System{}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	if s.Dir = o.Dir; s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", "seckill-faults-"); err != nil {
+			return nil, err
+		}
+		dir := s.Dir
+		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
+	}
+	if err := build(ctx, o.Root, s.Dir, o.Log); err != nil {
+		return nil, err
+	}
+	for _, pkg := range []devenv.Package{devenv.RedisPackage, devenv.MariaDBPackage} {
+		if o.Install {
+			if _, err := devenv.EnsureInstalled(ctx, pkg, o.Log); err != nil {
+				return nil, err
+			}
+		} else if err := devenv.Check(pkg); err != nil {
+			return nil, err
+		}
+	}
+	if s.Redis, err = devenv.StartRedis(ctx); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = s.Redis.Close() })
+	fmt.Fprintf(o.Log, "private redis-server on %s\n", s.Redis.Addr)
+	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = s.MariaDB.Close() })
+	if s.MySQLCut, err = devenv.StartProxy(s.MariaDB.Addr); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = s.MySQLCut.Close() })
+	fmt.Fprintf(o.Log, "private MariaDB on %s (services through the proxy on %s)\n", s.MariaDB.Addr, s.MySQLCut.Addr)
+
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	s.KafkaAddr, s.rpcAddr = devenv.Loopback(ports[0]), devenv.Loopback(ports[1])
+	s.APIURL = "http://" + devenv.Loopback(ports[2])
+
+	s.Kafka = &child{name: "kafka", bin: filepath.Join(s.Dir, "kafka"), log: filepath.Join(s.Dir, "kafka.log"),
+		args:  []string{"-addr", s.KafkaAddr, "-data-dir", filepath.Join(s.Dir, "kafka-data"), "-partitions", "8"},
+		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
+	s.closers = append(s.closers, s.Kafka.stop)
+	if err := s.Kafka.start(ctx); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "kfake broker (its own process) on %s\n", s.KafkaAddr)
+
+	if err := s.writeConfigs(o.EtcDir, ports[2]); err != nil {
+		return nil, err
+	}
+	s.Inventory = &child{name: "rpc", bin: filepath.Join(s.Dir, "rpc"), log: filepath.Join(s.Dir, "rpc.log"),
+		args:  []string{"-f", filepath.Join(s.Dir, "inventory.json")},
+		ready: func(ctx context.Context) error { return dialOK(ctx, s.rpcAddr) }}
+	s.Writer = &child{name: "mq", bin: filepath.Join(s.Dir, "mq"), log: filepath.Join(s.Dir, "mq.log"),
+		args: []string{"-f", filepath.Join(s.Dir, "mq.json")}}
+	s.Gateway = &child{name: "api", bin: filepath.Join(s.Dir, "api"), log: filepath.Join(s.Dir, "api.log"),
+		args:  []string{"-f", filepath.Join(s.Dir, "seckill-api.json")},
+		ready: func(ctx context.Context) error { return healthy(ctx, s.APIURL+"/healthz") }}
+	for _, c := range []*child{s.Inventory, s.Writer, s.Gateway} {
+		s.closers = append(s.closers, c.stop)
+		if err := c.start(ctx); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "%s started (log %s)\n", c.name, c.log)
+	}
+	return s, nil
+}
+
+// writeConfigs loads etc/*.yaml through each service's LoadConfig, points them at this
+// system and writes them out as the JSON files the services' -f flags load.
+func (s *System) writeConfigs(etcDir string, apiPort int) error {
+	mysqlDSN, err := viaProxy(s.MariaDB.DSN, s.MySQLCut.Addr)
+	if err != nil {
+		return err
+	}
+	common := func(sc *service.ServiceConf) {
+		sc.Mode = "dev" // no load shedding: the suite counts faults, not the CPU of 2 cores
+		sc.Log.Mode, sc.Log.Encoding, sc.Log.Level, sc.Log.Stat = "console", "plain", "error", false
+		sc.DevServer.Enabled = false // the fixed metrics ports of etc/ may be in use
+	}
+
+	inv, err := rpcserver.LoadConfig(filepath.Join(etcDir, "inventory.yaml"))
+	if err != nil {
+		return err
+	}
+	common(&inv.ServiceConf)
+	inv.ListenOn, inv.Etcd = s.rpcAddr, discov.EtcdConf{}
+	inv.StockRedis.Host, inv.StockRedis.Type = s.Redis.Addr, "node"
+	inv.Mysql.DataSource = mysqlDSN
+	inv.Relay.Brokers = []string{s.KafkaAddr}
+	s.invCfg = inv
+	if err := writeConfig(filepath.Join(s.Dir, "inventory.json"), inv, rpcserver.LoadConfig); err != nil {
+		return err
+	}
+
+	w, err := mqserver.LoadConfig(filepath.Join(etcDir, "mq.yaml"))
+	if err != nil {
+		return err
+	}
+	common(&w.ServiceConf)
+	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
+	w.Mysql.DataSource = mysqlDSN
+	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.rpcAddr}, discov.EtcdConf{}
+	if err := writeConfig(filepath.Join(s.Dir, "mq.json"), w, mqserver.LoadConfig); err != nil {
+		return err
+	}
+
+	g, err := apiserver.LoadConfig(filepath.Join(etcDir, "seckill-api.yaml"))
+	if err != nil {
+		return err
+	}
+	common(&g.ServiceConf)
+	g.Host, g.Port = "127.0.0.1", apiPort
+	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.rpcAddr}, discov.EtcdConf{}
+	g.Redis.Host, g.Redis.Type = s.Redis.Addr, "node"
+	s.BuyerSecret, s.MerchantSecret = g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret
+	return writeConfig(filepath.Join(s.Dir, "seckill-api.json"), g, apiserver.LoadConfig)
+}
+
+// Close stops everything Start started, services before their servers.
+func (s *System) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// withInventory restarts rpc with its config changed by change (a row's setting, e.g.
+// degrade mode) and returns what puts the suite's config back (another restart).
+func (s *System) withInventory(ctx context.Context, change func(*rpcserver.Config)) (restore func(context.Context) error, err error) {
+	c := s.invCfg
+	change(&c)
+	file := filepath.Join(s.Dir, "inventory-row.json")
+	if err := writeConfig(file, c, rpcserver.LoadConfig); err != nil {
+		return nil, err
+	}
+	def := s.Inventory.args
+	restart := func(ctx context.Context, args []string) error {
+		s.Inventory.stop()
+		s.Inventory.args = args
+		return s.Inventory.start(ctx)
+	}
+	if err := restart(ctx, []string{"-f", file}); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return restart(ctx, def) }, nil
+}
+
+// restartRedis brings the private Redis back on its port and directory after a SHUTDOWN.
+func (s *System) restartRedis(ctx context.Context) error {
+	r, err := devenv.RestartRedis(ctx, s.Redis)
+	if err != nil {
+		return err
+	}
+	s.Redis = r
+	return nil
+}
+
+// ensureUp restarts whatever is not running (after a row whose fault outlived it) and
+// waits for the gateway to be healthy. It returns the names it had to restart.
+func (s *System) ensureUp(ctx context.Context) ([]string, error) {
+	var restarted []string
+	for _, c := range []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway} {
+		if !c.alive() {
+			restarted = append(restarted, c.name)
+			if err := c.start(ctx); err != nil {
+				return restarted, err
+			}
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		err := healthy(wctx, s.APIURL+"/healthz")
+		if err == nil {
+			return restarted, nil
+		}
+		select {
+		case <-wctx.Done():
+			return restarted, fmt.Errorf("gateway not healthy: %w", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func dialOK(ctx context.Context, addr string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
+}
+
+func healthy(ctx context.Context, url string) error {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("healthz: HTTP " + strconv.Itoa(resp.StatusCode))
+	}
+	return nil
+}
