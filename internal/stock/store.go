@@ -205,7 +205,7 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	}
 	k := s.keys
 	_, err = s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, o),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target)
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target, k.StockBack())
 	return err
 }
 
@@ -251,7 +251,7 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		return nil, err
 	}
 	keys := []string{k.Stock(aid), k.Pending(aid), k.Events(aid)}
-	args := []any{aid}
+	args := []any{aid, k.StockBack()}
 	for i, ono := range orderNos {
 		uid, _ := strconv.ParseInt(cmds[i].Val(), 10, 64) // a vanished order: the script drops it
 		keys = append(keys, k.Order(aid, ono), k.User(aid, uid))
@@ -278,7 +278,7 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) 
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
 		return Counters{}, err
 	}
-	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta)
+	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta, s.keys.StockBack())
 	if err != nil {
 		return Counters{}, err
 	}
