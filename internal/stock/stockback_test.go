@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
 )
