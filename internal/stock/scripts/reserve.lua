@@ -3,6 +3,10 @@
 -- KEYS[5] pending zset  KEYS[6] orders zset  KEYS[7] events stream
 -- ARGV[1] activity id  ARGV[2] order_no (fresh)  ARGV[3] uid  ARGV[4] quantity
 -- ARGV[5] request id  ARGV[6] request-id key ttl (s)
+-- The per-activity zsets get their EXPIREAT only when this call may have created them
+-- (orders: the first reservation since the stock hash was written, marked by its field
+-- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), so a
+-- reservation runs 13 Redis commands instead of 17.
 -- Returns {0, order_no, remaining, expire_at_ms, created_ms} reserved;
 --         {1, order_no} replay of a request id already seen (nothing deducted);
 --         {code} with code < 0 (see codes.go).
@@ -14,7 +18,8 @@ local seen = redis.call('GET', KEYS[2])
 if seen then
   return {1, seen}
 end
-local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp')
+local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
+  'locked', 'z')
 if not s[1] then
   return {-1}
 end
@@ -39,17 +44,23 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 local expireAt = now + tonumber(s[5]) * 1000
 local exp = s[7]
-redis.call('HINCRBY', KEYS[1], 'remaining', 0 - qty)
-redis.call('HINCRBY', KEYS[1], 'locked', qty)
+local locked = tonumber(s[8])
+local fresh = not s[9]
+-- string.format: a Lua number becomes '1e+14' as an argument once large
+redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
+  'locked', string.format('%d', locked + qty), 'z', 1)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',
   'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now)
 redis.call('EXPIREAT', KEYS[3], exp)
-redis.call('INCRBY', KEYS[4], qty)
-redis.call('EXPIREAT', KEYS[4], exp)
+redis.call('SET', KEYS[4], string.format('%d', held + qty), 'EXAT', exp)
 redis.call('ZADD', KEYS[5], expireAt, ARGV[2])
-redis.call('EXPIREAT', KEYS[5], exp)
+if fresh or locked == 0 then
+  redis.call('EXPIREAT', KEYS[5], exp)
+end
 redis.call('ZADD', KEYS[6], now, ARGV[2])
-redis.call('EXPIREAT', KEYS[6], exp)
+if fresh then
+  redis.call('EXPIREAT', KEYS[6], exp)
+end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[6])
 redis.call('XADD', KEYS[7], '*', 't', 'reserved', 'aid', ARGV[1], 'sku', s[6],
   'ono', ARGV[2], 'uid', ARGV[3], 'qty', qty, 'at', now,
