@@ -18,8 +18,11 @@ test:
 test-short:
 	$(GO) test $(GOFLAGS_T) -count=1 ./...
 
+## bench: the ratios in the benchmark profile (noshed-dev), then the HTTP rows again in
+## go-zero's shedding profile (Mode pro; a separate process: load shedding is process-wide)
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
+	$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go
 
 build:
 	$(GO) build $(GOFLAGS_T) -o bin/ ./api ./rpc ./mq ./cmd/...
