@@ -104,10 +104,10 @@ type goBench struct {
 	subjectDesc   string
 	baseDesc      string
 	// extra are further benchmarks of the same output kept for derived rows (name -> desc).
-	extra map[string]string
-	n             int    // -benchtime Nx
-	unit          string // the rate's unit
-	rateMetric    string // a custom metric that is the rate ("": 1e9 / ns/op)
+	extra      map[string]string
+	n          int    // -benchtime Nx
+	unit       string // the rate's unit
+	rateMetric string // a custom metric that is the rate ("": 1e9 / ns/op)
 }
 
 // goBenches are the Go benchmark pairs of a run.

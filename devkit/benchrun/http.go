@@ -123,8 +123,6 @@ func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserv
 	return []Row{reserve, rejects, storm}, verdict
 }
 
-
-
 // soldOutActivity creates an activity of one unit and sells it (a one-buyer sale, paid).
 func soldOutActivity(ctx context.Context, base loadgen.Config, uidBase int64) (int64, error) {
 	cfg := base
