@@ -23,7 +23,8 @@ for i = 3, #ARGV do
     redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
     redis.call('HINCRBY', KEYS[1], 'remaining', qty)
     redis.call('DECRBY', ukey, qty)
-    redis.call('HSET', okey, 'state', 'expired')
+    local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
+    redis.call('HSET', okey, 'state', 'expired', 'useq', seq)
     redis.call('ZREM', KEYS[2], ono)
     redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
       'ono', ono, 'uid', o[3], 'qty', qty, 'at', now,

@@ -39,7 +39,8 @@ end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'remaining', qty)
 redis.call('DECRBY', KEYS[3], qty)
-redis.call('HSET', KEYS[2], 'state', target)
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
+redis.call('HSET', KEYS[2], 'state', target, 'useq', seq)
 redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('XADD', KEYS[5], '*', 't', target, 'aid', ARGV[1], 'sku', sku,
   'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,

@@ -3,6 +3,9 @@
 -- KEYS[5] pending zset  KEYS[6] orders zset  KEYS[7] events stream
 -- ARGV[1] activity id  ARGV[2] order_no (fresh)  ARGV[3] uid  ARGV[4] quantity
 -- ARGV[5] request id  ARGV[6] request-id key ttl (s)
+-- 'seq' in the stock hash counts the activity's order changes; an order hash records the
+-- seq of its creation ('cseq') and of its last change ('useq'), so reconciliation can
+-- read the orders in chunks and still see them as they were at one seq.
 -- The per-activity zsets get their EXPIREAT only when this call may have created them
 -- (orders: the first reservation since the stock hash was written, marked by its field
 -- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), so a
@@ -19,7 +22,7 @@ if seen then
   return {1, seen}
 end
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
-  'locked', 'z')
+  'locked', 'z', 'seq')
 if not s[1] then
   return {-1}
 end
@@ -47,10 +50,11 @@ local exp = s[7]
 local locked = tonumber(s[8])
 local fresh = not s[9]
 -- string.format: a Lua number becomes '1e+14' as an argument once large
+local seq = string.format('%d', (tonumber(s[10]) or 0) + 1)
 redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
-  'locked', string.format('%d', locked + qty), 'z', 1)
+  'locked', string.format('%d', locked + qty), 'z', 1, 'seq', seq)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',
-  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now)
+  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now, 'cseq', seq, 'useq', seq)
 redis.call('EXPIREAT', KEYS[3], exp)
 redis.call('SET', KEYS[4], string.format('%d', held + qty), 'EXAT', exp)
 redis.call('ZADD', KEYS[5], expireAt, ARGV[2])
