@@ -176,7 +176,7 @@ var ErrRefused = errors.New("reconcile: repair refused")
 // carries it and the writer (idempotent by order state) applies it. Harmless when the
 // event was merely late: the writer ignores a repeat. It refuses (ErrRefused) unless
 // applying those events would bring every MySQL counter to Redis's value, and does
-// nothing while the Redis snapshot cannot be taken exactly (a burst still running).
+// nothing while the outbox holds more than MaxOutbox entries (a burst still running).
 func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error) {
 	res, err := r.compare(ctx, aid)
 	if err != nil {
