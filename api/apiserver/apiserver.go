@@ -72,7 +72,7 @@ func New(c Config) (*Server, error) {
 		rest.WithUnauthorizedCallback(reply.Unauthorized),
 	)
 	if err != nil {
-		ctx.RpcClient.Conn().Close()
+		ctx.Close()
 		return nil, err
 	}
 	handler.RegisterHandlers(srv, ctx)
@@ -107,5 +107,5 @@ func (s *Server) Stop() {
 			_ = hs.Close()
 		}
 	}
-	_ = s.svc.RpcClient.Conn().Close()
+	s.svc.Close()
 }

@@ -105,6 +105,7 @@ func TestRateLimit(t *testing.T) {
 		c.RateLimit.Enabled = true
 		c.RateLimit.Period = 60
 		c.RateLimit.Quota = 3
+		c.RateLimit.Shared = true
 	})
 	a := e.warm(map[string]any{"stock": 100, "per_user_limit": 100})
 	hasty, calm := buyerToken(t, 1), buyerToken(t, 2)

@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
@@ -38,6 +39,7 @@ type env struct {
 	keys    stock.Keys
 	db      *testenv.Database
 	rpc     *rpcserver.Server
+	inv     inventoryclient.Inventory // the inventory service, called directly
 	api     *apiserver.Server
 	client  *http.Client
 }
@@ -85,7 +87,7 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	db := testenv.MySQL(t)
 	rc := rpctest.Config(t, keys, db.DSN)
 	rc.Stock.BackfillWaitMs = 100
-	_, rs := rpctest.Start(t, rc)
+	inv, rs := rpctest.Start(t, rc)
 	ac := apiConfig(t, keys, rc.ListenOn)
 	for _, f := range tweak {
 		f(&ac)
@@ -97,10 +99,30 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	go as.Start()
 	t.Cleanup(as.Stop)
 	e := &env{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", ac.Port), rpcHost: rc.ListenOn, rds: rds, keys: keys, db: db,
-		rpc: rs, api: as, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		rpc: rs, inv: inv, api: as, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0}}}
 	e.waitHealthy()
 	return e
+}
+
+// gateway starts another gateway on the same inventory service (and Redis prefix) and
+// returns an env that talks to it.
+func (e *env) gateway(tweak ...func(*apiserver.Config)) *env {
+	e.t.Helper()
+	ac := apiConfig(e.t, e.keys, e.rpcHost)
+	for _, f := range tweak {
+		f(&ac)
+	}
+	as, err := apiserver.New(ac)
+	if err != nil {
+		e.t.Fatalf("api: %v", err)
+	}
+	go as.Start()
+	e.t.Cleanup(as.Stop)
+	g := *e
+	g.base, g.api = fmt.Sprintf("http://127.0.0.1:%d", ac.Port), as
+	g.waitHealthy()
+	return &g
 }
 
 func (e *env) waitHealthy() {

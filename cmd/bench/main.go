@@ -1,7 +1,9 @@
 // Command bench is `make bench`: Go benchmarks (stock.Reserve vs raw EVALSHA, the writer's
-// group commit vs one transaction per event) and a short loopback load run against the
-// standalone system beside bare go-zero baselines, printed as ratios from one run
-// (devkit/benchrun). Run it from the repository root.
+// group commit vs one transaction per event, the batched writer) and a short loopback load
+// run against the standalone system beside bare go-zero baselines (reservations, sold-out
+// rejections, a sold-out storm, writer / reservation rate), printed as ratios from one
+// run (devkit/benchrun). Run it from the repository root. `make bench` runs it twice: in
+// the benchmark profile, then with -mode pro -no-go (go-zero's load shedding on).
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
@@ -34,6 +36,8 @@ func main() {
 	flag.IntVar(&cfg.Concurrency, "c", 64, "HTTP clients in flight")
 	flag.IntVar(&cfg.Requests, "requests", 10000, "requests per HTTP measurement (count bound)")
 	flag.DurationVar(&cfg.MaxDuration, "duration", 15*time.Second, "time bound of each HTTP measurement")
+	flag.IntVar(&cfg.StormStock, "storm-stock", 1000, "stock of the sold-out storm's sale")
+	flag.IntVar(&cfg.StormBuyers, "storm-buyers", 20000, "buyers of the sold-out storm's sale")
 	flag.IntVar(&cfg.StockN, "stock-n", 20000, "-benchtime (x) of Reserve / RawEvalsha")
 	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
 	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")

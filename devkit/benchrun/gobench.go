@@ -103,9 +103,11 @@ type goBench struct {
 	subject, base string // benchmark names without -procs
 	subjectDesc   string
 	baseDesc      string
-	n             int    // -benchtime Nx
-	unit          string // the rate's unit
-	rateMetric    string // a custom metric that is the rate ("": 1e9 / ns/op)
+	// extra are further benchmarks of the same output kept for derived rows (name -> desc).
+	extra      map[string]string
+	n          int    // -benchtime Nx
+	unit       string // the rate's unit
+	rateMetric string // a custom metric that is the rate ("": 1e9 / ns/op)
 }
 
 // goBenches are the Go benchmark pairs of a run.
@@ -118,14 +120,19 @@ func goBenches(c *Config) []goBench {
 	}, {
 		label: "writer group commit vs one transaction per event", pkg: "./mq/internal/writer/",
 		pattern: "^BenchmarkWriter$", n: c.WriterN, unit: "events/s", rateMetric: "events/s",
-		subject: "BenchmarkWriter/group-commit", subjectDesc: "writer, group commit",
+		subject: "BenchmarkWriter/group-commit", subjectDesc: "writer, group commit (16 blocking handlers)",
 		base: "BenchmarkWriter/per-event-tx", baseDesc: "writer, one tx per event",
+		extra: map[string]string{writerBatched: "writer, batched (the mq consumer's path)"},
 	}}
 }
 
+// writerBatched is the writer benchmark that the "writer / reservation rate" row uses.
+const writerBatched = "BenchmarkWriter/batched"
+
 // goRows runs the Go benchmark pairs against the system's Redis and MySQL (unless
-// SECKILL_TEST_REDIS / SECKILL_TEST_MYSQL name others), before any HTTP load.
-func goRows(ctx context.Context, c *Config, sys *standalone.System, logf func(string, ...any), notes *[]string) []Row {
+// SECKILL_TEST_REDIS / SECKILL_TEST_MYSQL name others), before any HTTP load. extra holds
+// the further measurements the pairs named (for derived rows).
+func goRows(ctx context.Context, c *Config, sys *standalone.System, logf func(string, ...any), notes *[]string, extra map[string]Measurement) []Row {
 	var env []string
 	where := []string{}
 	if v := os.Getenv("SECKILL_TEST_REDIS"); v == "" {
@@ -162,6 +169,11 @@ func goRows(ctx context.Context, c *Config, sys *standalone.System, logf func(st
 			continue
 		}
 		row.Subject, row.Baseline = goMeasurement(s, b.subjectDesc, b), goMeasurement(base, b.baseDesc, b)
+		for name, desc := range b.extra {
+			if l, ok := Find(lines, name); ok {
+				extra[name] = goMeasurement(l, desc, b)
+			}
+		}
 		row.compute()
 		rows = append(rows, row)
 	}

@@ -46,6 +46,9 @@ type Config struct {
 	Concurrency int           // HTTP clients in flight (default 64)
 	Requests    int           // per HTTP measurement: the count bound (default 10000)
 	MaxDuration time.Duration // per HTTP measurement: the time bound (default 15s)
+	// The sold-out storm: a sale of StormStock units to StormBuyers buyers (default 1,000
+	// and 20,000), in which almost every answer is SOLD_OUT.
+	StormStock, StormBuyers int
 
 	SkipGo   bool // leave out the Go benchmarks
 	SkipHTTP bool // leave out the HTTP measurements
@@ -80,6 +83,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxDuration == 0 {
 		c.MaxDuration = 15 * time.Second
+	}
+	if c.StormStock == 0 {
+		c.StormStock = 1000
+	}
+	if c.StormBuyers == 0 {
+		c.StormBuyers = 20000
 	}
 	if c.Standalone.Mode == "" {
 		c.Standalone.Mode = "dev"
@@ -140,18 +149,41 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	ac := sys.Configs.Gateway
 	res.Profile = profile(ac)
 
+	extra := map[string]Measurement{}
 	if !cfg.SkipGo {
-		res.Rows = append(res.Rows, goRows(ctx, &cfg, sys, logf, &res.Notes)...)
+		res.Rows = append(res.Rows, goRows(ctx, &cfg, sys, logf, &res.Notes, extra)...)
 	}
 	if !cfg.SkipHTTP {
 		rows, sale := httpRows(ctx, &cfg, sys, ac, logf, &res.Notes)
 		res.Rows, res.Sale = append(res.Rows, rows...), sale
+		if w, ok := extra[writerBatched]; ok {
+			res.Rows = append(res.Rows, drainRow(w, rows))
+		}
 	}
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("absolute numbers on %d noisy cores, shared by the clients, every server and the other work of the machine, mean little: the ratios are the figures", res.Machine.NumCPU),
 		"ratio = rate / baseline rate (1.00x = as fast as the baseline); p99 ratio likewise")
 	res.Took = time.Since(res.Started)
 	return res, ctx.Err()
+}
+
+// drainRow is "writer / reservation rate": the batched writer's events/s beside the
+// reservations/s through the gateway, both from this run. A sale's every order is at least
+// two events, so the writer keeps up only above 2x.
+func drainRow(w Measurement, http []Row) Row {
+	row := Row{Label: "writer / reservation rate", Subject: w,
+		Baseline: Measurement{Name: "reservations via the gateway", Unit: "/s"}}
+	for _, r := range http {
+		if r.Label == "reservations" {
+			if r.Error != "" {
+				row.Error = "reservations: " + r.Error
+			}
+			row.Baseline = r.Subject
+		}
+	}
+	row.compute()
+	row.P99Ratio = 0
+	return row
 }
 
 // Failed reports whether a row could not be measured or the sale failed its checks.
@@ -189,10 +221,18 @@ func noShed(mode string) bool {
 func profile(c apiserver.Config) Profile {
 	rl := "off"
 	if c.RateLimit.Enabled {
-		rl = fmt.Sprintf("%d per %d s per buyer (a Redis call per reservation)", c.RateLimit.Quota, c.RateLimit.Period)
+		where := "counted in the gateway's memory"
+		if c.RateLimit.Shared {
+			where = "counted in memory, then in Redis (Shared: a Redis call per reservation)"
+		}
+		rl = fmt.Sprintf("%d per %d s per buyer, %s", c.RateLimit.Quota, c.RateLimit.Period, where)
 	}
-	rest := fmt.Sprintf("every other go-zero rest middleware on as in etc/seckill-api.yaml (timeout %d ms, MaxBytes %d, MaxConns %d, breaker, prometheus, trace, recover, gunzip); JWT on the buyer routes and on the echo; the gateway's rate limit %s, the echo has none; log level %s, Log.Stat off",
-		c.Timeout, c.MaxBytes, c.MaxConns, rl, c.Log.Level)
+	edge := "off"
+	if c.Edge.Enabled {
+		edge = fmt.Sprintf("on (sold-out mark TTL %s)", c.Edge.SoldOutTTL)
+	}
+	rest := fmt.Sprintf("every other go-zero rest middleware on as in etc/seckill-api.yaml (timeout %d ms, MaxBytes %d, MaxConns %d, breaker, prometheus, trace, recover, gunzip); JWT on the buyer routes and on the echo; the gateway's rate limit %s, the echo has none; the gateway's own sold-out / window answers %s; log level %s, Log.Stat off",
+		c.Timeout, c.MaxBytes, c.MaxConns, rl, edge, c.Log.Level)
 	if noShed(c.Mode) {
 		return Profile{Name: "noshed-" + c.Mode, Description: fmt.Sprintf(
 			"no adaptive load shedding in any server of the process (inventory rpc, writer, gateway, both baselines): go-zero Mode %s, and load.Disable() called before any server is built (rpcserver also sets its config up before zrpc builds its shedder, which go-zero v1.10.3 does the other way round); the CpuThreshold %d of etc/*.yaml is therefore inert; %s",

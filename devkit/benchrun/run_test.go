@@ -24,7 +24,7 @@ func TestRunTiny(t *testing.T) {
 	res, err := Run(ctx, Config{
 		Dir: "../..", SkipGo: true,
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
-		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second,
+		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
 		Log: &progress,
 	})
 	if err != nil {
@@ -39,13 +39,17 @@ func TestRunTiny(t *testing.T) {
 	if res.Profile.Name != "noshed-dev" || res.Sale == nil || !res.Sale.OK {
 		t.Fatalf("profile %q, sale %+v", res.Profile.Name, res.Sale)
 	}
-	if len(res.Rows) != 2 {
-		t.Fatalf("%d rows, want reservations and rejections", len(res.Rows))
+	if len(res.Rows) != 3 {
+		t.Fatalf("%d rows, want reservations, rejections and the storm", len(res.Rows))
 	}
 	for _, row := range res.Rows {
-		for _, m := range []Measurement{row.Subject, row.Baseline} {
-			if m.Count != n || m.OtherCount() != 0 || m.NotSent != 0 || m.Rate <= 0 || m.P99 <= 0 {
-				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, n, m.Other, m.NotSent, m.Rate, m.P99)
+		for i, m := range []Measurement{row.Subject, row.Baseline} {
+			want := n
+			if row.Label == "sold-out storm" && i == 0 {
+				want = 3 * n
+			}
+			if m.Count != want || m.OtherCount() != 0 || m.NotSent != 0 || m.Rate <= 0 || m.P99 <= 0 {
+				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, want, m.Other, m.NotSent, m.Rate, m.P99)
 			}
 		}
 		if row.Ratio <= 0 || row.P99Ratio <= 0 {

@@ -4,7 +4,8 @@
 //
 // One run reads, in this order: MySQL (inventory, orders and applied adjustments in one
 // transaction), then Redis (stock hash, every order, the newest outbox entry id and the
-// clock, in one MULTI), then the activity's outbox up to that entry. Every change reaches
+// clock, in one small MULTI; then every order in chunks, put back as it was at that
+// MULTI), then the activity's outbox up to that entry. Every change reaches
 // MySQL only after it happened in Redis, so a healthy MySQL is never ahead of a Redis
 // snapshot taken after it: whatever MySQL lacks is either in the outbox (replayed here
 // through the writer's transition table), on Kafka, or lost. The last two look the same
@@ -175,7 +176,7 @@ var ErrRefused = errors.New("reconcile: repair refused")
 // carries it and the writer (idempotent by order state) applies it. Harmless when the
 // event was merely late: the writer ignores a repeat. It refuses (ErrRefused) unless
 // applying those events would bring every MySQL counter to Redis's value, and does
-// nothing while the Redis snapshot cannot be taken exactly (a burst still running).
+// nothing while the outbox holds more than MaxOutbox entries (a burst still running).
 func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error) {
 	res, err := r.compare(ctx, aid)
 	if err != nil {
@@ -326,67 +327,120 @@ type redisBook struct {
 
 func (b redisBook) counters() counters { return b.c }
 
-// snapshotAttempts: how often readRedis retries when orders were added between listing
-// them and the MULTI.
-const snapshotAttempts = 5
+// orderChunk is how many orders one read of readRedis takes: each read is a short
+// pipeline, so reconciliation never holds the activity's shard for long.
+const orderChunk = 500
 
-// readRedis takes one MULTI snapshot of the activity's keys (one hash slot). The order
-// list is read just before; if the MULTI finds more orders than listed, it tries again,
-// and after snapshotAttempts reports the snapshot as inexact.
+// readRedis takes the activity as it was at one moment without blocking its shard: one
+// small MULTI (stock hash with its change count 'seq', the order count, the newest outbox
+// entry id, the clock, the recon history), then every order in chunks (ZSCAN of the
+// orders zset, which returns every member present throughout, and pipelined HMGETs).
+// Orders changed meanwhile are put back as they were at the MULTI's seq: created after it
+// ('cseq' > seq) are left out, changed after it ('useq' > seq) were reserved then (every
+// change leaves reserved). So the snapshot is exact however busy the activity is.
 func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error) {
 	keys := r.store.Keys()
 	var b redisBook
-	for attempt := 0; attempt < snapshotAttempts; attempt++ {
-		nos, err := r.store.OrderNos(ctx, aid)
-		if err != nil {
+	pipe, err := r.store.Redis().TxPipeline()
+	if err != nil {
+		return b, err
+	}
+	stockCmd := pipe.HGetAll(ctx, keys.Stock(aid))
+	lastCmd := pipe.XRevRangeN(ctx, keys.Events(aid), "+", "-", 1)
+	timeCmd := pipe.Time(ctx)
+	histCmd := pipe.HGetAll(ctx, keys.Recon(aid))
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, red.Nil) {
+		return b, fmt.Errorf("reconcile %d: read redis: %w", aid, err)
+	}
+	m := stockCmd.Val()
+	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
+	_, warm := m["remaining"]
+	seq := n("seq")
+	b = redisBook{warm: warm, exact: true, sku: n("sku"), end: n("end") + n("ttl"),
+		c:      counters{Total: n("total"), Available: n("remaining"), Locked: n("locked"), Sold: n("sold")},
+		orders: map[string]stock.Order{}, nowMs: timeCmd.Val().UnixMilli(), history: histCmd.Val()}
+	if last := lastCmd.Val(); len(last) > 0 {
+		b.lastID = last[0].ID
+	}
+	if !warm {
+		return b, nil
+	}
+	rds := r.store.Redis()
+	var cursor uint64
+	for {
+		var cmd *red.ScanCmd
+		err := rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
+			cmd = p.ZScan(ctx, keys.Orders(aid), cursor, "", orderChunk)
+			return nil
+		})
+		if err != nil && !errors.Is(err, red.Nil) {
+			return b, fmt.Errorf("reconcile %d: list orders: %w", aid, err)
+		}
+		var page []string
+		page, cursor = cmd.Val()
+		var nos []string
+		for i := 0; i+1 < len(page); i += 2 { // member, score
+			if _, seen := b.orders[page[i]]; !seen {
+				nos = append(nos, page[i])
+			}
+		}
+		if err := r.readOrders(ctx, aid, seq, nos, &b); err != nil {
 			return b, err
 		}
-		pipe, err := r.store.Redis().TxPipeline()
-		if err != nil {
-			return b, err
-		}
-		stockCmd := pipe.HGetAll(ctx, keys.Stock(aid))
-		cardCmd := pipe.ZCard(ctx, keys.Orders(aid))
-		lastCmd := pipe.XRevRangeN(ctx, keys.Events(aid), "+", "-", 1)
-		timeCmd := pipe.Time(ctx)
-		histCmd := pipe.HGetAll(ctx, keys.Recon(aid))
-		orderCmds := make([]*red.SliceCmd, len(nos))
-		for i, no := range nos {
-			orderCmds[i] = pipe.HMGet(ctx, keys.Order(aid, no), "uid", "qty", "state", "expire_at", "request_id", "created_at")
-		}
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, red.Nil) {
-			return b, fmt.Errorf("reconcile %d: read redis: %w", aid, err)
-		}
-		m := stockCmd.Val()
-		n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
-		_, warm := m["remaining"]
-		b = redisBook{warm: warm, exact: cardCmd.Val() == int64(len(nos)), sku: n("sku"), end: n("end") + n("ttl"),
-			c:   counters{Total: n("total"), Available: n("remaining"), Locked: n("locked"), Sold: n("sold")},
-			nos: nos, orders: make(map[string]stock.Order, len(nos)), nowMs: timeCmd.Val().UnixMilli(),
-			history: histCmd.Val()}
-		if last := lastCmd.Val(); len(last) > 0 {
-			b.lastID = last[0].ID
-		}
-		for i, no := range nos {
-			v := orderCmds[i].Val()
-			s := func(j int) string {
-				if j < len(v) && v[j] != nil {
-					return fmt.Sprint(v[j])
-				}
-				return ""
-			}
-			num := func(j int) int64 { x, _ := strconv.ParseInt(s(j), 10, 64); return x }
-			if s(2) == "" {
-				continue // listed but gone: expired with the activity's keys
-			}
-			b.orders[no] = stock.Order{OrderNo: no, ActivityID: aid, UID: num(0), Quantity: num(1), State: s(2),
-				ExpireAt: num(3), RequestID: s(4), CreatedAt: num(5)}
-		}
-		if b.exact {
+		if cursor == 0 {
 			break
 		}
 	}
+	for no := range b.orders {
+		b.nos = append(b.nos, no)
+	}
+	sort.Slice(b.nos, func(i, j int) bool {
+		oi, oj := b.orders[b.nos[i]], b.orders[b.nos[j]]
+		return oi.CreatedAt < oj.CreatedAt || oi.CreatedAt == oj.CreatedAt && oi.OrderNo < oj.OrderNo
+	})
 	return b, nil
+}
+
+// readOrders reads one chunk of order hashes in a pipeline and adds each, as it was at seq,
+// to b.
+func (r *Reconciler) readOrders(ctx context.Context, aid, seq int64, nos []string, b *redisBook) error {
+	if len(nos) == 0 {
+		return nil
+	}
+	keys := r.store.Keys()
+	cmds := make([]*red.SliceCmd, len(nos))
+	err := r.store.Redis().PipelinedCtx(ctx, func(p red.Pipeliner) error {
+		for i, no := range nos {
+			cmds[i] = p.HMGet(ctx, keys.Order(aid, no), "uid", "qty", "state", "expire_at", "request_id", "created_at", "cseq", "useq")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, red.Nil) {
+		return fmt.Errorf("reconcile %d: read orders: %w", aid, err)
+	}
+	for i, no := range nos {
+		v := cmds[i].Val()
+		s := func(j int) string {
+			if j < len(v) && v[j] != nil {
+				return fmt.Sprint(v[j])
+			}
+			return ""
+		}
+		num := func(j int) int64 { x, _ := strconv.ParseInt(s(j), 10, 64); return x }
+		if s(2) == "" {
+			continue // listed but gone: expired with the activity's keys
+		}
+		if num(6) > seq {
+			continue // created after the snapshot
+		}
+		o := stock.Order{OrderNo: no, ActivityID: aid, UID: num(0), Quantity: num(1), State: s(2),
+			ExpireAt: num(3), RequestID: s(4), CreatedAt: num(5)}
+		if num(7) > seq {
+			o.State = domain.StateReserved // changed after the snapshot, from reserved
+		}
+		b.orders[no] = o
+	}
+	return nil
 }
 
 // outboxPage is how many entries one XRANGE reads.

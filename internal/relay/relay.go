@@ -76,14 +76,23 @@ type Relay struct {
 	done   chan struct{}
 	once   sync.Once
 
-	ids    []int64
-	groups map[int64]bool // streams whose consumer group exists
+	ids []int64 // the active set as last read (the loop's; workers have their own id)
 
 	// OnGone, when set before Start, is called (in its own goroutine) for an activity that
 	// left the active set without being retired, or whose stream lost its consumer group:
 	// what the relay sees of Redis losing its data. The inventory service resolves it like
 	// any stock hash miss (a rebuild).
 	OnGone func(aid int64)
+}
+
+// worker relays one activity's outbox on its own connection (a blocking node), so that
+// one activity whose delivery is retrying never delays another's, and relay latency does
+// not grow with the number of warm activities: each worker blocks on its own stream.
+type worker struct {
+	*Relay
+	aid     int64
+	node    redis.ClosableNode
+	grouped bool // the stream's consumer group exists
 }
 
 // New returns a relay producing to c.Brokers. grace is how long an activity's keys live
@@ -124,7 +133,7 @@ func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dea
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Relay{c: c, store: store, keys: store.Keys(), grace: grace, node: node,
 		events: events, dead: dead, consumer: consumerName(), now: time.Now,
-		ctx: ctx, cancel: cancel, done: make(chan struct{}), groups: map[int64]bool{}}, nil
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}, nil
 }
 
 // consumerName is unique per relay instance: host, pid and a random suffix.
@@ -138,42 +147,80 @@ func consumerName() string {
 // Consumer is this relay's consumer name in the group.
 func (r *Relay) Consumer() string { return r.consumer }
 
-// Start relays until Stop.
+// Start relays until Stop: every RefreshInterval it re-reads the active set (gauges,
+// retirement) and runs one worker per active activity.
 func (r *Relay) Start() {
 	defer close(r.done)
 	logx.Infof("relay %s: outbox -> %s", r.consumer, r.c.Topic)
-	var lastRefresh, lastClaim time.Time
-	idle := false
-	for r.ctx.Err() == nil {
-		if time.Since(lastRefresh) >= r.c.RefreshInterval {
-			r.refresh(r.ctx)
-			lastRefresh = time.Now()
+	workers := map[int64]context.CancelFunc{}
+	var wg sync.WaitGroup
+	defer func() {
+		for _, stop := range workers {
+			stop()
 		}
-		if time.Since(lastClaim) >= r.c.ClaimInterval {
-			for _, aid := range r.ids {
-				r.claim(r.ctx, aid)
+		wg.Wait()
+	}()
+	for r.ctx.Err() == nil {
+		r.refresh(r.ctx)
+		live := map[int64]bool{}
+		for _, aid := range r.ids {
+			live[aid] = true
+			if workers[aid] != nil {
+				continue
 			}
+			node, err := redis.CreateBlockingNode(r.store.Redis())
+			if err != nil {
+				logx.Errorf("relay: activity %d: connect: %v", aid, err)
+				continue
+			}
+			ctx, stop := context.WithCancel(r.ctx)
+			workers[aid] = stop
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer node.Close()
+				(&worker{Relay: r, aid: aid, node: node}).run(ctx)
+			}()
+		}
+		for aid, stop := range workers {
+			if !live[aid] { // retired
+				stop()
+				delete(workers, aid)
+			}
+		}
+		r.sleep(r.c.RefreshInterval)
+	}
+}
+
+// run relays the worker's activity until ctx ends: new entries (XREADGROUP, blocking up
+// to Block when idle), and every ClaimInterval the entries a dead relay left.
+func (r *worker) run(ctx context.Context) {
+	var lastClaim time.Time
+	block := time.Duration(-1) // the first read does not block
+	for ctx.Err() == nil {
+		if time.Since(lastClaim) >= r.c.ClaimInterval {
+			r.claim(ctx, r.aid)
 			lastClaim = time.Now()
 		}
-		if len(r.ids) == 0 {
-			r.sleep(r.c.Block)
-			continue
+		n, err := r.relayNew(ctx, r.aid, block)
+		if err != nil && ctx.Err() == nil {
+			metricErrors.WithLabelValues("read").Inc()
+			logx.Errorf("relay: activity %d: %v", r.aid, err)
+			sleepCtx(ctx, r.c.Block)
 		}
-		var block time.Duration = -1 // no BLOCK argument
-		if idle {
-			block = max(r.c.Block/time.Duration(len(r.ids)), 10*time.Millisecond)
+		block = -1
+		if n == 0 {
+			block = r.c.Block
 		}
-		moved := 0
-		for _, aid := range r.ids {
-			n, err := r.relayNew(r.ctx, aid, block)
-			moved += n
-			if err != nil && r.ctx.Err() == nil {
-				metricErrors.WithLabelValues("read").Inc()
-				logx.Errorf("relay: activity %d: %v", aid, err)
-				r.sleep(r.c.Block)
-			}
-		}
-		idle = moved == 0
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
@@ -200,7 +247,7 @@ func (r *Relay) sleep(d time.Duration) {
 }
 
 // relayNew reads entries never delivered to the group and relays them.
-func (r *Relay) relayNew(ctx context.Context, aid int64, block time.Duration) (int, error) {
+func (r *worker) relayNew(ctx context.Context, aid int64, block time.Duration) (int, error) {
 	key := r.keys.Events(aid)
 	if err := r.ensureGroup(ctx, aid); err != nil {
 		return 0, err
@@ -211,7 +258,7 @@ func (r *Relay) relayNew(ctx context.Context, aid int64, block time.Duration) (i
 		return 0, nil
 	}
 	if isNoGroup(err) { // the stream was deleted (retired, or Redis lost it)
-		delete(r.groups, aid)
+		r.grouped = false
 		if r.OnGone != nil {
 			go r.OnGone(aid)
 		}
@@ -228,22 +275,22 @@ func (r *Relay) relayNew(ctx context.Context, aid int64, block time.Duration) (i
 }
 
 // ensureGroup creates the stream's consumer group reading from the beginning.
-func (r *Relay) ensureGroup(ctx context.Context, aid int64) error {
-	if r.groups[aid] {
+func (r *worker) ensureGroup(ctx context.Context, aid int64) error {
+	if r.grouped {
 		return nil
 	}
 	err := r.node.XGroupCreateMkStream(ctx, r.keys.Events(aid), Group, "0").Err()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
 		return fmt.Errorf("create group: %w", err)
 	}
-	r.groups[aid] = true
+	r.grouped = true
 	return nil
 }
 
 func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOGROUP") }
 
 // claim takes over entries another relay read and left unacknowledged for ClaimIdle.
-func (r *Relay) claim(ctx context.Context, aid int64) {
+func (r *worker) claim(ctx context.Context, aid int64) {
 	key := r.keys.Events(aid)
 	if err := r.ensureGroup(ctx, aid); err != nil {
 		return
@@ -254,7 +301,7 @@ func (r *Relay) claim(ctx context.Context, aid int64) {
 			MinIdle: r.c.ClaimIdle, Start: start, Count: int64(r.c.BatchSize), Consumer: r.consumer}).Result()
 		if err != nil {
 			if isNoGroup(err) {
-				delete(r.groups, aid)
+				r.grouped = false
 			} else if ctx.Err() == nil {
 				metricErrors.WithLabelValues("claim").Inc()
 				logx.Errorf("relay: claim activity %d: %v", aid, err)
@@ -277,7 +324,7 @@ func (r *Relay) claim(ctx context.Context, aid int64) {
 // topic), then XACKs and deletes exactly those Kafka acknowledged. Failed ones are retried
 // with backoff until they go through or the relay stops (then they stay pending and are
 // reclaimed later). It returns how many entries it removed from the outbox.
-func (r *Relay) deliver(ctx context.Context, key string, msgs []red.XMessage) int {
+func (r *worker) deliver(ctx context.Context, key string, msgs []red.XMessage) int {
 	items, gone := toItems(key, msgs)
 	if len(gone) > 0 {
 		r.ackDelete(ctx, key, gone)
@@ -293,7 +340,7 @@ func (r *Relay) deliver(ctx context.Context, key string, msgs []red.XMessage) in
 			metricErrors.WithLabelValues("produce").Inc()
 			logx.Errorf("relay: %d entries of %s not acknowledged by Kafka, retrying in %v: %v",
 				len(items), key, backoff, err)
-			r.sleep(backoff)
+			sleepCtx(ctx, backoff)
 			backoff = min(backoff*2, 5*time.Second)
 		}
 	}
@@ -382,7 +429,7 @@ func send(ctx context.Context, s kafkax.Sender, items []item, idx []int, acked [
 
 // remove acknowledges and deletes the acked items from the outbox and returns the
 // others, and how many it removed.
-func (r *Relay) remove(ctx context.Context, key string, items []item, acked []bool) (rest []item, removed int) {
+func (r *worker) remove(ctx context.Context, key string, items []item, acked []bool) (rest []item, removed int) {
 	var ids []string
 	rest = items[:0]
 	for i, it := range items {
@@ -402,7 +449,7 @@ func (r *Relay) remove(ctx context.Context, key string, items []item, acked []bo
 // ackDelete acknowledges and deletes entries in one MULTI, so an entry is never left
 // acknowledged but present (which would block the drain check forever). On failure the
 // entries stay pending: reclaimed and produced again later (at least once).
-func (r *Relay) ackDelete(ctx context.Context, key string, ids []string) bool {
+func (r *worker) ackDelete(ctx context.Context, key string, ids []string) bool {
 	_, err := r.node.TxPipelined(ctx, func(p red.Pipeliner) error {
 		p.XAck(ctx, key, Group, ids...)
 		p.XDel(ctx, key, ids...)
@@ -484,7 +531,6 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 			continue
 		}
 		_ = r.node.Del(ctx, key).Err()
-		delete(r.groups, aid)
 		r.ids = slices.DeleteFunc(r.ids, func(id int64) bool { return id == aid })
 		// The activity is gone: so are its series (labels stay bounded).
 		metricOutboxLength.DeleteLabelValues(p.Key)

@@ -52,6 +52,12 @@ func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
 // lingering difference from one still in flight.
 func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
 
+// StockBack is the pub/sub channel on which every script that returns stock to remaining
+// (release, expire_due, adjust with delta > 0) publishes the activity id, so that gateways
+// drop their sold-out mark at once. Not a key (no slot): PUBLISH from a script reaches the
+// subscribers of every node of a Redis Cluster.
+func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
+
 // Active is the zset of warm activity ids scored by end time (unix seconds).
 func (k Keys) Active() string { return k.Prefix + "sk:active" }
 

@@ -153,6 +153,13 @@ func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
 	return dep(err)
 }
 
+// StockBack announces that an activity's stock may have come back (after a rebuild):
+// gateways drop their sold-out mark for it (docs/DESIGN.md, "Sold-out at the edge").
+func (s *Store) StockBack(ctx context.Context, aid int64) error {
+	_, err := s.rds.PublishCtx(ctx, s.keys.StockBack(), strconv.FormatInt(aid, 10))
+	return dep(err)
+}
+
 // Restore writes an activity's orders and its buyers' holdings (uid -> quantity held),
 // read from MySQL, into Redis in batches of RestoreBatch, every key expiring at expireAt
 // (unix s). It runs only while the stock hash is absent: ErrAlreadyWarm, with nothing
@@ -274,7 +281,7 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	}
 	k := s.keys
 	_, err = s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, o),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target)
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target, k.StockBack())
 	return err
 }
 
@@ -329,7 +336,7 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		return nil, dep(err)
 	}
 	keys := []string{k.Stock(aid), k.Pending(aid), k.Events(aid)}
-	args := []any{aid}
+	args := []any{aid, k.StockBack()}
 	for i, ono := range orderNos {
 		uid, _ := strconv.ParseInt(cmds[i].Val(), 10, 64) // a vanished order: the script drops it
 		keys = append(keys, k.Order(aid, ono), k.User(aid, uid))
@@ -356,7 +363,7 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) 
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
 		return Counters{}, err
 	}
-	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta)
+	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta, s.keys.StockBack())
 	if err != nil {
 		return Counters{}, err
 	}

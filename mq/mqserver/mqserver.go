@@ -1,16 +1,15 @@
-// Package mqserver builds the mq service: the kq consumer group feeding the order writer
-// (and, later, the jobs). The mq main and the standalone launcher both use it.
+// Package mqserver builds the mq service: the consumer group feeding the order writer,
+// and the jobs. The mq main and the standalone launcher both use it.
 package mqserver
 
 import (
-	"github.com/zeromicro/go-queue/kq"
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/queue"
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/mq/internal/config"
+	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/svc"
 )
 
@@ -41,12 +40,7 @@ func New(c Config) (*Server, error) {
 }
 
 // newServer lets tests wrap the handler (to crash it at a chosen point).
-func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Server, error) {
-	// kq's default (CommitInOrder false) runs Processors in parallel and commits each
-	// message's offset as its handler returns: a later offset then covers an earlier event
-	// still waiting for its transaction, and a crash in between loses it. In order, an
-	// offset is committed only after every earlier message of the reader was handled.
-	c.Consumer.CommitInOrder = true
+func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server, error) {
 	if err := c.SetUp(); err != nil { // logging and metrics as the top-level config says
 		return nil, err
 	}
@@ -57,11 +51,14 @@ func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	var h kq.ConsumeHandler = ctx.Writer
+	var h consumer.Handler = ctx.Writer
 	if wrap != nil {
 		h = wrap(h)
 	}
-	q, err := kq.NewQueue(c.Consumer, h)
+	// Not kq: its handler-per-message model holds a batch to NumCPU events in order
+	// (mq/internal/consumer). The members hand messages to the writer without waiting
+	// and commit each partition's offsets in order once MySQL has everything before them.
+	q, err := consumer.New(c.Consumer, c.Fetch, h)
 	if err != nil {
 		return nil, err
 	}
@@ -96,13 +93,7 @@ func (p *pipeline) Start() {
 }
 
 func (p *pipeline) Stop() {
-	// kq's Stop closes go-zero's global log writer (go-queue v1.2.2), which would silence
-	// every other service of the process (standalone). Detach it first, then put it back.
-	w := logx.Reset()
 	p.consumer.Stop()
-	if w != nil {
-		logx.SetWriter(w)
-	}
 	p.svc.Writer.Stop()
 	_ = p.svc.DeadLetter.Close()
 }

@@ -1,6 +1,7 @@
 -- adjust: add or withdraw sellable stock. remaining += delta, total += delta.
 -- KEYS[1] stock hash  KEYS[2] events stream
--- ARGV[1] activity id  ARGV[2] delta (non-zero integer)
+-- ARGV[1] activity id  ARGV[2] delta (non-zero integer)  ARGV[3] stock-back channel
+-- (the activity id is PUBLISHed there when delta > 0)
 -- Returns {0, total, remaining, locked, sold}; {code} with code < 0.
 local delta = tonumber(ARGV[2])
 if not delta or delta == 0 or delta ~= math.floor(delta) then
@@ -19,4 +20,7 @@ local total = redis.call('HINCRBY', KEYS[1], 'total', ARGV[2])
 local remaining = redis.call('HINCRBY', KEYS[1], 'remaining', ARGV[2])
 redis.call('XADD', KEYS[2], '*', 't', 'adjusted', 'aid', ARGV[1], 'sku', s[5],
   'd', ARGV[2], 'at', now)
+if delta > 0 then
+  redis.call('PUBLISH', ARGV[3], ARGV[1])
+end
 return {0, total, remaining, tonumber(s[3]), tonumber(s[4])}

@@ -35,7 +35,8 @@ if not sku then
 end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'sold', qty)
-redis.call('HSET', KEYS[2], 'state', 'paid')
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
+redis.call('HSET', KEYS[2], 'state', 'paid', 'useq', seq)
 redis.call('ZREM', KEYS[3], ARGV[2])
 redis.call('XADD', KEYS[4], '*', 't', 'paid', 'aid', ARGV[1], 'sku', sku,
   'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,

@@ -1,7 +1,8 @@
 -- expire_due: release every listed order that is still reserved and due, in one call.
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] events stream
 -- KEYS[4], KEYS[5] order hash and user key of the first candidate; then pairs for the rest
--- ARGV[1] activity id  ARGV[1 + i] order_no of candidate i
+-- ARGV[1] activity id  ARGV[2] stock-back channel  ARGV[2 + i] order_no of candidate i
+-- When anything expired, the activity id is PUBLISHed on the stock-back channel.
 -- The caller picks candidates from the pending zset; each is re-checked here (state
 -- reserved, expire_at <= now), so a stale or concurrent pick releases nothing twice.
 -- Returns {expired count, order_no...}, or {-1} when the activity is not warm.
@@ -12,9 +13,9 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local done = {}
-for i = 2, #ARGV do
-  local okey = KEYS[2 + 2 * (i - 1)]
-  local ukey = KEYS[3 + 2 * (i - 1)]
+for i = 3, #ARGV do
+  local okey = KEYS[2 + 2 * (i - 2)]
+  local ukey = KEYS[3 + 2 * (i - 2)]
   local ono = ARGV[i]
   local o = redis.call('HMGET', okey, 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
   if o[1] == 'reserved' and tonumber(o[4]) <= now then
@@ -22,7 +23,8 @@ for i = 2, #ARGV do
     redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
     redis.call('HINCRBY', KEYS[1], 'remaining', qty)
     redis.call('DECRBY', ukey, qty)
-    redis.call('HSET', okey, 'state', 'expired')
+    local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
+    redis.call('HSET', okey, 'state', 'expired', 'useq', seq)
     redis.call('ZREM', KEYS[2], ono)
     redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
       'ono', ono, 'uid', o[3], 'qty', qty, 'at', now,
@@ -32,6 +34,9 @@ for i = 2, #ARGV do
     -- closed by a pay or cancel that won the race, or gone: stop tracking it
     redis.call('ZREM', KEYS[2], ono)
   end
+end
+if #done > 0 then
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
 end
 table.insert(done, 1, #done)
 return done

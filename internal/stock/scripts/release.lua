@@ -4,6 +4,7 @@
 -- KEYS[5] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
+-- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
 -- Returns {-1} when neither the order nor the stock hash exists (not warm: the caller
 -- backfills or rebuilds and tries again);
 -- {0, state} released now or already in the target state; {code} with code < 0.
@@ -44,9 +45,11 @@ end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'remaining', qty)
 redis.call('DECRBY', KEYS[3], qty)
-redis.call('HSET', KEYS[2], 'state', target)
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
+redis.call('HSET', KEYS[2], 'state', target, 'useq', seq)
 redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('XADD', KEYS[5], '*', 't', target, 'aid', ARGV[1], 'sku', sku,
   'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,
   'rid', o[5], 'cms', o[6], 'ems', o[4])
+redis.call('PUBLISH', ARGV[5], ARGV[1])
 return {0, target}

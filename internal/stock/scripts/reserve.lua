@@ -3,6 +3,13 @@
 -- KEYS[5] pending zset  KEYS[6] orders zset  KEYS[7] events stream
 -- ARGV[1] activity id  ARGV[2] order_no (fresh)  ARGV[3] uid  ARGV[4] quantity
 -- ARGV[5] request id  ARGV[6] request-id key ttl (s)
+-- 'seq' in the stock hash counts the activity's order changes; an order hash records the
+-- seq of its creation ('cseq') and of its last change ('useq'), so reconciliation can
+-- read the orders in chunks and still see them as they were at one seq.
+-- The per-activity zsets get their EXPIREAT only when this call may have created them
+-- (orders: the first reservation since the stock hash was written, marked by its field
+-- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), so a
+-- reservation runs 13 Redis commands instead of 17.
 -- Returns {0, order_no, remaining, expire_at_ms, created_ms} reserved;
 --         {1, order_no} replay of a request id already seen (nothing deducted);
 --         {code} with code < 0 (see codes.go); -13 when the stock hash holds a pay
@@ -16,7 +23,8 @@ local seen = redis.call('GET', KEYS[2])
 if seen then
   return {1, seen}
 end
-local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp')
+local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
+  'locked', 'z', 'seq')
 if not s[1] then
   return {-1}
 end
@@ -46,17 +54,25 @@ if not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~= math.floor(
   return {-13}
 end
 local expireAt = now + ttl * 1000
-redis.call('HINCRBY', KEYS[1], 'remaining', 0 - qty)
-redis.call('HINCRBY', KEYS[1], 'locked', qty)
+local locked = tonumber(s[8])
+local fresh = not s[9]
+-- string.format: a Lua number becomes '1e+14' as an argument once large
+local seq = string.format('%d', (tonumber(s[10]) or 0) + 1)
+exp = string.format('%d', exp)
+redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
+  'locked', string.format('%d', locked + qty), 'z', 1, 'seq', seq)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',
-  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now)
+  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now, 'cseq', seq, 'useq', seq)
 redis.call('EXPIREAT', KEYS[3], exp)
-redis.call('INCRBY', KEYS[4], qty)
-redis.call('EXPIREAT', KEYS[4], exp)
+redis.call('SET', KEYS[4], string.format('%d', held + qty), 'EXAT', exp)
 redis.call('ZADD', KEYS[5], expireAt, ARGV[2])
-redis.call('EXPIREAT', KEYS[5], exp)
+if fresh or locked == 0 then
+  redis.call('EXPIREAT', KEYS[5], exp)
+end
 redis.call('ZADD', KEYS[6], now, ARGV[2])
-redis.call('EXPIREAT', KEYS[6], exp)
+if fresh then
+  redis.call('EXPIREAT', KEYS[6], exp)
+end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[6])
 redis.call('XADD', KEYS[7], '*', 't', 'reserved', 'aid', ARGV[1], 'sku', s[6],
   'ono', ARGV[2], 'uid', ARGV[3], 'qty', qty, 'at', now,

@@ -6,16 +6,20 @@ import (
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/writer"
 )
 
 type Config struct {
 	service.ServiceConf
-	// Consumer is the kq consumer group reading the events topic. The server forces
-	// CommitInOrder (see mqserver); Conns is the number of group members in this process.
+	// Consumer is the consumer group reading the events topic, in kq's config shape
+	// (Brokers, Group, Topic, Offset, Conns, MinBytes, MaxBytes are used): Conns is the
+	// number of group members in this process (mq/internal/consumer).
 	Consumer kq.KqConf
-	Mysql    struct {
+	// Fetch tunes the members: uncommitted messages in flight, fetch wait.
+	Fetch consumer.Conf
+	Mysql struct {
 		DataSource string // needs parseTime=true
 	}
 	Writer writer.Conf

@@ -1,7 +1,7 @@
 // Package writer applies stock-change events to MySQL, the book of record: idempotent and
-// independent of arrival order (event.Transition), several events per transaction
-// (group commit), and a Kafka handler that returns only after its event's transaction
-// committed, so kq never commits the offset of an event that is not in MySQL.
+// independent of arrival order (event.Transition), up to MaxBatch events per transaction
+// (group commit), answering each event (Submit's done) only after its transaction
+// committed, so the consumer never commits the offset of an event that is not in MySQL.
 package writer
 
 import (
@@ -28,7 +28,7 @@ var ErrStopped = errors.New("writer: stopped")
 // Conf tunes the writer.
 type Conf struct {
 	// MaxBatch is the most events in one transaction; 1 is one transaction per event.
-	MaxBatch int `json:",default=256,range=[1:10000]"`
+	MaxBatch int `json:",default=1000,range=[1:10000]"`
 	// PoisonAfter: an event MySQL keeps rejecting as invalid (an UNSIGNED underflow) is
 	// retried this long, in case the events that precede it are still on their way (they
 	// may be in another partition), then dead-lettered.
@@ -42,9 +42,10 @@ type Conf struct {
 // Stats are the writer's counters (also exported as Prometheus metrics).
 type Stats struct {
 	Applied, Duplicates, DeadLetters, Batches, Events, Retries atomic.Int64
+	Parked                                                     atomic.Int64 // events waiting now
 }
 
-// Writer is the Kafka handler (kq.ConsumeHandler) and the group-commit flusher. Start runs
+// Writer is the consumer's handler (Submit; Consume blocks) and the group-commit flusher. Start runs
 // the flusher (blocking, a service.Service); Stop stops it.
 type Writer struct {
 	c      Conf
@@ -62,9 +63,10 @@ type Writer struct {
 }
 
 type request struct {
-	ev   event.Event
-	raw  string
-	done chan error // nil: committed; *poisonError: to be dead-lettered; ErrStopped
+	ev  event.Event
+	raw string
+	// done is called once: nil committed; *poisonError to be dead-lettered; ErrStopped.
+	done func(error)
 
 	poisonSince time.Time
 }
@@ -111,33 +113,40 @@ func isRejected(err error) bool {
 	return false
 }
 
-// Consume is the kq handler. It returns nil only once the event is committed in MySQL or,
-// for a poison event, acknowledged by the dead-letter topic.
+// Consume is a blocking handler (kq's shape; tools and tests). It returns nil only once
+// the event is committed in MySQL or, for a poison event, acknowledged by the dead-letter
+// topic.
 func (w *Writer) Consume(_ context.Context, key, value string) error {
+	ch := make(chan error, 1)
+	w.Submit(key, value, func(err error) { ch <- err })
+	return <-ch
+}
+
+// Submit hands one message to the writer without waiting: done is called exactly once,
+// with nil once the event is committed in MySQL (or, for a malformed or poison event,
+// acknowledged by the dead-letter topic), else with the reason it is not (ErrStopped).
+// It blocks only while the writer's queue is full. A parked event (one MySQL rejects
+// until the event it depends on arrives) waits in the writer, not in its caller.
+func (w *Writer) Submit(key, value string, done func(error)) {
 	ev, err := event.Unmarshal([]byte(value))
 	if err != nil {
-		return w.deadLetter(key, value, "", "malformed", err.Error())
+		go func() { done(w.deadLetter(key, value, "", "malformed", err.Error())) }()
+		return
 	}
-	r := &request{ev: ev, raw: value, done: make(chan error, 1)}
+	r := &request{ev: ev, raw: value}
+	r.done = func(err error) {
+		var pe *poisonError
+		if errors.As(err, &pe) {
+			go func() { done(w.deadLetter(key, value, ev.EventID, "rejected", pe.reason)) }()
+			return
+		}
+		done(err)
+	}
 	select {
 	case w.reqs <- r:
 	case <-w.stopped:
-		return ErrStopped
+		done(ErrStopped)
 	}
-	select {
-	case err = <-r.done:
-	case <-w.stopped:
-		select {
-		case err = <-r.done:
-		default:
-			return ErrStopped
-		}
-	}
-	var pe *poisonError
-	if errors.As(err, &pe) {
-		return w.deadLetter(key, value, ev.EventID, "rejected", pe.reason)
-	}
-	return err
 }
 
 // deadLetter sends the message to the dead-letter topic, retrying until Kafka takes it or
@@ -180,9 +189,17 @@ func (w *Writer) Start() {
 	var parked []*request
 	defer func() {
 		for _, r := range parked {
-			r.done <- ErrStopped
+			r.done(ErrStopped)
 		}
 		metricParked.Set(0)
+		for { // queued, never taken
+			select {
+			case r := <-w.reqs:
+				r.done(ErrStopped)
+			default:
+				return
+			}
+		}
 	}()
 	retryParked := time.NewTicker(200 * time.Millisecond)
 	defer retryParked.Stop()
@@ -215,6 +232,7 @@ func (w *Writer) Start() {
 			}
 			parked = still
 			metricParked.Set(float64(len(parked)))
+			w.Stats.Parked.Store(int64(len(parked)))
 		}
 	}
 }
@@ -243,7 +261,7 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 		if err == nil {
 			w.record(batch, res)
 			for _, r := range batch {
-				r.done <- nil
+				r.done(nil)
 			}
 			return nil
 		}
@@ -261,7 +279,7 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 			if time.Since(r.poisonSince) < w.c.PoisonAfter {
 				return batch
 			}
-			r.done <- &poisonError{reason: err.Error()}
+			r.done(&poisonError{reason: err.Error()})
 			return nil
 		}
 		w.Stats.Retries.Add(1)
@@ -269,7 +287,7 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 		logx.Errorf("writer: transaction of %d events failed, retrying in %v: %v", len(batch), backoff, err)
 		if !w.sleep(backoff) {
 			for _, r := range batch {
-				r.done <- ErrStopped
+				r.done(ErrStopped)
 			}
 			return nil
 		}

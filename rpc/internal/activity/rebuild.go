@@ -203,6 +203,12 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 	if err := l.Store.MarkActive(ctx, id, a.EndTime+int64(a.PayTimeoutSeconds)); err != nil {
 		return created, err
 	}
+	if rec.Epoch > 0 && rec.Available > 0 {
+		// A gateway may have marked the activity sold out while Redis was gone.
+		if err := l.Store.StockBack(ctx, id); err != nil {
+			logx.Errorf("activity %d: rebuilt, but announcing its stock failed: %v", id, err)
+		}
+	}
 	kind := "cold"
 	if rec.Epoch > 0 {
 		kind = "lost"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/domain"
 )
 
 type CancelLogic struct {
@@ -32,6 +33,11 @@ func (l *CancelLogic) Cancel(req *types.OrderPathReq) (*types.OrderStateResp, er
 	res, err := l.svcCtx.Inventory.Release(l.ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	// Stock came back: this gateway drops its mark now (the others on the script's
+	// stock-back message).
+	if aid, ok := domain.ParseOrderNo(res.OrderNo); ok {
+		l.svcCtx.Edge.StockBack(aid)
 	}
 	return &types.OrderStateResp{OrderNo: res.OrderNo, Status: res.Status}, nil
 }

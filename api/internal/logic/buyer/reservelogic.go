@@ -3,7 +3,6 @@ package buyer
 import (
 	"context"
 
-	"github.com/zeromicro/go-zero/core/limit"
 	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/api/internal/auth"
@@ -32,8 +31,10 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 	}
 }
 
-// Reserve validates, applies the per-user limit and asks the inventory service, whose
-// Lua script decides (replay, window, per-user limit, stock) in one atomic step.
+// Reserve validates, answers by itself what the gateway already knows (sold out, not
+// started, ended: before the rate limiter and zRPC), applies the per-user limit and asks
+// the inventory service, whose Lua script decides (replay, window, per-user limit, stock)
+// in one atomic step.
 func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
 	uid, err := auth.UID(l.ctx)
 	if err != nil {
@@ -42,9 +43,14 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	if err := validate.Reserve(req); err != nil {
 		return nil, err
 	}
+	marks := l.svcCtx.Edge
+	if err := marks.Check(req.ActivityId); err != nil {
+		return nil, err
+	}
 	if err := l.allow(uid); err != nil {
 		return nil, err
 	}
+	gen := marks.Gen()
 	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
 		ActivityId: req.ActivityId,
 		Uid:        uid,
@@ -52,7 +58,14 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		RequestId:  req.RequestId,
 	})
 	if err != nil {
-		return nil, err
+		e := xerr.FromStatus(err)
+		switch e.Code {
+		case xerr.SoldOut:
+			marks.SoldOut(req.ActivityId, gen)
+		case xerr.NotStarted, xerr.Ended:
+			l.svcCtx.LearnWindow(req.ActivityId)
+		}
+		return nil, e
 	}
 	return &types.ReserveResp{
 		OrderNo:    res.OrderNo,
@@ -64,7 +77,8 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	}, nil
 }
 
-// allow takes one unit of the buyer's quota. A limiter that cannot reach Redis lets the
+// allow takes one unit of the buyer's quota (svc.UserLimiter: in memory, then Redis when
+// shared). A limiter that cannot reach Redis lets the
 // request through: the limiter protects the service, it does not decide stock, and the
 // inventory script stays the one gate for correctness.
 func (l *ReserveLogic) allow(uid int64) error {
@@ -72,12 +86,12 @@ func (l *ReserveLogic) allow(uid int64) error {
 	if lim == nil {
 		return nil
 	}
-	state, err := lim.TakeCtx(l.ctx, l.svcCtx.Keys.RateLimit(uid))
+	ok, err := lim.Allow(l.ctx, uid)
 	if err != nil {
 		l.Errorf("rate limiter unavailable, allowing uid %d: %v", uid, err)
 		return nil
 	}
-	if state == limit.OverQuota {
+	if !ok {
 		return errRateLimited
 	}
 	return nil

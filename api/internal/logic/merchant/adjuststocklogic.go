@@ -37,6 +37,9 @@ func (l *AdjustStockLogic) AdjustStock(req *types.AdjustStockReq) (*types.StockR
 	if err != nil {
 		return nil, err
 	}
+	if req.Delta > 0 { // stock came back: this gateway drops its mark now
+		l.svcCtx.Edge.StockBack(req.Id)
+	}
 	s := res.GetStock()
 	return &types.StockResp{Total: s.GetTotal(), Remaining: s.GetRemaining(), Locked: s.GetLocked(),
 		Sold: s.GetSold()}, nil

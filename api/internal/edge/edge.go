@@ -1,0 +1,187 @@
+// Package edge lets the gateway answer, by itself, reservations that cannot succeed: an
+// activity it saw sold out (until stock comes back, or a short TTL passes), and an
+// activity whose window it knows has not started or has ended. Such answers cost no rate
+// limiter call, no zRPC hop and no Lua script, which matters because in a flash sale
+// almost every request is one.
+//
+// A sold-out mark is set by a SOLD_OUT answer of the inventory service and dropped when
+// stock comes back: every script that returns stock to remaining PUBLISHes the activity
+// id on the stock-back channel (stock.Keys.StockBack), to which every gateway subscribes
+// (Subscribe). The mark's TTL bounds how long a buyer can be told SOLD_OUT after stock
+// came back when that message is lost or the gateway was not subscribed yet. A SOLD_OUT
+// answer sets a mark only if no stock came back (on any activity) while its request was
+// in flight, so a stale answer never outlives the message that cleared it.
+package edge
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Conf tunes the edge answers (the gateway's Edge config).
+type Conf struct {
+	// Enabled turns the gateway's own answers on.
+	Enabled bool `json:",default=true"`
+	// SoldOutTTL bounds a sold-out mark: at most this long after stock came back is a
+	// buyer told SOLD_OUT, even if the stock-back message was lost.
+	SoldOutTTL time.Duration `json:",default=1s"`
+	// WindowTTL is how long a fetched activity window (start, end) is kept.
+	WindowTTL time.Duration `json:",default=10s"`
+	// ClockMargin: the gateway answers NOT_STARTED only until start - margin and ENDED only
+	// from end + margin (the scripts decide by Redis's clock; this absorbs the skew).
+	ClockMargin time.Duration `json:",default=1s"`
+}
+
+// Marks is the per-activity state; safe for concurrent use. A nil *Marks answers nothing.
+type Marks struct {
+	c   Conf
+	now func() time.Time
+
+	gen atomic.Uint64 // bumped by every stock-back and reset
+	mu  sync.RWMutex
+	act map[int64]*entry
+}
+
+type entry struct {
+	soldOutUntil int64 // unix ns; 0: no mark
+	start, end   int64 // unix s, valid while windowUntil
+	windowUntil  int64 // unix ns; 0: no window known
+}
+
+// New returns empty marks.
+func New(c Conf) *Marks {
+	return &Marks{c: c, now: time.Now, act: map[int64]*entry{}}
+}
+
+// Gen is the stock-back generation; read it before asking the inventory service and hand
+// it to SoldOut with the answer.
+func (m *Marks) Gen() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.gen.Load()
+}
+
+// Check answers for aid when the gateway knows the answer: xerr.ErrSoldOut while a mark
+// holds, xerr.ErrNotStarted / xerr.ErrEnded from a known window; nil means ask.
+func (m *Marks) Check(aid int64) error {
+	if m == nil {
+		return nil
+	}
+	now := m.now()
+	ns := now.UnixNano()
+	m.mu.RLock()
+	e := m.act[aid]
+	var soldOut, notStarted, ended bool
+	if e != nil {
+		soldOut = e.soldOutUntil > ns
+		if e.windowUntil > ns {
+			margin := int64(m.c.ClockMargin)
+			notStarted = ns < e.start*int64(time.Second)-margin
+			ended = ns >= e.end*int64(time.Second)+margin
+		}
+	}
+	m.mu.RUnlock()
+	switch {
+	case ended:
+		return xerr.ErrEnded
+	case notStarted:
+		return xerr.ErrNotStarted
+	case soldOut:
+		return xerr.ErrSoldOut
+	}
+	return nil
+}
+
+// SoldOut records a SOLD_OUT answer for aid to a request sent at generation gen. It sets
+// the mark only if no stock came back since.
+func (m *Marks) SoldOut(aid int64, gen uint64) {
+	if m == nil {
+		return
+	}
+	until := m.now().Add(m.c.SoldOutTTL).UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gen.Load() != gen { // checked under the lock StockBack bumps it under
+		return
+	}
+	e := m.act[aid]
+	if e == nil {
+		e = &entry{}
+		m.act[aid] = e
+	}
+	e.soldOutUntil = until
+}
+
+// StockBack drops aid's sold-out mark (stock came back).
+func (m *Marks) StockBack(aid int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.gen.Add(1)
+	if e := m.act[aid]; e != nil {
+		e.soldOutUntil = 0
+	}
+	m.mu.Unlock()
+}
+
+// Reset drops every sold-out mark: the gateway (re)subscribed and may have missed
+// stock-back messages.
+func (m *Marks) Reset() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.gen.Add(1)
+	for _, e := range m.act {
+		e.soldOutUntil = 0
+	}
+	m.mu.Unlock()
+}
+
+// HasWindow reports whether aid's window is known and fresh.
+func (m *Marks) HasWindow(aid int64) bool {
+	if m == nil {
+		return false
+	}
+	ns := m.now().UnixNano()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e := m.act[aid]
+	return e != nil && e.windowUntil > ns
+}
+
+// Window records aid's window (unix s), kept for WindowTTL.
+func (m *Marks) Window(aid, start, end int64) {
+	if m == nil {
+		return
+	}
+	until := m.now().Add(m.c.WindowTTL).UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := m.act[aid]
+	if e == nil {
+		e = &entry{}
+		m.act[aid] = e
+	}
+	e.start, e.end, e.windowUntil = start, end, until
+}
+
+// Sweep forgets activities whose marks and windows all expired (bounds the map).
+func (m *Marks) Sweep() {
+	if m == nil {
+		return
+	}
+	ns := m.now().UnixNano()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for aid, e := range m.act {
+		if e.soldOutUntil <= ns && e.windowUntil <= ns {
+			delete(m.act, aid)
+		}
+	}
+}

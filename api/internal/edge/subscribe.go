@@ -1,0 +1,87 @@
+package edge
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+)
+
+// sweepEvery is how often expired entries are forgotten.
+const sweepEvery = time.Minute
+
+// NewClient is a go-redis client for the subscription (go-zero's Redis has no
+// SUBSCRIBE): a node, or a Redis Cluster (comma-separated Host), as c says.
+func NewClient(c redis.RedisConf) red.UniversalClient {
+	if c.Type == redis.ClusterType {
+		return red.NewClusterClient(&red.ClusterOptions{Addrs: strings.Split(c.Host, ","), Username: c.User,
+			Password: c.Pass, DisableIdentity: c.DisableIdentity})
+	}
+	return red.NewClient(&red.Options{Addr: c.Host, Username: c.User, Password: c.Pass,
+		DisableIdentity: c.DisableIdentity})
+}
+
+// Subscribe drops marks as stock-back messages arrive on channel, until ctx ends. Every
+// (re)subscription drops every mark first: messages may have been missed while the
+// subscription was down. It returns once the first subscription is confirmed (or ctx
+// ends, or wait is closed) and keeps running in the background until ctx ends; done is
+// closed when it stops.
+func Subscribe(ctx context.Context, cli red.UniversalClient, channel string, m *Marks, wait <-chan struct{}) (done <-chan struct{}) {
+	ps := cli.Subscribe(ctx, channel)
+	ch := ps.ChannelWithSubscriptions()
+	first := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer ps.Close()
+		sweep := time.NewTicker(sweepEvery)
+		defer sweep.Stop()
+		confirmed := false
+		for {
+			select {
+			case <-ctx.Done():
+				if !confirmed {
+					close(first)
+				}
+				return
+			case <-sweep.C:
+				m.Sweep()
+			case msg, ok := <-ch:
+				if !ok {
+					if !confirmed {
+						close(first)
+					}
+					return
+				}
+				switch v := msg.(type) {
+				case *red.Subscription:
+					if v.Kind == "subscribe" {
+						m.Reset()
+						if !confirmed {
+							confirmed = true
+							close(first)
+						}
+					}
+				case *red.Message:
+					aid, err := strconv.ParseInt(v.Payload, 10, 64)
+					if err != nil {
+						logx.Errorf("edge: bad stock-back message %q on %s", v.Payload, channel)
+						continue
+					}
+					m.StockBack(aid)
+				}
+			}
+		}
+	}()
+	select {
+	case <-first:
+	case <-ctx.Done():
+	case <-wait:
+		logx.Errorf("edge: not subscribed to %s yet; serving (sold-out marks are bounded by their TTL)", channel)
+	}
+	return stopped
+}
