@@ -106,7 +106,11 @@ func Rows() []Row {
 			return s.restartRedis(ctx)
 		}},
 		{Name: "Redis down (SHUTDOWN NOSAVE), degrade mysql", Unbuilt: unbuilt(DegradeModeBuilt, "degrade mode")},
-		{Name: "Redis emptied (FLUSHALL) mid-sale", KnownIssue: 9, Inject: func(ctx context.Context, s *System, _ Scale) error {
+		// Since the rebuild (issue 9) every order MySQL holds comes back; what is still lost
+		// is the orders acknowledged in the last milliseconds whose outbox entries the relay
+		// had not moved to Kafka yet (docs/DESIGN.md, "Failure stance"). Closing that needs
+		// an acknowledgement after the relay: open in issue 10.
+		{Name: "Redis emptied (FLUSHALL) mid-sale", KnownIssue: 10, Inject: func(ctx context.Context, s *System, _ Scale) error {
 			return redisDo(ctx, s.Redis.Addr, "FLUSHALL")
 		}},
 		{Name: "MySQL unreachable (proxy cut)", Inject: func(ctx context.Context, s *System, sc Scale) error {

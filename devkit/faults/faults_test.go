@@ -46,6 +46,13 @@ func TestFaultSuite(t *testing.T) {
 	}
 	for _, r := range results {
 		want := expectedFailure(r.Row)
+		if r.Row.KnownIssue != 0 && r.Status == Pass {
+			// A known loss is a window, not a certainty: a burst whose every entry was
+			// relayed before the fault loses nothing. Say so; the marker goes once the
+			// issue is closed, not when one run is lucky.
+			t.Logf("%s (issue %d) passed this run: acknowledged %d, lost 0", r.Row.Name, r.Row.KnownIssue, r.Acknowledged)
+			continue
+		}
 		if r.Status != want {
 			t.Errorf("%s: %s, want %s (%s)", r.Row.Name, r.Status, want, strings.Join(r.Reasons, "; "))
 			continue
@@ -53,9 +60,9 @@ func TestFaultSuite(t *testing.T) {
 		if r.Row.KnownIssue == 0 || r.Status != Fail {
 			continue
 		}
-		// Failing by a known issue: with a sale behind it, and by the numbers (issue 9:
+		// Failing by a known issue: with a sale behind it, and by the numbers (issue 10:
 		// after Redis lost its data, acknowledged orders not yet relayed are gone from both
-		// books, or the books never agree again, or both), not by the harness.
+		// books), not by the harness.
 		if r.Acknowledged == 0 || (r.Lost == 0 && r.Consistent && r.Oversold == 0 && r.Duplicated == 0) {
 			t.Errorf("%s (issue %d): acknowledged %d, lost %d, consistent %v: want a sale and lost orders or a lasting mismatch (%s)",
 				r.Row.Name, r.Row.KnownIssue, r.Acknowledged, r.Lost, r.Consistent, strings.Join(r.Reasons, "; "))
