@@ -3,6 +3,8 @@
 package mqserver
 
 import (
+	"time"
+
 	"github.com/zeromicro/go-queue/kq"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/mq/internal/config"
 	"github.com/seckill/seckill/mq/internal/svc"
+	"github.com/seckill/seckill/mq/internal/writer"
 )
 
 // Config is the mq service's configuration (etc/mq.yaml).
@@ -61,12 +64,13 @@ func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Serve
 	if wrap != nil {
 		h = wrap(h)
 	}
-	q, err := kq.NewQueue(c.Consumer, h)
+	q, err := kq.NewQueue(c.Consumer, h, kq.WithErrorHandler(consumeError))
 	if err != nil {
 		return nil, err
 	}
 	group := service.NewServiceGroup()
-	group.Add(&pipeline{consumer: q, svc: ctx})
+	group.Add(&pipeline{consumer: q, svc: ctx, consumed: make(chan struct{})})
+	group.Add(writer.NewLagWatch(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group, c.Writer.LagInterval))
 	for _, j := range newJobs(c, ctx) {
 		group.Add(j)
 	}
@@ -88,21 +92,37 @@ func (s *Server) Stop() { s.group.Stop() }
 type pipeline struct {
 	consumer queue.MessageQueue
 	svc      *ServiceContext
+	consumed chan struct{} // closed when the consumer's Start returned
 }
 
 func (p *pipeline) Start() {
 	go p.svc.Writer.Start()
+	defer close(p.consumed)
 	p.consumer.Start()
 }
 
+// Stop stops the consumer, then the writer. kq's Stop closes go-zero's global log writer
+// (go-queue v1.2.2), which would silence every other service of the process (standalone),
+// and kq logs its normal stop as errors (quiet.go): while stopping, the global writer is
+// one that drops exactly that noise and cannot be closed; the original is put back once
+// the consumer's goroutines are done (or after 5 s).
 func (p *pipeline) Stop() {
-	// kq's Stop closes go-zero's global log writer (go-queue v1.2.2), which would silence
-	// every other service of the process (standalone). Detach it first, then put it back.
 	w := logx.Reset()
-	p.consumer.Stop()
+	if w != nil {
+		logx.SetWriter(quietWriter{w})
+	}
+	p.consumer.Stop() // closes the readers; kq's logx.Close() drops our writer again
+	if w != nil {
+		logx.SetWriter(quietWriter{w})
+	}
+	p.svc.Writer.Stop() // unfinished events: ErrStopped, their commits fail quietly
+	select {
+	case <-p.consumed:
+	case <-time.After(5 * time.Second):
+	}
+	time.Sleep(50 * time.Millisecond) // kq's commit goroutine drains the last failed commits
 	if w != nil {
 		logx.SetWriter(w)
 	}
-	p.svc.Writer.Stop()
 	_ = p.svc.DeadLetter.Close()
 }

@@ -70,7 +70,7 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor)
+	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor, countOutcomes)
 	group := service.NewServiceGroup()
 	group.Add(s)
 	if ctx.Relay != nil {

@@ -10,6 +10,7 @@ type Conf struct {
 	Expiry    ExpiryConf    `json:",optional"`
 	Reconcile ReconcileConf `json:",optional"`
 	Warmup    WarmupConf    `json:",optional"`
+	Books     BooksConf     `json:",optional"`
 }
 
 // ExpiryConf: release unpaid orders whose pay timeout passed.
@@ -33,4 +34,10 @@ type WarmupConf struct {
 	Enabled  bool          `json:",default=true"`
 	Interval time.Duration `json:",default=10s"`
 	Lead     time.Duration `json:",default=5m"`
+}
+
+// BooksConf: export both books of every active activity as gauges.
+type BooksConf struct {
+	Enabled  bool          `json:",default=true"`
+	Interval time.Duration `json:",default=5s"`
 }
