@@ -3,6 +3,7 @@
 package mqserver
 
 import (
+	"context"
 	"time"
 
 	"github.com/zeromicro/go-queue/kq"
@@ -12,6 +13,8 @@ import (
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/mq/internal/config"
 	"github.com/seckill/seckill/mq/internal/svc"
 	"github.com/seckill/seckill/mq/internal/writer"
@@ -70,6 +73,19 @@ func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Serve
 	}
 	group := service.NewServiceGroup()
 	group.Add(&pipeline{consumer: q, svc: ctx, consumed: make(chan struct{})})
+	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
+	group.Add(depwatch.New(c.Probe, "mq",
+		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
+			db, err := ctx.DB.RawDB()
+			if err != nil {
+				return err
+			}
+			return db.PingContext(pctx)
+		}},
+		depwatch.Probe{Dependency: "kafka", Check: func(pctx context.Context) error {
+			_, err := progress.Ends(pctx)
+			return err
+		}}))
 	group.Add(writer.NewLagWatch(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group, c.Writer.LagInterval))
 	for _, j := range newJobs(c, ctx) {
 		group.Add(j)

@@ -48,7 +48,7 @@ var (
 	}, []string{"activity", "field"})
 	metricErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "jobs", Name: "errors_total",
-		Help: "Failed job steps, by job (expiry, reconcile, warmup).",
+		Help: "Failed job steps, by job (expiry, reconcile, warmup, books).",
 	}, []string{"job"})
 )
 
@@ -86,5 +86,13 @@ func retireExcept(active []int64) {
 			v.DeletePartialMatch(prometheus.Labels{"activity": label})
 		}
 		delete(series.known, label)
+	}
+}
+
+// The known label values exist from the start (at 0), so that rate() and increase() in the
+// alert rules see the first event.
+func init() {
+	for _, l := range []string{"expiry", "reconcile", "warmup", "books"} {
+		metricErrors.WithLabelValues(l)
 	}
 }

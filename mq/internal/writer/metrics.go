@@ -43,3 +43,11 @@ var (
 		Help: "Events MySQL rejected (underflow) waiting for the events that precede them.",
 	})
 )
+
+// The known label values exist from the start (at 0), so that rate() and increase() in the
+// alert rules see the first event.
+func init() {
+	for _, l := range []string{"malformed", "rejected"} {
+		metricDeadLetters.WithLabelValues(l)
+	}
+}
