@@ -72,7 +72,7 @@ func newServer(c Config, wrap func(kq.ConsumeHandler) kq.ConsumeHandler) (*Serve
 		return nil, err
 	}
 	group := service.NewServiceGroup()
-	group.Add(&pipeline{consumer: q, svc: ctx, consumed: make(chan struct{})})
+	group.Add(&pipeline{consumer: q, svc: ctx, consumed: make(chan struct{}), level: logLevel(c.Log.Level)})
 	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
 	group.Add(depwatch.New(c.Probe, "mq",
 		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
@@ -109,6 +109,7 @@ type pipeline struct {
 	consumer queue.MessageQueue
 	svc      *ServiceContext
 	consumed chan struct{} // closed when the consumer's Start returned
+	level    uint32        // the configured log level, restored after a stop
 }
 
 func (p *pipeline) Start() {
@@ -119,26 +120,24 @@ func (p *pipeline) Start() {
 
 // Stop stops the consumer, then the writer. kq's Stop closes go-zero's global log writer
 // (go-queue v1.2.2), which would silence every other service of the process (standalone),
-// and kq logs its normal stop as errors (quiet.go): while stopping, the global writer is
-// one that drops exactly that noise and cannot be closed; the original is put back once
-// the consumer's goroutines are done (or after 5 s).
+// and kq logs its normal stop as errors from its own goroutines, racing that close
+// (quiet.go). So while the consumer stops, logging is at severe level only and the global
+// writer is detached; both are put back once the consumer's goroutines are done (or after
+// 5 s). In a standalone process the other services' error lines of that moment (well under
+// a second) are not logged.
 func (p *pipeline) Stop() {
 	w := logx.Reset()
-	if w != nil {
-		logx.SetWriter(quietWriter{w})
-	}
-	p.consumer.Stop() // closes the readers; kq's logx.Close() drops our writer again
-	if w != nil {
-		logx.SetWriter(quietWriter{w})
-	}
-	p.svc.Writer.Stop() // unfinished events: ErrStopped, their commits fail quietly
+	logx.SetLevel(logx.SevereLevel)
+	p.consumer.Stop()   // closes the readers, and go-zero's global writer (none attached)
+	p.svc.Writer.Stop() // unfinished events: ErrStopped; their offsets are not committed
 	select {
 	case <-p.consumed:
 	case <-time.After(5 * time.Second):
 	}
-	time.Sleep(50 * time.Millisecond) // kq's commit goroutine drains the last failed commits
+	time.Sleep(50 * time.Millisecond) // kq's commit goroutine fails the last commits
 	if w != nil {
 		logx.SetWriter(w)
 	}
+	logx.SetLevel(p.level)
 	_ = p.svc.DeadLetter.Close()
 }

@@ -3,7 +3,6 @@ package mqserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/segmentio/kafka-go"
@@ -18,26 +17,22 @@ import (
 // "commit failed, error: io: read/write on closed pipe" for every message handled after
 // the close (those offsets must not be committed: the events come again after a restart).
 // Its default error handler logs "consume: <event>, error: writer stopped" for each event
-// the stopped writer did not finish. None of it is an error. The pipeline filters exactly
-// these lines while it stops, and its error handler leaves out ErrStopped.
+// the stopped writer did not finish. None of it is an error. The pipeline logs only severe
+// lines while it stops (mqserver.go), and its error handler leaves out ErrStopped.
 
-// stopNoise reports whether an error-level line is kq's stop noise.
-func stopNoise(v any) bool {
-	s := fmt.Sprint(v)
-	return s == "EOF" || s == "commit failed, error: io: read/write on closed pipe"
-}
-
-// quietWriter passes everything to w except kq's stop noise; Close does not close w (kq's
-// Stop closes go-zero's global writer).
-type quietWriter struct{ logx.Writer }
-
-func (q quietWriter) Error(v any, fields ...logx.LogField) {
-	if !stopNoise(v) {
-		q.Writer.Error(v, fields...)
+// logLevel is logx's level for a LogConf level name.
+func logLevel(name string) uint32 {
+	switch name {
+	case "debug":
+		return logx.DebugLevel
+	case "error":
+		return logx.ErrorLevel
+	case "severe":
+		return logx.SevereLevel
+	default:
+		return logx.InfoLevel
 	}
 }
-
-func (q quietWriter) Close() error { return nil }
 
 // consumeError is kq's error handler without the stop: an event the writer did not finish
 // because it is stopping is not an error (it is not committed and comes again).

@@ -33,5 +33,5 @@ type Config struct {
 	// Jobs: expiry, reconciliation and scheduled warm-up (mq/internal/jobs).
 	Jobs jobs.Conf `json:",optional"`
 	// Probe: how often MySQL and Kafka are probed (seckill_dependency_up).
-	Probe depwatch.Conf `json:",optional"`
+	Probe depwatch.Conf
 }

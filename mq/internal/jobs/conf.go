@@ -10,7 +10,8 @@ type Conf struct {
 	Expiry    ExpiryConf    `json:",optional"`
 	Reconcile ReconcileConf `json:",optional"`
 	Warmup    WarmupConf    `json:",optional"`
-	Books     BooksConf     `json:",optional"`
+	// Books has no optional tag: its defaults (on, every 5 s) apply when the block is absent.
+	Books BooksConf
 }
 
 // ExpiryConf: release unpaid orders whose pay timeout passed.

@@ -24,7 +24,7 @@ type Config struct {
 	// Reconcile tunes the Redis/MySQL comparison behind the Reconcile and Repair RPCs.
 	Reconcile reconcile.Conf
 	// Probe: how often Redis and MySQL are probed (seckill_dependency_up).
-	Probe depwatch.Conf `json:",optional"`
+	Probe depwatch.Conf
 }
 
 type StockConf struct {
