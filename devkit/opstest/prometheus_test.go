@@ -152,7 +152,7 @@ func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool)
 //   - SeckillReconcileMismatch fires once MySQL's inventory is changed behind the system's
 //     back.
 func TestOperatorViewOfASale(t *testing.T) {
-	sys := startSystem(t)
+	sys := startSystem(t, true)
 	target := strings.TrimSuffix(strings.TrimPrefix(sys.MetricsURL, "http://"), "/metrics")
 	prom := startPrometheus(t, target)
 	r := smallSale(t, sys)

@@ -13,7 +13,10 @@ import (
 
 // startSystem runs the whole system in this process on the test Redis (own key prefix)
 // and a fresh database, with Kafka in process, and jobs ticking fast enough for a test.
-func startSystem(t *testing.T) *standalone.System {
+//
+// go-zero starts one DevServer (metrics) per process: only a test that reads the metrics
+// asks for it (metrics true), so that it is that test's system that serves them.
+func startSystem(t *testing.T, metrics bool) *standalone.System {
 	t.Helper()
 	_, keys := testenv.Redis(t)
 	redisAddr, err := testenv.RedisServer()
@@ -32,6 +35,7 @@ func startSystem(t *testing.T) *standalone.System {
 			c.Writer.Writer.LagInterval = time.Second
 			c.Writer.Probe.Interval = time.Second
 			c.Inventory.Probe.Interval = time.Second
+			c.Gateway.DevServer.Enabled = metrics
 		},
 	})
 	if err != nil {
