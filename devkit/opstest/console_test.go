@@ -143,4 +143,3 @@ func post(url, token, body string, out any) error {
 	}
 	return nil
 }
-

@@ -174,7 +174,7 @@ func TestOperatorViewOfASale(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("not in Prometheus after 60 s: %v", missing)
 	}
-	time.Sleep(3 * time.Second) // a few evaluations over the settled sale
+	time.Sleep(3 * time.Second)       // a few evaluations over the settled sale
 	for _, a := range prom.alerts() { // neither firing nor pending
 		t.Errorf("alert %s %s after a clean sale: %v", a.Labels["alertname"], a.State, a.Labels)
 	}
