@@ -28,6 +28,9 @@ type (
 		// FindActivityIdsStartingBy lists the activities not ended at now that start by
 		// startBy (unix seconds), by start time: the inventory to load into Redis.
 		FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error)
+		// FindByMerchant lists one merchant's activities, newest first (limit rows from
+		// offset), and how many it has in all (idx_merchant).
+		FindByMerchant(ctx context.Context, merchantID uint64, offset, limit int64) ([]*Activity, int64, error)
 	}
 
 	customActivityModel struct {
@@ -108,4 +111,20 @@ func (m *customActivityModel) FindActivityIdsStartingBy(ctx context.Context, now
 	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `end_time` > ? AND `start_time` <= ? "+
 		"ORDER BY `start_time`", now, startBy)
 	return ids, err
+}
+
+func (m *customActivityModel) FindByMerchant(ctx context.Context, merchantID uint64, offset, limit int64) ([]*Activity, int64, error) {
+	var total int64
+	if err := m.conn.QueryRowCtx(ctx, &total, "SELECT COUNT(*) FROM "+m.table+" WHERE `merchant_id` = ?",
+		merchantID); err != nil {
+		return nil, 0, err
+	}
+	var rows []*Activity
+	if total > offset {
+		if err := m.conn.QueryRowsCtx(ctx, &rows, "SELECT "+activityRows+" FROM "+m.table+
+			" WHERE `merchant_id` = ? ORDER BY `id` DESC LIMIT ? OFFSET ?", merchantID, limit, offset); err != nil {
+			return nil, 0, err
+		}
+	}
+	return rows, total, nil
 }

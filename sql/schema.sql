@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS `activity` (
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`id`),
   KEY `idx_start_time` (`start_time`),
-  KEY `idx_end_time` (`end_time`)
+  KEY `idx_end_time` (`end_time`),
+  KEY `idx_merchant` (`merchant_id`, `id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `inventory` (

@@ -15,6 +15,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/router"
 
 	"github.com/seckill/seckill/api/internal/config"
+	"github.com/seckill/seckill/api/internal/console"
 	"github.com/seckill/seckill/api/internal/handler"
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/svc"
@@ -70,6 +71,9 @@ func New(c Config) (*Server, error) {
 		rest.WithNotFoundHandler(reply.NotFound),
 		rest.WithNotAllowedHandler(reply.NotAllowed),
 		rest.WithUnauthorizedCallback(reply.Unauthorized),
+		// The merchant console: embedded static files at /console/ (GET only; it calls
+		// the merchant API with the token the merchant pastes).
+		rest.WithFileServer(console.Path, console.Files()),
 	)
 	if err != nil {
 		ctx.Close()

@@ -74,6 +74,11 @@ func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	c.BuyerAuth.AccessSecret = buyerSecret
 	c.MerchantAuth.AccessSecret = merchantSecret
 	c.Inventory.Endpoints = []string{rpcAddr}
+	// A thousand requests released at once on 2 loaded cores (-race, other test binaries
+	// starting their servers) can outlast go-zero's 2 s defaults, and a timeout is BUSY,
+	// which the correctness tests do not expect: the tests allow 10 s end to end.
+	c.Inventory.Timeout = 10000
+	c.Timeout = 15000
 	c.Redis = testenv.RedisConf()
 	c.KeyPrefix = keys.Prefix
 	c.RateLimit.Enabled = false
@@ -87,6 +92,7 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	db := testenv.MySQL(t)
 	rc := rpctest.Config(t, keys, db.DSN)
 	rc.Stock.BackfillWaitMs = 100
+	rc.Timeout = 10000 // see apiConfig
 	inv, rs := rpctest.Start(t, rc)
 	ac := apiConfig(t, keys, rc.ListenOn)
 	for _, f := range tweak {

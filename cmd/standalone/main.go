@@ -52,6 +52,7 @@ func main() {
 	fmt.Printf(`
 seckill is running.
   gateway        %s
+  console        %s/console/  (merchant console: paste $MERCHANT below)
   metrics        %s
   inventory rpc  %s
   redis          %s
@@ -71,7 +72,7 @@ a whole sale (20,000 buyers, 1,000 stock):
     go run -tags no_k8s ./cmd/loadgen -url %s -html report.html
 
 Ctrl-C stops everything.
-`, sys.APIURL, sys.MetricsURL, sys.RPCAddr, sys.RedisAddr, sys.MySQLDSN, strings.Join(sys.KafkaBrokers, ","),
+`, sys.APIURL, sys.APIURL, sys.MetricsURL, sys.RPCAddr, sys.RedisAddr, sys.MySQLDSN, strings.Join(sys.KafkaBrokers, ","),
 		cfg.EtcDir, private(sys.Private), sys.BuyerToken, sys.MerchantToken,
 		"$(date +%s)", "$(( $(date +%s) + 3600 ))", sys.APIURL, sys.BuyerSecret, sys.MerchantSecret, sys.APIURL)
 	<-ctx.Done()

@@ -115,3 +115,10 @@ func Check(pkg Package) error {
 	}
 	return nil
 }
+
+var (
+	// PrometheusPackage is Debian's Prometheus server (it ships promtool too).
+	PrometheusPackage = Package{Binaries: []string{"prometheus"}, Apt: "prometheus", Brew: "prometheus"}
+	// ChromiumPackage is Debian's Chromium (headless browser tests).
+	ChromiumPackage = Package{Binaries: []string{"chromium", "chromium-browser", "google-chrome"}, Apt: "chromium", Brew: "chromium"}
+)

@@ -77,17 +77,67 @@ func histogramSVG(buckets []Bucket, lat Latency) string {
 		}
 		return padL + plotW
 	}
-	for _, m := range []struct {
+	marks := []struct {
 		name string
 		v    time.Duration
-	}{{"p50", lat.P50}, {"p95", lat.P95}, {"p99", lat.P99}, {"max", lat.Max}} {
-		x := pos(m.v)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="4 3"/>`, x, padT, x, padT+plotH, colorPercentile)
-		label(&b, x+3, padT+12, "start", m.name+" "+d(m.v))
+	}{{"p50", lat.P50}, {"p95", lat.P95}, {"p99", lat.P99}, {"max", lat.Max}}
+	xs, texts := make([]float64, len(marks)), make([]string, len(marks))
+	for i, m := range marks {
+		xs[i], texts[i] = pos(m.v), m.name+" "+d(m.v)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="4 3"/>`, xs[i], padT, xs[i], padT+plotH, colorPercentile)
+	}
+	for i, p := range placeLabels(xs, texts) {
+		label(&b, p.X, p.Y, p.Anchor, texts[i])
 	}
 	label(&b, padL+plotW/2, chartH-8, "middle", "latency (log-spaced buckets)")
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// Label geometry at font-size 11: an approximate glyph width and a line height.
+const (
+	charW  = 6.2
+	lineH  = 13.0
+	labelG = 4.0 // gap kept between two labels on one line
+)
+
+// labelBox is where a percentile label goes: its anchor point and its horizontal extent.
+type labelBox struct {
+	X, Y        float64
+	Anchor      string
+	Left, Right float64
+}
+
+// placeLabels puts each mark's label beside its line (to the right, or to the left where
+// it would leave the plot) on the first line from the top where it overlaps no label
+// already placed: marks close together (p95, p99 and max often are) stack instead of
+// overprinting each other.
+func placeLabels(xs []float64, texts []string) []labelBox {
+	out := make([]labelBox, len(xs))
+	var placed []labelBox
+	for i, x := range xs {
+		w := float64(len([]rune(texts[i]))) * charW
+		box := labelBox{X: x + 3, Anchor: "start", Left: x + 3, Right: x + 3 + w}
+		if box.Right > padL+plotW {
+			box = labelBox{X: x - 3, Anchor: "end", Left: x - 3 - w, Right: x - 3}
+		}
+		for line := 0; ; line++ {
+			box.Y = padT + 12 + float64(line)*lineH
+			free := true
+			for _, p := range placed {
+				if p.Y == box.Y && box.Left < p.Right+labelG && p.Left < box.Right+labelG {
+					free = false
+					break
+				}
+			}
+			if free {
+				break
+			}
+		}
+		placed = append(placed, box)
+		out[i] = box
+	}
+	return out
 }
 
 // throughputSVG stacks each second's outcomes: reserved, sold out, errors.

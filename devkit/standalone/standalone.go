@@ -61,6 +61,10 @@ type Config struct {
 
 	Install bool      // apt-get install a missing redis-server / mariadb-server when possible
 	Log     io.Writer // start-up progress (default: discarded)
+
+	// Configure, when set, adjusts the services' configurations after they are built
+	// (tests: shorter job intervals).
+	Configure func(*Configs)
 }
 
 // FromEnv fills the dependency addresses from SECKILL_REDIS, SECKILL_MYSQL_DSN and
@@ -173,6 +177,9 @@ func Start(ctx context.Context, cfg Config) (sys *System, err error) {
 
 	if err := sys.buildConfigs(cfg, apiHost, mustAtoi(apiPort), metricsPort); err != nil {
 		return nil, err
+	}
+	if cfg.Configure != nil {
+		cfg.Configure(&sys.Configs)
 	}
 
 	if err := startInventory(ctx, sys); err != nil {

@@ -55,6 +55,23 @@ func CheckActivityID(aid int64) error {
 	return nil
 }
 
+// Bounds of a page of a list (GET /v1/admin/activities).
+const (
+	MaxPageSize = 100
+	MaxPage     = 1_000_000
+)
+
+// CheckPage checks a page number (from 1) and a page size.
+func CheckPage(page, size int64) error {
+	if page < 1 || page > MaxPage {
+		return invalid("page must be within 1..%d", MaxPage)
+	}
+	if size < 1 || size > MaxPageSize {
+		return invalid("size must be within 1..%d", MaxPageSize)
+	}
+	return nil
+}
+
 // CheckUID checks a buyer id.
 func CheckUID(uid int64) error {
 	if uid < 1 {

@@ -34,3 +34,11 @@ var (
 		Help: "Failed relay steps, by step (read, produce, ack, claim, refresh).",
 	}, []string{"step"})
 )
+
+// The known label values exist from the start (at 0), so that rate() and increase() in the
+// alert rules see the first event.
+func init() {
+	for _, l := range []string{"read", "produce", "ack", "claim", "refresh"} {
+		metricErrors.WithLabelValues(l)
+	}
+}

@@ -45,6 +45,7 @@ const (
 	RateLimited       Code = "RATE_LIMITED"
 	Busy              Code = "BUSY"
 	TooLarge          Code = "PAYLOAD_TOO_LARGE"
+	UnsupportedMedia  Code = "UNSUPPORTED_MEDIA_TYPE"
 	Internal          Code = "INTERNAL"
 )
 
@@ -78,6 +79,8 @@ var table = map[Code]mapping{
 	Busy:     {codes.Aborted, http.StatusServiceUnavailable},
 	TooLarge: {codes.InvalidArgument, http.StatusRequestEntityTooLarge},
 	Internal: {codes.Internal, http.StatusInternalServerError},
+
+	UnsupportedMedia: {codes.InvalidArgument, http.StatusUnsupportedMediaType},
 }
 
 // Error is a business outcome with its code word. An Error made by Unavailable also

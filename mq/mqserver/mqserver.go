@@ -3,14 +3,19 @@
 package mqserver
 
 import (
+	"context"
+
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/queue"
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/mq/internal/config"
 	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/svc"
+	"github.com/seckill/seckill/mq/internal/writer"
 )
 
 // Config is the mq service's configuration (etc/mq.yaml).
@@ -64,6 +69,20 @@ func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server,
 	}
 	group := service.NewServiceGroup()
 	group.Add(&pipeline{consumer: q, svc: ctx})
+	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
+	group.Add(depwatch.New(c.Probe, "mq",
+		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
+			db, err := ctx.DB.RawDB()
+			if err != nil {
+				return err
+			}
+			return db.PingContext(pctx)
+		}},
+		depwatch.Probe{Dependency: "kafka", Check: func(pctx context.Context) error {
+			_, err := progress.Ends(pctx)
+			return err
+		}}))
+	group.Add(writer.NewLagWatch(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group, c.Writer.LagInterval))
 	for _, j := range newJobs(c, ctx) {
 		group.Add(j)
 	}
@@ -92,6 +111,8 @@ func (p *pipeline) Start() {
 	p.consumer.Start()
 }
 
+// Stop stops the consumer, then the writer: its unfinished events are not committed and
+// come again after a restart; none of that is logged as an error.
 func (p *pipeline) Stop() {
 	p.consumer.Stop()
 	p.svc.Writer.Stop()

@@ -1582,6 +1582,119 @@ func (x *ActivityResp) GetActivity() *Activity {
 	return nil
 }
 
+// The merchant's own activities, newest first: page >= 1, size 1..100.
+type ListActivitiesReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MerchantId    int64                  `protobuf:"varint,1,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
+	Page          int64                  `protobuf:"varint,2,opt,name=page,proto3" json:"page,omitempty"`
+	Size          int64                  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListActivitiesReq) Reset() {
+	*x = ListActivitiesReq{}
+	mi := &file_inventory_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListActivitiesReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListActivitiesReq) ProtoMessage() {}
+
+func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListActivitiesReq.ProtoReflect.Descriptor instead.
+func (*ListActivitiesReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListActivitiesReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
+	}
+	return 0
+}
+
+func (x *ListActivitiesReq) GetPage() int64 {
+	if x != nil {
+		return x.Page
+	}
+	return 0
+}
+
+func (x *ListActivitiesReq) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type ListActivitiesResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Activities    []*Activity            `protobuf:"bytes,1,rep,name=activities,proto3" json:"activities,omitempty"`
+	Total         int64                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"` // the merchant's activities in all
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListActivitiesResp) Reset() {
+	*x = ListActivitiesResp{}
+	mi := &file_inventory_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListActivitiesResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListActivitiesResp) ProtoMessage() {}
+
+func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListActivitiesResp.ProtoReflect.Descriptor instead.
+func (*ListActivitiesResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListActivitiesResp) GetActivities() []*Activity {
+	if x != nil {
+		return x.Activities
+	}
+	return nil
+}
+
+func (x *ListActivitiesResp) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 type PingReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1590,7 +1703,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[26]
+	mi := &file_inventory_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1715,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[26]
+	mi := &file_inventory_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1728,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{26}
+	return file_inventory_proto_rawDescGZIP(), []int{28}
 }
 
 type PingResp struct {
@@ -1626,7 +1739,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[27]
+	mi := &file_inventory_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1638,7 +1751,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[27]
+	mi := &file_inventory_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1651,7 +1764,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{27}
+	return file_inventory_proto_rawDescGZIP(), []int{29}
 }
 
 var File_inventory_proto protoreflect.FileDescriptor
@@ -1786,10 +1899,20 @@ const file_inventory_proto_rawDesc = "" +
 	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
 	"merchantId\"?\n" +
 	"\fActivityResp\x12/\n" +
-	"\bactivity\x18\x01 \x01(\v2\x13.inventory.ActivityR\bactivity\"\t\n" +
+	"\bactivity\x18\x01 \x01(\v2\x13.inventory.ActivityR\bactivity\"\\\n" +
+	"\x11ListActivitiesReq\x12\x1f\n" +
+	"\vmerchant_id\x18\x01 \x01(\x03R\n" +
+	"merchantId\x12\x12\n" +
+	"\x04page\x18\x02 \x01(\x03R\x04page\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"_\n" +
+	"\x12ListActivitiesResp\x123\n" +
+	"\n" +
+	"activities\x18\x01 \x03(\v2\x13.inventory.ActivityR\n" +
+	"activities\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\"\t\n" +
 	"\aPingReq\"\n" +
 	"\n" +
-	"\bPingResp2\x8a\a\n" +
+	"\bPingResp2\xd9\a\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x129\n" +
@@ -1805,7 +1928,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\tReconcile\x12\x17.inventory.ReconcileReq\x1a\x18.inventory.ReconcileResp\x128\n" +
 	"\x06Repair\x12\x17.inventory.ReconcileReq\x1a\x15.inventory.RepairResp\x12G\n" +
 	"\x0eCreateActivity\x12\x1c.inventory.CreateActivityReq\x1a\x17.inventory.ActivityResp\x12A\n" +
-	"\vGetActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12/\n" +
+	"\vGetActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12M\n" +
+	"\x0eListActivities\x12\x1c.inventory.ListActivitiesReq\x1a\x1d.inventory.ListActivitiesResp\x12/\n" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingRespB\rZ\v./inventoryb\x06proto3"
 
 var (
@@ -1820,36 +1944,38 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_inventory_proto_goTypes = []any{
-	(*Stock)(nil),             // 0: inventory.Stock
-	(*Activity)(nil),          // 1: inventory.Activity
-	(*Order)(nil),             // 2: inventory.Order
-	(*WarmupReq)(nil),         // 3: inventory.WarmupReq
-	(*WarmupResp)(nil),        // 4: inventory.WarmupResp
-	(*ReserveReq)(nil),        // 5: inventory.ReserveReq
-	(*ReserveResp)(nil),       // 6: inventory.ReserveResp
-	(*OrderReq)(nil),          // 7: inventory.OrderReq
-	(*OrderStateResp)(nil),    // 8: inventory.OrderStateResp
-	(*ExpireDueReq)(nil),      // 9: inventory.ExpireDueReq
-	(*ExpireDueResp)(nil),     // 10: inventory.ExpireDueResp
-	(*AdjustReq)(nil),         // 11: inventory.AdjustReq
-	(*AdjustResp)(nil),        // 12: inventory.AdjustResp
-	(*GetStockReq)(nil),       // 13: inventory.GetStockReq
-	(*GetStockResp)(nil),      // 14: inventory.GetStockResp
-	(*GetOrderResp)(nil),      // 15: inventory.GetOrderResp
-	(*ActiveReq)(nil),         // 16: inventory.ActiveReq
-	(*ActiveResp)(nil),        // 17: inventory.ActiveResp
-	(*ReconcileReq)(nil),      // 18: inventory.ReconcileReq
-	(*DbStock)(nil),           // 19: inventory.DbStock
-	(*ReconcileResp)(nil),     // 20: inventory.ReconcileResp
-	(*BooksResp)(nil),         // 21: inventory.BooksResp
-	(*RepairResp)(nil),        // 22: inventory.RepairResp
-	(*CreateActivityReq)(nil), // 23: inventory.CreateActivityReq
-	(*GetActivityReq)(nil),    // 24: inventory.GetActivityReq
-	(*ActivityResp)(nil),      // 25: inventory.ActivityResp
-	(*PingReq)(nil),           // 26: inventory.PingReq
-	(*PingResp)(nil),          // 27: inventory.PingResp
+	(*Stock)(nil),              // 0: inventory.Stock
+	(*Activity)(nil),           // 1: inventory.Activity
+	(*Order)(nil),              // 2: inventory.Order
+	(*WarmupReq)(nil),          // 3: inventory.WarmupReq
+	(*WarmupResp)(nil),         // 4: inventory.WarmupResp
+	(*ReserveReq)(nil),         // 5: inventory.ReserveReq
+	(*ReserveResp)(nil),        // 6: inventory.ReserveResp
+	(*OrderReq)(nil),           // 7: inventory.OrderReq
+	(*OrderStateResp)(nil),     // 8: inventory.OrderStateResp
+	(*ExpireDueReq)(nil),       // 9: inventory.ExpireDueReq
+	(*ExpireDueResp)(nil),      // 10: inventory.ExpireDueResp
+	(*AdjustReq)(nil),          // 11: inventory.AdjustReq
+	(*AdjustResp)(nil),         // 12: inventory.AdjustResp
+	(*GetStockReq)(nil),        // 13: inventory.GetStockReq
+	(*GetStockResp)(nil),       // 14: inventory.GetStockResp
+	(*GetOrderResp)(nil),       // 15: inventory.GetOrderResp
+	(*ActiveReq)(nil),          // 16: inventory.ActiveReq
+	(*ActiveResp)(nil),         // 17: inventory.ActiveResp
+	(*ReconcileReq)(nil),       // 18: inventory.ReconcileReq
+	(*DbStock)(nil),            // 19: inventory.DbStock
+	(*ReconcileResp)(nil),      // 20: inventory.ReconcileResp
+	(*BooksResp)(nil),          // 21: inventory.BooksResp
+	(*RepairResp)(nil),         // 22: inventory.RepairResp
+	(*CreateActivityReq)(nil),  // 23: inventory.CreateActivityReq
+	(*GetActivityReq)(nil),     // 24: inventory.GetActivityReq
+	(*ActivityResp)(nil),       // 25: inventory.ActivityResp
+	(*ListActivitiesReq)(nil),  // 26: inventory.ListActivitiesReq
+	(*ListActivitiesResp)(nil), // 27: inventory.ListActivitiesResp
+	(*PingReq)(nil),            // 28: inventory.PingReq
+	(*PingResp)(nil),           // 29: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -1862,41 +1988,44 @@ var file_inventory_proto_depIdxs = []int32{
 	0,  // 7: inventory.BooksResp.redis:type_name -> inventory.Stock
 	19, // 8: inventory.BooksResp.db:type_name -> inventory.DbStock
 	1,  // 9: inventory.ActivityResp.activity:type_name -> inventory.Activity
-	3,  // 10: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 11: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	7,  // 12: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	7,  // 13: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	9,  // 14: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	11, // 15: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	13, // 16: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	7,  // 17: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	16, // 18: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	18, // 19: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	18, // 20: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	18, // 21: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	23, // 22: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	24, // 23: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	26, // 24: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	4,  // 25: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 26: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	8,  // 27: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	8,  // 28: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	10, // 29: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	12, // 30: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	14, // 31: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	15, // 32: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	17, // 33: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	21, // 34: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	20, // 35: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	22, // 36: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	25, // 37: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	25, // 38: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	27, // 39: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	25, // [25:40] is the sub-list for method output_type
-	10, // [10:25] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	1,  // 10: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
+	3,  // 11: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 12: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	7,  // 13: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	7,  // 14: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	9,  // 15: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	11, // 16: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	13, // 17: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	7,  // 18: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	16, // 19: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	18, // 20: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	18, // 21: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	18, // 22: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	23, // 23: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	24, // 24: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	26, // 25: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	28, // 26: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	4,  // 27: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 28: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	8,  // 29: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	8,  // 30: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	10, // 31: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	12, // 32: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	14, // 33: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	15, // 34: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	17, // 35: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	21, // 36: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	20, // 37: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	22, // 38: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	25, // 39: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	25, // 40: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	27, // 41: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	29, // 42: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	27, // [27:43] is the sub-list for method output_type
+	11, // [11:27] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -1910,7 +2039,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

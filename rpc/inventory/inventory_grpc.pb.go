@@ -33,6 +33,7 @@ const (
 	Inventory_Repair_FullMethodName         = "/inventory.Inventory/Repair"
 	Inventory_CreateActivity_FullMethodName = "/inventory.Inventory/CreateActivity"
 	Inventory_GetActivity_FullMethodName    = "/inventory.Inventory/GetActivity"
+	Inventory_ListActivities_FullMethodName = "/inventory.Inventory/ListActivities"
 	Inventory_Ping_FullMethodName           = "/inventory.Inventory/Ping"
 )
 
@@ -54,6 +55,7 @@ type InventoryClient interface {
 	Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
 	CreateActivity(ctx context.Context, in *CreateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+	ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error)
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 }
 
@@ -205,6 +207,16 @@ func (c *inventoryClient) GetActivity(ctx context.Context, in *GetActivityReq, o
 	return out, nil
 }
 
+func (c *inventoryClient) ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListActivitiesResp)
+	err := c.cc.Invoke(ctx, Inventory_ListActivities_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *inventoryClient) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PingResp)
@@ -233,6 +245,7 @@ type InventoryServer interface {
 	Repair(context.Context, *ReconcileReq) (*RepairResp, error)
 	CreateActivity(context.Context, *CreateActivityReq) (*ActivityResp, error)
 	GetActivity(context.Context, *GetActivityReq) (*ActivityResp, error)
+	ListActivities(context.Context, *ListActivitiesReq) (*ListActivitiesResp, error)
 	Ping(context.Context, *PingReq) (*PingResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
@@ -285,6 +298,9 @@ func (UnimplementedInventoryServer) CreateActivity(context.Context, *CreateActiv
 }
 func (UnimplementedInventoryServer) GetActivity(context.Context, *GetActivityReq) (*ActivityResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetActivity not implemented")
+}
+func (UnimplementedInventoryServer) ListActivities(context.Context, *ListActivitiesReq) (*ListActivitiesResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListActivities not implemented")
 }
 func (UnimplementedInventoryServer) Ping(context.Context, *PingReq) (*PingResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ping not implemented")
@@ -562,6 +578,24 @@ func _Inventory_GetActivity_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_ListActivities_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListActivitiesReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).ListActivities(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_ListActivities_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).ListActivities(ctx, req.(*ListActivitiesReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Inventory_Ping_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PingReq)
 	if err := dec(in); err != nil {
@@ -642,6 +676,10 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetActivity",
 			Handler:    _Inventory_GetActivity_Handler,
+		},
+		{
+			MethodName: "ListActivities",
+			Handler:    _Inventory_ListActivities_Handler,
 		},
 		{
 			MethodName: "Ping",

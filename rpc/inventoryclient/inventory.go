@@ -14,34 +14,36 @@ import (
 )
 
 type (
-	ActiveReq         = inventory.ActiveReq
-	ActiveResp        = inventory.ActiveResp
-	Activity          = inventory.Activity
-	ActivityResp      = inventory.ActivityResp
-	AdjustReq         = inventory.AdjustReq
-	AdjustResp        = inventory.AdjustResp
-	BooksResp         = inventory.BooksResp
-	CreateActivityReq = inventory.CreateActivityReq
-	DbStock           = inventory.DbStock
-	ExpireDueReq      = inventory.ExpireDueReq
-	ExpireDueResp     = inventory.ExpireDueResp
-	GetActivityReq    = inventory.GetActivityReq
-	GetOrderResp      = inventory.GetOrderResp
-	GetStockReq       = inventory.GetStockReq
-	GetStockResp      = inventory.GetStockResp
-	Order             = inventory.Order
-	OrderReq          = inventory.OrderReq
-	OrderStateResp    = inventory.OrderStateResp
-	PingReq           = inventory.PingReq
-	PingResp          = inventory.PingResp
-	ReconcileReq      = inventory.ReconcileReq
-	ReconcileResp     = inventory.ReconcileResp
-	RepairResp        = inventory.RepairResp
-	ReserveReq        = inventory.ReserveReq
-	ReserveResp       = inventory.ReserveResp
-	Stock             = inventory.Stock
-	WarmupReq         = inventory.WarmupReq
-	WarmupResp        = inventory.WarmupResp
+	ActiveReq          = inventory.ActiveReq
+	ActiveResp         = inventory.ActiveResp
+	Activity           = inventory.Activity
+	ActivityResp       = inventory.ActivityResp
+	AdjustReq          = inventory.AdjustReq
+	AdjustResp         = inventory.AdjustResp
+	BooksResp          = inventory.BooksResp
+	CreateActivityReq  = inventory.CreateActivityReq
+	DbStock            = inventory.DbStock
+	ExpireDueReq       = inventory.ExpireDueReq
+	ExpireDueResp      = inventory.ExpireDueResp
+	GetActivityReq     = inventory.GetActivityReq
+	GetOrderResp       = inventory.GetOrderResp
+	GetStockReq        = inventory.GetStockReq
+	GetStockResp       = inventory.GetStockResp
+	ListActivitiesReq  = inventory.ListActivitiesReq
+	ListActivitiesResp = inventory.ListActivitiesResp
+	Order              = inventory.Order
+	OrderReq           = inventory.OrderReq
+	OrderStateResp     = inventory.OrderStateResp
+	PingReq            = inventory.PingReq
+	PingResp           = inventory.PingResp
+	ReconcileReq       = inventory.ReconcileReq
+	ReconcileResp      = inventory.ReconcileResp
+	RepairResp         = inventory.RepairResp
+	ReserveReq         = inventory.ReserveReq
+	ReserveResp        = inventory.ReserveResp
+	Stock              = inventory.Stock
+	WarmupReq          = inventory.WarmupReq
+	WarmupResp         = inventory.WarmupResp
 
 	Inventory interface {
 		Warmup(ctx context.Context, in *WarmupReq, opts ...grpc.CallOption) (*WarmupResp, error)
@@ -58,6 +60,7 @@ type (
 		Repair(ctx context.Context, in *ReconcileReq, opts ...grpc.CallOption) (*RepairResp, error)
 		CreateActivity(ctx context.Context, in *CreateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 		GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+		ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error)
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 	}
 
@@ -140,6 +143,11 @@ func (m *defaultInventory) CreateActivity(ctx context.Context, in *CreateActivit
 func (m *defaultInventory) GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.GetActivity(ctx, in, opts...)
+}
+
+func (m *defaultInventory) ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.ListActivities(ctx, in, opts...)
 }
 
 func (m *defaultInventory) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {

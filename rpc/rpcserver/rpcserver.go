@@ -3,6 +3,8 @@
 package rpcserver
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/config"
 	"github.com/seckill/seckill/rpc/internal/server"
@@ -70,12 +73,26 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor)
+	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor, countOutcomes)
 	group := service.NewServiceGroup()
 	group.Add(s)
 	if ctx.Relay != nil {
 		group.Add(ctx.Relay)
 	}
+	group.Add(depwatch.New(c.Probe, "rpc",
+		depwatch.Probe{Dependency: "redis", Check: func(pctx context.Context) error {
+			if !ctx.Redis.PingCtx(pctx) {
+				return errors.New("redis ping failed")
+			}
+			return nil
+		}},
+		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
+			db, err := ctx.DB.RawDB()
+			if err != nil {
+				return err
+			}
+			return db.PingContext(pctx)
+		}}))
 	srv.rpc, srv.group = s, group
 	return srv, nil
 }

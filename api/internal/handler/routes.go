@@ -66,6 +66,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: merchant.CreateActivityHandler(serverCtx),
 				},
 				{
+					// the merchant's own activities, newest first
+					Method:  http.MethodGet,
+					Path:    "/activities",
+					Handler: merchant.ListActivitiesHandler(serverCtx),
+				},
+				{
 					// the activity plus both books
 					Method:  http.MethodGet,
 					Path:    "/activities/:id",

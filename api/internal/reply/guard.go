@@ -1,7 +1,10 @@
 package reply
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 
 	"github.com/zeromicro/go-zero/rest/httpx"
@@ -16,7 +19,11 @@ import (
 //     the body stays bounded);
 //   - gives a {"code","msg"} body to error statuses written without a JSON body: go-zero's
 //     shedder, breaker and MaxConns write a bare 503, MaxBytes a bare 413. The status is
-//     kept and the body is chosen by status (503 -> BUSY, 413 -> PAYLOAD_TOO_LARGE ...).
+//     kept and the body is chosen by status (503 -> BUSY, 413 -> PAYLOAD_TOO_LARGE ...);
+//   - reads a body sent without "Content-Type: application/json" (none, curl -d's form type,
+//     text/plain) as JSON when it parses as JSON, and answers 415 UNSUPPORTED_MEDIA_TYPE
+//     naming the header when it does not. go-zero's httpx.Parse reads a body only with the
+//     JSON content type and would report its fields as missing.
 type Router struct {
 	httpx.Router
 	MaxBytes int64
@@ -26,6 +33,9 @@ type Router struct {
 func (rt Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.MaxBytes > 0 && r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBytes)
+	}
+	if !readAsJSON(w, r) {
+		return
 	}
 	g := &guardWriter{ResponseWriter: w}
 	rt.Router.ServeHTTP(g, r)
@@ -72,6 +82,41 @@ func (g *guardWriter) finish() {
 	if g.held != 0 {
 		writeStatus(g.ResponseWriter, g.held, forStatus(g.held))
 	}
+}
+
+// readAsJSON makes a body without the JSON content type readable by httpx.Parse when it is
+// JSON; otherwise it answers (415, or 413 over MaxBytes) and returns false.
+func readAsJSON(w http.ResponseWriter, r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 || isJSON(r.Header) {
+		return true
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			Write(w, xerr.New(xerr.TooLarge, "request body too large"))
+		} else {
+			Write(w, xerr.New(xerr.InvalidArgument, "cannot read the request body"))
+		}
+		return false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		r.Body, r.ContentLength = http.NoBody, 0
+		return true
+	}
+	if !json.Valid(body) {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		Write(w, xerr.New(xerr.UnsupportedMedia, "the request body must be JSON sent with "+
+			"\"Content-Type: application/json\" (got Content-Type: "+ct+")"))
+		return false
+	}
+	r.Header.Set("Content-Type", "application/json")
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return true
 }
 
 func jsonBody(e *xerr.Error) ([]byte, error) {

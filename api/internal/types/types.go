@@ -3,6 +3,13 @@
 
 package types
 
+type ActivityListResp struct {
+	Activities []ActivityResp `json:"activities"`
+	Page       int64          `json:"page"`
+	Size       int64          `json:"size"`
+	Total      int64          `json:"total"`
+}
+
 type ActivityPathReq struct {
 	Id int64 `path:"id"`
 }
@@ -58,6 +65,11 @@ type DbBook struct {
 
 type HealthResp struct {
 	Status string `json:"status"`
+}
+
+type ListActivitiesReq struct {
+	Page int64 `form:"page,default=1"`
+	Size int64 `form:"size,default=20"`
 }
 
 type OrderPathReq struct {

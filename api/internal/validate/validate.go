@@ -28,6 +28,9 @@ func CreateActivity(r *types.CreateActivityReq) error {
 // Delta checks a stock adjustment.
 func Delta(d int64) error { return domain.CheckDelta(d) }
 
+// Page checks the page and size of a list.
+func Page(page, size int64) error { return domain.CheckPage(page, size) }
+
 // Reserve checks a reservation.
 func Reserve(r *types.ReserveReq) error {
 	for _, err := range []error{domain.CheckActivityID(r.ActivityId), domain.CheckQuantity(r.Quantity),

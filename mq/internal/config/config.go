@@ -6,6 +6,7 @@ import (
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/writer"
@@ -35,4 +36,6 @@ type Config struct {
 	Inventory zrpc.RpcClientConf `json:",optional"`
 	// Jobs: expiry, reconciliation and scheduled warm-up (mq/internal/jobs).
 	Jobs jobs.Conf `json:",optional"`
+	// Probe: how often MySQL and Kafka are probed (seckill_dependency_up).
+	Probe depwatch.Conf
 }

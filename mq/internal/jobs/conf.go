@@ -10,6 +10,8 @@ type Conf struct {
 	Expiry    ExpiryConf    `json:",optional"`
 	Reconcile ReconcileConf `json:",optional"`
 	Warmup    WarmupConf    `json:",optional"`
+	// Books has no optional tag: its defaults (on, every 5 s) apply when the block is absent.
+	Books BooksConf
 }
 
 // ExpiryConf: release unpaid orders whose pay timeout passed.
@@ -33,4 +35,10 @@ type WarmupConf struct {
 	Enabled  bool          `json:",default=true"`
 	Interval time.Duration `json:",default=10s"`
 	Lead     time.Duration `json:",default=5m"`
+}
+
+// BooksConf: export both books of every active activity as gauges.
+type BooksConf struct {
+	Enabled  bool          `json:",default=true"`
+	Interval time.Duration `json:",default=5s"`
 }

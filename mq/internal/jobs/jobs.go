@@ -31,6 +31,9 @@ func New(c Conf, inv inventoryclient.Inventory, db sqlx.SqlConn) []service.Servi
 	if c.Reconcile.Enabled {
 		out = append(out, newLoop("reconcile", c.Reconcile.Interval, NewReconcile(inv).Tick))
 	}
+	if c.Books.Enabled {
+		out = append(out, newLoop("books", c.Books.Interval, NewBooks(inv).Tick))
+	}
 	if c.Warmup.Enabled {
 		out = append(out, newLoop("warmup", c.Warmup.Interval, NewWarmup(c.Warmup, inv, db).Tick))
 	}

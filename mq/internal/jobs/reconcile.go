@@ -29,6 +29,7 @@ func (r *Reconcile) Tick(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list active: %w", err)
 	}
+	retireExcept(act.ActivityIds)
 	var errs []error
 	for _, aid := range act.ActivityIds {
 		if _, err := r.Run(ctx, aid); err != nil {
@@ -45,6 +46,8 @@ func (r *Reconcile) Run(ctx context.Context, aid int64) (*inventoryclient.Reconc
 		return nil, err
 	}
 	label := strconv.FormatInt(aid, 10)
+	track(label)
+	setBooks(label, resp.Redis, resp.Db)
 	drift := Drift(resp)
 	metricDrift.WithLabelValues(label).Set(float64(drift))
 	metricInFlight.WithLabelValues(label).Set(float64(resp.InFlight))

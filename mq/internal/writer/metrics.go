@@ -25,6 +25,15 @@ var (
 		Help:    "Events per MySQL transaction (group commit).",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
 	})
+	metricApplySeconds = promauto.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "apply_seconds",
+		Help:    "Duration of one committed MySQL transaction (a batch of events).",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	})
+	metricLag = promauto.NewGauge(prometheus.GaugeOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "consumer_lag_messages",
+		Help: "Events on the topic the writer group has not committed yet (sum over partitions).",
+	})
 	metricRetries = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "transient_retries_total",
 		Help: "Transactions retried after a transient MySQL error.",
@@ -34,3 +43,11 @@ var (
 		Help: "Events MySQL rejected (underflow) waiting for the events that precede them.",
 	})
 )
+
+// The known label values exist from the start (at 0), so that rate() and increase() in the
+// alert rules see the first event.
+func init() {
+	for _, l := range []string{"malformed", "rejected"} {
+		metricDeadLetters.WithLabelValues(l)
+	}
+}

@@ -37,6 +37,9 @@ type Conf struct {
 	RetryMax time.Duration `json:",default=5s"`
 	// TxTimeout bounds one transaction.
 	TxTimeout time.Duration `json:",default=10s"`
+	// LagInterval is how often the consumer group's lag (seckill_writer_consumer_lag_messages)
+	// is read from Kafka.
+	LagInterval time.Duration `json:",default=5s"`
 }
 
 // Stats are the writer's counters (also exported as Prometheus metrics).
@@ -257,8 +260,10 @@ func (w *Writer) Stop() {
 // MySQL rejects for less than PoisonAfter: those are returned, parked, to be tried again.
 func (w *Writer) flush(batch []*request) (parked []*request) {
 	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, w.c.RetryMax) {
+		began := time.Now()
 		res, err := w.apply(batch)
 		if err == nil {
+			metricApplySeconds.Observe(time.Since(began).Seconds())
 			w.record(batch, res)
 			for _, r := range batch {
 				r.done(nil)

@@ -4,6 +4,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
 )
@@ -22,6 +23,8 @@ type Config struct {
 	Relay relay.Conf
 	// Reconcile tunes the Redis/MySQL comparison behind the Reconcile and Repair RPCs.
 	Reconcile reconcile.Conf
+	// Probe: how often Redis and MySQL are probed (seckill_dependency_up).
+	Probe depwatch.Conf
 }
 
 type StockConf struct {

@@ -93,6 +93,11 @@ func (s *InventoryServer) GetActivity(ctx context.Context, in *inventory.GetActi
 	return l.GetActivity(in)
 }
 
+func (s *InventoryServer) ListActivities(ctx context.Context, in *inventory.ListActivitiesReq) (*inventory.ListActivitiesResp, error) {
+	l := logic.NewListActivitiesLogic(ctx, s.svcCtx)
+	return l.ListActivities(in)
+}
+
 func (s *InventoryServer) Ping(ctx context.Context, in *inventory.PingReq) (*inventory.PingResp, error) {
 	l := logic.NewPingLogic(ctx, s.svcCtx)
 	return l.Ping(in)
