@@ -32,6 +32,12 @@ type (
 		// FindAuditByActivity returns every order of an activity with its buyer and request
 		// id, in no particular order (the fault suite's audit: duplicates, per-user limits).
 		FindAuditByActivity(ctx context.Context, activityID int64) ([]*OrderAudit, error)
+		// FindOverdueReserved returns up to limit orders still reserved whose expire_at
+		// (unix s) is before `before`, oldest first: the sweep's candidates.
+		FindOverdueReserved(ctx context.Context, before int64, limit int) ([]*SeckillOrder, error)
+		// ExpireReserved moves one order from reserved to expired inside session; false when
+		// it was no longer reserved (nothing changed).
+		ExpireReserved(ctx context.Context, session sqlx.Session, orderNo string) (bool, error)
 	}
 
 	customSeckillOrderModel struct {
@@ -55,11 +61,12 @@ type OrderState struct {
 	OrderNo  string `db:"order_no"`
 	Status   string `db:"status"`
 	Quantity uint64 `db:"quantity"`
+	ExpireAt int64  `db:"expire_at"` // unix s
 }
 
 func (m *customSeckillOrderModel) FindStatesByActivity(ctx context.Context, session sqlx.Session,
 	activityID int64) ([]*OrderState, error) {
-	query := fmt.Sprintf("select `order_no`, `status`, `quantity` from %s where `activity_id` = ?", m.table)
+	query := fmt.Sprintf("select `order_no`, `status`, `quantity`, `expire_at` from %s where `activity_id` = ?", m.table)
 	var resp []*OrderState
 	if err := session.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
 		return nil, err
@@ -154,4 +161,24 @@ func orderArgs(orderNos []string) []any {
 		args[i] = o
 	}
 	return args
+}
+
+func (m *customSeckillOrderModel) FindOverdueReserved(ctx context.Context, before int64, limit int) ([]*SeckillOrder, error) {
+	query := fmt.Sprintf("select %s from %s where `status` = 'reserved' and `expire_at` < ? order by `expire_at` limit ?",
+		seckillOrderRows, m.table)
+	var resp []*SeckillOrder
+	if err := m.conn.QueryRowsCtx(ctx, &resp, query, before, limit); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (m *customSeckillOrderModel) ExpireReserved(ctx context.Context, session sqlx.Session, orderNo string) (bool, error) {
+	query := fmt.Sprintf("update %s set `status` = 'expired' where `order_no` = ? and `status` = 'reserved'", m.table)
+	res, err := session.ExecCtx(ctx, query, orderNo)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

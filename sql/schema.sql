@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS `seckill_order` (
   PRIMARY KEY (`id`),
   UNIQUE KEY `uk_order_no` (`order_no`),
   KEY `idx_activity_status` (`activity_id`, `status`),
+  KEY `idx_status_expire` (`status`, `expire_at`),
   KEY `idx_uid` (`uid`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 

@@ -258,8 +258,9 @@ func (c *counters) advance(from, to string, q int64) bool {
 }
 
 type dbOrder struct {
-	state string
-	qty   int64
+	state    string
+	qty      int64
+	expireAt int64 // unix s
 }
 
 type dbBook struct {
@@ -300,7 +301,7 @@ func (b *dbBook) read(ctx context.Context, m books, s sqlx.Session, aid int64) e
 		return err
 	}
 	for _, o := range orders {
-		b.orders[o.OrderNo] = dbOrder{state: o.Status, qty: int64(o.Quantity)}
+		b.orders[o.OrderNo] = dbOrder{state: o.Status, qty: int64(o.Quantity), expireAt: o.ExpireAt}
 	}
 	ids, err := m.adjustments.FindEventIdsByActivity(ctx, s, aid)
 	if err != nil {
@@ -491,6 +492,7 @@ func (r *Reconciler) compare(ctx context.Context, aid int64) (*result, error) {
 	}
 	res.checkMySQL()
 	if !res.rds.warm {
+		res.flagOverdue(r.c.ConfirmAfter)
 		res.report.Status = res.coldStatus()
 		return res, nil
 	}
@@ -575,6 +577,26 @@ func (res *result) checkMySQL() {
 	if h.reserved != c.Locked || h.paid != c.Sold {
 		res.brokenf("mysql: inventory says locked %d sold %d, its order rows hold reserved %d paid %d",
 			c.Locked, c.Sold, h.reserved, h.paid)
+	}
+}
+
+// flagOverdue reports the orders MySQL holds as reserved past their expire_at (by more
+// than margin) while Redis no longer holds the activity: nothing will expire them but the
+// sweep job (mq), so until it has, the books are not right.
+func (res *result) flagOverdue(margin time.Duration) {
+	cutoff := res.rds.nowMs - margin.Milliseconds()
+	var n int
+	var first string
+	for no, o := range res.db.orders {
+		if o.state == domain.StateReserved && o.expireAt*1000 < cutoff {
+			if n++; first == "" || no < first {
+				first = no
+			}
+		}
+	}
+	if n > 0 {
+		res.brokenf("mysql: %d order(s) reserved past their expire_at with the activity gone from Redis (e.g. %s): "+
+			"the sweep job expires them", n, first)
 	}
 }
 

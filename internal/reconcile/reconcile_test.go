@@ -234,3 +234,33 @@ func TestNotWarmAndUnknown(t *testing.T) {
 		t.Fatalf("repair of a cold activity: %v", err)
 	}
 }
+
+// An order MySQL holds as reserved past its expire_at, of an activity Redis no longer
+// holds, is flagged (nothing but the sweep will expire it); once it is expired with its
+// stock back, the activity is consistent again. One not yet past its expire_at is not.
+func TestColdActivityWithOverdueReservedOrder(t *testing.T) {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	rec := reconcile.New(recConf(t, 0), env.Store, db.Conn)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.DB.Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (6, 1, 'cold', 3, 0, 1)")
+	exec("INSERT INTO `inventory` (`activity_id`, `available`, `locked`) VALUES (6, 1, 2)")
+	past, future := time.Now().Add(-time.Hour).Unix(), time.Now().Add(time.Hour).Unix()
+	exec("INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`, `expire_at`) VALUES "+
+		"('6-aaaaaaaa01', 'req-aaaaaaaa', 6, 1, 1, 'reserved', ?), ('6-bbbbbbbb02', 'req-bbbbbbbb', 6, 2, 1, 'reserved', ?)", past, future)
+	r, err := rec.Run(ctx, 6)
+	if err != nil || r.Status != reconcile.Mismatch || !strings.Contains(strings.Join(r.Diffs, "\n"), "1 order(s) reserved past their expire_at") ||
+		!strings.Contains(strings.Join(r.Diffs, "\n"), "6-aaaaaaaa01") {
+		t.Fatalf("overdue reserved order of a cold activity: %+v %v", r, err)
+	}
+	exec("UPDATE `seckill_order` SET `status` = 'expired' WHERE `order_no` = '6-aaaaaaaa01'")
+	exec("UPDATE `inventory` SET `available` = 2, `locked` = 1 WHERE `activity_id` = 6")
+	if r, err := rec.Run(ctx, 6); err != nil || r.Status != reconcile.Consistent {
+		t.Fatalf("after the sweep: %+v %v", r, err)
+	}
+}

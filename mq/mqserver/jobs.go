@@ -1,10 +1,13 @@
 package mqserver
 
 import (
+	"context"
+
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/svc"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -23,5 +26,13 @@ func newJobs(c Config, ctx *svc.ServiceContext) []service.Service {
 	// NonBlock: the mq service may start before the inventory service.
 	c.Inventory.NonBlock = true
 	cli := zrpc.MustNewClient(c.Inventory)
-	return jobs.New(c.Jobs, inventoryclient.NewInventory(cli), ctx.DB)
+	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
+	caughtUp := func(ctx context.Context) (bool, error) {
+		ends, err := progress.Ends(ctx)
+		if err != nil {
+			return false, err
+		}
+		return progress.Reached(ctx, ends)
+	}
+	return jobs.New(c.Jobs, inventoryclient.NewInventory(cli), ctx.DB, caughtUp)
 }

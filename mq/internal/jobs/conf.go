@@ -12,6 +12,18 @@ type Conf struct {
 	Warmup    WarmupConf    `json:",optional"`
 	// Books has no optional tag: its defaults (on, every 5 s) apply when the block is absent.
 	Books BooksConf
+	// Sweep has no optional tag either: its defaults apply when the block is absent.
+	Sweep SweepConf
+}
+
+// SweepConf: expire in MySQL the reserved orders whose Redis keys are gone.
+type SweepConf struct {
+	Enabled  bool          `json:",default=true"`
+	Interval time.Duration `json:",default=1m"`
+	// After is how long past its expire_at an order must be before the sweep touches it:
+	// far longer than the expiry job and the pipeline take to move it themselves.
+	After time.Duration `json:",default=10m"`
+	Batch int           `json:",default=500,range=[1:10000]"`
 }
 
 // ExpiryConf: release unpaid orders whose pay timeout passed.

@@ -26,7 +26,7 @@ func TestExpiryReleasesUnpaidOrdersWithinTheBound(t *testing.T) {
 
 	c := testConf(t)
 	c.Expiry.Enabled, c.Expiry.Batch = true, 7 // default Interval 1s, MaxRounds 50
-	svcs := jobs.New(c, f.inv, f.db.Conn)
+	svcs := jobs.New(c, f.inv, f.db.Conn, nil)
 	if len(svcs) != 1 {
 		t.Fatalf("%d jobs for an expiry-only config", len(svcs))
 	}

@@ -141,7 +141,7 @@ func testConf(t testing.TB) jobs.Conf {
 	if err := conf.FillDefault(&c); err != nil {
 		t.Fatal(err)
 	}
-	c.Expiry.Enabled, c.Reconcile.Enabled, c.Warmup.Enabled, c.Books.Enabled = false, false, false, false
+	c.Expiry.Enabled, c.Reconcile.Enabled, c.Warmup.Enabled, c.Books.Enabled, c.Sweep.Enabled = false, false, false, false, false
 	return c
 }
 

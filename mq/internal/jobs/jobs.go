@@ -19,8 +19,9 @@ import (
 )
 
 // New returns the enabled jobs as services. inv is the inventory service (zRPC); db is
-// MySQL, read by the scheduled warm-up.
-func New(c Conf, inv inventoryclient.Inventory, db sqlx.SqlConn) []service.Service {
+// MySQL, read by the scheduled warm-up and written by the sweep; caughtUp tells the sweep
+// whether the writer group has consumed everything (nil: no pipeline).
+func New(c Conf, inv inventoryclient.Inventory, db sqlx.SqlConn, caughtUp CaughtUp) []service.Service {
 	if !c.Enabled {
 		return nil
 	}
@@ -36,6 +37,9 @@ func New(c Conf, inv inventoryclient.Inventory, db sqlx.SqlConn) []service.Servi
 	}
 	if c.Warmup.Enabled {
 		out = append(out, newLoop("warmup", c.Warmup.Interval, NewWarmup(c.Warmup, inv, db).Tick))
+	}
+	if c.Sweep.Enabled {
+		out = append(out, newLoop("sweep", c.Sweep.Interval, NewSweep(c.Sweep, inv, db, caughtUp).Tick))
 	}
 	return out
 }

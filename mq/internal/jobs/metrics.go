@@ -22,6 +22,10 @@ var (
 		Namespace: "seckill", Subsystem: "jobs", Name: "orders_expired_total",
 		Help: "Unpaid orders the expiry job released (stock back in remaining).",
 	})
+	metricSwept = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "jobs", Name: "orders_swept_total",
+		Help: "Reserved orders the sweep expired in MySQL because their Redis keys were gone.",
+	})
 	metricWarmed = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "jobs", Name: "activities_warmed_total",
 		Help: "Activities the scheduled warm-up loaded into Redis (created, not already warm).",
@@ -92,7 +96,7 @@ func retireExcept(active []int64) {
 // The known label values exist from the start (at 0), so that rate() and increase() in the
 // alert rules see the first event.
 func init() {
-	for _, l := range []string{"expiry", "reconcile", "warmup", "books"} {
+	for _, l := range []string{"expiry", "reconcile", "warmup", "books", "sweep"} {
 		metricErrors.WithLabelValues(l)
 	}
 }

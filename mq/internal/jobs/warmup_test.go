@@ -88,7 +88,7 @@ func TestWarmupLoopWarmsBeforeStart(t *testing.T) {
 	id := f.activity(10, 1, 900, start, start.Add(time.Hour))
 	c := testConf(t)
 	c.Warmup.Enabled, c.Warmup.Interval, c.Warmup.Lead = true, time.Second, 10*time.Second
-	svcs := jobs.New(c, f.inv, f.db.Conn)
+	svcs := jobs.New(c, f.inv, f.db.Conn, nil)
 	f.run(svcs[0].Start, svcs[0].Stop)
 	f.waitFor("the activity to be warm", 3*time.Second, func() bool {
 		_, err := f.env.Store.Stock(ctx, id)
