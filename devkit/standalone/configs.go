@@ -1,6 +1,8 @@
 package standalone
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 
@@ -65,7 +67,21 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
 	g.Redis.Host, g.Redis.Type = s.RedisAddr, "node"
 	g.KeyPrefix = s.KeyPrefix
+	// Every simulated buyer of the load generator comes from 127.0.0.1: no per-address
+	// limit here (the per-user limit stays).
+	g.AddrLimit.Enabled = false
+	// Fresh secrets every run: the shipped config holds none, and a published one is refused.
+	g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret = freshSecret(), freshSecret()
 	return nil
+}
+
+// freshSecret is 32 random bytes, hex-encoded.
+func freshSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
 }
 
 // common sets what every service of one process shares: mode, logging, and no DevServer

@@ -25,6 +25,10 @@ type ServiceContext struct {
 	Keys      stock.Keys
 	// Limiter counts reservations per buyer; nil when RateLimit.Enabled is false.
 	Limiter *limit.PeriodLimit
+	// LimiterFailure is what every limiter does when its Redis fails (LimiterFailure).
+	LimiterFailure middleware.FailurePolicy
+	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
+	AddrReserve, AddrAuthFail *limit.PeriodLimit
 }
 
 // New builds the context: the zRPC client of the inventory service (which owns the
@@ -47,13 +51,20 @@ func New(c config.Config) (*ServiceContext, error) {
 		// The key is complete already (stock.Keys builds it), so no extra prefix.
 		limiter = limit.NewPeriodLimit(c.RateLimit.Period, c.RateLimit.Quota, rds, "")
 	}
+	addrReserve, addrAuthFail, err := addrLimiters(c)
+	if err != nil {
+		return nil, err
+	}
 	return &ServiceContext{
-		Config:        c,
-		MerchantClaim: middleware.NewMerchantClaimMiddleware().Handle,
-		BuyerClaim:    middleware.NewBuyerClaimMiddleware().Handle,
-		RpcClient:     cli,
-		Inventory:     inventoryclient.NewInventory(cli),
-		Keys:          keys,
-		Limiter:       limiter,
+		Config:         c,
+		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
+		BuyerClaim:     middleware.NewBuyerClaimMiddleware().Handle,
+		RpcClient:      cli,
+		Inventory:      inventoryclient.NewInventory(cli),
+		Keys:           keys,
+		Limiter:        limiter,
+		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
+		AddrReserve:    addrReserve,
+		AddrAuthFail:   addrAuthFail,
 	}, nil
 }

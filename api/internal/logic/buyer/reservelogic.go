@@ -64,9 +64,8 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	}, nil
 }
 
-// allow takes one unit of the buyer's quota. A limiter that cannot reach Redis lets the
-// request through: the limiter protects the service, it does not decide stock, and the
-// inventory script stays the one gate for correctness.
+// allow takes one unit of the buyer's quota. A limiter that cannot reach Redis does what
+// LimiterFailure says (open: let through, counted; closed: BUSY).
 func (l *ReserveLogic) allow(uid int64) error {
 	lim := l.svcCtx.Limiter
 	if lim == nil {
@@ -74,8 +73,7 @@ func (l *ReserveLogic) allow(uid int64) error {
 	}
 	state, err := lim.TakeCtx(l.ctx, l.svcCtx.Keys.RateLimit(uid))
 	if err != nil {
-		l.Errorf("rate limiter unavailable, allowing uid %d: %v", uid, err)
-		return nil
+		return l.svcCtx.LimiterFailure.Failed(l.ctx, "user", err)
 	}
 	if state == limit.OverQuota {
 		return errRateLimited
