@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/internal/secrets"
+	"github.com/seckill/seckill/mq/mqserver"
+	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 // secretKey names a config field that holds a secret.
@@ -61,5 +64,43 @@ func TestSystemdNeedsItsEnvironmentFile(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^EnvironmentFile=/`).Match(raw) || regexp.MustCompile(`(?m)^EnvironmentFile=-`).Match(raw) {
 		t.Fatalf("the unit must require its EnvironmentFile:\n%s", raw)
+	}
+}
+
+// The multi-node configs authenticate service-to-service calls and serve metrics on
+// loopback only.
+func TestMultinodeLockedDown(t *testing.T) {
+	t.Setenv("SECKILL_MYSQL_PASSWORD", "from-the-environment")
+	t.Setenv("SECKILL_RPC_API_TOKEN", "c0ffee5e1f2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5")
+	t.Setenv("SECKILL_RPC_MQ_TOKEN", "d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4")
+	rc, err := rpcserver.LoadConfig("../deploy/multinode/rpc.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := apiserver.LoadConfig("../deploy/multinode/api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := mqserver.LoadConfig("../deploy/multinode/mq.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rc.Auth || len(rc.Apps) != 2 {
+		t.Fatalf("rpc: Auth %v, Apps %d", rc.Auth, len(rc.Apps))
+	}
+	tokens := map[string]string{}
+	for _, a := range rc.Apps {
+		tokens[a.App] = a.Token
+	}
+	for name, cli := range map[string]struct{ app, token string }{
+		"api": {ac.Inventory.App, ac.Inventory.Token}, "mq": {mc.Inventory.App, mc.Inventory.Token}} {
+		if cli.app != name || cli.token == "" || tokens[cli.app] != cli.token {
+			t.Errorf("%s: zRPC credentials %q/%q do not match the rpc's Apps", name, cli.app, cli.token)
+		}
+	}
+	for name, host := range map[string]string{"rpc": rc.Prometheus.Host, "api": ac.Prometheus.Host, "mq": mc.Prometheus.Host} {
+		if host != "127.0.0.1" {
+			t.Errorf("%s serves metrics on %q, want loopback", name, host)
+		}
 	}
 }

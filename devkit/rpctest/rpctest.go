@@ -51,7 +51,11 @@ func Start(t testing.TB, c rpcserver.Config) (inventoryclient.Inventory, *rpcser
 	}
 	go srv.Start()
 	t.Cleanup(srv.Stop)
-	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 10000})
+	cc := zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 10000}
+	if c.Auth && len(c.Apps) > 0 { // the first app's credentials
+		cc.App, cc.Token = c.Apps[0].App, c.Apps[0].Token
+	}
+	cli, err := zrpc.NewClient(cc)
 	if err != nil {
 		t.Fatal(err)
 	}

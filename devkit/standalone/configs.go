@@ -51,6 +51,9 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	inv.Mysql.DataSource = s.MySQLDSN
 	inv.Relay.Brokers = s.KafkaBrokers
 
+	// zRPC authentication on, with fresh app tokens, as in a multi-node deployment.
+	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
+
 	w := &c.Writer
 	s.common(&w.ServiceConf, cfg)
 	w.Consumer.Brokers = s.KafkaBrokers
@@ -58,6 +61,7 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	w.Mysql.DataSource = s.MySQLDSN
 	// The jobs (expiry, reconciliation, scheduled warm-up) call the inventory rpc.
 	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
+	w.Inventory.App, w.Inventory.Token = inv.Apps[1].App, inv.Apps[1].Token
 
 	g := &c.Gateway
 	s.common(&g.ServiceConf, cfg)
@@ -65,6 +69,7 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	// go-zero starts one DevServer per process: the gateway's serves the metrics.
 	g.DevServer.Enabled, g.DevServer.Host, g.DevServer.Port = true, "127.0.0.1", metricsPort
 	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
+	g.Inventory.App, g.Inventory.Token = inv.Apps[0].App, inv.Apps[0].Token
 	g.Redis.Host, g.Redis.Type = s.RedisAddr, "node"
 	g.KeyPrefix = s.KeyPrefix
 	// Every simulated buyer of the load generator comes from 127.0.0.1: no per-address

@@ -65,10 +65,17 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err != nil || len(orders) != 50 {
 				t.Fatalf("orders %d %v", len(orders), err)
 			}
-			if err := st.Confirm(ctx, orders[0], 0); err != nil {
+			owner := func(no string) int64 {
+				o, err := st.Order(ctx, no)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return o.UID
+			}
+			if err := st.Confirm(ctx, orders[0], owner(orders[0])); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Release(ctx, orders[1], 0, domain.StateCancelled); err != nil {
+			if err := st.Release(ctx, orders[1], owner(orders[1]), domain.StateCancelled); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.Adjust(ctx, aid, 5); err != nil {

@@ -177,7 +177,7 @@ func (s *Store) replay(ctx context.Context, aid int64, orderNo string) (Reservat
 		ExpireAt: o.ExpireAt, CreatedAt: o.CreatedAt, Replay: true}, nil
 }
 
-// Confirm pays a reserved order (uid 0: any owner).
+// Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).
 func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 	aid, err := orderActivity(orderNo, uid)
 	if err != nil {
@@ -190,7 +190,8 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 }
 
 // Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
-// reserved order. Repeating it is not an error.
+// reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). Repeating it is not
+// an error.
 func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
 	aid, err := orderActivity(orderNo, uid)
 	if err != nil {
@@ -203,9 +204,30 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	if err != nil {
 		return err
 	}
+	if o != uid {
+		return xerr.ErrOrderNotFound // another user's order is as good as absent
+	}
+	return s.release(ctx, aid, orderNo, o, target)
+}
+
+// Expire expires one reserved order whose expire_at has passed, whoever owns it: the
+// operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
+func (s *Store) Expire(ctx context.Context, orderNo string) error {
+	aid, ok := domain.ParseOrderNo(orderNo)
+	if !ok {
+		return xerr.New(xerr.InvalidArgument, "malformed order_no")
+	}
+	o, err := s.orderOwner(ctx, aid, orderNo)
+	if err != nil {
+		return err
+	}
+	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
+}
+
+func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
 	k := s.keys
-	_, err = s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, o),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target)
+	_, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target)
 	return err
 }
 
@@ -370,8 +392,8 @@ func (s *Store) now(ctx context.Context) (int64, error) {
 }
 
 func orderActivity(orderNo string, uid int64) (int64, error) {
-	if uid < 0 {
-		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 0")
+	if uid < 1 {
+		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
 	}
 	aid, ok := domain.ParseOrderNo(orderNo)
 	if !ok {

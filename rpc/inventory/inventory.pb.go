@@ -538,7 +538,8 @@ func (x *ReserveResp) GetReplay() bool {
 	return false
 }
 
-// uid 0 means "any owner" (operator); otherwise the order must belong to uid.
+// A buyer's order: uid (>= 1, the gateway's JWT claim) must own it; another buyer's order
+// is ORDER_NOT_FOUND, like a missing one. There is no "any owner" value.
 type OrderReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	OrderNo       string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`

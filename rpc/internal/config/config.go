@@ -9,7 +9,11 @@ import (
 )
 
 type Config struct {
+	// Auth (zrpc): every call must carry the App and Token of one of Apps (go-zero's
+	// authenticator, StrictControl forced on, tokens kept in the StockRedis hash
+	// stock.Keys.RPCApps, written from Apps at start).
 	zrpc.RpcServerConf
+	Apps []AppToken `json:",optional"`
 	// StockRedis holds the inventory (node or cluster). Set DisableIdentity on Redis < 7.2.
 	StockRedis redis.RedisConf
 	// KeyPrefix namespaces every key (several deployments or tests on one Redis).

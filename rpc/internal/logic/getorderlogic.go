@@ -29,6 +29,10 @@ func NewGetOrderLogic(ctx context.Context, svcCtx *svc.ServiceContext) *GetOrder
 }
 
 func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderResp, error) {
+	// The caller's uid is required: there is no "any owner" read.
+	if in.Uid < 1 {
+		return nil, xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
+	}
 	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 	if errors.Is(err, xerr.ErrOrderNotFound) {
 		// Not (or no longer) in Redis: the activity's keys expired; MySQL has the book.
@@ -37,7 +41,7 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 	if err != nil {
 		return nil, err
 	}
-	if in.Uid < 0 || (in.Uid != 0 && o.UID != in.Uid) {
+	if o.UID != in.Uid {
 		return nil, xerr.ErrOrderNotFound
 	}
 	return &inventory.GetOrderResp{Order: &inventory.Order{OrderNo: o.OrderNo, ActivityId: o.ActivityID,
