@@ -136,6 +136,9 @@ type Reservation struct {
 	ExpireAt  int64 // ms
 	CreatedAt int64 // ms
 	Replay    bool
+	// State is the order's state now: reserved for a new reservation; for a replay whatever
+	// it has become (paid, cancelled, expired).
+	State string
 }
 
 // Reserve moves qty from remaining to locked for uid, idempotent per request id.
@@ -149,7 +152,7 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 		orderNo := domain.NewOrderNo(aid)
 		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
 			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
-			aid, orderNo, uid, qty, requestID, s.reqTTL)
+			aid, orderNo, uid, qty, requestID, s.reqTTL, k.Order(aid, ""))
 		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
 			continue
 		}
@@ -157,24 +160,15 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 			return Reservation{}, err
 		}
 		if toInt(res, 0) == codeReplay {
-			return s.replay(ctx, aid, toString(res, 1))
+			if len(res) < 7 { // the replayed order's keys are gone
+				return Reservation{}, xerr.ErrOrderNotFound
+			}
+			return Reservation{OrderNo: toString(res, 1), State: toString(res, 2), Quantity: toInt(res, 3),
+				ExpireAt: toInt(res, 4), CreatedAt: toInt(res, 5), Remaining: toInt(res, 6), Replay: true}, nil
 		}
 		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
-			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4)}, nil
+			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4), State: domain.StateReserved}, nil
 	}
-}
-
-func (s *Store) replay(ctx context.Context, aid int64, orderNo string) (Reservation, error) {
-	o, err := s.Order(ctx, orderNo)
-	if err != nil {
-		return Reservation{}, err
-	}
-	st, err := s.Stock(ctx, aid)
-	if err != nil && !errors.Is(err, ErrNotWarm) {
-		return Reservation{}, err
-	}
-	return Reservation{OrderNo: orderNo, Quantity: o.Quantity, Remaining: st.Remaining,
-		ExpireAt: o.ExpireAt, CreatedAt: o.CreatedAt, Replay: true}, nil
 }
 
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).

@@ -54,11 +54,15 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	if err != nil {
 		return nil, err
 	}
+	status := res.Status // a replay reports the order as it is now
+	if status == "" {    // an inventory service from before the field
+		status = domain.StateReserved
+	}
 	return &types.ReserveResp{
 		OrderNo:    res.OrderNo,
 		ActivityId: req.ActivityId,
 		Quantity:   res.Quantity,
-		Status:     domain.StateReserved,
+		Status:     status,
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil
