@@ -28,6 +28,9 @@ type (
 		// FindActivityIdsStartingBy lists the activities not ended at now that start by
 		// startBy (unix seconds), by start time: the inventory to load into Redis.
 		FindActivityIdsStartingBy(ctx context.Context, now, startBy int64) ([]int64, error)
+		// FindActivityIdsAfter lists up to limit activity ids greater than after, in
+		// order: every id, page by page (the Bloom filter of known activities is seeded so).
+		FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error)
 	}
 
 	customActivityModel struct {
@@ -106,5 +109,11 @@ func (m *customActivityModel) FindActivityIdsStartingBy(ctx context.Context, now
 	// idx_end_time narrows to live and future activities.
 	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `end_time` > ? AND `start_time` <= ? "+
 		"ORDER BY `start_time`", now, startBy)
+	return ids, err
+}
+
+func (m *customActivityModel) FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error) {
+	var ids []int64
+	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `id` > ? ORDER BY `id` LIMIT ?", after, limit)
 	return ids, err
 }

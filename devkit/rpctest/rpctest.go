@@ -39,6 +39,9 @@ func Config(t testing.TB, keys stock.Keys, dsn string) rpcserver.Config {
 	c.Mysql.DataSource = dsn
 	// Required in every YAML; a test that sets Relay.Brokers relays to the usual topics.
 	c.Relay.Topic, c.Relay.DeadLetterTopic = event.Topic, event.DeadLetterTopic
+	// A small Bloom filter (the shared Redis holds one per test), catching up quickly with
+	// activities a test inserts with SQL after the service started.
+	c.Stock.BloomBits, c.Stock.BloomRefreshMs = 1<<20, 20
 	return c
 }
 

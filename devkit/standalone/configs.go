@@ -52,6 +52,7 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	inv.Relay.Brokers = s.KafkaBrokers
 
 	// zRPC authentication on, with fresh app tokens, as in a multi-node deployment.
+	inv.OrderKey = freshSecret()
 	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
 
 	w := &c.Writer

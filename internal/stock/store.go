@@ -54,6 +54,8 @@ type Store struct {
 	rds    *redis.Redis
 	keys   Keys
 	reqTTL int
+	// orderKey tags order numbers (domain.NewOrderNo); nil: the unkeyed checksum.
+	orderKey []byte
 }
 
 // NewStore returns a Store using keys under the given naming.
@@ -149,7 +151,7 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 	}
 	k := s.keys
 	for attempt := 0; ; attempt++ {
-		orderNo := domain.NewOrderNo(aid)
+		orderNo := domain.NewOrderNo(aid, s.orderKey)
 		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
 			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
 			aid, orderNo, uid, qty, requestID, s.reqTTL, k.Order(aid, ""))
@@ -173,7 +175,7 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).
 func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
-	aid, err := orderActivity(orderNo, uid)
+	aid, err := s.orderActivity(orderNo, uid)
 	if err != nil {
 		return err
 	}
@@ -187,7 +189,7 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 // reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). Repeating it is not
 // an error.
 func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
-	aid, err := orderActivity(orderNo, uid)
+	aid, err := s.orderActivity(orderNo, uid)
 	if err != nil {
 		return err
 	}
@@ -207,9 +209,9 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 // Expire expires one reserved order whose expire_at has passed, whoever owns it: the
 // operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
 func (s *Store) Expire(ctx context.Context, orderNo string) error {
-	aid, ok := domain.ParseOrderNo(orderNo)
-	if !ok {
-		return xerr.New(xerr.InvalidArgument, "malformed order_no")
+	aid, err := s.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
 	}
 	o, err := s.orderOwner(ctx, aid, orderNo)
 	if err != nil {
@@ -339,9 +341,9 @@ type Order struct {
 
 // Order reads an order; xerr.ErrOrderNotFound when Redis does not hold it.
 func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
-	aid, ok := domain.ParseOrderNo(orderNo)
-	if !ok {
-		return Order{}, xerr.New(xerr.InvalidArgument, "malformed order_no")
+	aid, err := s.CheckOrderNo(orderNo)
+	if err != nil {
+		return Order{}, err
 	}
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Order(aid, orderNo))
 	if err != nil {
@@ -385,13 +387,27 @@ func (s *Store) now(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-func orderActivity(orderNo string, uid int64) (int64, error) {
+func (s *Store) orderActivity(orderNo string, uid int64) (int64, error) {
 	if uid < 1 {
 		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
 	}
-	aid, ok := domain.ParseOrderNo(orderNo)
-	if !ok {
+	return s.CheckOrderNo(orderNo)
+}
+
+// SetOrderKey sets the key that tags order numbers (config OrderKey); call it before use.
+// Without one, the tag is an unkeyed checksum.
+func (s *Store) SetOrderKey(key []byte) { s.orderKey = key }
+
+// CheckOrderNo returns the activity of an order number this service could have issued:
+// INVALID_ARGUMENT for a malformed one, ORDER_NOT_FOUND for one whose tag is wrong
+// (forged, random, or from before tags), without reading anything.
+func (s *Store) CheckOrderNo(orderNo string) (int64, error) {
+	if _, ok := domain.ParseOrderNo(orderNo); !ok {
 		return 0, xerr.New(xerr.InvalidArgument, "malformed order_no")
+	}
+	aid, ok := domain.VerifyOrderNo(orderNo, s.orderKey)
+	if !ok {
+		return 0, xerr.ErrOrderNotFound
 	}
 	return aid, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zeromicro/go-zero/core/service"
+
 	"github.com/seckill/seckill/internal/secrets"
 )
 
@@ -18,6 +20,11 @@ type AppToken struct {
 // the authenticator is the StockRedis and its key is built by stock.Keys (rpcserver.New
 // fills them in), so the file names neither; with Auth on, Apps lists every caller.
 func (c Config) Validate() error {
+	if c.OrderKey != "" || c.Mode == service.ProMode {
+		if err := secrets.Check("OrderKey", c.OrderKey); err != nil {
+			return fmt.Errorf("%w (SECKILL_ORDER_KEY)", err)
+		}
+	}
 	if !c.Auth {
 		return nil
 	}

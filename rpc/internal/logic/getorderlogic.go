@@ -33,6 +33,11 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 	if in.Uid < 1 {
 		return nil, xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
 	}
+	// A number this service cannot have issued (its tag is wrong) is ORDER_NOT_FOUND by its
+	// shape: it never reaches Redis or MySQL.
+	if _, err := l.svcCtx.Store.CheckOrderNo(in.OrderNo); err != nil {
+		return nil, err
+	}
 	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 	if errors.Is(err, xerr.ErrOrderNotFound) {
 		// Not (or no longer) in Redis: the activity's keys expired; MySQL has the book.
