@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short bench faults gen gen-check build vet fmt tools
+.PHONY: run test test-short fuzz bench faults gen gen-check build vet fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured)
 run:
@@ -14,6 +14,17 @@ run:
 test:
 	$(GO) vet $(GOFLAGS_T) ./...
 	$(GO) test $(GOFLAGS_T) -race -count=1 -timeout 30m ./...
+
+## fuzz: run each fuzz target for FUZZTIME (CI: 10s each); seed corpora in testdata/fuzz
+FUZZTIME ?= 10s
+FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzCreateActivityRequest \
+	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream \
+	internal/stock:FuzzStoreArguments
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$fn ./$$pkg ($(FUZZTIME))"; \
+		$(GO) test $(GOFLAGS_T) -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -parallel 2 ./$$pkg || exit 1; \
+	done
 
 test-short:
 	$(GO) test $(GOFLAGS_T) -count=1 ./...

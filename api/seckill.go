@@ -4,8 +4,7 @@ package main
 import (
 	"flag"
 	"fmt"
-
-	"github.com/zeromicro/go-zero/core/logx"
+	"os"
 
 	"github.com/seckill/seckill/api/apiserver"
 )
@@ -16,9 +15,18 @@ func main() {
 	flag.Parse()
 
 	c, err := apiserver.LoadConfig(*configFile)
-	logx.Must(err)
+	if err == nil {
+		err = c.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "seckill-api: refusing to start: %v\n", err)
+		os.Exit(1)
+	}
 	server, err := apiserver.New(c)
-	logx.Must(err)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "seckill-api: %v\n", err)
+		os.Exit(1)
+	}
 	defer server.Stop()
 
 	fmt.Printf("Starting seckill-api at %s:%d...\n", c.Host, c.Port)

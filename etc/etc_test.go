@@ -18,6 +18,13 @@ func TestShippedConfigsLoad(t *testing.T) {
 		{"../deploy/multinode", "rpc.yaml", "api.yaml", "mq.yaml"},
 	}
 	t.Setenv("SECKILL_MYSQL_PASSWORD", "from-the-environment")
+	t.Setenv("SECKILL_RPC_API_TOKEN", "c0ffee5e1f2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5")
+	t.Setenv("SECKILL_RPC_MQ_TOKEN", "d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4")
+	t.Setenv("SECKILL_RPC_OPS_TOKEN", "f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6")
+	t.Setenv("SECKILL_ORDER_KEY", "e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4")
+	// The shipped configs hold no secret: the gateway's come from the environment.
+	t.Setenv(apiserver.EnvBuyerSecret, "5f0c2a9e7b4d1f8a3c6e0b9d2f5a8c1e4b7d0a3f6c9e2b5d")
+	t.Setenv(apiserver.EnvMerchantSecret, "a1d4f7c0e3b6a9d2f5c8e1b4a7d0c3f6e9b2a5d8c1f4e7b0")
 	for _, s := range sets {
 		t.Run(s.dir, func(t *testing.T) {
 			rc, err := rpcserver.LoadConfig(filepath.Join(s.dir, s.rpc))

@@ -31,6 +31,9 @@ type (
 		// FindByMerchant lists one merchant's activities, newest first (limit rows from
 		// offset), and how many it has in all (idx_merchant).
 		FindByMerchant(ctx context.Context, merchantID uint64, offset, limit int64) ([]*Activity, int64, error)
+		// FindActivityIdsAfter lists up to limit activity ids greater than after, in
+		// order: every id, page by page (the Bloom filter of known activities is seeded so).
+		FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error)
 	}
 
 	customActivityModel struct {
@@ -127,4 +130,10 @@ func (m *customActivityModel) FindByMerchant(ctx context.Context, merchantID uin
 		}
 	}
 	return rows, total, nil
+}
+
+func (m *customActivityModel) FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error) {
+	var ids []int64
+	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `id` > ? ORDER BY `id` LIMIT ?", after, limit)
+	return ids, err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/console"
 	"github.com/seckill/seckill/api/internal/handler"
+	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/svc"
 )
@@ -30,15 +31,24 @@ const (
 	EnvMerchantSecret = config.EnvMerchantSecret
 )
 
-// LoadConfig reads a config file with go-zero defaults, then the environment overrides.
+// LoadConfig reads a config file with go-zero defaults, then the secrets: SecretsFile,
+// then the environment. In pro mode a secret written in the file itself is an error.
+// The secrets are checked by Validate (New calls it).
 func LoadConfig(file string) (Config, error) {
-	var c Config
-	if err := conf.Load(file, &c, conf.UseEnv()); err != nil {
+	// Loaded as a type without Config's methods: go-zero's loader calls Validate, which
+	// must run after the secrets were applied.
+	var fc fileConfig
+	if err := conf.Load(file, &fc, conf.UseEnv()); err != nil {
+		return Config(fc), err
+	}
+	c := Config(fc)
+	if err := c.LoadSecrets(); err != nil {
 		return c, err
 	}
-	c.ApplyEnv()
 	return c, nil
 }
+
+type fileConfig Config
 
 // Server is the gateway: go-zero rest server, routes, zRPC client.
 type Server struct {
@@ -65,9 +75,17 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
+	// Per-address limits sit outside go-zero's JWT middleware: they see requests before
+	// it and the 401s it writes.
+	addrs, err := middleware.NewAddrLimit(router.NewRouter(), ctx.AddrReserve, ctx.AddrAuthFail,
+		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, c.AddrLimit.ClientIPHeader, ctx.LimiterFailure)
+	if err != nil {
+		ctx.RpcClient.Conn().Close()
+		return nil, err
+	}
 	srv, err := rest.NewServer(c.RestConf,
 		// Outermost: body cap for chunked bodies, JSON bodies for go-zero's bare errors.
-		rest.WithRouter(reply.Router{Router: router.NewRouter(), MaxBytes: c.MaxBytes}),
+		rest.WithRouter(reply.Router{Router: addrs, MaxBytes: c.MaxBytes}),
 		rest.WithNotFoundHandler(reply.NotFound),
 		rest.WithNotAllowedHandler(reply.NotAllowed),
 		rest.WithUnauthorizedCallback(reply.Unauthorized),

@@ -27,6 +27,14 @@ func TestAuthFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Signed with the right secret, but without exp: such a token would never expire.
+	noExp := func(secret string, claims jwt.MapClaims) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
 	buyerRoute := struct{ method, path string }{http.MethodPost, "/v1/seckill/orders"}
 	merchantRoute := struct{ method, path string }{http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/stock", a.ActivityID)}
 
@@ -43,6 +51,9 @@ func TestAuthFailures(t *testing.T) {
 		{"alg none", "Bearer " + unsigned, true, true},
 		{"expired buyer", "Bearer " + sign(buyerSecret, jwt.MapClaims{"uid": 1}, -time.Minute), true, false},
 		{"expired merchant", "Bearer " + sign(merchantSecret, jwt.MapClaims{"mid": merchantID}, -time.Minute), false, true},
+		{"buyer token without exp", "Bearer " + noExp(buyerSecret, jwt.MapClaims{"uid": 1}), true, false},
+		{"merchant token without exp", "Bearer " + noExp(merchantSecret, jwt.MapClaims{"mid": merchantID}), false, true},
+		{"buyer token, exp a string", "Bearer " + noExp(buyerSecret, jwt.MapClaims{"uid": 1, "exp": "never"}), true, false},
 		{"buyer token on merchant route", "Bearer " + buyerToken(t, 1), false, true},
 		{"merchant token on buyer route", "Bearer " + merchantToken(t, merchantID), true, false},
 		{"buyer secret, merchant claim", "Bearer " + sign(buyerSecret, jwt.MapClaims{"mid": merchantID}, time.Hour), true, true},

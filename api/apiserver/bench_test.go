@@ -124,6 +124,11 @@ func BenchmarkReserve(b *testing.B) {
 			c.RateLimit.Enabled, c.RateLimit.Period, c.RateLimit.Quota = true, 1, 1_000_000
 		})
 	})
+	b.Run("gateway+addrlimit", func(b *testing.B) {
+		reserveRun(b, func(c *apiserver.Config) {
+			c.AddrLimit.Enabled, c.AddrLimit.Period, c.AddrLimit.ReserveQuota = true, 1, 1_000_000
+		})
+	})
 	b.Run("echo-http-zrpc", func(b *testing.B) {
 		e := benchEnv(b)
 		echo, err := baseline.StartEcho(baselineConf(b, e), buyerSecret,

@@ -25,8 +25,8 @@ import (
 )
 
 const (
-	buyerSecret    = "test-buyer-secret-0123456789"
-	merchantSecret = "test-merchant-secret-0123456789"
+	buyerSecret    = "test-buyer-9f3c1a7e5b2d4c8f0a6e1b3d5c7f9a2e"
+	merchantSecret = "test-merchant-4e8b2f6a0c1d3e5f7a9b8c6d4e2f0a1b"
 	merchantID     = 7
 )
 
@@ -82,6 +82,7 @@ func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	c.Redis = testenv.RedisConf()
 	c.KeyPrefix = keys.Prefix
 	c.RateLimit.Enabled = false
+	c.AddrLimit.Enabled = false // every test client is 127.0.0.1
 	return c
 }
 

@@ -27,6 +27,7 @@ func main() {
 	aid := flag.Int64("activity", 0, "activity id (required)")
 	dry := flag.Bool("dry-run", false, "only reconcile and print the report")
 	timeout := flag.Duration("timeout", 30*time.Second, "deadline of each call")
+	app := flag.String("app", "ops", "zRPC app name when the service authenticates (token from SECKILL_RPC_TOKEN)")
 	flag.Parse()
 	if *aid <= 0 {
 		fmt.Fprintln(os.Stderr, "repair: -activity is required")
@@ -34,14 +35,18 @@ func main() {
 		os.Exit(2)
 	}
 	logx.Disable()
-	if err := run(strings.Split(*endpoints, ","), *aid, *dry, *timeout); err != nil {
+	cc := zrpc.RpcClientConf{Endpoints: strings.Split(*endpoints, ","), Timeout: timeout.Milliseconds()}
+	if tok := os.Getenv("SECKILL_RPC_TOKEN"); tok != "" {
+		cc.App, cc.Token = *app, tok
+	}
+	if err := run(cc, *aid, *dry, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "repair:", err)
 		os.Exit(1)
 	}
 }
 
-func run(endpoints []string, aid int64, dry bool, timeout time.Duration) error {
-	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: endpoints, Timeout: timeout.Milliseconds()})
+func run(cc zrpc.RpcClientConf, aid int64, dry bool, timeout time.Duration) error {
+	cli, err := zrpc.NewClient(cc)
 	if err != nil {
 		return err
 	}

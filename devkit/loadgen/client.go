@@ -33,15 +33,28 @@ type client struct {
 	timeout time.Duration
 }
 
-func newClient(base string, conns int, timeout time.Duration) *client {
+// newClient speaks to base. pinned, when set, is the one address ("ip:port") every
+// connection dials, whatever the URL's host resolves to later (checkTarget's answer: the
+// loopback check and the connections see the same address). Redirects are never followed.
+func newClient(base string, conns int, timeout time.Duration, pinned string) *client {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if pinned != "" {
+		dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, pinned)
+		}
+	}
 	tr := &http.Transport{
 		Proxy:               nil, // a load test measures the target, not a proxy
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		MaxIdleConns:        conns * 2,
 		MaxIdleConnsPerHost: conns * 2,
 		IdleConnTimeout:     90 * time.Second,
 	}
-	return &client{base: strings.TrimRight(base, "/"), http: &http.Client{Transport: tr}, timeout: timeout}
+	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // a redirect could lead anywhere: never follow one
+	}}
+	return &client{base: strings.TrimRight(base, "/"), http: hc, timeout: timeout}
 }
 
 func (c *client) close() { c.http.CloseIdleConnections() }
@@ -127,21 +140,30 @@ func truncate(b []byte, n int) string {
 }
 
 // checkTarget refuses a base URL whose host is not a loopback address unless allowed: a
-// load generator pointed at someone else's server by a typo is an attack.
-func checkTarget(ctx context.Context, base string, allowRemote bool) error {
+// load generator pointed at someone else's server by a typo is an attack. The name is
+// resolved once; the address returned ("ip:port", "" when remote targets are allowed) is
+// the one the client then dials, so a second lookup cannot lead elsewhere.
+func checkTarget(ctx context.Context, base string, allowRemote bool) (string, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("target %q: want http(s)://host[:port]", base)
+		return "", fmt.Errorf("target %q: want http(s)://host[:port]", base)
 	}
 	if allowRemote {
-		return nil
+		return "", nil
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
 	}
 	host := u.Hostname()
 	ips := []net.IP{net.ParseIP(host)}
 	if ips[0] == nil {
 		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
 		if err != nil {
-			return fmt.Errorf("target %q: %w", base, err)
+			return "", fmt.Errorf("target %q: %w", base, err)
 		}
 		ips = ips[:0]
 		for _, a := range addrs {
@@ -150,11 +172,11 @@ func checkTarget(ctx context.Context, base string, allowRemote bool) error {
 	}
 	for _, ip := range ips {
 		if !ip.IsLoopback() {
-			return fmt.Errorf("target %s is not a loopback address (%s): pass -allow-remote to load a remote deployment you operate", base, ip)
+			return "", fmt.Errorf("target %s is not a loopback address (%s): pass -allow-remote to load a remote deployment you operate", base, ip)
 		}
 	}
 	if len(ips) == 0 {
-		return fmt.Errorf("target %q resolves to no address", base)
+		return "", fmt.Errorf("target %q resolves to no address", base)
 	}
-	return nil
+	return net.JoinHostPort(ips[0].String(), port), nil
 }

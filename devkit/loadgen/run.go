@@ -90,14 +90,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkTarget(ctx, cfg.BaseURL, cfg.AllowRemote); err != nil {
+	pinned, err := checkTarget(ctx, cfg.BaseURL, cfg.AllowRemote)
+	if err != nil {
 		return nil, err
 	}
 	var idb [4]byte
 	_, _ = rand.Read(idb[:])
 	g := &run{
 		cfg: cfg,
-		c:   newClient(cfg.BaseURL, cfg.Concurrency, cfg.Timeout),
+		c:   newClient(cfg.BaseURL, cfg.Concurrency, cfg.Timeout, pinned),
 		id:  hex.EncodeToString(idb[:]),
 		r: &Report{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Concurrency: cfg.Concurrency,
 			Quantity: cfg.Quantity, Errors: map[string]int{}},

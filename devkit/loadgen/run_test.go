@@ -210,7 +210,7 @@ func TestCheckTarget(t *testing.T) {
 		{"127.0.0.1:8888", false, false},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
-			err := checkTarget(context.Background(), tc.url, tc.remote)
+			_, err := checkTarget(context.Background(), tc.url, tc.remote)
 			if (err == nil) != tc.ok {
 				t.Fatalf("checkTarget(%q, %v) = %v", tc.url, tc.remote, err)
 			}

@@ -39,6 +39,9 @@ func Config(t testing.TB, keys stock.Keys, dsn string) rpcserver.Config {
 	c.Mysql.DataSource = dsn
 	// Required in every YAML; a test that sets Relay.Brokers relays to the usual topics.
 	c.Relay.Topic, c.Relay.DeadLetterTopic = event.Topic, event.DeadLetterTopic
+	// A small Bloom filter (the shared Redis holds one per test), catching up quickly with
+	// activities a test inserts with SQL after the service started.
+	c.Stock.BloomBits, c.Stock.BloomRefreshMs = 1<<20, 20
 	return c
 }
 
@@ -51,7 +54,11 @@ func Start(t testing.TB, c rpcserver.Config) (inventoryclient.Inventory, *rpcser
 	}
 	go srv.Start()
 	t.Cleanup(srv.Stop)
-	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 10000})
+	cc := zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 10000}
+	if c.Auth && len(c.Apps) > 0 { // the first app's credentials
+		cc.App, cc.Token = c.Apps[0].App, c.Apps[0].Token
+	}
+	cli, err := zrpc.NewClient(cc)
 	if err != nil {
 		t.Fatal(err)
 	}

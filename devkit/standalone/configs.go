@@ -1,6 +1,8 @@
 package standalone
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 
@@ -49,6 +51,10 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	inv.Mysql.DataSource = s.MySQLDSN
 	inv.Relay.Brokers = s.KafkaBrokers
 
+	// zRPC authentication on, with fresh app tokens, as in a multi-node deployment.
+	inv.OrderKey = freshSecret()
+	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
+
 	w := &c.Writer
 	s.common(&w.ServiceConf, cfg)
 	w.Consumer.Brokers = s.KafkaBrokers
@@ -56,6 +62,7 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	w.Mysql.DataSource = s.MySQLDSN
 	// The jobs (expiry, reconciliation, scheduled warm-up) call the inventory rpc.
 	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
+	w.Inventory.App, w.Inventory.Token = inv.Apps[1].App, inv.Apps[1].Token
 
 	g := &c.Gateway
 	s.common(&g.ServiceConf, cfg)
@@ -63,9 +70,24 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	// go-zero starts one DevServer per process: the gateway's serves the metrics.
 	g.DevServer.Enabled, g.DevServer.Host, g.DevServer.Port = true, "127.0.0.1", metricsPort
 	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
+	g.Inventory.App, g.Inventory.Token = inv.Apps[0].App, inv.Apps[0].Token
 	g.Redis.Host, g.Redis.Type = s.RedisAddr, "node"
 	g.KeyPrefix = s.KeyPrefix
+	// Every simulated buyer of the load generator comes from 127.0.0.1: no per-address
+	// limit here (the per-user limit stays).
+	g.AddrLimit.Enabled = false
+	// Fresh secrets every run: the shipped config holds none, and a published one is refused.
+	g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret = freshSecret(), freshSecret()
 	return nil
+}
+
+// freshSecret is 32 random bytes, hex-encoded.
+func freshSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b[:])
 }
 
 // common sets what every service of one process shares: mode, logging, and no DevServer

@@ -162,3 +162,23 @@ func TestBuildConfigs(t *testing.T) {
 		}
 	}
 }
+
+// make run needs no setup: the shipped gateway config holds no secret, and the launcher
+// makes fresh ones each run that the gateway accepts.
+func TestFreshSecretsEachRun(t *testing.T) {
+	var a, b System
+	for _, s := range []*System{&a, &b} {
+		cfg := Config{EtcDir: "../../etc"}
+		cfg.defaults()
+		if err := s.buildConfigs(cfg, "127.0.0.1", 1, 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Configs.Gateway.Validate(); err != nil {
+			t.Fatalf("the launcher's secrets are refused: %v", err)
+		}
+	}
+	if a.Configs.Gateway.BuyerAuth.AccessSecret == b.Configs.Gateway.BuyerAuth.AccessSecret ||
+		a.Configs.Gateway.MerchantAuth.AccessSecret == b.Configs.Gateway.MerchantAuth.AccessSecret {
+		t.Fatal("two runs share a secret")
+	}
+}

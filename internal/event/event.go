@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Topic is the Kafka topic every change is published to, keyed by order_no.
@@ -116,6 +117,9 @@ func (e Event) Validate() error {
 		return fmt.Errorf("bad activity_id %d", e.ActivityID)
 	case e.EventID == "":
 		return fmt.Errorf("empty event_id")
+	case !utf8.ValidString(e.EventID) || !utf8.ValidString(e.OrderNo) || !utf8.ValidString(e.RequestID):
+		// JSON would replace the bytes (U+FFFD): the writer would apply another order.
+		return fmt.Errorf("event_id, order_no and request_id must be valid UTF-8")
 	case e.Type == Adjusted:
 		if e.Delta == 0 {
 			return fmt.Errorf("adjusted event with zero delta")

@@ -195,8 +195,8 @@ func TestRelayDeliversEveryEvent(t *testing.T) {
 	e := newEnv(t)
 	orders := e.reserve(300, 1)
 	paid := orders[:100]
-	for _, o := range paid {
-		if err := e.store.Confirm(context.Background(), o, 0); err != nil {
+	for i, o := range paid {
+		if err := e.store.Confirm(context.Background(), o, int64(1+i)); err != nil { // orders[i] is uid 1+i's
 			t.Fatal(err)
 		}
 	}

@@ -65,10 +65,25 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err != nil || len(orders) != 50 {
 				t.Fatalf("orders %d %v", len(orders), err)
 			}
-			if err := st.Confirm(ctx, orders[0], 0); err != nil {
+			owner := func(no string) int64 {
+				o, err := st.Order(ctx, no)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return o.UID
+			}
+			if err := st.Confirm(ctx, orders[0], owner(orders[0])); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Release(ctx, orders[1], 0, domain.StateCancelled); err != nil {
+			// A replay reads the replayed order's hash (same slot) inside the script.
+			first, err := st.Order(ctx, orders[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r, err := st.Reserve(ctx, aid, first.UID, 1, first.RequestID); err != nil || !r.Replay || r.State != "paid" || r.OrderNo != orders[0] {
+				t.Fatalf("replay on the cluster: %+v %v", r, err)
+			}
+			if err := st.Release(ctx, orders[1], owner(orders[1]), domain.StateCancelled); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.Adjust(ctx, aid, 5); err != nil {

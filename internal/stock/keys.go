@@ -66,3 +66,17 @@ func (k Keys) Active() string { return k.Prefix + "sk:active" }
 func (k Keys) RateLimit(uid int64) string {
 	return k.Prefix + "sk:rl:" + strconv.FormatInt(uid, 10)
 }
+
+// RateLimitAddr is the gateway's per-client-address counter of one kind ("reserve": the
+// reservations; "authfail": the 401 answers), go-zero PeriodLimit like RateLimit.
+func (k Keys) RateLimitAddr(kind, addr string) string {
+	return k.Prefix + "sk:rla:" + kind + ":" + addr
+}
+
+// RPCApps is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf
+// Auth with Redis.Key): who may call the inventory service.
+func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }
+
+// ActivityBloom is the Bloom filter (go-zero core/bloom) of every activity id MySQL has:
+// an id it does not contain is answered ACTIVITY_NOT_FOUND without reading MySQL.
+func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }

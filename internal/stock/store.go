@@ -65,6 +65,8 @@ type Store struct {
 	rds    *redis.Redis
 	keys   Keys
 	reqTTL int
+	// orderKey tags order numbers (domain.NewOrderNo); nil: the unkeyed checksum.
+	orderKey []byte
 }
 
 // NewStore returns a Store using keys under the given naming.
@@ -212,6 +214,9 @@ type Reservation struct {
 	ExpireAt  int64 // ms
 	CreatedAt int64 // ms
 	Replay    bool
+	// State is the order's state now: reserved for a new reservation; for a replay whatever
+	// it has become (paid, cancelled, expired).
+	State string
 }
 
 // Reserve moves qty from remaining to locked for uid, idempotent per request id.
@@ -222,10 +227,10 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 	}
 	k := s.keys
 	for attempt := 0; ; attempt++ {
-		orderNo := domain.NewOrderNo(aid)
+		orderNo := domain.NewOrderNo(aid, s.orderKey)
 		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
 			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
-			aid, orderNo, uid, qty, requestID, s.reqTTL)
+			aid, orderNo, uid, qty, requestID, s.reqTTL, k.Order(aid, ""))
 		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
 			continue
 		}
@@ -233,29 +238,20 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 			return Reservation{}, err
 		}
 		if toInt(res, 0) == codeReplay {
-			return s.replay(ctx, aid, toString(res, 1))
+			if len(res) < 7 { // the replayed order's keys are gone
+				return Reservation{}, xerr.ErrOrderNotFound
+			}
+			return Reservation{OrderNo: toString(res, 1), State: toString(res, 2), Quantity: toInt(res, 3),
+				ExpireAt: toInt(res, 4), CreatedAt: toInt(res, 5), Remaining: toInt(res, 6), Replay: true}, nil
 		}
 		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
-			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4)}, nil
+			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4), State: domain.StateReserved}, nil
 	}
 }
 
-func (s *Store) replay(ctx context.Context, aid int64, orderNo string) (Reservation, error) {
-	o, err := s.Order(ctx, orderNo)
-	if err != nil {
-		return Reservation{}, err
-	}
-	st, err := s.Stock(ctx, aid)
-	if err != nil && !errors.Is(err, ErrNotWarm) {
-		return Reservation{}, err
-	}
-	return Reservation{OrderNo: orderNo, Quantity: o.Quantity, Remaining: st.Remaining,
-		ExpireAt: o.ExpireAt, CreatedAt: o.CreatedAt, Replay: true}, nil
-}
-
-// Confirm pays a reserved order (uid 0: any owner).
+// Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).
 func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
-	aid, err := orderActivity(orderNo, uid)
+	aid, err := s.orderActivity(orderNo, uid)
 	if err != nil {
 		return err
 	}
@@ -266,9 +262,10 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 }
 
 // Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
-// reserved order. Repeating it is not an error.
+// reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). Repeating it is not
+// an error.
 func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
-	aid, err := orderActivity(orderNo, uid)
+	aid, err := s.orderActivity(orderNo, uid)
 	if err != nil {
 		return err
 	}
@@ -279,9 +276,35 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	if err != nil {
 		return err
 	}
+	if o != 0 && o != uid {
+		return xerr.ErrOrderNotFound // another user's order is as good as absent
+	}
+	// An absent order (o == 0) still goes to the script: it answers ORDER_NOT_FOUND, or not
+	// warm when the stock hash is gone as well (a Redis loss), without touching a user key.
+	return s.release(ctx, aid, orderNo, uid, target)
+}
+
+// Expire expires one reserved order whose expire_at has passed, whoever owns it: the
+// operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
+func (s *Store) Expire(ctx context.Context, orderNo string) error {
+	aid, err := s.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	o, err := s.orderOwner(ctx, aid, orderNo)
+	if err != nil {
+		return err
+	}
+	if o == 0 {
+		return xerr.ErrOrderNotFound
+	}
+	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
+}
+
+func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
 	k := s.keys
-	_, err = s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, o),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, uid, target, k.StockBack())
+	_, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack())
 	return err
 }
 
@@ -408,9 +431,9 @@ type Order struct {
 
 // Order reads an order; xerr.ErrOrderNotFound when Redis does not hold it.
 func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
-	aid, ok := domain.ParseOrderNo(orderNo)
-	if !ok {
-		return Order{}, xerr.New(xerr.InvalidArgument, "malformed order_no")
+	aid, err := s.CheckOrderNo(orderNo)
+	if err != nil {
+		return Order{}, err
 	}
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Order(aid, orderNo))
 	if err != nil {
@@ -456,13 +479,27 @@ func (s *Store) now(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-func orderActivity(orderNo string, uid int64) (int64, error) {
-	if uid < 0 {
-		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 0")
+func (s *Store) orderActivity(orderNo string, uid int64) (int64, error) {
+	if uid < 1 {
+		return 0, xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
 	}
-	aid, ok := domain.ParseOrderNo(orderNo)
-	if !ok {
+	return s.CheckOrderNo(orderNo)
+}
+
+// SetOrderKey sets the key that tags order numbers (config OrderKey); call it before use.
+// Without one, the tag is an unkeyed checksum.
+func (s *Store) SetOrderKey(key []byte) { s.orderKey = key }
+
+// CheckOrderNo returns the activity of an order number this service could have issued:
+// INVALID_ARGUMENT for a malformed one, ORDER_NOT_FOUND for one whose tag is wrong
+// (forged, random, or from before tags), without reading anything.
+func (s *Store) CheckOrderNo(orderNo string) (int64, error) {
+	if _, ok := domain.ParseOrderNo(orderNo); !ok {
 		return 0, xerr.New(xerr.InvalidArgument, "malformed order_no")
+	}
+	aid, ok := domain.VerifyOrderNo(orderNo, s.orderKey)
+	if !ok {
+		return 0, xerr.ErrOrderNotFound
 	}
 	return aid, nil
 }

@@ -228,7 +228,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"confirm another user's order", func() error { return e.Store.Confirm(ctx, r.OrderNo, 2) }, xerr.OrderNotFound},
 		{"cancel another user's order", func() error { return e.Store.Release(ctx, r.OrderNo, 2, domain.StateCancelled) }, xerr.OrderNotFound},
 		{"release to a bad state", func() error { return e.Store.Release(ctx, r.OrderNo, 1, "paid") }, xerr.InvalidArgument},
-		{"expire before due", func() error { return e.Store.Release(ctx, r.OrderNo, 0, domain.StateExpired) }, xerr.NotDue},
+		{"expire before due", func() error { return e.Store.Expire(ctx, r.OrderNo) }, xerr.NotDue},
 		{"adjust by zero", func() error { _, err := e.Store.Adjust(ctx, aid, 0); return err }, xerr.InvalidArgument},
 		{"adjust by huge", func() error { _, err := e.Store.Adjust(ctx, aid, 1<<40); return err }, xerr.InvalidArgument},
 		{"withdraw more than remaining", func() error { _, err := e.Store.Adjust(ctx, aid, -5); return err }, xerr.InsufficientStock},
@@ -263,7 +263,7 @@ func TestOrderTransitions(t *testing.T) {
 	}
 	pay := func(no string) error { return e.Store.Confirm(ctx, no, 1) }
 	cancel := func(no string) error { return e.Store.Release(ctx, no, 1, domain.StateCancelled) }
-	expire := func(no string) error { return e.Store.Release(ctx, no, 0, domain.StateExpired) }
+	expire := func(no string) error { return e.Store.Expire(ctx, no) }
 	waitDue := func() { time.Sleep(1100 * time.Millisecond) }
 
 	tests := []struct {
@@ -356,18 +356,18 @@ func TestPayRacingExpiry(t *testing.T) {
 	start := make(chan struct{})
 	for i, no := range nos {
 		wg.Add(1)
-		go func(no string, at time.Time) {
+		go func(no string, uid int64, at time.Time) {
 			defer wg.Done()
 			<-start
 			time.Sleep(time.Until(at.Add(time.Duration(rand.Intn(40)-20) * time.Millisecond)))
-			switch err := e.Store.Confirm(ctx, no, 0); {
+			switch err := e.Store.Confirm(ctx, no, uid); {
 			case err == nil:
 				paid.Add(1)
 			case errors.Is(err, xerr.ErrOrderClosed):
 			default:
 				t.Errorf("pay %s: %v", no, err)
 			}
-		}(no, due[i])
+		}(no, int64(i+1), due[i])
 	}
 	for w := 0; w < 4; w++ {
 		wg.Add(1)

@@ -469,6 +469,7 @@ type ReserveResp struct {
 	ExpireAt      int64                  `protobuf:"varint,3,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"` // unix seconds
 	Remaining     int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
 	Replay        bool                   `protobuf:"varint,5,opt,name=replay,proto3" json:"replay,omitempty"` // true: the request id was seen before, nothing was deducted
+	Status        string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`  // the order's state now: reserved, or for a replay paid | cancelled | expired too
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -538,7 +539,15 @@ func (x *ReserveResp) GetReplay() bool {
 	return false
 }
 
-// uid 0 means "any owner" (operator); otherwise the order must belong to uid.
+func (x *ReserveResp) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// A buyer's order: uid (>= 1, the gateway's JWT claim) must own it; another buyer's order
+// is ORDER_NOT_FOUND, like a missing one. There is no "any owner" value.
 type OrderReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	OrderNo       string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
@@ -1816,13 +1825,14 @@ const file_inventory_proto_rawDesc = "" +
 	"\x03uid\x18\x02 \x01(\x03R\x03uid\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x03R\bquantity\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\x97\x01\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\xaf\x01\n" +
 	"\vReserveResp\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1b\n" +
 	"\texpire_at\x18\x03 \x01(\x03R\bexpireAt\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x03R\tremaining\x12\x16\n" +
-	"\x06replay\x18\x05 \x01(\bR\x06replay\"7\n" +
+	"\x06replay\x18\x05 \x01(\bR\x06replay\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"7\n" +
 	"\bOrderReq\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x10\n" +
 	"\x03uid\x18\x02 \x01(\x03R\x03uid\"C\n" +

@@ -5,12 +5,14 @@ package rpcserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/reflection"
@@ -25,6 +27,9 @@ import (
 
 // Config is the inventory service's configuration (etc/inventory.yaml).
 type Config = config.Config
+
+// AppToken is one caller allowed when Auth is on.
+type AppToken = config.AppToken
 
 // ServiceContext is what the service holds for its lifetime.
 type ServiceContext = svc.ServiceContext
@@ -50,9 +55,17 @@ type Server struct {
 // New builds the service. A Config built in code should pass through conf.FillDefault
 // first (go-zero defaults only apply through the loader).
 func New(c Config) (*Server, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	ctx, err := svc.New(c)
 	if err != nil {
 		return nil, err
+	}
+	if c.Auth {
+		if err := authApps(ctx, &c); err != nil {
+			return nil, err
+		}
 	}
 	// zrpc.NewServer builds its load shedder before it runs c.SetUp(), which is what turns
 	// shedding off in dev/test mode (load.Disable): set up first, so a dev or test server
@@ -95,6 +108,23 @@ func New(c Config) (*Server, error) {
 		}}))
 	srv.rpc, srv.group = s, group
 	return srv, nil
+}
+
+// authApps points go-zero's zRPC authenticator at the StockRedis hash of app tokens and
+// writes Apps into it. StrictControl is forced on: without it go-zero lets a caller
+// through when its app is not in the hash (or the hash cannot be read).
+func authApps(ctx *ServiceContext, c *Config) error {
+	key := ctx.Store.Keys().RPCApps()
+	c.Redis = redis.RedisKeyConf{RedisConf: c.StockRedis, Key: key}
+	c.StrictControl = true
+	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, a := range c.Apps {
+		if err := ctx.Redis.HsetCtx(tctx, key, a.App, a.Token); err != nil {
+			return fmt.Errorf("rpc auth: writing the app tokens: %w", err)
+		}
+	}
+	return nil
 }
 
 // Start serves until Stop; it blocks.

@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/devkit/rpctest"
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventory"
 )
@@ -126,7 +127,7 @@ func TestReserveBackfillsAColdActivity(t *testing.T) {
 
 func TestOrderReadFallsBackToMySQL(t *testing.T) {
 	f := start(t)
-	no := "77-1700000000000abcdef01"
+	no := domain.NewOrderNo(77) // tagged like the service's (no OrderKey in tests)
 	if _, err := f.db.DB.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, status, expire_at, placed_at) VALUES (?, 'req-old-0001', 77, 5, 2, 'paid', 1700000900, 1700000000)", no); err != nil {
 		t.Fatal(err)
 	}

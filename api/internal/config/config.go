@@ -11,8 +11,8 @@ import (
 	"github.com/seckill/seckill/api/internal/edge"
 )
 
-// Environment variables that override the JWT secrets of etc/seckill-api.yaml, so that
-// real secrets need not live in the file.
+// Environment variables that carry the JWT secrets (they override SecretsFile and, outside
+// pro mode, the config file).
 const (
 	EnvBuyerSecret    = "SECKILL_BUYER_SECRET"
 	EnvMerchantSecret = "SECKILL_MERCHANT_SECRET"
@@ -33,12 +33,20 @@ type Config struct {
 	RateLimit RateLimitConf
 	// Edge: the gateway's own SOLD_OUT / NOT_STARTED / ENDED answers (api/internal/edge).
 	Edge edge.Conf
+	// AddrLimit limits per client address (reservations, failed authentications).
+	AddrLimit AddrLimitConf
+	// LimiterFailure: when a limiter's Redis fails, "open" lets the request through (and
+	// counts it in seckill_api_limiter_failures_total), "closed" answers 503 BUSY.
+	LimiterFailure string `json:",default=open,options=open|closed"`
+	// SecretsFile, when set, is a KEY=VALUE file (SECKILL_BUYER_SECRET=…,
+	// SECKILL_MERCHANT_SECRET=…) outside any source checkout, mode 0600 or stricter.
+	SecretsFile string `json:",optional"`
 }
 
 // AuthConf is one JWT audience: its HS256 secret and the lifetime of minted tokens.
 type AuthConf struct {
-	AccessSecret string
-	AccessExpire int64 `json:",default=86400"` // seconds
+	AccessSecret string `json:",optional"`      // from the environment or SecretsFile
+	AccessExpire int64  `json:",default=86400"` // seconds
 }
 
 // RateLimitConf limits reservations per buyer: at most Quota requests per Period seconds,
@@ -64,10 +72,18 @@ func (c *Config) ApplyEnv() {
 	}
 }
 
-// Validate rejects configurations that would make tokens interchangeable.
+// LoadSecrets applies SecretsFile and the environment (LoadConfig calls it). In pro mode
+// a secret written in the config file itself is an error.
+func (c *Config) LoadSecrets() error { return c.loadSecrets() }
+
+// Validate rejects secrets that are missing, short, of low entropy or published in the
+// repository, and configurations that would make tokens interchangeable.
 func (c *Config) Validate() error {
-	if len(c.BuyerAuth.AccessSecret) < 16 || len(c.MerchantAuth.AccessSecret) < 16 {
-		return errors.New("config: BuyerAuth and MerchantAuth secrets must be at least 16 bytes")
+	if err := CheckSecret("BuyerAuth.AccessSecret", c.BuyerAuth.AccessSecret); err != nil {
+		return err
+	}
+	if err := CheckSecret("MerchantAuth.AccessSecret", c.MerchantAuth.AccessSecret); err != nil {
+		return err
 	}
 	if c.BuyerAuth.AccessSecret == c.MerchantAuth.AccessSecret {
 		return errors.New("config: BuyerAuth and MerchantAuth must use different secrets")

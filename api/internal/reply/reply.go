@@ -84,11 +84,12 @@ func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
 }
 
 // Unauthorized is go-zero's jwt UnauthorizedCallback (rest.WithUnauthorizedCallback).
-func Unauthorized(w http.ResponseWriter, _ *http.Request, err error) {
+func Unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 	msg := "missing or invalid token"
 	if err != nil {
 		msg = "invalid token: " + err.Error()
 	}
+	LogUnauthorized(r, msg)
 	Write(w, xerr.New(xerr.Unauthorized, msg))
 }
 

@@ -36,6 +36,10 @@ type ServiceContext struct {
 	Keys      stock.Keys
 	// Limiter counts reservations per buyer; nil when RateLimit.Enabled is false.
 	Limiter *UserLimiter
+	// LimiterFailure is what every limiter does when its Redis fails (LimiterFailure).
+	LimiterFailure middleware.FailurePolicy
+	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
+	AddrReserve, AddrAuthFail *limit.PeriodLimit
 	// Edge holds the sold-out marks and known windows; nil when Edge.Enabled is false.
 	Edge *edge.Marks
 
@@ -70,15 +74,22 @@ func New(c config.Config) (*ServiceContext, error) {
 		}
 		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, keys)
 	}
+	addrReserve, addrAuthFail, err := addrLimiters(c)
+	if err != nil {
+		return nil, err
+	}
 	s := &ServiceContext{
-		Config:        c,
-		MerchantClaim: middleware.NewMerchantClaimMiddleware().Handle,
-		BuyerClaim:    middleware.NewBuyerClaimMiddleware().Handle,
-		RpcClient:     cli,
-		Inventory:     inventoryclient.NewInventory(cli),
-		Keys:          keys,
-		Limiter:       limiter,
-		windows:       syncx.NewSingleFlight(),
+		Config:         c,
+		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
+		BuyerClaim:     middleware.NewBuyerClaimMiddleware().Handle,
+		RpcClient:      cli,
+		Inventory:      inventoryclient.NewInventory(cli),
+		Keys:           keys,
+		Limiter:        limiter,
+		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
+		AddrReserve:    addrReserve,
+		AddrAuthFail:   addrAuthFail,
+		windows:        syncx.NewSingleFlight(),
 	}
 	if c.Edge.Enabled {
 		s.Edge = edge.New(c.Edge)

@@ -1,11 +1,16 @@
 -- confirm (pay): reserved -> paid. locked -= qty, sold += qty.
 -- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] pending zset  KEYS[4] events stream
--- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
--- Returns {-1} when neither the order nor the stock hash exists (not warm: the caller
--- backfills or rebuilds and tries again);
--- {0, 'paid'} paid now or already paid; {code} with code < 0.
+-- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
+-- theirs: there is no "any owner")
+-- Returns {0, 'paid'} paid now or already paid; {code} with code < 0: -11 uid not an
+-- integer >= 1, -6 no such order or another user's, -7 closed or past expire_at, -1 neither
+-- the order nor the stock hash exists (not warm: the caller backfills or rebuilds and tries
+-- again).
 -- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
 -- the expire job will release it, so a pay and an expiry never both win.
+if not string.match(ARGV[3], '^[1-9][0-9]*$') then
+  return {-11}
+end
 local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
 if not o[1] then
   -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
@@ -14,7 +19,7 @@ if not o[1] then
   end
   return {-6}
 end
-if ARGV[3] ~= '0' and o[3] ~= ARGV[3] then
+if o[3] ~= ARGV[3] then
   return {-6}
 end
 if o[1] == 'paid' then

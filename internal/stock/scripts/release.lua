@@ -2,14 +2,19 @@
 -- locked -= qty, remaining += qty, the user's holding -= qty.
 -- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] user key  KEYS[4] pending zset
 -- KEYS[5] events stream
--- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (0: any owner)
+-- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the order's owner (>= 1; it must
+-- match: there is no "any owner"; expiry passes the owner it read)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
 -- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
--- Returns {-1} when neither the order nor the stock hash exists (not warm: the caller
--- backfills or rebuilds and tries again);
--- {0, state} released now or already in the target state; {code} with code < 0.
+-- Returns {0, state} released now or already in the target state; {code} with code < 0:
+-- -11 bad target or uid, -6 no such order or another user's, -8 paid, -7 closed,
+-- -10 expiry not due, -1 neither the order nor the stock hash exists (not warm: the caller
+-- backfills or rebuilds and tries again).
 local target = ARGV[4]
 if target ~= 'cancelled' and target ~= 'expired' then
+  return {-11}
+end
+if not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
 local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
@@ -20,7 +25,7 @@ if not o[1] then
   end
   return {-6}
 end
-if ARGV[3] ~= '0' and o[3] ~= ARGV[3] then
+if o[3] ~= ARGV[3] then
   return {-6}
 end
 if o[1] == target then

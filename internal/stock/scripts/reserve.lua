@@ -10,8 +10,12 @@
 -- (orders: the first reservation since the stock hash was written, marked by its field
 -- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), so a
 -- reservation runs 13 Redis commands instead of 17.
+-- ARGV[7] the activity's order-hash key prefix (stock.Keys.Order(aid, "")): a replay reads
+--         the replayed order's hash, ARGV[7] .. order_no, in the activity's slot
 -- Returns {0, order_no, remaining, expire_at_ms, created_ms} reserved;
---         {1, order_no} replay of a request id already seen (nothing deducted);
+--         {1, order_no, state, qty, expire_at_ms, created_ms, remaining} replay of a request
+--         id already seen, the order as it is now (nothing deducted); {1, order_no} when the
+--         replayed order's hash is gone;
 --         {code} with code < 0 (see codes.go); -13 when the stock hash holds a pay
 --         timeout or an expire-at this script could not apply. Every value is checked
 --         before the first write, so the script never stops half-way.
@@ -21,7 +25,12 @@ if not qty or qty < 1 or qty ~= math.floor(qty) then
 end
 local seen = redis.call('GET', KEYS[2])
 if seen then
-  return {1, seen}
+  local o = redis.call('HMGET', ARGV[7] .. seen, 'state', 'qty', 'expire_at', 'created_at')
+  if not o[1] then
+    return {1, seen}
+  end
+  local rem = redis.call('HGET', KEYS[1], 'remaining') or '0'
+  return {1, seen, o[1], tonumber(o[2]), tonumber(o[3]), tonumber(o[4]), tonumber(rem)}
 end
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
   'locked', 'z', 'seq')

@@ -49,13 +49,13 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 	// Sell out, then free units (cancel, expire) and sell them again: the stream then holds
 	// reservations that are valid only after the releases before them.
 	orders := reserve(1, 901)
-	for _, o := range orders[:350] {
-		if err := store.Confirm(ctx, o, 0); err != nil {
+	for i, o := range orders[:350] { // orders[i] is uid i+1's
+		if err := store.Confirm(ctx, o, int64(i+1)); err != nil {
 			t.Fatalf("pay: %v", err)
 		}
 	}
-	for _, o := range orders[350:600] {
-		if err := store.Release(ctx, o, 0, domain.StateCancelled); err != nil {
+	for i, o := range orders[350:600] {
+		if err := store.Release(ctx, o, int64(351+i), domain.StateCancelled); err != nil {
 			t.Fatalf("cancel: %v", err)
 		}
 	}

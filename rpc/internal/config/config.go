@@ -10,7 +10,16 @@ import (
 )
 
 type Config struct {
+	// Auth (zrpc): every call must carry the App and Token of one of Apps (go-zero's
+	// authenticator, StrictControl forced on, tokens kept in the StockRedis hash
+	// stock.Keys.RPCApps, written from Apps at start).
 	zrpc.RpcServerConf
+	Apps []AppToken `json:",optional"`
+	// OrderKey tags every order number (HMAC-SHA256), so that a forged or random one is
+	// refused by its shape before any read. Required in pro mode, from the environment
+	// (${SECKILL_ORDER_KEY}); every instance needs the same one. Without it (dev, tests)
+	// the tag is an unkeyed checksum.
+	OrderKey string `json:",optional"`
 	// StockRedis holds the inventory (node or cluster). Set DisableIdentity on Redis < 7.2.
 	StockRedis redis.RedisConf
 	// KeyPrefix namespaces every key (several deployments or tests on one Redis).
@@ -40,4 +49,10 @@ type StockConf struct {
 	RebuildLeaseSeconds int `json:",default=10,range=[2:300]"`
 	// ExpireBatch: default number of orders one ExpireDue call releases.
 	ExpireBatch int `json:",default=200,range=[1:1000]"`
+	// BloomBits sizes the Bloom filter of known activity ids (go-zero core/bloom, 14 hashes):
+	// 2^24 bits (2 MiB) keep false positives around 0.01 % up to a million activities.
+	BloomBits uint `json:",default=16777216,range=[1024:4294967296]"`
+	// BloomRefreshMs: an id above the highest known one makes the filter read the ids
+	// added since, at most once per BloomRefreshMs (activities written by other means).
+	BloomRefreshMs int `json:",default=1000,range=[10:60000]"`
 }

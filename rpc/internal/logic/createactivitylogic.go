@@ -52,6 +52,12 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 		return nil, activity.DBError(fmt.Errorf("create activity: %w", err))
 	}
 	a.Id = uint64(id)
+	// Into the Bloom filter of known ids, or its lookups would never see this activity.
+	if err := l.svcCtx.Known.Add(l.ctx, id); err != nil {
+		if err = l.svcCtx.Known.Add(l.ctx, id); err != nil {
+			l.Errorf("activity %d is not in the Bloom filter (reads answer ACTIVITY_NOT_FOUND until the service restarts and reseeds): %v", id, err)
+		}
+	}
 	l.Infof("merchant %d created activity %d (sku %d, stock %d)", in.MerchantId, id, in.SkuId, in.Total)
 	return &inventory.ActivityResp{Activity: activityOf(a)}, nil
 }

@@ -30,6 +30,15 @@ func NewGetOrderLogic(ctx context.Context, svcCtx *svc.ServiceContext) *GetOrder
 }
 
 func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderResp, error) {
+	// The caller's uid is required: there is no "any owner" read.
+	if in.Uid < 1 {
+		return nil, xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
+	}
+	// A number this service cannot have issued (its tag is wrong) is ORDER_NOT_FOUND by its
+	// shape: it never reaches Redis or MySQL.
+	if _, err := l.svcCtx.Store.CheckOrderNo(in.OrderNo); err != nil {
+		return nil, err
+	}
 	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 	if errors.Is(err, xerr.ErrOrderNotFound) {
 		// Not in Redis. If the activity is not either, resolve that first: a lost activity
@@ -45,7 +54,7 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 	if err != nil {
 		return nil, err
 	}
-	if in.Uid < 0 || (in.Uid != 0 && o.UID != in.Uid) {
+	if o.UID != in.Uid {
 		return nil, xerr.ErrOrderNotFound
 	}
 	return &inventory.GetOrderResp{Order: &inventory.Order{OrderNo: o.OrderNo, ActivityId: o.ActivityID,

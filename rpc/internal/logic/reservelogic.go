@@ -38,5 +38,5 @@ func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp
 		return nil, err
 	}
 	return &inventory.ReserveResp{OrderNo: res.OrderNo, Quantity: res.Quantity,
-		ExpireAt: res.ExpireAt / 1000, Remaining: res.Remaining, Replay: res.Replay}, nil
+		ExpireAt: res.ExpireAt / 1000, Remaining: res.Remaining, Replay: res.Replay, Status: res.State}, nil
 }

@@ -28,6 +28,9 @@ type ServiceContext struct {
 	// Activities is the activity table (CreateActivity, GetActivity, the loader).
 	Activities model.ActivityModel
 	Loader     *activity.Loader
+	// Known is the Bloom filter of activity ids MySQL has, consulted before the loader
+	// reads MySQL.
+	Known *activity.Known
 	// Relay moves the outbox to Kafka; nil when not configured (Relay.Brokers empty).
 	Relay *relay.Relay
 	// Reconciler compares Redis with MySQL (Reconcile, Repair).
@@ -52,6 +55,9 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	store := stock.NewStore(rds, stock.Keys{Prefix: c.KeyPrefix})
+	if c.OrderKey != "" {
+		store.SetOrderKey([]byte(c.OrderKey))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := store.LoadScripts(ctx); err != nil {
@@ -59,6 +65,16 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	db := sqlx.NewMysql(c.Mysql.DataSource)
 	activities := model.NewActivityModel(db)
+	known := activity.NewKnown(rds, store.Keys().ActivityBloom(), c.Stock.BloomBits,
+		activities.FindActivityIdsAfter, time.Duration(c.Stock.BloomRefreshMs)*time.Millisecond)
+	seedCtx, seedCancel := context.WithTimeout(context.Background(), time.Minute)
+	defer seedCancel()
+	if n, err := known.Seed(seedCtx); err != nil {
+		// Not fatal: an unseeded filter lets every lookup through to MySQL, as before.
+		logx.Errorf("seeding the activity bloom filter from MySQL (lookups read MySQL until it is seeded at the next start): %v", err)
+	} else {
+		logx.Infof("activity bloom filter seeded with %d ids", n)
+	}
 	var rl *relay.Relay
 	if c.Relay.Active() {
 		if rl, err = relay.New(c.Relay, store, time.Duration(c.Stock.GraceSeconds)*time.Second); err != nil {
@@ -79,8 +95,9 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	loader := &activity.Loader{
 		Store: store,
-		Source: activity.NewMySQLSource(activities, model.NewInventoryModel(db),
-			model.NewSeckillOrderModel(db)),
+		// The Bloom filter of known ids stops a random id before MySQL.
+		Source: activity.KnownSource{Source: activity.NewMySQLSource(activities, model.NewInventoryModel(db),
+			model.NewSeckillOrderModel(db)), Known: known},
 		Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
 		MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
 		Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
@@ -105,6 +122,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		DB:         db,
 		Orders:     model.NewSeckillOrderModel(db),
 		Activities: activities,
+		Known:      known,
 		Relay:      rl,
 		Reconciler: rec,
 		Loader:     loader,

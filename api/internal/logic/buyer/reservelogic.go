@@ -67,20 +67,24 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		}
 		return nil, e
 	}
+	status := res.Status // a replay reports the order as it is now
+	if status == "" {    // an inventory service from before the field
+		status = domain.StateReserved
+	}
 	return &types.ReserveResp{
 		OrderNo:    res.OrderNo,
 		ActivityId: req.ActivityId,
 		Quantity:   res.Quantity,
-		Status:     domain.StateReserved,
+		Status:     status,
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil
 }
 
 // allow takes one unit of the buyer's quota (svc.UserLimiter: in memory, then Redis when
-// shared). A limiter that cannot reach Redis lets the
-// request through: the limiter protects the service, it does not decide stock, and the
-// inventory script stays the one gate for correctness.
+// shared). A limiter that cannot reach Redis does what LimiterFailure says (open: let
+// through, counted; closed: BUSY): the limiter protects the service, it does not decide
+// stock, and the inventory script stays the one gate for correctness.
 func (l *ReserveLogic) allow(uid int64) error {
 	lim := l.svcCtx.Limiter
 	if lim == nil {
@@ -88,8 +92,7 @@ func (l *ReserveLogic) allow(uid int64) error {
 	}
 	ok, err := lim.Allow(l.ctx, uid)
 	if err != nil {
-		l.Errorf("rate limiter unavailable, allowing uid %d: %v", uid, err)
-		return nil
+		return l.svcCtx.LimiterFailure.Failed(l.ctx, "user", err)
 	}
 	if !ok {
 		return errRateLimited

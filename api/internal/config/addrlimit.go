@@ -1,0 +1,26 @@
+package config
+
+// AddrLimitConf limits per client address, beside the per-user RateLimit: reservations
+// (many accounts behind one address) and failed authentications (token guessing, log
+// flooding). Counted in Redis (go-zero PeriodLimit), shared by every gateway.
+type AddrLimitConf struct {
+	Enabled bool `json:",default=true"`
+	// At most ReserveQuota reservations per Period seconds from one address.
+	Period       int `json:",default=1,range=[1:3600]"`
+	ReserveQuota int `json:",default=50,range=[1:1000000]"`
+	// At most AuthFailQuota 401 answers per AuthFailPeriod seconds to one address; past
+	// it, the address gets 429 RATE_LIMITED on every route until AuthFailPeriod has passed.
+	AuthFailPeriod int `json:",default=60,range=[1:86400]"`
+	AuthFailQuota  int `json:",default=20,range=[1:1000000]"`
+	// ClientIPHeader names a header a trusted load balancer sets to the client's address
+	// (e.g. X-Real-IP); empty: the connection's remote address. Never set it when clients
+	// reach the gateway directly: they could then choose their own address.
+	ClientIPHeader string `json:",optional"`
+}
+
+// Limiter failure policies (Config.LimiterFailure): what a limiter does when its Redis
+// cannot answer.
+const (
+	FailOpen   = "open"   // let the request through, count seckill_api_limiter_failures_total
+	FailClosed = "closed" // answer 503 BUSY
+)

@@ -1,0 +1,135 @@
+package middleware
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/collection"
+	"github.com/zeromicro/go-zero/core/limit"
+	"github.com/zeromicro/go-zero/core/logc"
+	"github.com/zeromicro/go-zero/rest/httpx"
+
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// ReservePath is the route the per-address reservation limit applies to.
+const ReservePath = "/v1/seckill/orders"
+
+var (
+	errAddrRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts from this address, slow down")
+	errAddrBlocked     = xerr.New(xerr.RateLimited, "too many failed authentications from this address, retry later")
+)
+
+// AddrLimit limits per client address. It wraps the router (rest.WithRouter), outside
+// every route's chain, because it must see requests before go-zero's JWT middleware
+// answers them and see the 401s that middleware writes:
+//   - POST /v1/seckill/orders takes one unit of the address's reservation quota;
+//   - every 401 answer takes one unit of the address's failed-authentication quota; an
+//     address over it is answered 429 on every route, without a JWT check, a log line or a
+//     Redis call, until the period has passed. The count is shared in Redis, so every
+//     gateway learns it at the address's next 401.
+type AddrLimit struct {
+	httpx.Router
+	Reserve  *limit.PeriodLimit // nil: no reservation limit per address
+	AuthFail *limit.PeriodLimit // nil: no failed-authentication limit
+	blocked  *collection.Cache
+	Keys     stock.Keys
+	Header   string // trusted client-address header; "": RemoteAddr
+	Failure  FailurePolicy
+}
+
+// NewAddrLimit wraps router. authFailPeriod is how long an address over its quota stays
+// blocked on this gateway.
+func NewAddrLimit(router httpx.Router, reserve, authFail *limit.PeriodLimit, authFailPeriod time.Duration,
+	keys stock.Keys, header string, failure FailurePolicy) (*AddrLimit, error) {
+	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))
+	if err != nil {
+		return nil, err
+	}
+	return &AddrLimit{Router: router, Reserve: reserve, AuthFail: authFail, blocked: blocked,
+		Keys: keys, Header: header, Failure: failure}, nil
+}
+
+// ClientAddr is the request's client address: the trusted header when configured and
+// present, else the host of RemoteAddr.
+func ClientAddr(r *http.Request, header string) string {
+	if header != "" {
+		if v := strings.TrimSpace(r.Header.Get(header)); v != "" {
+			if ip := net.ParseIP(v); ip != nil {
+				return ip.String()
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// ServeHTTP implements http.Handler.
+func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	addr := ClientAddr(r, m.Header)
+	if _, ok := m.blocked.Get(addr); ok {
+		httpx.ErrorCtx(r.Context(), w, errAddrBlocked)
+		return
+	}
+	if m.Reserve != nil && r.Method == http.MethodPost && r.URL.Path == ReservePath {
+		state, err := m.Reserve.TakeCtx(r.Context(), m.Keys.RateLimitAddr("reserve", addr))
+		if err != nil {
+			if ferr := m.Failure.Failed(r.Context(), "address", err); ferr != nil {
+				httpx.ErrorCtx(r.Context(), w, ferr)
+				return
+			}
+		} else if state == limit.OverQuota {
+			httpx.ErrorCtx(r.Context(), w, errAddrRateLimited)
+			return
+		}
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	m.Router.ServeHTTP(sw, r)
+	if sw.status == http.StatusUnauthorized && m.AuthFail != nil {
+		state, err := m.AuthFail.TakeCtx(r.Context(), m.Keys.RateLimitAddr("authfail", addr))
+		switch {
+		case err != nil:
+			// The answer is written already; only count the failure.
+			limiterFailures.WithLabelValues("authfail").Inc()
+		case state == limit.OverQuota:
+			m.blocked.Set(addr, struct{}{})
+			logc.Infof(r.Context(), "address %s is over its failed-authentication quota: blocked", addr)
+		}
+	}
+}
+
+// statusWriter remembers the status written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Flush passes through.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,171 @@
+package activity
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/zeromicro/go-zero/core/bloom"
+	"github.com/zeromicro/go-zero/core/logc"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+)
+
+var bloomRejected = promauto.NewCounter(prometheus.CounterOpts{
+	Namespace: "seckill",
+	Subsystem: "rpc",
+	Name:      "bloom_rejected_total",
+	Help:      "activity ids answered ACTIVITY_NOT_FOUND by the Bloom filter, without a MySQL read",
+})
+
+// seededMark is a member every seeded filter holds (never a decimal id): a filter without
+// it (never seeded, or lost with Redis's data) is not trusted.
+var seededMark = []byte("seeded")
+
+// Known is the Bloom filter of every activity id MySQL has (go-zero core/bloom on
+// Redis, against cache penetration): seeded from MySQL when the service starts and
+// updated by CreateActivity. An id at or below the highest id seen that the filter does
+// not hold cannot exist, so its lookup never reaches MySQL. An id above it may be an
+// activity written since by other means (SQL, another instance whose Add failed): the
+// filter then reads the ids added since the highest one seen, at most once per Refresh
+// (callers wait for the next slot), so unknown ids cost MySQL at most one indexed read
+// per Refresh whatever their rate. A false positive (about 0.01 % at the default size)
+// costs one read, as every lookup did before; a filter that is not seeded, or a Redis
+// error, lets the lookup through to MySQL: the filter never hides an activity.
+type Known struct {
+	filter  *bloom.Filter
+	page    Page
+	refresh time.Duration
+
+	mu   sync.Mutex
+	max  int64     // highest id seen
+	last time.Time // last read of new ids
+}
+
+// Page lists up to limit activity ids greater than after, in order
+// (model.ActivityModel.FindActivityIdsAfter).
+type Page func(ctx context.Context, after int64, limit int) ([]int64, error)
+
+// NewKnown is the filter at key (stock.Keys.ActivityBloom) of bits bits, reading MySQL
+// through page at most once per refresh.
+func NewKnown(rds *redis.Redis, key string, bits uint, page Page, refresh time.Duration) *Known {
+	return &Known{filter: bloom.New(rds, key, bits), page: page, refresh: refresh}
+}
+
+// Add records an id (after its row is committed).
+func (k *Known) Add(ctx context.Context, id int64) error {
+	if err := k.filter.AddCtx(ctx, []byte(strconv.FormatInt(id, 10))); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	k.max = max(k.max, id)
+	k.mu.Unlock()
+	return nil
+}
+
+// Seed adds every id MySQL has, then marks the filter seeded.
+func (k *Known) Seed(ctx context.Context) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n, err := k.addAfter(ctx, 0)
+	if err != nil {
+		return n, err
+	}
+	return n, k.filter.AddCtx(ctx, seededMark)
+}
+
+// addAfter adds the ids above after, page by page; k.mu is held.
+func (k *Known) addAfter(ctx context.Context, after int64) (int, error) {
+	const size = 5000
+	n := 0
+	defer func() { k.last = time.Now() }()
+	for {
+		ids, err := k.page(ctx, after, size)
+		if err != nil {
+			return n, err
+		}
+		for _, id := range ids {
+			if err := k.filter.AddCtx(ctx, []byte(strconv.FormatInt(id, 10))); err != nil {
+				return n, err
+			}
+			after = id
+			k.max = max(k.max, id)
+		}
+		n += len(ids)
+		if len(ids) < size {
+			return n, nil
+		}
+	}
+}
+
+// catchUp reads the ids added since the highest one seen, unless another caller did
+// after this one started waiting; at most once per refresh.
+func (k *Known) catchUp(ctx context.Context) {
+	asked := time.Now()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.last.After(asked) {
+		return // refreshed while this caller waited
+	}
+	if wait := k.refresh - time.Since(k.last); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+	if _, err := k.addAfter(ctx, k.max); err != nil {
+		logc.Errorf(ctx, "activity bloom filter: reading new activity ids: %v", err)
+	}
+}
+
+func (k *Known) highest() int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.max
+}
+
+// MayExist is false only when the seeded filter does not hold id.
+func (k *Known) MayExist(ctx context.Context, id int64) bool {
+	seeded, err := k.filter.ExistsCtx(ctx, seededMark)
+	if err != nil || !seeded {
+		if err != nil {
+			logc.Errorf(ctx, "activity bloom filter unavailable, reading MySQL: %v", err)
+		}
+		return true
+	}
+	ok, err := k.filter.ExistsCtx(ctx, []byte(strconv.FormatInt(id, 10)))
+	if err != nil {
+		logc.Errorf(ctx, "activity bloom filter unavailable, reading MySQL: %v", err)
+		return true
+	}
+	if !ok && id > k.highest() {
+		// Perhaps written since: catch up (bounded), then look again.
+		k.catchUp(ctx)
+		if id <= k.highest() {
+			ok, err = k.filter.ExistsCtx(ctx, []byte(strconv.FormatInt(id, 10)))
+			ok = ok || err != nil
+		}
+	}
+	if !ok {
+		bloomRejected.Inc()
+	}
+	return ok
+}
+
+// KnownSource consults the filter before its Source: an id the filter rules out is
+// ErrNotFound without a read.
+type KnownSource struct {
+	Source
+	Known *Known
+}
+
+// Load implements Source.
+func (s KnownSource) Load(ctx context.Context, id int64) (*Record, error) {
+	if !s.Known.MayExist(ctx, id) {
+		return nil, ErrNotFound
+	}
+	return s.Source.Load(ctx, id)
+}
