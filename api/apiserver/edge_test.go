@@ -115,8 +115,8 @@ func TestStockBackClearsTheMarkOnEveryGateway(t *testing.T) {
 	}{
 		{"cancel", nil, func(t *testing.T, aid int64, orders []string) {
 			// Through the inventory service directly: neither gateway sees the call.
-			for _, o := range orders {
-				if _, err := e.inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: o}); err != nil {
+			for i, o := range orders { // sellOut's buyer i is uid 1000+i
+				if _, err := e.inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: o, Uid: int64(1000 + i)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -207,7 +207,7 @@ func TestCancelDuringSoldOutStorm(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond) // the storm is on, answered at the edge
-	if _, err := e.inv.Release(context.Background(), &inventoryclient.OrderReq{OrderNo: orders[0]}); err != nil {
+	if _, err := e.inv.Release(context.Background(), &inventoryclient.OrderReq{OrderNo: orders[0], Uid: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	back.Store(time.Now().UnixNano())
