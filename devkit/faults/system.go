@@ -19,6 +19,7 @@ import (
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/standalone"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
@@ -191,10 +192,11 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s = &System{}
+	sys := &System{}
+	s = sys
 	defer func() {
 		if err != nil {
-			s.Close()
+			sys.Close() // s may be nil already: a return nil, err
 			s = nil
 		}
 	}()
@@ -291,10 +293,6 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	inv.StockRedis.Host, inv.StockRedis.Type = s.Redis.Addr, "node"
 	inv.Mysql.DataSource = mysqlDSN
 	inv.Relay.Brokers = []string{s.KafkaAddr}
-	s.invCfg = inv
-	if err := writeConfig(filepath.Join(s.Dir, "inventory.json"), inv, rpcserver.LoadConfig); err != nil {
-		return err
-	}
 
 	w, err := mqserver.LoadConfig(filepath.Join(etcDir, "mq.yaml"))
 	if err != nil {
@@ -304,9 +302,6 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
 	w.Mysql.DataSource = mysqlDSN
 	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.rpcAddr}, discov.EtcdConf{}
-	if err := writeConfig(filepath.Join(s.Dir, "mq.json"), w, mqserver.LoadConfig); err != nil {
-		return err
-	}
 
 	g, err := apiserver.LoadConfig(filepath.Join(etcDir, "seckill-api.yaml"))
 	if err != nil {
@@ -316,7 +311,15 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	g.Host, g.Port = "127.0.0.1", apiPort
 	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.rpcAddr}, discov.EtcdConf{}
 	g.Redis.Host, g.Redis.Type = s.Redis.Addr, "node"
+	standalone.Secure(&inv, &w, &g)
+	s.invCfg = inv
 	s.BuyerSecret, s.MerchantSecret = g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret
+	if err := writeConfig(filepath.Join(s.Dir, "inventory.json"), inv, rpcserver.LoadConfig); err != nil {
+		return err
+	}
+	if err := writeConfig(filepath.Join(s.Dir, "mq.json"), w, mqserver.LoadConfig); err != nil {
+		return err
+	}
 	return writeConfig(filepath.Join(s.Dir, "seckill-api.json"), g, apiserver.LoadConfig)
 }
 

@@ -51,10 +51,6 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	inv.Mysql.DataSource = s.MySQLDSN
 	inv.Relay.Brokers = s.KafkaBrokers
 
-	// zRPC authentication on, with fresh app tokens, as in a multi-node deployment.
-	inv.OrderKey = freshSecret()
-	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
-
 	w := &c.Writer
 	s.common(&w.ServiceConf, cfg)
 	w.Consumer.Brokers = s.KafkaBrokers
@@ -62,7 +58,6 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	w.Mysql.DataSource = s.MySQLDSN
 	// The jobs (expiry, reconciliation, scheduled warm-up) call the inventory rpc.
 	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
-	w.Inventory.App, w.Inventory.Token = inv.Apps[1].App, inv.Apps[1].Token
 
 	g := &c.Gateway
 	s.common(&g.ServiceConf, cfg)
@@ -70,15 +65,24 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	// go-zero starts one DevServer per process: the gateway's serves the metrics.
 	g.DevServer.Enabled, g.DevServer.Host, g.DevServer.Port = true, "127.0.0.1", metricsPort
 	g.Inventory.Endpoints, g.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
-	g.Inventory.App, g.Inventory.Token = inv.Apps[0].App, inv.Apps[0].Token
 	g.Redis.Host, g.Redis.Type = s.RedisAddr, "node"
 	g.KeyPrefix = s.KeyPrefix
-	// Every simulated buyer of the load generator comes from 127.0.0.1: no per-address
-	// limit here (the per-user limit stays).
-	g.AddrLimit.Enabled = false
-	// Fresh secrets every run: the shipped config holds none, and a published one is refused.
-	g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret = freshSecret(), freshSecret()
+	Secure(inv, w, g)
 	return nil
+}
+
+// Secure gives one local system fresh secrets, as every run of it must have (the shipped
+// configs hold none, and a published one is refused): JWT secrets, the order-number key, and
+// zRPC authentication on with fresh app tokens for the gateway and the writer's jobs, as in
+// a multi-node deployment. Every simulated buyer of a local load comes from 127.0.0.1, so
+// the per-address limit is off (the per-user limit stays). The fault suite uses it too.
+func Secure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
+	inv.OrderKey = freshSecret()
+	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
+	w.Inventory.App, w.Inventory.Token = inv.Apps[1].App, inv.Apps[1].Token
+	g.Inventory.App, g.Inventory.Token = inv.Apps[0].App, inv.Apps[0].Token
+	g.AddrLimit.Enabled = false
+	g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret = freshSecret(), freshSecret()
 }
 
 // freshSecret is 32 random bytes, hex-encoded.
