@@ -9,6 +9,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/pipelinetest"
+	"github.com/seckill/seckill/devkit/rpctest"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -190,4 +191,96 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if live != total || dup != 0 {
 		t.Fatalf("%d live orders in MySQL (want %d), %d request ids with two orders", live, total, dup)
 	}
+}
+
+// TestDegradeFenceTwoInstances: instance A sees Redis, instance B reaches it through a
+// cut proxy. Buyers on both: B's Redis failures switch the activity to MySQL; A stops
+// selling from Redis within its lease; the fence never lets the two books sell in the
+// same window (every reservation's call interval, per book: no Redis one overlaps a MySQL
+// one), and exactly the stock is sold (the switches flap: A hands the activity back to
+// Redis whenever it sees Redis, B's failures switch it to MySQL again).
+func TestDegradeFenceTwoInstances(t *testing.T) {
+	const total = 300
+	p := pipelinetest.Start(t, pipelinetest.Options{Inventory: degradeOn})
+	now := time.Now()
+	aid := p.Activity(total, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
+
+	proxy, err := devenv.StartProxy(p.Redis.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	cb := rpctest.Config(t, p.Keys, p.DB.DSN)
+	cb.StockRedis.Host = proxy.Addr
+	cb.Relay = p.RPC.Relay
+	cb.Reconcile = p.RPC.Reconcile
+	cb.Stock = p.RPC.Stock
+	degradeOn(&cb)
+	invB, srvB := rpctest.Start(t, cb)
+
+	type sale struct {
+		mysql        bool
+		began, ended time.Time
+	}
+	var mu sync.Mutex
+	var sales []sale
+	hook := func(a int64, mysql bool, began, ended time.Time) {
+		if a == aid {
+			mu.Lock()
+			sales = append(sales, sale{mysql, began, ended})
+			mu.Unlock()
+		}
+	}
+	p.Server.Svc.Degrade.OnReserve, srvB.Svc.Degrade.OnReserve = hook, hook
+
+	proxy.Cut()
+	var wg sync.WaitGroup
+	var ok, soldOut int
+	var omu sync.Mutex
+	for i, inv := range []inventoryclient.Inventory{p.Inv, invB} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Waves of buyers over a few seconds, so both books get their turn.
+			for w := range 10 {
+				o, so := buyers(t, inv, aid, "f", uids(int64(100000*(i+1)+w*20), 20))
+				omu.Lock()
+				ok, soldOut = ok+len(o), soldOut+so
+				omu.Unlock()
+				time.Sleep(300 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	var byRedis, byMySQL int
+	for _, s := range sales {
+		if s.mysql {
+			byMySQL++
+		} else {
+			byRedis++
+		}
+	}
+	t.Logf("sold %d (redis book %d, mysql book %d), sold out %d", ok, byRedis, byMySQL, soldOut)
+	if byMySQL == 0 {
+		t.Fatal("the MySQL book never sold: the instance without Redis did not degrade")
+	}
+	for _, r := range sales {
+		if r.mysql {
+			continue
+		}
+		for _, m := range sales {
+			if m.mysql && r.began.Before(m.ended) && m.began.Before(r.ended) {
+				t.Fatalf("both books sold in the same window: redis %v..%v, mysql %v..%v",
+					r.began.Format(time.StampMicro), r.ended.Format(time.StampMicro), m.began.Format(time.StampMicro), m.ended.Format(time.StampMicro))
+			}
+		}
+	}
+	if ok != total || ok != len(sales) {
+		t.Fatalf("%d sold (%d recorded), want exactly %d (oversold %d)", ok, len(sales), total, ok-total)
+	}
+	// Not checked here: the hand-back to Redis once B sees Redis again (it is in
+	// TestDegradeModeRedisDownMidSale); with the two instances flapping between the books
+	// it can stall (open, see the branch's report).
 }
