@@ -73,7 +73,7 @@ func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Act
 			return fmt.Errorf("insert activity: %w", err)
 		}
 		inv := NewInventoryModel(sqlx.NewSqlConnFromSession(s))
-		if _, err := inv.Insert(ctx, &Inventory{ActivityId: uint64(id), Available: data.Total}); err != nil {
+		if _, err := inv.Insert(ctx, &Inventory{ActivityId: uint64(id), Available: data.Total, Mode: ModeRedis}); err != nil {
 			return fmt.Errorf("insert inventory of activity %d: %w", id, err)
 		}
 		return nil

@@ -24,6 +24,18 @@ type (
 		// BumpEpoch increments the activity's epoch (a warm-up or rebuild into Redis) and
 		// returns the new value; ErrNotFound without an inventory row.
 		BumpEpoch(ctx context.Context, activityID int64) (int64, error)
+		// FindMode reads the activity's mode (the book that sells: ModeRedis, ModeMySQL,
+		// ModeRebuilding); ErrNotFound without an inventory row.
+		FindMode(ctx context.Context, activityID int64) (string, error)
+		// SwitchMode moves the activity's mode from `from` to `to`; false when it was not
+		// `from` (another instance switched first, nothing changed).
+		SwitchMode(ctx context.Context, activityID int64, from, to string) (bool, error)
+		// LockMode reads the activity's mode and locks its inventory row until session's
+		// transaction ends: every degrade-mode transaction of the activity starts with it.
+		LockMode(ctx context.Context, session sqlx.Session, activityID int64) (string, error)
+		// TakeAvailable moves qty from available to locked while the activity is in mode
+		// mysql and has qty available, inside session; false when it has not.
+		TakeAvailable(ctx context.Context, session sqlx.Session, activityID, qty int64) (bool, error)
 	}
 
 	customInventoryModel struct {
@@ -125,4 +137,58 @@ func (m *customInventoryModel) BumpEpoch(ctx context.Context, activityID int64) 
 		return 0, ErrNotFound
 	}
 	return result.LastInsertId()
+}
+
+// The activity modes (inventory.mode): the book that sells the activity.
+const (
+	ModeRedis      = "redis"
+	ModeMySQL      = "mysql"
+	ModeRebuilding = "rebuilding"
+)
+
+func (m *customInventoryModel) FindMode(ctx context.Context, activityID int64) (string, error) {
+	query := fmt.Sprintf("SELECT `mode` FROM %s WHERE `activity_id` = ?", m.table)
+	var mode string
+	switch err := m.conn.QueryRowCtx(ctx, &mode, query, activityID); err {
+	case nil:
+		return mode, nil
+	case sqlx.ErrNotFound:
+		return "", ErrNotFound
+	default:
+		return "", err
+	}
+}
+
+func (m *customInventoryModel) SwitchMode(ctx context.Context, activityID int64, from, to string) (bool, error) {
+	query := fmt.Sprintf("UPDATE %s SET `mode` = ? WHERE `activity_id` = ? AND `mode` = ?", m.table)
+	res, err := m.conn.ExecCtx(ctx, query, to, activityID, from)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (m *customInventoryModel) LockMode(ctx context.Context, session sqlx.Session, activityID int64) (string, error) {
+	query := fmt.Sprintf("SELECT `mode` FROM %s WHERE `activity_id` = ? FOR UPDATE", m.table)
+	var mode string
+	switch err := session.QueryRowCtx(ctx, &mode, query, activityID); err {
+	case nil:
+		return mode, nil
+	case sqlx.ErrNotFound:
+		return "", ErrNotFound
+	default:
+		return "", err
+	}
+}
+
+func (m *customInventoryModel) TakeAvailable(ctx context.Context, session sqlx.Session, activityID, qty int64) (bool, error) {
+	query := fmt.Sprintf("UPDATE %s SET `available` = `available` - ?, `locked` = `locked` + ? "+
+		"WHERE `activity_id` = ? AND `available` >= ? AND `mode` = 'mysql'", m.table)
+	res, err := session.ExecCtx(ctx, query, qty, qty, activityID, qty)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }

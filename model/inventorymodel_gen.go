@@ -42,6 +42,7 @@ type (
 		Locked     uint64    `db:"locked"`
 		Sold       uint64    `db:"sold"`
 		Epoch      uint64    `db:"epoch"` // bumped by every warm-up and rebuild into Redis, 0: never warmed
+		Mode       string    `db:"mode"`  // the book that sells: redis|mysql (degrade mode)|rebuilding
 		UpdateTime time.Time `db:"update_time"`
 	}
 )
@@ -74,14 +75,14 @@ func (m *defaultInventoryModel) FindOne(ctx context.Context, activityId uint64) 
 }
 
 func (m *defaultInventoryModel) Insert(ctx context.Context, data *Inventory) (sql.Result, error) {
-	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?)", m.table, inventoryRowsExpectAutoSet)
-	ret, err := m.conn.ExecCtx(ctx, query, data.ActivityId, data.Available, data.Locked, data.Sold, data.Epoch)
+	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?)", m.table, inventoryRowsExpectAutoSet)
+	ret, err := m.conn.ExecCtx(ctx, query, data.ActivityId, data.Available, data.Locked, data.Sold, data.Epoch, data.Mode)
 	return ret, err
 }
 
 func (m *defaultInventoryModel) Update(ctx context.Context, data *Inventory) error {
 	query := fmt.Sprintf("update %s set %s where `activity_id` = ?", m.table, inventoryRowsWithPlaceHolder)
-	_, err := m.conn.ExecCtx(ctx, query, data.Available, data.Locked, data.Sold, data.Epoch, data.ActivityId)
+	_, err := m.conn.ExecCtx(ctx, query, data.Available, data.Locked, data.Sold, data.Epoch, data.Mode, data.ActivityId)
 	return err
 }
 

@@ -38,6 +38,21 @@ type (
 		// ExpireReserved moves one order from reserved to expired inside session; false when
 		// it was no longer reserved (nothing changed).
 		ExpireReserved(ctx context.Context, session sqlx.Session, orderNo string) (bool, error)
+		// FindByRequest returns the order a buyer's request id made in an activity, inside
+		// session (ErrNotFound: none).
+		FindByRequest(ctx context.Context, session sqlx.Session, activityID, uid int64, requestID string) (*SeckillOrder, error)
+		// FindForUpdate returns an order by number, locking its row until session's
+		// transaction ends (ErrNotFound: none).
+		FindForUpdate(ctx context.Context, session sqlx.Session, orderNo string) (*SeckillOrder, error)
+		// SumHeld is the quantity a buyer holds in an activity (reserved and paid orders),
+		// inside session: the per-user limit of degrade mode.
+		SumHeld(ctx context.Context, session sqlx.Session, activityID, uid int64) (int64, error)
+		// MoveStatus moves one order from status `from` to `to` inside session; false when
+		// it was not in `from` (nothing changed).
+		MoveStatus(ctx context.Context, session sqlx.Session, orderNo, from, to string) (bool, error)
+		// FindDueReservedByActivity returns up to limit reserved orders of an activity whose
+		// expire_at (unix s) is before `before`, oldest first: degrade mode's expiry.
+		FindDueReservedByActivity(ctx context.Context, activityID, before int64, limit int) ([]*SeckillOrder, error)
 	}
 
 	customSeckillOrderModel struct {
@@ -181,4 +196,63 @@ func (m *customSeckillOrderModel) ExpireReserved(ctx context.Context, session sq
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+func (m *customSeckillOrderModel) FindByRequest(ctx context.Context, session sqlx.Session, activityID, uid int64,
+	requestID string) (*SeckillOrder, error) {
+	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `uid` = ? and `request_id` = ? limit 1",
+		seckillOrderRows, m.table)
+	var resp SeckillOrder
+	switch err := session.QueryRowCtx(ctx, &resp, query, activityID, uid, requestID); err {
+	case nil:
+		return &resp, nil
+	case sqlx.ErrNotFound:
+		return nil, ErrNotFound
+	default:
+		return nil, err
+	}
+}
+
+func (m *customSeckillOrderModel) FindForUpdate(ctx context.Context, session sqlx.Session, orderNo string) (*SeckillOrder, error) {
+	query := fmt.Sprintf("select %s from %s where `order_no` = ? limit 1 for update", seckillOrderRows, m.table)
+	var resp SeckillOrder
+	switch err := session.QueryRowCtx(ctx, &resp, query, orderNo); err {
+	case nil:
+		return &resp, nil
+	case sqlx.ErrNotFound:
+		return nil, ErrNotFound
+	default:
+		return nil, err
+	}
+}
+
+func (m *customSeckillOrderModel) SumHeld(ctx context.Context, session sqlx.Session, activityID, uid int64) (int64, error) {
+	query := fmt.Sprintf("select coalesce(sum(`quantity`), 0) from %s where `activity_id` = ? and `uid` = ? "+
+		"and `status` in ('reserved', 'paid')", m.table)
+	var n int64
+	if err := session.QueryRowCtx(ctx, &n, query, activityID, uid); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (m *customSeckillOrderModel) MoveStatus(ctx context.Context, session sqlx.Session, orderNo, from, to string) (bool, error) {
+	query := fmt.Sprintf("update %s set `status` = ? where `order_no` = ? and `status` = ?", m.table)
+	res, err := session.ExecCtx(ctx, query, to, orderNo, from)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (m *customSeckillOrderModel) FindDueReservedByActivity(ctx context.Context, activityID, before int64,
+	limit int) ([]*SeckillOrder, error) {
+	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `status` = 'reserved' and `expire_at` < ? "+
+		"order by `expire_at` limit ?", seckillOrderRows, m.table)
+	var resp []*SeckillOrder
+	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID, before, limit); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }

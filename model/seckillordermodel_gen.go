@@ -27,6 +27,7 @@ type (
 	seckillOrderModel interface {
 		Insert(ctx context.Context, data *SeckillOrder) (sql.Result, error)
 		FindOne(ctx context.Context, id uint64) (*SeckillOrder, error)
+		FindOneByActivityIdUidRequestId(ctx context.Context, activityId uint64, uid uint64, requestId string) (*SeckillOrder, error)
 		FindOneByOrderNo(ctx context.Context, orderNo string) (*SeckillOrder, error)
 		Update(ctx context.Context, data *SeckillOrder) error
 		Delete(ctx context.Context, id uint64) error
@@ -69,6 +70,20 @@ func (m *defaultSeckillOrderModel) FindOne(ctx context.Context, id uint64) (*Sec
 	query := fmt.Sprintf("select %s from %s where `id` = ? limit 1", seckillOrderRows, m.table)
 	var resp SeckillOrder
 	err := m.conn.QueryRowCtx(ctx, &resp, query, id)
+	switch err {
+	case nil:
+		return &resp, nil
+	case sqlx.ErrNotFound:
+		return nil, ErrNotFound
+	default:
+		return nil, err
+	}
+}
+
+func (m *defaultSeckillOrderModel) FindOneByActivityIdUidRequestId(ctx context.Context, activityId uint64, uid uint64, requestId string) (*SeckillOrder, error) {
+	var resp SeckillOrder
+	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `uid` = ? and `request_id` = ? limit 1", seckillOrderRows, m.table)
+	err := m.conn.QueryRowCtx(ctx, &resp, query, activityId, uid, requestId)
 	switch err {
 	case nil:
 		return &resp, nil

@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS `inventory` (
   `locked` BIGINT UNSIGNED NOT NULL DEFAULT 0,
   `sold` BIGINT UNSIGNED NOT NULL DEFAULT 0,
   `epoch` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'bumped by every warm-up and rebuild into Redis, 0: never warmed',
+  `mode` VARCHAR(16) NOT NULL DEFAULT 'redis' COMMENT 'the book that sells: redis|mysql (degrade mode)|rebuilding',
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`activity_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
@@ -43,6 +44,7 @@ CREATE TABLE IF NOT EXISTS `seckill_order` (
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`id`),
   UNIQUE KEY `uk_order_no` (`order_no`),
+  UNIQUE KEY `uk_activity_uid_request` (`activity_id`, `uid`, `request_id`),
   KEY `idx_activity_status` (`activity_id`, `status`),
   KEY `idx_status_expire` (`status`, `expire_at`),
   KEY `idx_uid` (`uid`)

@@ -29,6 +29,8 @@ import (
 type Options struct {
 	Persistence devenv.Persistence // of the private Redis; default AOF everysec
 	GraceSecs   int64              // Stock.GraceSeconds; default 60 (its minimum)
+	// Inventory changes the inventory service's config (nil: as here), e.g. degrade mode.
+	Inventory func(*rpcserver.Config)
 }
 
 // Pipeline is a running system.
@@ -43,6 +45,7 @@ type Pipeline struct {
 	Group   string // the writer's consumer group
 	Inv     inventoryclient.Inventory
 	RPC     rpcserver.Config
+	Server  *rpcserver.Server
 
 	mu     sync.Mutex
 	writer *mqserver.Server
@@ -79,8 +82,11 @@ func Start(t testing.TB, o Options) *Pipeline {
 	c.Stock.GraceSeconds = o.GraceSecs
 	c.Stock.BackfillWaitMs = 200
 	c.Stock.RebuildLeaseSeconds = 3
+	if o.Inventory != nil {
+		o.Inventory(&c)
+	}
 	p.RPC = c
-	p.Inv, _ = rpctest.Start(t, c)
+	p.Inv, p.Server = rpctest.Start(t, c)
 	p.StartWriter()
 	t.Cleanup(p.StopWriter)
 	return p

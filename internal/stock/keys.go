@@ -47,6 +47,10 @@ func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
 // Lock guards the cache backfill of one activity.
 func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
 
+// ModeLock guards the switch of one activity back from degrade mode to Redis (forget,
+// rebuild, mode redis): one instance does it.
+func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
+
 // Recon is the hash of differences reconciliation found unexplained on its last run
 // (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
 // lingering difference from one still in flight.

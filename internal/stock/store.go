@@ -564,3 +564,55 @@ func firstErr(errs ...error) error {
 	}
 	return nil
 }
+
+// NewOrderNo is a fresh order number for activity aid, tagged with this store's order key
+// (degrade mode writes orders straight to MySQL with it, so the tag check passes).
+func (s *Store) NewOrderNo(aid int64) string { return domain.NewOrderNo(aid, s.orderKey) }
+
+// Forget deletes whatever Redis still holds of an activity's book: its stock hash, pending
+// and orders sets, outbox stream, missing mark, every order hash listed in the orders set
+// with its request-id and user keys. Degrade mode calls it before the rebuild that hands
+// the activity back to Redis (MySQL is then the complete book; what Redis kept is never
+// trusted). Deleting twice is harmless.
+func (s *Store) Forget(ctx context.Context, aid int64) error {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return err
+	}
+	k := s.keys
+	nos, err := s.rds.ZrangeCtx(ctx, k.Orders(aid), 0, -1)
+	if err != nil {
+		return dep(err)
+	}
+	for _, no := range nos {
+		vals, err := s.rds.HmgetCtx(ctx, k.Order(aid, no), "uid", "request_id")
+		if err != nil {
+			return dep(err)
+		}
+		keys := []string{k.Order(aid, no)}
+		if uid, err := strconv.ParseInt(vals[0], 10, 64); err == nil && uid > 0 {
+			keys = append(keys, k.User(aid, uid))
+			if len(vals) > 1 && vals[1] != "" {
+				keys = append(keys, k.Req(aid, uid, vals[1]))
+			}
+		}
+		if _, err := s.rds.DelCtx(ctx, keys...); err != nil {
+			return dep(err)
+		}
+	}
+	_, err = s.rds.DelCtx(ctx, k.Stock(aid), k.Pending(aid), k.Orders(aid), k.Events(aid), k.Missing(aid))
+	return dep(err)
+}
+
+// OutboxLen is the number of entries in an activity's outbox stream the relay has not
+// moved to Kafka yet (degrade mode waits for 0 before MySQL sells).
+func (s *Store) OutboxLen(ctx context.Context, aid int64) (int64, error) {
+	var n *red.IntCmd
+	err := s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		n = p.XLen(ctx, s.keys.Events(aid))
+		return nil
+	})
+	if err != nil {
+		return 0, dep(err)
+	}
+	return n.Val(), nil
+}

@@ -1740,8 +1740,12 @@ func (*PingReq) Descriptor() ([]byte, []int) {
 	return file_inventory_proto_rawDescGZIP(), []int{28}
 }
 
+// PingResp: degraded lists the activities this instance serves from MySQL (degrade mode)
+// or is rebuilding into Redis; redis_down: Redis does not answer (degrade mode on).
 type PingResp struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Degraded      []int64                `protobuf:"varint,1,rep,packed,name=degraded,proto3" json:"degraded,omitempty"`
+	RedisDown     bool                   `protobuf:"varint,2,opt,name=redis_down,json=redisDown,proto3" json:"redis_down,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1774,6 +1778,20 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
 	return file_inventory_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PingResp) GetDegraded() []int64 {
+	if x != nil {
+		return x.Degraded
+	}
+	return nil
+}
+
+func (x *PingResp) GetRedisDown() bool {
+	if x != nil {
+		return x.RedisDown
+	}
+	return false
 }
 
 var File_inventory_proto protoreflect.FileDescriptor
@@ -1920,9 +1938,11 @@ const file_inventory_proto_rawDesc = "" +
 	"activities\x18\x01 \x03(\v2\x13.inventory.ActivityR\n" +
 	"activities\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\"\t\n" +
-	"\aPingReq\"\n" +
+	"\aPingReq\"E\n" +
+	"\bPingResp\x12\x1a\n" +
+	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"\bPingResp2\xd9\a\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\xd9\a\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x129\n" +

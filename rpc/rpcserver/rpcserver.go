@@ -92,6 +92,9 @@ func New(c Config) (*Server, error) {
 	if ctx.Relay != nil {
 		group.Add(ctx.Relay)
 	}
+	if ctx.Degrade.On {
+		group.Add(ctx.Degrade) // hands degraded activities back to Redis once it answers
+	}
 	group.Add(depwatch.New(c.Probe, "rpc",
 		depwatch.Probe{Dependency: "redis", Check: func(pctx context.Context) error {
 			if !ctx.Redis.PingCtx(pctx) {

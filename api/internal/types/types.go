@@ -64,7 +64,9 @@ type DbBook struct {
 }
 
 type HealthResp struct {
-	Status string `json:"status"`
+	Status   string  `json:"status"`
+	Degraded []int64 `json:"degraded,omitempty"`
+	RedisUp  *bool   `json:"redis_up,omitempty"`
 }
 
 type ListActivitiesReq struct {

@@ -7,6 +7,7 @@ import (
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
+	"github.com/seckill/seckill/rpc/internal/degrade"
 )
 
 type Config struct {
@@ -28,6 +29,12 @@ type Config struct {
 		DataSource string // needs parseTime=true
 	}
 	Stock StockConf
+	// Degrade: what an activity does while its Redis is unreachable. off: BUSY until Redis
+	// is back; mysql: degrade mode, served from MySQL (docs/DESIGN.md, "Degrade mode").
+	// Every instance needs the same setting.
+	Degrade string `json:",default=off,options=off|mysql"`
+	// DegradeMode tunes degrade mode: the semaphore into MySQL, the lease of the fence.
+	DegradeMode degrade.Conf `json:",optional"`
 	// Relay moves the outbox streams to Kafka; it runs when Brokers is set.
 	Relay relay.Conf
 	// Reconcile tunes the Redis/MySQL comparison behind the Reconcile and Repair RPCs.

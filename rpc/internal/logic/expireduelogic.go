@@ -35,6 +35,17 @@ func (l *ExpireDueLogic) ExpireDue(in *inventory.ExpireDueReq) (*inventory.Expir
 	if in.Limit < 0 || in.Limit > stock.MaxExpireBatch {
 		return nil, xerr.Newf(xerr.InvalidArgument, "limit must be 0..%d", stock.MaxExpireBatch)
 	}
+	mysql, err := l.svcCtx.Degrade.Route(l.ctx, in.ActivityId)
+	if err != nil {
+		return nil, err
+	}
+	if mysql { // degrade mode: the orders are in MySQL
+		done, err := l.svcCtx.Degrade.ExpireDue(l.ctx, in.ActivityId, limit)
+		if err != nil {
+			return nil, err
+		}
+		return &inventory.ExpireDueResp{Expired: int64(len(done)), OrderNos: done}, nil
+	}
 	done, err := l.svcCtx.Store.ExpireDue(l.ctx, in.ActivityId, limit)
 	if errors.Is(err, stock.ErrNotWarm) {
 		// Listed as active but not in Redis: a loss (BUSY while it is rebuilt), or an

@@ -26,8 +26,10 @@ func NewPingLogic(ctx context.Context, svcCtx *svc.ServiceContext) *PingLogic {
 }
 
 func (l *PingLogic) Ping(in *inventory.PingReq) (*inventory.PingResp, error) {
-	if !l.svcCtx.Redis.PingCtx(l.ctx) {
+	up := l.svcCtx.Redis.PingCtx(l.ctx)
+	if !up && !l.svcCtx.Degrade.On {
 		return nil, xerr.New(xerr.Busy, "redis unreachable")
 	}
-	return &inventory.PingResp{}, nil
+	// Degrade mode: the service still sells (from MySQL); it says which activities.
+	return &inventory.PingResp{Degraded: l.svcCtx.Degrade.Degraded(), RedisDown: !up}, nil
 }

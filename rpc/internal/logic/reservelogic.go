@@ -3,6 +3,7 @@ package logic
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/seckill/seckill/internal/stock"
 
@@ -27,15 +28,32 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 }
 
 func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp, error) {
-	res, err := l.svcCtx.Store.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
-	if errors.Is(err, stock.ErrNotWarm) {
-		// Not in Redis: backfill from MySQL (one caller per activity), then try once more.
-		if _, err = l.svcCtx.Loader.Stock(l.ctx, in.ActivityId); err == nil {
-			res, err = l.svcCtx.Store.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
+	// The fence: which book sells the activity now (degrade mode; Redis when off).
+	mysql, err := l.svcCtx.Degrade.Route(l.ctx, in.ActivityId)
+	if err != nil {
+		return nil, err
+	}
+	var res stock.Reservation
+	began := time.Now()
+	if mysql {
+		res, err = l.svcCtx.Degrade.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
+	} else {
+		res, err = l.svcCtx.Store.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
+		if errors.Is(err, stock.ErrNotWarm) {
+			// Not in Redis: backfill from MySQL (one caller per activity), then try once more.
+			if _, err = l.svcCtx.Loader.Stock(l.ctx, in.ActivityId); err == nil {
+				res, err = l.svcCtx.Store.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
+			}
+		}
+		if err != nil {
+			err = l.svcCtx.Degrade.Failed(l.ctx, in.ActivityId, err) // Redis down: degrade mode
 		}
 	}
 	if err != nil {
 		return nil, err
+	}
+	if hook := l.svcCtx.Degrade.OnReserve; hook != nil && !res.Replay {
+		hook(in.ActivityId, mysql, began, time.Now())
 	}
 	return &inventory.ReserveResp{OrderNo: res.OrderNo, Quantity: res.Quantity,
 		ExpireAt: res.ExpireAt / 1000, Remaining: res.Remaining, Replay: res.Replay, Status: res.State}, nil

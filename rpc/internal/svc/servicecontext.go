@@ -16,6 +16,7 @@ import (
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/config"
+	"github.com/seckill/seckill/rpc/internal/degrade"
 )
 
 // ServiceContext holds everything that outlives a request, created once.
@@ -35,6 +36,8 @@ type ServiceContext struct {
 	Relay *relay.Relay
 	// Reconciler compares Redis with MySQL (Reconcile, Repair).
 	Reconciler *reconcile.Reconciler
+	// Degrade is degrade mode and the fence (Degrade: mysql); Route is a no-op when off.
+	Degrade *degrade.Book
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -115,12 +118,19 @@ func New(c config.Config) (*ServiceContext, error) {
 			}
 		}
 	}
+	orders := model.NewSeckillOrderModel(db)
+	book := &degrade.Book{On: c.Degrade == "mysql", Conf: c.DegradeMode, DB: db,
+		Inventory: model.NewInventoryModel(db), Orders: orders, Activities: activities, Store: store, Rebuild: loader}
+	if progress != nil {
+		book.Pipeline = progress
+	}
 	return &ServiceContext{
+		Degrade:    book,
 		Config:     c,
 		Redis:      rds,
 		Store:      store,
 		DB:         db,
-		Orders:     model.NewSeckillOrderModel(db),
+		Orders:     orders,
 		Activities: activities,
 		Known:      known,
 		Relay:      rl,

@@ -29,12 +29,20 @@ func NewHealthzLogic(ctx context.Context, svcCtx *svc.ServiceContext) *HealthzLo
 	}
 }
 
-// Healthz pings the inventory service; a failure is BUSY (503) via the error mapping.
+// Healthz pings the inventory service; a failure is BUSY (503) via the error mapping;
+// degrade mode (activities served from MySQL, or Redis down with degrade on) is
+// 200 {"status": "degraded", "degraded": [activity ids], "redis_up": bool}.
 func (l *HealthzLogic) Healthz() (*types.HealthResp, error) {
 	ctx, cancel := context.WithTimeout(l.ctx, pingTimeout)
 	defer cancel()
-	if _, err := l.svcCtx.Inventory.Ping(ctx, &inventoryclient.PingReq{}); err != nil {
+	resp, err := l.svcCtx.Inventory.Ping(ctx, &inventoryclient.PingReq{})
+	if err != nil {
 		return nil, err
+	}
+	if len(resp.Degraded) > 0 || resp.RedisDown {
+		// Degrade mode: still serving, from MySQL for the activities listed.
+		up := !resp.RedisDown
+		return &types.HealthResp{Status: "degraded", Degraded: resp.Degraded, RedisUp: &up}, nil
 	}
 	return &types.HealthResp{Status: "ok"}, nil
 }
