@@ -50,7 +50,7 @@ var (
 // Bounds for values coming from callers.
 const (
 	MaxExpireBatch  = 1000
-	DefaultReqTTL   = 24 * 60 * 60 // seconds a request id is remembered
+	DefaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
 	orderNoAttempts = 3
 	// RestoreBatch is how many orders one restore script call writes.
 	RestoreBatch = 500

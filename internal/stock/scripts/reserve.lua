@@ -2,7 +2,9 @@
 -- KEYS[1] stock hash  KEYS[2] request-id key  KEYS[3] order hash  KEYS[4] user key
 -- KEYS[5] pending zset  KEYS[6] orders zset  KEYS[7] events stream
 -- ARGV[1] activity id  ARGV[2] order_no (fresh)  ARGV[3] uid  ARGV[4] quantity
--- ARGV[5] request id  ARGV[6] request-id key ttl (s)
+-- ARGV[5] request id  ARGV[6] unused (the request-id key expires with the activity's keys:
+--         one request id makes at most one order of an activity, as MySQL's
+--         UNIQUE(activity_id, uid, request_id) holds too)
 -- 'seq' in the stock hash counts the activity's order changes; an order hash records the
 -- seq of its creation ('cseq') and of its last change ('useq'), so reconciliation can
 -- read the orders in chunks and still see them as they were at one seq.
@@ -82,7 +84,7 @@ redis.call('ZADD', KEYS[6], now, ARGV[2])
 if fresh then
   redis.call('EXPIREAT', KEYS[6], exp)
 end
-redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[6])
+redis.call('SET', KEYS[2], ARGV[2], 'EXAT', exp)
 redis.call('XADD', KEYS[7], '*', 't', 'reserved', 'aid', ARGV[1], 'sku', s[6],
   'ono', ARGV[2], 'uid', ARGV[3], 'qty', qty, 'at', now,
   'rid', ARGV[5], 'cms', now, 'ems', expireAt)

@@ -4,7 +4,8 @@
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders zset
 -- KEYS[2 + 2i], KEYS[3 + 2i]: order hash and request-id key of order i (i = 1..n)
 -- KEYS[3 + 2n + j]: user key of buyer j (j = 1..m)
--- ARGV[1] keys' expire at (unix s)  ARGV[2] n  ARGV[3] request-id ttl (s, from created_at)
+-- ARGV[1] keys' expire at (unix s; request-id keys too)  ARGV[2] n  ARGV[3] checked, unused
+--   (was the request-id keys' ttl)
 -- ARGV[4 + 7(i-1)] .. ARGV[10 + 7(i-1)]: order i's order_no, uid, qty, state,
 --   expire_at (ms), request_id, created_at (ms)
 -- ARGV[4 + 7n + (j-1)]: the quantity buyer j holds (reserved + paid)
@@ -60,11 +61,9 @@ for i = 1, n do
     redis.call('ZREM', KEYS[2], ono)
   end
   redis.call('ZADD', KEYS[3], ARGV[a + 6], ono)
-  local reqExp = math.floor(tonumber(ARGV[a + 6]) / 1000) + reqTTL
-  if reqExp > nowS then
-    redis.call('SET', rkey, ono)
-    redis.call('EXPIREAT', rkey, reqExp)
-  end
+  -- the request-id key lives as long as the activity's keys (see reserve.lua)
+  redis.call('SET', rkey, ono)
+  redis.call('EXPIREAT', rkey, exp)
 end
 if n > 0 then
   redis.call('EXPIREAT', KEYS[2], exp)
