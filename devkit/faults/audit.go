@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
@@ -43,16 +44,38 @@ type merchant struct {
 	token string
 }
 
+// whileBusy calls f again while it answers BUSY, as an operator would retry, for at most
+// 20 s: after a fault a dependency may still be coming back (the gateway's zRPC connection
+// to a restarted rpc, MySQL behind a restored proxy, a breaker closing again).
+func whileBusy(ctx context.Context, f func() error) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := f()
+		if err == nil || !strings.Contains(err.Error(), "BUSY") || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func (m *merchant) create(ctx context.Context, name string, b Burst) (int64, error) {
 	now := time.Now().Unix()
 	var a activityResp
-	if _, err := m.c.call(ctx, http.MethodPost, "/v1/admin/activities", m.token, map[string]any{
-		"sku_id": 1, "name": name, "stock": b.Stock, "start_time": now - 5, "end_time": now + 3600,
-		"per_user_limit": b.Limit, "pay_timeout_seconds": b.PayTimeout,
-	}, &a); err != nil {
+	err := whileBusy(ctx, func() error {
+		_, err := m.c.call(ctx, http.MethodPost, "/v1/admin/activities", m.token, map[string]any{
+			"sku_id": 1, "name": name, "stock": b.Stock, "start_time": now - 5, "end_time": now + 3600,
+			"per_user_limit": b.Limit, "pay_timeout_seconds": b.PayTimeout,
+		}, &a)
+		return err
+	})
+	if err != nil {
 		return 0, err
 	}
-	if _, err := m.c.call(ctx, http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID), m.token, nil, nil); err != nil {
+	err = whileBusy(ctx, func() error {
+		_, err := m.c.call(ctx, http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID), m.token, nil, nil)
+		return err
+	})
+	if err != nil {
 		return 0, err
 	}
 	return a.ActivityID, nil
@@ -60,7 +83,10 @@ func (m *merchant) create(ctx context.Context, name string, b Burst) (int64, err
 
 func (m *merchant) books(ctx context.Context, aid int64) (activityResp, error) {
 	var a activityResp
-	_, err := m.c.call(ctx, http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", aid), m.token, nil, &a)
+	err := whileBusy(ctx, func() error {
+		_, err := m.c.call(ctx, http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", aid), m.token, nil, &a)
+		return err
+	})
 	return a, err
 }
 

@@ -260,16 +260,7 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 		return fail("%v", err)
 	}
 	m := &merchant{c: c, token: mt}
-	// A row that restarted rpc (its own config) may meet the gateway's zRPC connection
-	// still reconnecting: BUSY, retried as a merchant would, for a bounded time.
-	var aid int64
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if aid, err = m.create(ctx, "fault: "+row.Name, b); err == nil || !strings.Contains(err.Error(), "BUSY") ||
-			time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	aid, err := m.create(ctx, "fault: "+row.Name, b)
 	if err != nil {
 		return fail("create the activity: %v", err)
 	}
