@@ -246,6 +246,7 @@ func MySQL(t testing.TB) *Database {
 	}
 	t.Cleanup(func() {
 		_ = db.Close()
+		_ = schema.Disconnect(context.Background(), admin, name)
 		_ = schema.DropDatabase(context.Background(), admin, name)
 		_ = admin.Close()
 	})

@@ -43,6 +43,7 @@ type Group struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	members []*member
+	mu      sync.Mutex // Start's adding to wg against Stop's Wait
 	wg      sync.WaitGroup
 }
 
@@ -71,10 +72,14 @@ func New(kc kq.KqConf, c Conf, h Handler) (*Group, error) {
 
 // Start runs every member until Stop.
 func (g *Group) Start() {
-	for _, m := range g.members {
-		g.wg.Add(1)
-		go func() { defer g.wg.Done(); m.run(g.ctx) }()
+	g.mu.Lock()
+	if g.ctx.Err() == nil { // not stopped before it started
+		for _, m := range g.members {
+			g.wg.Add(1)
+			go func() { defer g.wg.Done(); m.run(g.ctx) }()
+		}
 	}
+	g.mu.Unlock()
 	g.wg.Wait()
 }
 
@@ -82,6 +87,8 @@ func (g *Group) Start() {
 // handler and not committed by then come again (to this or another member).
 func (g *Group) Stop() {
 	g.cancel()
+	g.mu.Lock() // a Start in progress has added its members; a later one adds none
+	g.mu.Unlock()
 	g.wg.Wait()
 }
 

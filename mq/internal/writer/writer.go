@@ -187,7 +187,9 @@ func (w *Writer) sleep(d time.Duration) bool {
 // Start runs the flusher until Stop: it takes every event queued (up to MaxBatch), applies
 // them in one transaction, then releases their handlers.
 func (w *Writer) Start() {
-	w.started.Store(true)
+	if !w.started.CompareAndSwap(false, true) {
+		return // stopped before it started (or started twice)
+	}
 	defer close(w.stopped)
 	var parked []*request
 	defer func() {
@@ -248,10 +250,10 @@ func (w *Writer) Stopped() <-chan struct{} { return w.stopped }
 func (w *Writer) Stop() {
 	w.once.Do(func() {
 		w.cancel()
-		if w.started.Load() {
-			<-w.stopped
-		} else {
+		if w.started.CompareAndSwap(false, true) { // never started: it never will
 			close(w.stopped)
+		} else {
+			<-w.stopped
 		}
 	})
 }

@@ -98,8 +98,12 @@ type Book struct {
 	mu    sync.Mutex
 	views map[int64]*view
 	sems  map[int64]chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
+	// life guards stop, done and stopped: go-zero's service group may call Stop while
+	// Start is still running (a service that failed to start), or before it.
+	life    sync.Mutex
+	stop    chan struct{}
+	done    chan struct{}
+	stopped bool
 }
 
 type view struct {
@@ -326,19 +330,25 @@ func (b *Book) Start() {
 	if !b.On {
 		return
 	}
-	b.stop, b.done = make(chan struct{}), make(chan struct{})
+	b.life.Lock()
+	defer b.life.Unlock()
+	if b.stopped || b.stop != nil {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	b.stop, b.done = stop, done
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		<-b.stop
+		<-stop
 		cancel() // a recovery in progress stops; the mode lock lapses
 	}()
 	go func() {
-		defer close(b.done)
+		defer close(done)
 		t := time.NewTicker(time.Duration(b.Conf.RecoverMs) * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-b.stop:
+			case <-stop:
 				return
 			case <-t.C:
 			}
@@ -361,8 +371,11 @@ func (b *Book) Start() {
 	}()
 }
 
-// Stop ends the recovery loop.
+// Stop ends the recovery loop; after it, Start does nothing.
 func (b *Book) Stop() {
+	b.life.Lock()
+	defer b.life.Unlock()
+	b.stopped = true
 	if b.stop != nil {
 		close(b.stop)
 		<-b.done
