@@ -121,7 +121,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	orders := model.NewSeckillOrderModel(db)
 	book := &degrade.Book{On: c.Degrade == "mysql", Conf: c.DegradeMode, DB: db,
-		Inventory: model.NewInventoryModel(db), Orders: orders, Activities: activities, Store: store, Rebuild: loader}
+		Inventory: model.NewInventoryModel(db), Orders: orders, Activities: activities, Store: store, Rebuild: loader,
+		Known: known.MayExist}
 	if progress != nil {
 		book.Pipeline = progress
 	}
