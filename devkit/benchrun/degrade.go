@@ -16,12 +16,15 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/devkit/baseline"
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/devkit/standalone"
 	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/model"
 	schema "github.com/seckill/seckill/sql"
 )
 
@@ -232,14 +235,17 @@ const (
 
 // degradeEnv is what every point shares.
 type degradeEnv struct {
-	c      *Config
-	sys    *standalone.System
-	kafka  *devenv.Kafka
-	dsn    string // the points' database
-	prefix string
-	status *sql.DB // SHOW GLOBAL STATUS, and the checks
-	logf   func(string, ...any)
-	uid    int64 // next buyer id
+	c         *Config
+	sys       *standalone.System
+	kafka     *devenv.Kafka
+	dsn       string // the points' database
+	prefix    string
+	status    *sql.DB // SHOW GLOBAL STATUS
+	conn      sqlx.SqlConn
+	inventory model.InventoryModel
+	orders    model.SeckillOrderModel
+	logf      func(string, ...any)
+	uid       int64 // next buyer id
 }
 
 // degradeRows measures degrade mode: the row "reservations in degrade mode (MySQL book)"
@@ -359,6 +365,8 @@ func newDegradeEnv(ctx context.Context, c *Config, sys *standalone.System, logf 
 		return nil, nil, err
 	}
 	env.status.SetMaxOpenConns(2)
+	env.conn = sqlx.NewSqlConnFromDB(env.status)
+	env.inventory, env.orders = model.NewInventoryModel(env.conn), model.NewSeckillOrderModel(env.conn)
 	cleanup = append(cleanup, func() { _ = env.status.Close() })
 	return env, closeAll, nil
 }
@@ -565,24 +573,11 @@ func ParseStatus(rows [][2]string, want []string) (map[string]int64, error) {
 }
 
 func (e *degradeEnv) globalStatus(ctx context.Context) (map[string]int64, error) {
-	q := "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusNames, "','") + "')"
-	rows, err := e.status.QueryContext(ctx, q)
+	rows, err := schema.GlobalStatus(ctx, e.status, statusNames...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var got [][2]string
-	for rows.Next() {
-		var r [2]string
-		if err := rows.Scan(&r[0], &r[1]); err != nil {
-			return nil, err
-		}
-		got = append(got, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return ParseStatus(got, statusNames)
+	return ParseStatus(rows, statusNames)
 }
 
 // awaitOrders waits until MySQL holds at least want orders of the activity (more: an
@@ -590,8 +585,8 @@ func (e *degradeEnv) globalStatus(ctx context.Context) (map[string]int64, error)
 func (e *degradeEnv) awaitOrders(ctx context.Context, aid, want int64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		var n int64
-		err := e.status.QueryRowContext(ctx, "SELECT COUNT(*) FROM seckill_order WHERE activity_id = ?", aid).Scan(&n)
+		orders, err := e.orders.FindAuditByActivity(ctx, aid)
+		n := int64(len(orders))
 		if err == nil && n >= want {
 			return nil
 		}
@@ -606,13 +601,15 @@ func (e *degradeEnv) awaitOrders(ctx context.Context, aid, want int64, limit tim
 // order not answered 200.
 func (e *degradeEnv) book(ctx context.Context, sys *standalone.System, aid, stock int64, ans *answers) (BookCheck, error) {
 	b := BookCheck{Stock: stock, Answered: ans.count()}
-	if err := e.status.QueryRowContext(ctx, "SELECT available, mode FROM inventory WHERE activity_id = ?", aid).Scan(&b.Available, &b.Mode); err != nil {
+	book, err := e.inventory.FindBook(ctx, e.conn, aid)
+	if err != nil {
 		return b, err
 	}
-	if err := e.status.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT uid FROM seckill_order WHERE activity_id = ? GROUP BY uid, request_id HAVING COUNT(*) > 1) d", aid).Scan(&b.Dup); err != nil {
+	b.Available = int64(book.Available)
+	if b.Mode, err = e.inventory.FindMode(ctx, aid); err != nil {
 		return b, err
 	}
-	rows, err := e.status.QueryContext(ctx, "SELECT order_no, uid, request_id, quantity FROM seckill_order WHERE activity_id = ? AND status IN ('reserved','paid')", aid)
+	orders, err := e.orders.FindAuditByActivity(ctx, aid)
 	if err != nil {
 		return b, err
 	}
@@ -620,25 +617,27 @@ func (e *degradeEnv) book(ctx context.Context, sys *standalone.System, aid, stoc
 		no, rid string
 		uid     int64
 	}
+	type request struct {
+		uid int64
+		rid string
+	}
 	var late []order
 	live := map[string]bool{}
-	for rows.Next() {
-		var o order
-		var qty int64
-		if err := rows.Scan(&o.no, &o.uid, &o.rid, &qty); err != nil {
-			rows.Close()
-			return b, err
+	requests := map[request]int{}
+	for _, o := range orders {
+		k := request{int64(o.Uid), o.RequestId}
+		if requests[k]++; requests[k] == 2 {
+			b.Dup++ // a request id that made two orders (whatever their states)
+		}
+		if o.Status != domain.StateReserved && o.Status != domain.StatePaid {
+			continue
 		}
 		b.Live++
-		b.LiveUnits += qty
-		live[o.no] = true
-		if !ans.has(o.no) {
-			late = append(late, o)
+		b.LiveUnits += int64(o.Quantity)
+		live[o.OrderNo] = true
+		if !ans.has(o.OrderNo) {
+			late = append(late, order{no: o.OrderNo, rid: o.RequestId, uid: int64(o.Uid)})
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return b, err
 	}
 	ans.mu.Lock()
 	for no := range ans.orders {
