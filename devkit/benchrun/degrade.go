@@ -29,15 +29,14 @@ import (
 )
 
 // Degrade mode in the bench (issue 10): the inventory service with `Degrade: mysql` and its
-// StockRedis behind a devenv.Proxy. Per semaphore size (DegradeMode.Concurrency) a system
-// of its own is started (the same Redis server under a key prefix of its own, a database
-// of its own on the same MySQL server, an in-process Kafka of its own; every point reuses
-// them, so it is one deployment restarted with another setting); on it an activity is
-// created and warmed, the proxy is cut (Redis unreachable for that inventory instance
-// only: the gateway keeps its own Redis), a probe buyer's BUSY switches the activity to
-// mode mysql for real, probes go on until MySQL sells, then the burst. The first point is
-// the shipped Concurrency, measured first through Redis on the same activity (the row's
-// baseline), then through MySQL.
+// StockRedis behind a devenv.Proxy. Per semaphore size (DegradeMode.Concurrency) a
+// deployment of its own is started (the system's Redis server under a key prefix of its
+// own, a database of its own on the system's MySQL server, an in-process Kafka of its
+// own, and the three services); on it an activity is created and warmed, a burst goes
+// through Redis (the baseline), the proxy is cut (Redis unreachable for that inventory
+// instance only: the gateway keeps its own Redis), a probe buyer's BUSY switches the
+// activity to mode mysql for real, probes go on until MySQL sells, then the burst through
+// the MySQL book. The first point is the shipped Concurrency: the row.
 
 // DegradePoint is one burst against the MySQL book.
 type DegradePoint struct {
@@ -235,12 +234,15 @@ const (
 
 // degradeEnv is what every point shares.
 type degradeEnv struct {
-	c         *Config
-	sys       *standalone.System
+	c      *Config
+	sys    *standalone.System
+	tag    string
+	server *mysql.Config // the system's MySQL DSN
+	admin  *sql.DB       // the server: SHOW GLOBAL STATUS, databases
+	// The current point's deployment (fresh).
 	kafka     *devenv.Kafka
-	dsn       string // the points' database
+	dsn       string
 	prefix    string
-	status    *sql.DB // SHOW GLOBAL STATUS
 	conn      sqlx.SqlConn
 	inventory model.InventoryModel
 	orders    model.SeckillOrderModel
@@ -268,7 +270,7 @@ func degradeRows(ctx context.Context, c *Config, sys *standalone.System, logf fu
 	sizes := append([]int{shipped}, c.DegradeSweep...)
 	for i, size := range sizes {
 		redis := row.Baseline
-		p := env.point(ctx, size, &redis)
+		p := env.point(ctx, i, size, &redis)
 		if p.Error != "" {
 			logf("degrade mode, semaphore %d: not measured: %s", size, p.Error)
 		}
@@ -298,7 +300,7 @@ func degradeRows(ctx context.Context, c *Config, sys *standalone.System, logf fu
 		where = "a MySQL server shared with other work (its global status counts that work too)"
 	}
 	*notes = append(*notes,
-		fmt.Sprintf("degrade mode: per semaphore size a system of its own (inventory `Degrade: mysql`, DegradeMode.LeaseMs %d (shipped 1000: only the switch is quicker), its StockRedis through a loopback proxy that is cut; the gateway keeps its Redis); an activity warmed, the proxy cut, probe buyers until the MySQL book sells (the first probe's BUSY switches the mode), then a burst of %s from %d clients (fresh buyers, one attempt each, no retries: a BUSY is an answer; at most %d buyers); before the cut, a burst through Redis on the same instance and activity with the same clients and bounds (the row's baseline, and each point's vs Redis)",
+		fmt.Sprintf("degrade mode: per semaphore size a deployment of its own (a database, a Redis key prefix, a Kafka, the three services; inventory `Degrade: mysql`, DegradeMode.LeaseMs %d (shipped 1000: only the switch is quicker), its StockRedis through a loopback proxy that is cut; the gateway keeps its Redis); an activity warmed, the proxy cut, probe buyers until the MySQL book sells (the first probe's BUSY switches the mode), then a burst of %s from %d clients (fresh buyers, one attempt each, no retries: a BUSY is an answer; at most %d buyers); before the cut, a burst through Redis on the same instance and activity with the same clients and bounds (the row's baseline, and each point's vs Redis)",
 			degradeLeaseMs, c.DegradeDuration, c.DegradeClients, c.DegradeRequests),
 		"degrade mode: MySQL seen on "+where+": Threads_running sampled every 10 ms (the sampler's own thread included), Innodb_row_lock_waits / _time deltas over the burst; exactly-once per activity: every order number answered 200 is a live order in MySQL; every other live order is late (made under a BUSY: the gateway's zRPC deadline passed while its transaction committed) and a retry with its request id answers that very order; stock - available = the live orders' units; no request id twice")
 	return row, d
@@ -314,69 +316,83 @@ func contains(list []string, s string) bool {
 }
 
 func newDegradeEnv(ctx context.Context, c *Config, sys *standalone.System, logf func(string, ...any)) (*degradeEnv, func(), error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	env := &degradeEnv{c: c, sys: sys, logf: logf, tag: hex.EncodeToString(b[:]),
+		uid: time.Now().Unix()%1_000_000*1_000_000 + 500_000}
+	mc, err := mysql.ParseDSN(sys.MySQLDSN)
+	if err != nil {
+		return nil, nil, err
+	}
+	env.server = mc
+	server := *mc
+	server.DBName = ""
+	if env.admin, err = sql.Open("mysql", server.FormatDSN()); err != nil {
+		return nil, nil, err
+	}
+	env.admin.SetMaxOpenConns(2)
+	return env, func() { _ = env.admin.Close() }, nil
+}
+
+// fresh gives point i a deployment of its own beside the others' (closed by then): a
+// database on the system's MySQL server, a key prefix on its Redis server, an in-process
+// Kafka. Shared, the next point's jobs and recovery would work on the last point's
+// activities (rebuilding thousands of orders into Redis during its bursts).
+func (e *degradeEnv) fresh(ctx context.Context, i int) (func(), error) {
 	var cleanup []func()
 	closeAll := func() {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
 		}
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	tag := hex.EncodeToString(b[:])
-	env := &degradeEnv{c: c, sys: sys, logf: logf, prefix: sys.KeyPrefix + "degrade-" + tag + ":",
-		uid: time.Now().Unix()%1_000_000*1_000_000 + 500_000}
-
+	name := fmt.Sprintf("seckill_degrade_%s_%d", e.tag, i)
+	e.prefix = fmt.Sprintf("%sdegrade-%s-%d:", e.sys.KeyPrefix, e.tag, i)
+	mc := *e.server
+	mc.DBName = name
+	e.dsn = mc.FormatDSN()
+	cleanup = append(cleanup, func() {
+		// go-zero keeps the services' pool of this DSN for the life of the process: end
+		// its sessions so that they hold no server slots.
+		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = schema.Disconnect(dctx, e.admin, name)
+		_ = schema.DropDatabase(dctx, e.admin, name)
+	})
+	if err := devenv.CreateDatabase(ctx, e.dsn, name); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	db, err := sql.Open("mysql", e.dsn)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	db.SetMaxOpenConns(2)
+	cleanup = append(cleanup, func() { _ = db.Close() })
+	e.conn = sqlx.NewSqlConnFromDB(db)
+	e.inventory, e.orders = model.NewInventoryModel(e.conn), model.NewSeckillOrderModel(e.conn)
 	k, err := devenv.StartKafka("127.0.0.1:0", "", 4)
 	if err != nil {
 		closeAll()
-		return nil, nil, fmt.Errorf("kafka: %w", err)
+		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	env.kafka = k
+	e.kafka = k
 	cleanup = append(cleanup, func() { _ = k.Close() })
-
-	mc, err := mysql.ParseDSN(sys.MySQLDSN)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	name := "seckill_degrade_" + tag
-	mc.DBName = name
-	env.dsn = mc.FormatDSN()
-	mc.DBName = ""
-	admin, err := sql.Open("mysql", mc.FormatDSN())
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	cleanup = append(cleanup, func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = schema.Disconnect(dctx, admin, name)
-		_ = schema.DropDatabase(dctx, admin, name)
-		_ = admin.Close()
-	})
-	if err := devenv.CreateDatabase(ctx, env.dsn, name); err != nil {
-		closeAll()
-		return nil, nil, fmt.Errorf("degrade database: %w", err)
-	}
-	env.status, err = sql.Open("mysql", env.dsn)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	env.status.SetMaxOpenConns(2)
-	env.conn = sqlx.NewSqlConnFromDB(env.status)
-	env.inventory, env.orders = model.NewInventoryModel(env.conn), model.NewSeckillOrderModel(env.conn)
-	cleanup = append(cleanup, func() { _ = env.status.Close() })
-	return env, closeAll, nil
+	return closeAll, nil
 }
 
 // point starts a system with the given semaphore and measures a burst through Redis
 // (redis is filled in), cuts Redis, and measures one burst against the MySQL book, on the
 // same activity.
-func (e *degradeEnv) point(ctx context.Context, size int, redis *Measurement) (p DegradePoint) {
+func (e *degradeEnv) point(ctx context.Context, i, size int, redis *Measurement) (p DegradePoint) {
 	c := e.c
 	p = DegradePoint{Concurrency: size, Clients: c.DegradeClients}
+	done, err := e.fresh(ctx, i)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	defer done()
 	e.logf("degrade mode, semaphore %d: starting an inventory instance with Degrade mysql, its Redis through a proxy", size)
 	// A proxy of its own: go-zero keeps a breaker per Redis address for the life of the
 	// process, and the last point's is open.
@@ -573,7 +589,7 @@ func ParseStatus(rows [][2]string, want []string) (map[string]int64, error) {
 }
 
 func (e *degradeEnv) globalStatus(ctx context.Context) (map[string]int64, error) {
-	rows, err := schema.GlobalStatus(ctx, e.status, statusNames...)
+	rows, err := schema.GlobalStatus(ctx, e.admin, statusNames...)
 	if err != nil {
 		return nil, err
 	}
