@@ -32,11 +32,12 @@ test-short:
 	$(GO) test $(GOFLAGS_T) -count=1 ./...
 
 ## bench: the ratios in the benchmark profile (noshed-dev), then the HTTP rows again in
-## go-zero's shedding profile (Mode pro; a separate process: load shedding is process-wide).
+## go-zero's shedding profile (Mode pro; a separate process: load shedding is process-wide;
+## degrade mode is measured in the first run only).
 ## Shed requests fail the pro run's sale checks by design: its exit status is reported, not fatal.
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
-	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go
+	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go -no-degrade
 
 ## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
 faults:

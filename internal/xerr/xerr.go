@@ -217,7 +217,9 @@ func ToStatus(err error) error {
 
 // FromStatus turns a gRPC status error back into an *Error. Statuses without our
 // detail map by their gRPC code: Unavailable / ResourceExhausted / DeadlineExceeded
-// (breaker open, shed load, timeout) are BUSY; anything else is Internal.
+// (breaker open, shed load, timeout) are BUSY; anything else is Internal. An error that
+// is no status at all is BUSY when it is a dependency failure (go-zero's client breaker
+// open: "circuit breaker is open", a timeout, a refused connection), else Internal.
 func FromStatus(err error) *Error {
 	if err == nil {
 		return nil
@@ -228,6 +230,9 @@ func FromStatus(err error) *Error {
 	}
 	st, ok := status.FromError(err)
 	if !ok {
+		if IsDependencyFailure(err) {
+			return New(Busy, "service busy, retry later")
+		}
 		return New(Internal, err.Error())
 	}
 	for _, d := range st.Details() {
