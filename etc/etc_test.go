@@ -47,6 +47,12 @@ func TestShippedConfigsLoad(t *testing.T) {
 			if err := ac.Validate(); err != nil {
 				t.Fatalf("%s: %v", s.api, err)
 			}
+			if ac.Middlewares.Breaker {
+				t.Fatalf("%s: go-zero's HTTP breaker drops requests with a bare 503 (no code): keep it off", s.api)
+			}
+			if rc.Relay.Acknowledge != "kafka" {
+				t.Fatalf("%s: Relay.Acknowledge %q, want kafka (nothing acknowledged lost with Redis's memory)", s.rpc, rc.Relay.Acknowledge)
+			}
 			if _, err := mqserver.LoadConfig(filepath.Join(s.dir, s.mq)); err != nil {
 				t.Fatalf("%s: %v", s.mq, err)
 			}
