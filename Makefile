@@ -19,7 +19,7 @@ test:
 
 ## fuzz: run each fuzz target for FUZZTIME (CI: 10s each); seed corpora in testdata/fuzz
 FUZZTIME ?= 10s
-FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzCreateActivityRequest \
+FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzReserveBody api/internal/validate:FuzzCreateActivityRequest \
 	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream \
 	internal/stock:FuzzStoreArguments
 fuzz:

@@ -115,6 +115,17 @@ func (s *Server) Start() {
 // Started is closed once the HTTP server exists (it may still be binding its port).
 func (s *Server) Started() <-chan struct{} { return s.started }
 
+// Handler is the whole HTTP handler the gateway serves (go-zero's middleware chain, the
+// router, the routes), or nil before Started: for in-process benchmarks.
+func (s *Server) Handler() http.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.http == nil {
+		return nil
+	}
+	return s.http.Handler
+}
+
 // Stop shuts the HTTP server down gracefully and closes the zRPC connection. Unlike
 // rest.Server.Stop it does not close go-zero's global logger, so that one process can
 // stop and start servers (tests, the standalone launcher).

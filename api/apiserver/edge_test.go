@@ -3,7 +3,9 @@ package apiserver_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -251,4 +253,68 @@ func TestWindowAnswersAtTheEdge(t *testing.T) {
 	}{{upcoming, "NOT_STARTED"}, {ended, "ENDED"}} {
 		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(c.a.ActivityID, "edge-window", 1), http.StatusConflict, c.code)
 	}
+}
+
+// TestSoldOutMarkKeepsBadRequestAnswers: while an activity's mark holds, bad input for it
+// gets exactly the answer it gets for an activity without a mark (validation comes first,
+// on the gateway's fast path as in ReserveLogic), a bad token is still 401, and a valid
+// body the fast path does not decode is still told SOLD_OUT (by ReserveLogic).
+func TestSoldOutMarkKeepsBadRequestAnswers(t *testing.T) {
+	e := start(t, soldOutTTL(time.Minute))
+	marked, _ := sellOut(t, e, 1, nil, e)
+	other := e.warm(map[string]any{"stock": 5, "per_user_limit": 1})
+	tok := buyerToken(t, 7000)
+	for _, body := range []string{
+		`{"activity_id":%d,"quantity":0,"request_id":"bad-quantity"}`,
+		`{"activity_id":%d,"quantity":1,"request_id":"short"}`,
+		`{"activity_id":%d,"quantity":1,"request_id":"has a space"}`,
+		`{"activity_id":"%d","quantity":1,"request_id":"string-aid-1"}`,
+		`{"activity_id":%d.5,"quantity":1,"request_id":"fraction-aid"}`,
+		`{"activity_id":%d,"quantity":1}`,
+		`{"activity_id":%d,"quantity":1,"request_id":"truncated-1"`,
+		`{"activity_id":-%d,"quantity":1,"request_id":"negative-aid"}`,
+	} {
+		// A message may quote the body: compare with each body replaced by BODY.
+		quoted := func(aid int64) string { return strings.ReplaceAll(fmt.Sprintf(body, aid), `"`, `\"`) }
+		wantCode, want := rawReserve(t, e, tok, fmt.Sprintf(body, other.ActivityID))
+		code, got := rawReserve(t, e, tok, fmt.Sprintf(body, marked.ActivityID))
+		if wantCode/100 != 4 || wantCode == http.StatusConflict {
+			t.Fatalf("%s on an unmarked activity: %d %s; the case expects a 4xx of bad input", body, wantCode, want)
+		}
+		norm := func(msg string, aid int64) string {
+			return strings.ReplaceAll(strings.ReplaceAll(msg, quoted(aid), "BODY"), fmt.Sprintf(`%d.5`, aid), `N.5`)
+		}
+		if code != wantCode || norm(got, marked.ActivityID) != norm(want, other.ActivityID) {
+			t.Errorf("%s: marked activity %d %s; unmarked %d %s", body, code, got, wantCode, want)
+		}
+	}
+	valid := fmt.Sprintf(`{"activity_id":%d,"quantity":1,"request_id":"not-fast-1","note":"x"}`, marked.ActivityID)
+	if code, got := rawReserve(t, e, tok, valid); code != http.StatusConflict || !strings.Contains(got, "SOLD_OUT") {
+		t.Errorf("a valid body with an extra key: %d %s, want 409 SOLD_OUT", code, got)
+	}
+	plain := fmt.Sprintf(`{"activity_id":%d,"quantity":1,"request_id":"fast-path-1"}`, marked.ActivityID)
+	if code, got := rawReserve(t, e, "not-a-token", plain); code != http.StatusUnauthorized {
+		t.Errorf("a bad token on a marked activity: %d %s, want 401", code, got)
+	}
+	if code, got := rawReserve(t, e, tok, plain); code != http.StatusConflict || !strings.Contains(got, "SOLD_OUT") {
+		t.Errorf("a plain valid body: %d %s, want 409 SOLD_OUT", code, got)
+	}
+}
+
+// rawReserve posts body as it is.
+func rawReserve(t *testing.T, e *env, token, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.base+"/v1/seckill/orders", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
 }

@@ -114,6 +114,17 @@ func start(c rest.RestConf, route rest.Route, opts ...rest.RouteOption) (*Server
 	return s, nil
 }
 
+// Handler is the whole HTTP handler the server serves (go-zero's middleware chain and the
+// route): for in-process benchmarks.
+func (s *Server) Handler() http.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hs == nil {
+		return nil
+	}
+	return s.hs.Handler
+}
+
 // Close stops the server and closes the echo's zRPC connection.
 func (s *Server) Close() {
 	s.mu.Lock()

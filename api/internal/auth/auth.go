@@ -23,8 +23,14 @@ var errNoClaim = xerr.New(xerr.Unauthorized, "token lacks the claim this route n
 // Claim returns the positive integer claim name of the verified token. go-zero puts
 // non-standard claims into the context under their names, as json.Number.
 func Claim(ctx context.Context, name string) (int64, bool) {
+	return ClaimID(ctx.Value(name))
+}
+
+// ClaimID reads a claim's value as a positive integer id: a json.Number (go-zero's token
+// parser decodes numbers so) or a string.
+func ClaimID(v any) (int64, bool) {
 	var s string
-	switch v := ctx.Value(name).(type) {
+	switch v := v.(type) {
 	case json.Number:
 		s = v.String()
 	case string:
@@ -34,6 +40,14 @@ func Claim(ctx context.Context, name string) (int64, bool) {
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
 	return id, err == nil && id > 0
+}
+
+// ErrNoClaim is the answer to a verified token without the claim of its route.
+var ErrNoClaim = errNoClaim
+
+// WithUID stores a buyer id read from a verified token's claims (auth.ClaimID).
+func WithUID(ctx context.Context, uid int64) context.Context {
+	return context.WithValue(ctx, uidKey, uid)
 }
 
 // WithBuyer checks the buyer claim and stores it typed; Unauthorized when absent.

@@ -17,6 +17,21 @@ import (
 func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 	server.AddRoutes(
 		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.BuyerClaim, serverCtx.ReserveEdge},
+			[]rest.Route{
+				{
+					// reserve stock
+					Method:  http.MethodPost,
+					Path:    "/seckill/orders",
+					Handler: buyer.ReserveHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithPrefix("/v1"),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
 			[]rest.Middleware{serverCtx.BuyerClaim},
 			[]rest.Route{
 				{
@@ -24,12 +39,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Method:  http.MethodGet,
 					Path:    "/activities/:id",
 					Handler: buyer.GetActivityHandler(serverCtx),
-				},
-				{
-					// reserve stock
-					Method:  http.MethodPost,
-					Path:    "/seckill/orders",
-					Handler: buyer.ReserveHandler(serverCtx),
 				},
 				{
 					// one of the caller's orders
@@ -51,7 +60,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				},
 			}...,
 		),
-		rest.WithJwt(serverCtx.Config.BuyerAuth.AccessSecret),
 		rest.WithPrefix("/v1"),
 	)
 

@@ -9,15 +9,24 @@ import (
 	"github.com/seckill/seckill/api/internal/reply"
 )
 
-// BuyerClaimMiddleware runs after the BuyerAuth signature check and requires the `uid`
+// BuyerClaimMiddleware authenticates the buyer routes (TokenAuth with the BuyerAuth
+// secret: go-zero's token parser, a cache of verified tokens) and requires the `uid`
 // claim: a token signed with the right secret but for another audience is still 401.
-type BuyerClaimMiddleware struct{}
+type BuyerClaimMiddleware struct {
+	auth *TokenAuth
+}
 
-func NewBuyerClaimMiddleware() *BuyerClaimMiddleware {
-	return &BuyerClaimMiddleware{}
+func NewBuyerClaimMiddleware(a *TokenAuth) *BuyerClaimMiddleware {
+	return &BuyerClaimMiddleware{auth: a}
 }
 
 func (m *BuyerClaimMiddleware) Handle(next http.HandlerFunc) http.HandlerFunc {
+	return m.auth.Handle(next, auth.WithUID, m.Fallback(next))
+}
+
+// Fallback is the claim check behind go-zero's jwt middleware (rest.WithJwt), on the
+// claims it put in the context, then next.
+func (m *BuyerClaimMiddleware) Fallback(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := auth.RequireExpiry(r); err != nil {
 			reply.LogUnauthorized(r, err.Error())

@@ -16,6 +16,7 @@ import (
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
+	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -29,6 +30,8 @@ type ServiceContext struct {
 	Config        config.Config
 	MerchantClaim rest.Middleware
 	BuyerClaim    rest.Middleware
+	// ReserveEdge answers a reservation from the Edge marks before the handler parses it.
+	ReserveEdge rest.Middleware
 
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
@@ -78,10 +81,11 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
 		Config:         c,
 		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
-		BuyerClaim:     middleware.NewBuyerClaimMiddleware().Handle,
+		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		RpcClient:      cli,
 		Inventory:      inventoryclient.NewInventory(cli),
 		Keys:           keys,
@@ -102,6 +106,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		s.stopped = edge.Subscribe(ctx, s.sub, keys.StockBack(), s.Edge, sctx.Done())
 		scancel()
 	}
+	s.ReserveEdge = middleware.NewReserveEdgeMiddleware(s.Edge).Handle
 	return s, nil
 }
 

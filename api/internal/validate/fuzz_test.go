@@ -102,3 +102,70 @@ func FuzzOrderNo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReserveBody: the gateway's fast decoding of a reservation (ReserveBody) accepts only
+// bodies that go-zero's httpx.Parse decodes to exactly the same request; whatever it
+// refuses goes through httpx.Parse as before, so the answers to bad input do not change.
+func FuzzReserveBody(f *testing.F) {
+	for _, s := range reserveBodySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ok := validate.ReserveBody(body)
+		if !ok {
+			return
+		}
+		var req types.ReserveReq
+		if err := parse(t, body, &req); err != nil {
+			t.Fatalf("ReserveBody accepted %q, httpx.Parse refuses it: %v", body, err)
+		}
+		if fast != req {
+			t.Fatalf("ReserveBody decoded %q as %+v, httpx.Parse as %+v", body, fast, req)
+		}
+	})
+}
+
+var reserveBodySeeds = []string{
+	`{"activity_id":1,"request_id":"abcdefgh"}`,
+	`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`,
+	" {\n\t\"request_id\" : \"abcdefgh\" , \"quantity\":0,\"activity_id\": 999999999999999999 } \r\n",
+	`{"activity_id":"1","request_id":"abcdefgh"}`,
+	`{"activity_id":1.5,"request_id":"abcdefgh","quantity":-1}`,
+	`{"activity_id":1,"activity_id":2,"request_id":"abcdefgh"}`,
+	`{"activity_id":1,"request_id":"abc\u0064efgh"}`,
+	`{"activity_id":01,"request_id":"abcdefgh"}`,
+	`{"activity_id":1e3,"request_id":"abcdefgh"}`,
+	`{"activity_id":1,"request_id":"abcdefgh","x":1}`,
+	`{"activity_id":1,"request_id":"abcdefgh"} {}`,
+	`{"activity_id":1,"request_id":"abcdefgh",}`,
+	`{"activity_id":1}`,
+	`{}`,
+	``,
+}
+
+// TestReserveBody: what the fast decoding takes and what it leaves to httpx.Parse.
+func TestReserveBody(t *testing.T) {
+	for body, want := range map[string]types.ReserveReq{
+		`{"activity_id":1,"request_id":"abcdefgh"}`:                   {ActivityId: 1, Quantity: 1, RequestId: "abcdefgh"},
+		`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`: {ActivityId: 12, Quantity: 3, RequestId: "r-1_23456789"},
+		" {\n\t\"request_id\" : \"x\" , \"quantity\":0,\"activity_id\": 999999999999999999 } \r\n": {
+			ActivityId: 999999999999999999, Quantity: 0, RequestId: "x"},
+	} {
+		got, ok := validate.ReserveBody([]byte(body))
+		if !ok || got != want {
+			t.Errorf("ReserveBody(%q) = %+v, %v; want %+v", body, got, ok, want)
+		}
+		var req types.ReserveReq
+		if err := parse(t, []byte(body), &req); err != nil || req != want {
+			t.Errorf("httpx.Parse(%q) = %+v, %v; want %+v", body, req, err, want)
+		}
+	}
+	for _, body := range reserveBodySeeds[3:] {
+		if got, ok := validate.ReserveBody([]byte(body)); ok {
+			t.Errorf("ReserveBody(%q) = %+v: must be left to httpx.Parse", body, got)
+		}
+	}
+	if _, ok := validate.ReserveBody([]byte(`{"activity_id":1234567890123456789,"request_id":"abcdefgh"}`)); ok {
+		t.Error("19 digits must be left to httpx.Parse (overflow)")
+	}
+}

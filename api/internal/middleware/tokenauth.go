@@ -1,0 +1,109 @@
+package middleware
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/golang-jwt/jwt/v4"
+	"github.com/golang-jwt/jwt/v4/request"
+	"github.com/zeromicro/go-zero/rest/handler"
+	"github.com/zeromicro/go-zero/rest/httpx"
+	"github.com/zeromicro/go-zero/rest/token"
+
+	"github.com/seckill/seckill/api/internal/auth"
+	"github.com/seckill/seckill/api/internal/reply"
+)
+
+// Bounds of a TokenAuth's cache of verified tokens.
+const (
+	TokenCacheLimit = 20_000      // tokens (the least recently used dropped first)
+	TokenCacheTTL   = time.Minute // a cached token is verified again after this long
+)
+
+// TokenAuth authenticates one JWT audience (one secret, one id claim) as go-zero's jwt
+// middleware does, and remembers the tokens it verified, so that a buyer who retries in a
+// storm is not parsed and verified again.
+//
+//   - A token is verified by go-zero's own token parser (rest/token, what rest.WithJwt
+//     runs) with this audience's secret, then must carry a numeric exp (auth.Expiry) and
+//     the audience's id claim (auth.ClaimID). Only such a token is cached, under its exact
+//     string as go-zero's extractor reads it from the Authorization header, with its
+//     verified claims; the cache belongs to one audience (one secret), so a token of the
+//     other audience never finds an entry.
+//   - A cached token is accepted only while its claims are still valid now (jwt's
+//     MapClaims.Valid: exp, nbf, iat, what the parser checks at each parse), and for at
+//     most TokenCacheTTL; the cache holds at most TokenCacheLimit tokens (tokenCache).
+//   - A token the parser refuses is answered by go-zero's own jwt middleware
+//     (rest/handler.Authorize, with reply.Unauthorized), which parses it again and writes
+//     the same 401 as before, and is never cached.
+type TokenAuth struct {
+	secret string
+	claim  string
+	parser *token.TokenParser
+	cache  *tokenCache
+}
+
+// NewTokenAuth authenticates tokens signed with secret that carry the id claim claim,
+// caching at most limit (at least 2) of them; TokenCacheLimit when limit <= 0.
+func NewTokenAuth(secret, claim string, limit int) *TokenAuth {
+	if limit <= 0 {
+		limit = TokenCacheLimit
+	}
+	limit = max(limit, 2)
+	return &TokenAuth{secret: secret, claim: claim, parser: token.NewTokenParser(), cache: newTokenCache(limit, TokenCacheTTL)}
+}
+
+type verifiedToken struct {
+	claims jwt.MapClaims // read only
+	id     int64
+}
+
+// Handle authenticates, stores the id with with and calls next; it answers 401 itself.
+// fallback is the route's chain as it ran behind go-zero's jwt middleware (the claim
+// checks on go-zero's context values, then next): go-zero's middleware runs it when it
+// accepts a token this parse refused a moment before (a token whose nbf was just reached).
+func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int64) context.Context,
+	fallback http.HandlerFunc) http.HandlerFunc {
+	goZero := handler.Authorize(a.secret, handler.WithUnauthorizedCallback(reply.Unauthorized))(fallback)
+	return func(w http.ResponseWriter, r *http.Request) {
+		raw, rawErr := request.AuthorizationHeaderExtractor.ExtractToken(r)
+		if rawErr == nil {
+			if vt, ok := a.cache.get(raw); ok {
+				if vt.claims.Valid() == nil {
+					next(w, r.WithContext(with(r.Context(), vt.id)))
+					return
+				}
+				a.cache.del(raw)
+			}
+		}
+		tok, err := a.parser.ParseToken(r, a.secret, "")
+		if err != nil || !tok.Valid {
+			goZero.ServeHTTP(w, r)
+			return
+		}
+		claims, ok := tok.Claims.(jwt.MapClaims)
+		if !ok {
+			goZero.ServeHTTP(w, r)
+			return
+		}
+		if err := auth.Expiry(claims); err != nil {
+			refuse(w, r, err)
+			return
+		}
+		id, ok := auth.ClaimID(claims[a.claim])
+		if !ok {
+			refuse(w, r, auth.ErrNoClaim)
+			return
+		}
+		if rawErr == nil {
+			a.cache.set(raw, &verifiedToken{claims: claims, id: id})
+		}
+		next(w, r.WithContext(with(r.Context(), id)))
+	}
+}
+
+func refuse(w http.ResponseWriter, r *http.Request, err error) {
+	reply.LogUnauthorized(r, err.Error())
+	httpx.ErrorCtx(r.Context(), w, err)
+}

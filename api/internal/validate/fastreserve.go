@@ -1,0 +1,148 @@
+package validate
+
+import "github.com/seckill/seckill/api/internal/types"
+
+// MaxFastReserveBody bounds the bodies ReserveBody reads: a reservation is well under it
+// (a 64-character request_id and two numbers).
+const MaxFastReserveBody = 512
+
+// ReserveBody decodes the body of a reservation without reflection, for the gateway's own
+// answers (sold out, not started, ended) in a storm. It accepts only a plain subset of
+// JSON: one object with the keys activity_id and request_id and optionally quantity, each
+// at most once; the numbers as unsigned integers of at most 18 digits without a leading
+// zero, the request_id as a string of [A-Za-z0-9_-], JSON whitespace between tokens and
+// after the object. ok means go-zero's httpx.Parse of the same JSON POST decodes exactly
+// req (quantity defaults to 1, as its tag says; FuzzReserveBody checks the equivalence);
+// anything else is !ok and must go to httpx.Parse, which answers it as it always did.
+func ReserveBody(b []byte) (req types.ReserveReq, ok bool) {
+	p := scanner{b: b}
+	var seenA, seenQ, seenR bool
+	req.Quantity = 1
+	p.space()
+	if !p.byte('{') {
+		return req, false
+	}
+	for first := true; ; first = false {
+		p.space()
+		if !first {
+			if p.byte('}') {
+				break
+			}
+			if !p.byte(',') {
+				return req, false
+			}
+			p.space()
+		}
+		key, ok := p.word()
+		if !ok {
+			return req, false
+		}
+		p.space()
+		if !p.byte(':') {
+			return req, false
+		}
+		p.space()
+		switch key {
+		case "activity_id":
+			if seenA {
+				return req, false
+			}
+			seenA = true
+			if req.ActivityId, ok = p.number(); !ok {
+				return req, false
+			}
+		case "quantity":
+			if seenQ {
+				return req, false
+			}
+			seenQ = true
+			if req.Quantity, ok = p.number(); !ok {
+				return req, false
+			}
+		case "request_id":
+			if seenR {
+				return req, false
+			}
+			seenR = true
+			if req.RequestId, ok = p.word(); !ok {
+				return req, false
+			}
+		default:
+			return req, false
+		}
+	}
+	p.space()
+	return req, seenA && seenR && p.i == len(p.b)
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (p *scanner) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *scanner) byte(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// word is a JSON string of [A-Za-z0-9_-] (no escapes), possibly empty.
+func (p *scanner) word() (string, bool) {
+	if !p.byte('"') {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			s := string(p.b[start:p.i])
+			p.i++
+			return s, true
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+			p.i++
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// number is an unsigned JSON integer of 1..18 digits without a leading zero (or "0"),
+// followed by a delimiter.
+func (p *scanner) number() (int64, bool) {
+	start := p.i
+	var n int64
+	for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+		n = n*10 + int64(p.b[p.i]-'0')
+		p.i++
+		if p.i-start > 18 {
+			return 0, false
+		}
+	}
+	digits := p.i - start
+	if digits == 0 || (digits > 1 && p.b[start] == '0') {
+		return 0, false
+	}
+	if p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ',', '}', ' ', '\t', '\n', '\r':
+		default:
+			return 0, false // a fraction, an exponent, anything else
+		}
+	}
+	return n, true
+}
