@@ -77,7 +77,11 @@ func New(c Config) (*Server, error) {
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	// Per-address limits sit outside go-zero's JWT middleware: they see requests before
 	// it and the 401s it writes.
-	addrs, err := middleware.NewAddrLimit(router.NewRouter(), ctx.AddrReserve, ctx.AddrAuthFail,
+	var addrReserve middleware.ReserveLimiter
+	if ctx.AddrReserve != nil { // a nil *AddrLimiter in the interface would not be nil
+		addrReserve = ctx.AddrReserve
+	}
+	addrs, err := middleware.NewAddrLimit(router.NewRouter(), addrReserve, ctx.AddrAuthFail,
 		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, c.AddrLimit.ClientIPHeader, ctx.LimiterFailure)
 	if err != nil {
 		ctx.RpcClient.Conn().Close()

@@ -2,12 +2,15 @@ package config
 
 // AddrLimitConf limits per client address, beside the per-user RateLimit: reservations
 // (many accounts behind one address) and failed authentications (token guessing, log
-// flooding). Counted in Redis (go-zero PeriodLimit), shared by every gateway.
+// flooding). Failed authentications are counted in Redis (go-zero PeriodLimit), shared by
+// every gateway; reservations in the gateway's memory, and with ReserveShared in Redis as
+// well (a Redis round trip per reservation, before the sold-out mark can answer).
 type AddrLimitConf struct {
 	Enabled bool `json:",default=true"`
 	// At most ReserveQuota reservations per Period seconds from one address.
-	Period       int `json:",default=1,range=[1:3600]"`
-	ReserveQuota int `json:",default=50,range=[1:1000000]"`
+	Period        int  `json:",default=1,range=[1:3600]"`
+	ReserveQuota  int  `json:",default=50,range=[1:1000000]"`
+	ReserveShared bool `json:",default=false"`
 	// At most AuthFailQuota 401 answers per AuthFailPeriod seconds to one address; past
 	// it, the address gets 429 RATE_LIMITED on every route until AuthFailPeriod has passed.
 	AuthFailPeriod int `json:",default=60,range=[1:86400]"`

@@ -1,6 +1,7 @@
 package middleware
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -33,7 +34,7 @@ var (
 //     gateway learns it at the address's next 401.
 type AddrLimit struct {
 	httpx.Router
-	Reserve  *limit.PeriodLimit // nil: no reservation limit per address
+	Reserve  ReserveLimiter     // nil: no reservation limit per address
 	AuthFail *limit.PeriodLimit // nil: no failed-authentication limit
 	blocked  *collection.Cache
 	Keys     stock.Keys
@@ -41,9 +42,16 @@ type AddrLimit struct {
 	Failure  FailurePolicy
 }
 
+// ReserveLimiter takes one reservation of an address's quota (svc.AddrLimiter: in memory,
+// then in Redis when shared): false when over it; an error is the shared limiter's
+// Redis failure.
+type ReserveLimiter interface {
+	Allow(ctx context.Context, addr string) (bool, error)
+}
+
 // NewAddrLimit wraps router. authFailPeriod is how long an address over its quota stays
 // blocked on this gateway.
-func NewAddrLimit(router httpx.Router, reserve, authFail *limit.PeriodLimit, authFailPeriod time.Duration,
+func NewAddrLimit(router httpx.Router, reserve ReserveLimiter, authFail *limit.PeriodLimit, authFailPeriod time.Duration,
 	keys stock.Keys, header string, failure FailurePolicy) (*AddrLimit, error) {
 	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))
 	if err != nil {
@@ -78,13 +86,13 @@ func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Reserve != nil && r.Method == http.MethodPost && r.URL.Path == ReservePath {
-		state, err := m.Reserve.TakeCtx(r.Context(), m.Keys.RateLimitAddr("reserve", addr))
+		ok, err := m.Reserve.Allow(r.Context(), addr)
 		if err != nil {
 			if ferr := m.Failure.Failed(r.Context(), "address", err); ferr != nil {
 				httpx.ErrorCtx(r.Context(), w, ferr)
 				return
 			}
-		} else if state == limit.OverQuota {
+		} else if !ok {
 			httpx.ErrorCtx(r.Context(), w, errAddrRateLimited)
 			return
 		}

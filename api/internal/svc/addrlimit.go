@@ -5,11 +5,13 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/api/internal/config"
+	"github.com/seckill/seckill/internal/stock"
 )
 
-// addrLimiters builds the per-address limiters (config AddrLimit) on the limiter Redis;
+// addrLimiters builds the per-address limiters (config AddrLimit): reservations counted in
+// memory (and in Redis with ReserveShared), failed authentications in the limiter Redis;
 // nils when disabled. The keys are complete already (stock.Keys), so no extra prefix.
-func addrLimiters(c config.Config) (reserve, authFail *limit.PeriodLimit, err error) {
+func addrLimiters(c config.Config, keys stock.Keys) (reserve *AddrLimiter, authFail *limit.PeriodLimit, err error) {
 	if !c.AddrLimit.Enabled {
 		return nil, nil, nil
 	}
@@ -18,6 +20,10 @@ func addrLimiters(c config.Config) (reserve, authFail *limit.PeriodLimit, err er
 		return nil, nil, err
 	}
 	a := c.AddrLimit
-	return limit.NewPeriodLimit(a.Period, a.ReserveQuota, rds, ""),
+	var shared *limit.PeriodLimit
+	if a.ReserveShared {
+		shared = limit.NewPeriodLimit(a.Period, a.ReserveQuota, rds, "")
+	}
+	return NewAddrLimiter(a.Period, a.ReserveQuota, shared, keys),
 		limit.NewPeriodLimit(a.AuthFailPeriod, a.AuthFailQuota, rds, ""), nil
 }

@@ -42,7 +42,8 @@ type ServiceContext struct {
 	// LimiterFailure is what every limiter does when its Redis fails (LimiterFailure).
 	LimiterFailure middleware.FailurePolicy
 	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
-	AddrReserve, AddrAuthFail *limit.PeriodLimit
+	AddrReserve  *AddrLimiter
+	AddrAuthFail *limit.PeriodLimit
 	// Edge holds the sold-out marks and known windows; nil when Edge.Enabled is false.
 	Edge *edge.Marks
 
@@ -77,7 +78,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		}
 		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, keys)
 	}
-	addrReserve, addrAuthFail, err := addrLimiters(c)
+	addrReserve, addrAuthFail, err := addrLimiters(c, keys)
 	if err != nil {
 		return nil, err
 	}

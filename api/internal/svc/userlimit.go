@@ -2,6 +2,7 @@ package svc
 
 import (
 	"context"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -16,20 +17,77 @@ import (
 // when shared is set, in Redis by go-zero's PeriodLimit so that every gateway shares the
 // quota. A buyer over the local count is rejected without Redis.
 type UserLimiter struct {
-	period int64 // ns
-	quota  int
+	*local[int64]
 	shared *limit.PeriodLimit // nil: local only
 	keys   stock.Keys
+}
+
+// NewUserLimiter counts quota per period seconds; shared (may be nil) is the Redis limiter.
+func NewUserLimiter(period, quota int, shared *limit.PeriodLimit, keys stock.Keys) *UserLimiter {
+	return &UserLimiter{local: newLocal(period, quota, func(uid int64) uint64 { return uint64(uid) }),
+		shared: shared, keys: keys}
+}
+
+// Allow takes one unit of uid's quota: false when over it. err is the shared limiter's
+// Redis failure (the caller decides whether to let the request through).
+func (l *UserLimiter) Allow(ctx context.Context, uid int64) (bool, error) {
+	if !l.take(uid) {
+		return false, nil
+	}
+	return takeShared(ctx, l.shared, l.keys.RateLimit(uid))
+}
+
+// AddrLimiter is the per-client-address reservation limit, counted like UserLimiter: in
+// this gateway's memory, then (shared set) in Redis. Without sharing, a sold-out storm's
+// rejections cost no Redis round trip at the edge.
+type AddrLimiter struct {
+	*local[string]
+	shared *limit.PeriodLimit // nil: local only
+	keys   stock.Keys
+}
+
+var addrSeed = maphash.MakeSeed()
+
+// NewAddrLimiter counts quota per period seconds per address; shared may be nil.
+func NewAddrLimiter(period, quota int, shared *limit.PeriodLimit, keys stock.Keys) *AddrLimiter {
+	return &AddrLimiter{local: newLocal(period, quota, func(a string) uint64 { return maphash.String(addrSeed, a) }),
+		shared: shared, keys: keys}
+}
+
+// Allow takes one unit of addr's quota (middleware.AddrLimit's reservation limiter).
+func (l *AddrLimiter) Allow(ctx context.Context, addr string) (bool, error) {
+	if !l.take(addr) {
+		return false, nil
+	}
+	return takeShared(ctx, l.shared, l.keys.RateLimitAddr("reserve", addr))
+}
+
+func takeShared(ctx context.Context, shared *limit.PeriodLimit, key string) (bool, error) {
+	if shared == nil {
+		return true, nil
+	}
+	state, err := shared.TakeCtx(ctx, key)
+	if err != nil {
+		return true, err
+	}
+	return state != limit.OverQuota, nil
+}
+
+// local counts quota per period per key in memory, sharded.
+type local[K comparable] struct {
+	period int64 // ns
+	quota  int
+	hash   func(K) uint64
 	now    func() time.Time
-	shards [limiterShards]limiterShard
+	shards [limiterShards]limiterShard[K]
 }
 
 const limiterShards = 32
 
-type limiterShard struct {
+type limiterShard[K comparable] struct {
 	mu        sync.Mutex
 	lastSweep int64 // unix ns
-	count     map[int64]*window
+	count     map[K]*window
 }
 
 type window struct {
@@ -37,48 +95,35 @@ type window struct {
 	n     int
 }
 
-// NewUserLimiter counts quota per period seconds; shared (may be nil) is the Redis limiter.
-func NewUserLimiter(period, quota int, shared *limit.PeriodLimit, keys stock.Keys) *UserLimiter {
-	l := &UserLimiter{period: int64(period) * int64(time.Second), quota: quota, shared: shared, keys: keys, now: time.Now}
+func newLocal[K comparable](period, quota int, hash func(K) uint64) *local[K] {
+	l := &local[K]{period: int64(period) * int64(time.Second), quota: quota, hash: hash, now: time.Now}
 	for i := range l.shards {
-		l.shards[i].count = map[int64]*window{}
+		l.shards[i].count = map[K]*window{}
 	}
 	return l
 }
 
-// Allow takes one unit of uid's quota: false when over it. err is the shared limiter's
-// Redis failure (the caller decides whether to let the request through).
-func (l *UserLimiter) Allow(ctx context.Context, uid int64) (bool, error) {
+// take counts one request of k: false when over the quota.
+func (l *local[K]) take(k K) bool {
 	now := l.now().UnixNano()
-	sh := &l.shards[uint64(uid)%limiterShards]
+	sh := &l.shards[l.hash(k)%limiterShards]
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	if now-sh.lastSweep >= l.period {
-		// Forget closed windows once a period (the map stays bounded by the buyers of
-		// the last two periods).
-		for u, w := range sh.count {
+		// Forget closed windows once a period (the map stays bounded by the keys of the
+		// last two periods).
+		for key, w := range sh.count {
 			if now-w.start >= l.period {
-				delete(sh.count, u)
+				delete(sh.count, key)
 			}
 		}
 		sh.lastSweep = now
 	}
-	w := sh.count[uid]
+	w := sh.count[k]
 	if w == nil || now-w.start >= l.period {
 		w = &window{start: now}
-		sh.count[uid] = w
+		sh.count[k] = w
 	}
 	w.n++
-	n := w.n
-	sh.mu.Unlock()
-	if n > l.quota {
-		return false, nil
-	}
-	if l.shared == nil {
-		return true, nil
-	}
-	state, err := l.shared.TakeCtx(ctx, l.keys.RateLimit(uid))
-	if err != nil {
-		return true, err
-	}
-	return state != limit.OverQuota, nil
+	return w.n <= l.quota
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/limit"
+
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/stock"
 )
 
@@ -52,5 +55,42 @@ func TestUserLimiterConcurrentExactlyQuota(t *testing.T) {
 	wg.Wait()
 	if ok.Load() != 5 {
 		t.Fatalf("%d passed, want 5", ok.Load())
+	}
+}
+
+// Addresses are counted in memory first (no Redis for what the local count refuses); with
+// the shared limiter two gateways share an address's quota.
+func TestAddrLimiterLocalThenShared(t *testing.T) {
+	ctx := context.Background()
+	local := NewAddrLimiter(60, 3, nil, stock.Keys{})
+	for i := range 3 {
+		if ok, err := local.Allow(ctx, "10.0.0.1"); !ok || err != nil {
+			t.Fatalf("request %d: %v %v", i, ok, err)
+		}
+	}
+	if ok, _ := local.Allow(ctx, "10.0.0.1"); ok {
+		t.Fatal("over quota allowed")
+	}
+	if ok, _ := local.Allow(ctx, "10.0.0.2"); !ok {
+		t.Fatal("another address limited")
+	}
+
+	rds, keys := testenv.Redis(t)
+	shared := func() *AddrLimiter { return NewAddrLimiter(60, 4, limit.NewPeriodLimit(60, 4, rds, ""), keys) }
+	a, b := shared(), shared() // two gateways
+	passed := 0
+	for range 3 {
+		for _, g := range []*AddrLimiter{a, b} {
+			ok, err := g.Allow(ctx, "10.0.0.9")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				passed++
+			}
+		}
+	}
+	if passed != 4 {
+		t.Fatalf("%d of 6 passed across two gateways sharing a quota of 4", passed)
 	}
 }
