@@ -10,12 +10,12 @@ PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 run:
 	$(GO) run $(GOFLAGS_T) ./cmd/standalone
 
-## test: every test, race detector on, against real Redis and MariaDB. Built with go-zero's
-## breaker.go patched for its own data race (devkit/racefix/overlay.sh says why).
+## test: every test, race detector on, against real Redis and MariaDB. Built against
+## go-zero with its own data race fixed (devkit/racefix/modfile.sh says why).
 test:
 	$(GO) vet $(GOFLAGS_T) ./...
-	GO=$(GO) bash devkit/racefix/overlay.sh $(CURDIR)/bin/racefix >/dev/null
-	$(GO) test $(GOFLAGS_T) -race -overlay=$(CURDIR)/bin/racefix/overlay.json -count=1 -timeout 30m ./...
+	GO=$(GO) bash devkit/racefix/modfile.sh $(CURDIR)/bin/racefix >/dev/null
+	$(GO) test $(GOFLAGS_T) -race -modfile=$(CURDIR)/bin/racefix/go.mod -count=1 -timeout 30m ./...
 
 ## fuzz: run each fuzz target for FUZZTIME (CI: 10s each); seed corpora in testdata/fuzz
 FUZZTIME ?= 10s
@@ -32,11 +32,12 @@ test-short:
 	$(GO) test $(GOFLAGS_T) -count=1 ./...
 
 ## bench: the ratios in the benchmark profile (noshed-dev), then the HTTP rows again in
-## go-zero's shedding profile (Mode pro; a separate process: load shedding is process-wide).
+## go-zero's shedding profile (Mode pro; a separate process: load shedding is process-wide;
+## degrade mode is measured in the first run only).
 ## Shed requests fail the pro run's sale checks by design: its exit status is reported, not fatal.
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
-	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go
+	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go -no-degrade
 
 ## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
 faults:

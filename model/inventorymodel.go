@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 )
@@ -21,9 +22,14 @@ type (
 		// FindBook returns an activity's inventory counters with the activity's total inside
 		// session (ErrNotFound without an inventory row).
 		FindBook(ctx context.Context, session sqlx.Session, activityID int64) (*InventoryBook, error)
-		// BumpEpoch increments the activity's epoch (a warm-up or rebuild into Redis) and
-		// returns the new value; ErrNotFound without an inventory row.
-		BumpEpoch(ctx context.Context, activityID int64) (int64, error)
+		// BumpEpoch moves the activity's epoch from `from` to from+1 (a warm-up or rebuild
+		// into Redis); false when it was not `from` (another rebuild moved it: nothing
+		// changed); ErrNotFound without an inventory row.
+		BumpEpoch(ctx context.Context, activityID, from int64) (bool, error)
+		// FindEpochsForUpdate reads the epoch of each of activityIDs that has an inventory
+		// row, locking those rows (in activity_id order) until session's transaction ends:
+		// the writer's fence against changes of a replaced Redis book.
+		FindEpochsForUpdate(ctx context.Context, session sqlx.Session, activityIDs []int64) (map[int64]int64, error)
 		// FindMode reads the activity's mode (the book that sells: ModeRedis, ModeMySQL,
 		// ModeRebuilding); ErrNotFound without an inventory row.
 		FindMode(ctx context.Context, activityID int64) (string, error)
@@ -124,19 +130,51 @@ func (m *customInventoryModel) ApplyDelta(ctx context.Context, session sqlx.Sess
 	return nil
 }
 
-func (m *customInventoryModel) BumpEpoch(ctx context.Context, activityID int64) (int64, error) {
-	// LAST_INSERT_ID(expr) hands the new value back on this connection: one statement.
-	query := fmt.Sprintf("UPDATE %s SET `epoch` = LAST_INSERT_ID(`epoch` + 1) WHERE `activity_id` = ?", m.table)
-	result, err := m.conn.ExecCtx(ctx, query, activityID)
+func (m *customInventoryModel) FindEpochsForUpdate(ctx context.Context, session sqlx.Session,
+	activityIDs []int64) (map[int64]int64, error) {
+	epochs := make(map[int64]int64, len(activityIDs))
+	if len(activityIDs) == 0 {
+		return epochs, nil
+	}
+	var rows []struct {
+		ActivityID int64 `db:"activity_id"`
+		Epoch      int64 `db:"epoch"`
+	}
+	args := make([]any, len(activityIDs))
+	for i, id := range activityIDs {
+		args[i] = id
+	}
+	query := fmt.Sprintf("SELECT `activity_id`, `epoch` FROM %s WHERE `activity_id` IN (%s) ORDER BY `activity_id` FOR UPDATE",
+		m.table, strings.TrimSuffix(strings.Repeat("?, ", len(activityIDs)), ", "))
+	if err := session.QueryRowsCtx(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		epochs[r.ActivityID] = r.Epoch
+	}
+	return epochs, nil
+}
+
+func (m *customInventoryModel) BumpEpoch(ctx context.Context, activityID, from int64) (bool, error) {
+	query := fmt.Sprintf("UPDATE %s SET `epoch` = ? WHERE `activity_id` = ? AND `epoch` = ?", m.table)
+	result, err := m.conn.ExecCtx(ctx, query, from+1, activityID, from)
 	if err != nil {
-		return 0, err
+		return false, err
 	}
 	if n, err := result.RowsAffected(); err != nil {
-		return 0, err
-	} else if n == 0 {
-		return 0, ErrNotFound
+		return false, err
+	} else if n == 1 {
+		return true, nil
 	}
-	return result.LastInsertId()
+	var exists int
+	err = m.conn.QueryRowCtx(ctx, &exists, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE `activity_id` = ?", m.table), activityID)
+	if err != nil {
+		return false, err
+	}
+	if exists == 0 {
+		return false, ErrNotFound
+	}
+	return false, nil
 }
 
 // The activity modes (inventory.mode): the book that sells the activity.

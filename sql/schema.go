@@ -84,3 +84,30 @@ func Disconnect(ctx context.Context, admin *sql.DB, name string) error {
 	}
 	return rows.Err()
 }
+
+// GlobalStatus reads the named server status variables (SHOW GLOBAL STATUS) as (name,
+// value) rows, for measurements (make bench: Threads_running, InnoDB row lock waits).
+// Names are letters, digits and underscores.
+func GlobalStatus(ctx context.Context, db *sql.DB, names ...string) ([][2]string, error) {
+	quoted := make([]string, 0, len(names))
+	for _, n := range names {
+		if n == "" || strings.Trim(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != "" {
+			return nil, fmt.Errorf("status variable %q: not a name", n)
+		}
+		quoted = append(quoted, "'"+n+"'")
+	}
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ("+strings.Join(quoted, ",")+")")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var r [2]string
+		if err := rows.Scan(&r[0], &r[1]); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,12 +1,14 @@
 // Command bench is `make bench`: Go benchmarks (stock.Reserve vs raw EVALSHA, the writer's
 // group commit vs one transaction per event, the batched writer) and a short loopback load
 // run against the standalone system beside bare go-zero baselines (reservations, sold-out
-// rejections, a sold-out storm, writer / reservation rate), printed as ratios from one
-// run (devkit/benchrun). Run it from the repository root. `make bench` runs it twice: in
+// rejections, a sold-out storm, writer / reservation rate), then degrade mode (the MySQL
+// book beside the Redis path on one inventory instance whose Redis is cut, and a sweep
+// of its semaphore), printed as ratios from one run (devkit/benchrun). Run it from the repository root. `make bench` runs it twice: in
 // the benchmark profile, then with -mode pro -no-go (go-zero's load shedding on).
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
+//	go run -tags no_k8s ./cmd/bench -no-go -no-http   # degrade mode only
 package main
 
 import (
@@ -42,12 +44,23 @@ func main() {
 	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
 	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")
 	flag.BoolVar(&cfg.SkipHTTP, "no-http", false, "leave out the HTTP measurements")
+	flag.BoolVar(&cfg.SkipDegrade, "no-degrade", false, "leave out degrade mode (the MySQL book beside the Redis path, the semaphore sweep)")
+	flag.IntVar(&cfg.DegradeClients, "degrade-c", 128, "degrade mode: concurrent buyers of each burst")
+	flag.IntVar(&cfg.DegradeRequests, "degrade-requests", 100000, "degrade mode: at most this many buyers per burst (count bound)")
+	flag.DurationVar(&cfg.DegradeDuration, "degrade-duration", 3*time.Second, "degrade mode: length of each burst (the time bound that ends it)")
+	sweep := flag.String("degrade-sweep", "4,16,64", "degrade mode: semaphore sizes (DegradeMode.Concurrency) after the shipped one")
 	flag.StringVar(&cfg.Go, "go", "go", "the go command")
 	timeout := flag.Duration("timeout", 10*time.Minute, "bound on the whole run")
 	asJSON := flag.Bool("json", false, "print the result as JSON instead of the table")
 	quiet := flag.Bool("q", false, "no progress on stderr")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
 	flag.Parse()
+	sizes, err := benchrun.ParseSweep(*sweep)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -degrade-sweep:", err)
+		os.Exit(2)
+	}
+	cfg.DegradeSweep = append([]int{}, sizes...) // empty, not nil: only the shipped size
 	if kafka != "" {
 		cfg.Standalone.KafkaBrokers = strings.Split(kafka, ",")
 	}

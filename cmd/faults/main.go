@@ -1,8 +1,7 @@
 // Command faults runs the fault suite (make faults): the seckill services as separate
 // processes over a private Redis, MariaDB and Kafka broker, one fault per row injected
 // for real during a burst of buyers, and one table of what each fault cost. It exits
-// non-zero when any row fails (a row whose feature is not built fails too, unless
-// -skip-unbuilt).
+// non-zero when any row fails.
 //
 //	make faults
 //	go run -tags no_k8s ./cmd/faults -short -only kafka,writer
@@ -24,7 +23,6 @@ func main() {
 	var cfg faults.Config
 	short := flag.Bool("short", false, "the test's smaller bursts and shorter outages")
 	only := flag.String("only", "", "comma-separated: run only the rows whose name contains one of these")
-	flag.BoolVar(&cfg.SkipUnbuilt, "skip-unbuilt", false, "report rows whose feature is not built as skipped, not failed")
 	flag.StringVar(&cfg.EtcDir, "etc", "etc", "directory of the services' YAML configs")
 	flag.StringVar(&cfg.Dir, "dir", "", "keep binaries, configs and logs here (default: a temporary directory, removed)")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")

@@ -143,23 +143,27 @@ func soldOutActivity(ctx context.Context, base loadgen.Config, uidBase int64) (i
 // a reservation body.
 func buyerRequest(url, secret string, uidBase, activityID int64, prefix string) func(i int) (*http.Request, error) {
 	return func(i int) (*http.Request, error) {
-		token, err := authtoken.Buyer(secret, uidBase+int64(i)+1, 24*time.Hour)
-		if err != nil {
-			return nil, err
-		}
-		body, err := json.Marshal(map[string]any{"activity_id": activityID, "quantity": 1,
-			"request_id": fmt.Sprintf("%s-%d", prefix, i)})
-		if err != nil {
-			return nil, err
-		}
-		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		return req, nil
+		return reserveRequest(url, secret, uidBase+int64(i)+1, activityID, fmt.Sprintf("%s-%d", prefix, i))
 	}
+}
+
+// reserveRequest is buyer uid's reservation of one unit with the given request id.
+func reserveRequest(url, secret string, uid, activityID int64, requestID string) (*http.Request, error) {
+	token, err := authtoken.Buyer(secret, uid, 24*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(map[string]any{"activity_id": activityID, "quantity": 1, "request_id": requestID})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	return req, nil
 }
 
 // fromLoad fills m from a baseline load run.

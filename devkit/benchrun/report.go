@@ -101,6 +101,7 @@ type Result struct {
 	Took     time.Duration `json:"took_ns"`
 	Rows     []Row         `json:"rows"`
 	Sale     *Sale         `json:"sale,omitempty"`
+	Degrade  *Degrade      `json:"degrade,omitempty"`
 	Notes    []string      `json:"notes"`
 }
 
@@ -144,6 +145,10 @@ func (r *Result) WriteText(w io.Writer) {
 			continue
 		}
 		p("%s: %s", row.Label, detail(row))
+	}
+	if r.Degrade != nil && len(r.Degrade.Points) > 0 {
+		p("")
+		r.Degrade.writeText(w)
 	}
 	if r.Sale != nil {
 		verdict := "PASS"
@@ -235,4 +240,44 @@ func ratio(x float64) string {
 	default:
 		return fmt.Sprintf("%.1fx", x)
 	}
+}
+
+// writeText prints the semaphore sweep.
+func (d *Degrade) writeText(w io.Writer) {
+	fmt.Fprintf(w, "degrade mode (MySQL book), one burst per semaphore size: %d concurrent buyers for %s (at most %d buyers), one attempt each, lease %d ms\n",
+		d.Clients, d.MaxDuration, d.Requests, d.LeaseMs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "semaphore\treserved/s\tvs Redis (rate)\tp50\tp99\tsent\tBUSY\tsemaphore / gateway breaker / zRPC deadline / other\tother answers\tMySQL threads running max/mean\trow lock waits\trow lock time\tsold after cut\texactly-once\t")
+	for _, pt := range d.Points {
+		if pt.Error != "" {
+			fmt.Fprintf(tw, "%d\tnot measured: %s\t\t\t\t\t\t\t\t\t\t\t\n", pt.Concurrency, firstLine(pt.Error))
+			continue
+		}
+		verdict := "ok"
+		if len(pt.Failed) > 0 {
+			verdict = "FAIL: " + strings.Join(pt.Failed, "; ")
+		}
+		vs := "-"
+		if pt.RedisRate > 0 {
+			vs = ratio(pt.Rate / pt.RedisRate)
+		}
+		other := "0"
+		if sumCounts(pt.Other) > 0 {
+			other = loadgen.FormatCounts(pt.Other)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d (%.0f%%)\t%d / %d / %d / %d\t%s\t%d / %.1f\t%d\t%d ms\t%s\t%s (%d orders: %d answered + %d late, %d replayed)\t\n",
+			pt.Concurrency, group(pt.Rate), vs+" ("+group(pt.RedisRate)+"/s)", dur(pt.P50), dur(pt.P99), pt.Sent, pt.Busy, 100*pt.BusyShare(),
+			pt.BusyBy[BusySemaphore], pt.BusyBy[BusyGateway], pt.BusyBy[BusyDeadline], pt.BusyBy[BusyOther], other,
+			pt.MySQL.ThreadsRunningMax, pt.MySQL.ThreadsRunningMean, pt.MySQL.RowLockWaits, pt.MySQL.RowLockTimeMs,
+			dur(pt.SwitchWait), verdict, pt.Book.Live, pt.Book.Answered-pt.Book.Missing, pt.Book.Late, pt.Book.Replayed)
+	}
+	_ = tw.Flush()
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

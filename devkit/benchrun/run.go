@@ -50,8 +50,17 @@ type Config struct {
 	// and 20,000), in which almost every answer is SOLD_OUT.
 	StormStock, StormBuyers int
 
-	SkipGo   bool // leave out the Go benchmarks
-	SkipHTTP bool // leave out the HTTP measurements
+	// Degrade mode (degrade.go): each burst runs DegradeClients buyers in flight for
+	// DegradeDuration (the bound that ends it), at most DegradeRequests buyers, one attempt
+	// each (default 128, 3s, 100,000); the semaphore sizes of the sweep after the shipped
+	// one (default 4, 16, 64).
+	DegradeClients, DegradeRequests int
+	DegradeDuration                 time.Duration
+	DegradeSweep                    []int
+
+	SkipGo      bool // leave out the Go benchmarks
+	SkipHTTP    bool // leave out the HTTP measurements
+	SkipDegrade bool // leave out degrade mode
 
 	Log io.Writer // progress (default: discarded)
 }
@@ -90,6 +99,18 @@ func (c *Config) defaults() {
 	if c.StormBuyers == 0 {
 		c.StormBuyers = 20000
 	}
+	if c.DegradeClients == 0 {
+		c.DegradeClients = 128
+	}
+	if c.DegradeRequests == 0 {
+		c.DegradeRequests = 100000
+	}
+	if c.DegradeDuration == 0 {
+		c.DegradeDuration = 3 * time.Second
+	}
+	if c.DegradeSweep == nil {
+		c.DegradeSweep = []int{4, 16, 64}
+	}
 	if c.Standalone.Mode == "" {
 		c.Standalone.Mode = "dev"
 	}
@@ -108,6 +129,9 @@ func (c *Config) defaults() {
 }
 
 func (c *Config) validate() error {
+	if c.DegradeClients < 1 || c.DegradeRequests < 1 || c.DegradeDuration <= 0 {
+		return fmt.Errorf("degrade clients (%d), requests (%d) and duration (%s) must be positive", c.DegradeClients, c.DegradeRequests, c.DegradeDuration)
+	}
 	if c.Concurrency < 1 || c.Requests < 1 || c.MaxDuration <= 0 || c.StockN < 1 || c.WriterN < 1 {
 		return fmt.Errorf("concurrency (%d), requests (%d), max duration (%s), stock n (%d) and writer n (%d) must be positive",
 			c.Concurrency, c.Requests, c.MaxDuration, c.StockN, c.WriterN)
@@ -160,6 +184,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Rows = append(res.Rows, drainRow(w, rows))
 		}
 	}
+	if !cfg.SkipDegrade && ctx.Err() == nil {
+		row, d := degradeRows(ctx, &cfg, sys, logf, &res.Notes)
+		res.Rows, res.Degrade = append(res.Rows, row), d
+	}
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("absolute numbers on %d noisy cores, shared by the clients, every server and the other work of the machine, mean little: the ratios are the figures", res.Machine.NumCPU),
 		"ratio = rate / baseline rate (1.00x = as fast as the baseline); p99 ratio likewise")
@@ -192,6 +220,16 @@ func (r *Result) Failed() error {
 	for _, row := range r.Rows {
 		if row.Error != "" {
 			errs = append(errs, fmt.Errorf("%s: %s", row.Label, firstLine(row.Error)))
+		}
+	}
+	if r.Degrade != nil {
+		for _, p := range r.Degrade.Points {
+			if p.Error != "" {
+				errs = append(errs, fmt.Errorf("degrade mode, semaphore %d: %s", p.Concurrency, firstLine(p.Error)))
+			}
+			if len(p.Failed) > 0 {
+				errs = append(errs, fmt.Errorf("degrade mode, semaphore %d, exactly-once: %s", p.Concurrency, strings.Join(p.Failed, "; ")))
+			}
 		}
 	}
 	if r.Sale != nil && !r.Sale.OK {

@@ -22,7 +22,7 @@ func TestRunTiny(t *testing.T) {
 	var progress strings.Builder
 	const n = 150
 	res, err := Run(ctx, Config{
-		Dir: "../..", SkipGo: true,
+		Dir: "../..", SkipGo: true, SkipDegrade: true, // degrade mode: TestRunDegradeTiny
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
 		Log: &progress,

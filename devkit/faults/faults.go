@@ -48,11 +48,6 @@ var (
 // Row is one fault.
 type Row struct {
 	Name string
-	// Unbuilt names a feature the row needs that is not built yet: the row is not run.
-	Unbuilt string
-	// KnownIssue is an open issue the row is known to fail by (0: none). It is run and
-	// reported like any row; only the test reads this.
-	KnownIssue int
 	// Inventory changes the inventory service's config for this row (nil: as loaded from
 	// etc/): rpc is restarted with it before the burst and with the suite's config after.
 	Inventory func(*rpcserver.Config)
@@ -68,12 +63,6 @@ type Row struct {
 	// Forbid names an answer no buyer may get: the row fails if one did ("": none).
 	Forbid string
 }
-
-// DegradeModeBuilt says whether the degrade-mode row runs: it does (issue 10). The row's
-// Inventory sets `Degrade: mysql` (rpc restarts with it), its Inject is the degrade-off
-// row's. (It used to fail creating its activity: the gateway's zRPC connection was still
-// reconnecting after rpc's restart, and the harness did not retry that BUSY.)
-const DegradeModeBuilt = true
 
 // Rows are the suite, in order.
 func Rows() []Row {
@@ -100,14 +89,13 @@ func Rows() []Row {
 		{Name: "Redis down (SHUTDOWN NOSAVE), degrade off", Expect: "BUSY", Inject: redisDown},
 		// Degrade mode (issue 10): the activity is served from MySQL while Redis is down,
 		// then rebuilt into Redis from MySQL once it is back.
-		{Name: "Redis down (SHUTDOWN NOSAVE), degrade mysql", Unbuilt: unbuilt(DegradeModeBuilt, "degrade mode in the fault suite"), Inventory: func(c *rpcserver.Config) {
+		{Name: "Redis down (SHUTDOWN NOSAVE), degrade mysql", Inventory: func(c *rpcserver.Config) {
 			c.Degrade = "mysql"
 		}, Inject: redisDown},
-		// Since the rebuild (issue 9) every order MySQL holds comes back; what is still lost
-		// is the orders acknowledged in the last milliseconds whose outbox entries the relay
-		// had not moved to Kafka yet (docs/DESIGN.md, "Failure stance"). Closing that needs
-		// an acknowledgement after the relay: open in issue 10.
-		{Name: "Redis emptied (FLUSHALL) mid-sale", KnownIssue: 10, Inject: func(ctx context.Context, s *System, _ Scale) error {
+		// The rebuild (issue 9) brings back every order MySQL holds, and an order is
+		// acknowledged only once its event is in Kafka (relay.Acker): MySQL holds it once
+		// the writer has drained what Kafka had, before the rebuild reads it.
+		{Name: "Redis emptied (FLUSHALL) mid-sale", Inject: func(ctx context.Context, s *System, _ Scale) error {
 			return redisDo(ctx, s.Redis.Addr, "FLUSHALL")
 		}},
 		{Name: "MySQL unreachable (proxy cut)", Inject: func(ctx context.Context, s *System, sc Scale) error {
@@ -126,13 +114,6 @@ func Rows() []Row {
 			b.Arrive += 4 * time.Second // expired stock goes back on sale to later buyers
 		}},
 	}
-}
-
-func unbuilt(built bool, feature string) string {
-	if built {
-		return ""
-	}
-	return feature
 }
 
 // redisDown shuts the private Redis down (SHUTDOWN NOSAVE) for sc.RedisDown, then starts
@@ -156,25 +137,22 @@ type Result struct {
 	Lost, Duplicated int
 	Consistent       bool
 	TimeToConsistent time.Duration
-	Status           string // PASS, FAIL, NOT BUILT, SKIPPED
+	Status           string // PASS, FAIL
 	Reasons          []string
 	Codes            map[string]int // non-200 answers the buyers got, by code
 }
 
 // Statuses.
 const (
-	Pass     = "PASS"
-	Fail     = "FAIL"
-	NotBuilt = "NOT BUILT"
-	Skipped  = "SKIPPED (not built)"
+	Pass = "PASS"
+	Fail = "FAIL"
 )
 
 // Config is one run of the suite.
 type Config struct {
 	Options
-	Scale       Scale
-	SkipUnbuilt bool     // report unbuilt rows as skipped instead of failing
-	Only        []string // run only rows whose name contains one of these (empty: all)
+	Scale Scale
+	Only  []string // run only rows whose name contains one of these (empty: all)
 }
 
 // Run starts the system, runs every row and returns the results (an error: the suite could
@@ -193,14 +171,6 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	var results []Result
 	for _, row := range Rows() {
 		if !selected(row.Name, cfg.Only) {
-			continue
-		}
-		if row.Unbuilt != "" {
-			st := NotBuilt
-			if cfg.SkipUnbuilt {
-				st = Skipped
-			}
-			results = append(results, Result{Row: row, Status: st, Reasons: []string{row.Unbuilt + " is not built"}})
 			continue
 		}
 		fmt.Fprintf(log, "row: %s\n", row.Name)
@@ -367,10 +337,10 @@ func redisDo(ctx context.Context, addr string, args ...any) error {
 	return c.Do(ctx, args...).Err()
 }
 
-// Failed reports whether any row failed (NOT BUILT counts; SKIPPED does not).
+// Failed reports whether any row failed.
 func Failed(results []Result) bool {
 	for _, r := range results {
-		if r.Status == Fail || r.Status == NotBuilt {
+		if r.Status == Fail {
 			return true
 		}
 	}
@@ -388,12 +358,7 @@ func Print(w io.Writer, results []Result) {
 		} else if r.Status == Fail {
 			ttc = "not consistent"
 		}
-		cell := func(n int64) string {
-			if r.Status == NotBuilt || r.Status == Skipped {
-				return "-"
-			}
-			return itoa(n)
-		}
+		cell := itoa
 		rows = append(rows, []string{r.Row.Name, cell(int64(r.Acknowledged)), cell(r.Oversold), cell(int64(r.Lost)),
 			cell(int64(r.Duplicated)), ttc, r.Status})
 	}

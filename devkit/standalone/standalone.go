@@ -143,13 +143,13 @@ func (s *System) Close() {
 }
 
 // Start brings the system up. On error, whatever was started is stopped again.
-func Start(ctx context.Context, cfg Config) (sys *System, err error) {
+func Start(ctx context.Context, cfg Config) (_ *System, err error) {
 	cfg.defaults()
-	sys = &System{}
+	// Not the named result: every error return sets that to nil before this runs.
+	sys := &System{}
 	defer func() {
 		if err != nil {
 			sys.Close()
-			sys = nil
 		}
 	}()
 	logf := func(format string, args ...any) { fmt.Fprintf(cfg.Log, format+"\n", args...) }

@@ -52,6 +52,12 @@ type Event struct {
 	RequestID  string `json:"request_id,omitempty"`
 	CreatedMs  int64  `json:"created_ms,omitempty"`
 	ExpireMs   int64  `json:"expire_ms,omitempty"`
+	// Epoch is the activity's epoch in Redis when the change was made (inventory.epoch
+	// of the warm-up or rebuild that wrote the stock hash; 0: unknown, never fenced). The
+	// writer drops a change of an epoch older than MySQL's: it was made by a Redis book
+	// that a rebuild has since replaced without it (DESIGN.md, "Acknowledged only once in
+	// Kafka").
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // Outbox stream field names, as the Lua scripts write them (XADD key * t .. aid .. ...).
@@ -67,6 +73,7 @@ const (
 	FieldRequestID = "rid"
 	FieldCreated   = "cms"
 	FieldExpire    = "ems"
+	FieldEpoch     = "ep"
 )
 
 // FromStream builds an event from an outbox stream entry.
@@ -96,7 +103,7 @@ func FromStream(id string, values map[string]any) (Event, error) {
 	}{
 		{FieldActivity, &e.ActivityID}, {FieldSku, &e.SkuID}, {FieldUID, &e.UID},
 		{FieldQuantity, &e.Quantity}, {FieldDelta, &e.Delta}, {FieldAt, &e.AtMs},
-		{FieldCreated, &e.CreatedMs}, {FieldExpire, &e.ExpireMs},
+		{FieldCreated, &e.CreatedMs}, {FieldExpire, &e.ExpireMs}, {FieldEpoch, &e.Epoch},
 	} {
 		if *f.p, err = num(f.k); err != nil {
 			return Event{}, err
@@ -115,6 +122,8 @@ func (e Event) Validate() error {
 		return fmt.Errorf("unknown event type %q", e.Type)
 	case e.ActivityID <= 0:
 		return fmt.Errorf("bad activity_id %d", e.ActivityID)
+	case e.Epoch < 0:
+		return fmt.Errorf("bad epoch %d", e.Epoch)
 	case e.EventID == "":
 		return fmt.Errorf("empty event_id")
 	case !utf8.ValidString(e.EventID) || !utf8.ValidString(e.OrderNo) || !utf8.ValidString(e.RequestID):

@@ -29,6 +29,11 @@ var (
 		Namespace: "seckill", Subsystem: "relay", Name: "dead_letters_total",
 		Help: "Unparsable outbox entries sent to the dead-letter topic.",
 	})
+	metricAcks = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "relay", Name: "acks_total",
+		Help: "Changes held until their event was in Kafka (Acker), by outcome: acknowledged, " +
+			"kafka_failed, book_replaced, check_failed (the last three answered BUSY).",
+	}, []string{"outcome"})
 	metricErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "errors_total",
 		Help: "Failed relay steps, by step (read, produce, ack, claim, refresh).",
@@ -40,5 +45,8 @@ var (
 func init() {
 	for _, l := range []string{"read", "produce", "ack", "claim", "refresh"} {
 		metricErrors.WithLabelValues(l)
+	}
+	for _, l := range []string{"acknowledged", "kafka_failed", "book_replaced", "check_failed"} {
+		metricAcks.WithLabelValues(l)
 	}
 }

@@ -53,7 +53,15 @@ type Conf struct {
 	RefreshInterval time.Duration `json:",default=1s"`
 	// BatchTimeout is kafka-go's batch timeout (pure latency for a synchronous call).
 	BatchTimeout time.Duration `json:",default=2ms"`
+	// Acknowledge is when the inventory service answers a change: "kafka" (default) once
+	// its event is in Kafka and its book still sells (Acker), so nothing acknowledged is
+	// lost with Redis's memory; "redis" once Redis holds it and its outbox entry (faster;
+	// what Redis loses before the relay moved it is lost: DESIGN.md, "Failure stance").
+	Acknowledge string `json:",default=kafka,options=kafka|redis"`
 }
+
+// AckAfterKafka reports whether changes are answered only once their event is in Kafka.
+func (c Conf) AckAfterKafka() bool { return c.Active() && c.Acknowledge != "redis" }
 
 // Active reports whether c asks for a relay.
 func (c Conf) Active() bool { return c.Enabled && len(c.Brokers) > 0 }

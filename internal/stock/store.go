@@ -16,6 +16,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -67,6 +68,58 @@ type Store struct {
 	reqTTL int
 	// orderKey tags order numbers (domain.NewOrderNo); nil: the unkeyed checksum.
 	orderKey []byte
+	// ack, when set, is given the outbox entry of every change a caller is answered for
+	// (reserve, pay, cancel, expire one, adjust) before the call returns: nil when the
+	// change may be acknowledged, an error (BUSY) when it may not.
+	ack Ack
+}
+
+// Entry is an outbox entry as a script wrote it: its stream id and fields, and the epoch
+// of the stock hash it was written under (the field event.FieldEpoch).
+type Entry struct {
+	ActivityID int64
+	ID         string
+	Values     map[string]any
+	Epoch      int64
+}
+
+// Ack decides whether the change that wrote e may be acknowledged (relay.Acker: once its
+// event is in Kafka and the book that made it still sells). An error is returned to the
+// caller as it is; the change stays made and its entry stays in the outbox, so a retry of
+// the same call answers it (a replay).
+type Ack func(ctx context.Context, e Entry) error
+
+// SetAck makes every acknowledged change wait for ack (nil: answer once Redis has it).
+// Call it before serving.
+func (s *Store) SetAck(ack Ack) { s.ack = ack }
+
+// acked hands the entry at res[i] (id) and res[i+1] (fields) to the ack hook, if any.
+func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
+	if s.ack == nil {
+		return nil
+	}
+	e, err := entryAt(aid, res, i)
+	if err != nil {
+		return err
+	}
+	return s.ack(ctx, e)
+}
+
+// entryAt parses the entry a script returned at res[i], res[i+1].
+func entryAt(aid int64, res []any, i int) (Entry, error) {
+	if i+1 >= len(res) {
+		return Entry{}, fmt.Errorf("stock script reply without its outbox entry: %v", res)
+	}
+	fields, ok := res[i+1].([]any)
+	if !ok || len(fields)%2 != 0 {
+		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry fields %v", res[i+1])
+	}
+	e := Entry{ActivityID: aid, ID: toString(res, i), Values: make(map[string]any, len(fields)/2)}
+	for j := 0; j < len(fields); j += 2 {
+		e.Values[fmt.Sprint(fields[j])] = fmt.Sprint(fields[j+1])
+	}
+	e.Epoch, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldEpoch]), 10, 64)
+	return e, nil
 }
 
 // NewStore returns a Store using keys under the given naming.
@@ -252,6 +305,9 @@ func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID st
 			return Reservation{OrderNo: toString(res, 1), State: toString(res, 2), Quantity: toInt(res, 3),
 				ExpireAt: toInt(res, 4), CreatedAt: toInt(res, 5), Remaining: toInt(res, 6), Replay: true}, nil
 		}
+		if err := s.acked(ctx, aid, res, 5); err != nil {
+			return Reservation{}, err
+		}
 		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
 			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4), State: domain.StateReserved}, nil
 	}
@@ -264,9 +320,12 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 		return err
 	}
 	k := s.keys
-	_, err = s.run(ctx, confirmScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
+	res, err := s.run(ctx, confirmScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
 		k.Events(aid)}, aid, orderNo, uid)
-	return err
+	if err != nil || len(res) <= 2 { // already paid: no new entry
+		return err
+	}
+	return s.acked(ctx, aid, res, 2)
 }
 
 // Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
@@ -311,9 +370,12 @@ func (s *Store) Expire(ctx context.Context, orderNo string) error {
 
 func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
 	k := s.keys
-	_, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
+	res, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
 		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack())
-	return err
+	if err != nil || len(res) <= 2 { // already in the target state: no new entry
+		return err
+	}
+	return s.acked(ctx, aid, res, 2)
 }
 
 // orderOwner reads the order's uid, needed to name the user key the script touches. An
@@ -398,6 +460,9 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) 
 	if err != nil {
 		return Counters{}, err
 	}
+	if err := s.acked(ctx, aid, res, 5); err != nil {
+		return Counters{}, err
+	}
 	return Counters{Total: toInt(res, 1), Remaining: toInt(res, 2), Locked: toInt(res, 3),
 		Sold: toInt(res, 4)}, nil
 }
@@ -423,6 +488,18 @@ func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
 	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
 		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
 		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}, nil
+}
+
+// Epoch reads the epoch of an activity's stock hash; ErrNotWarm when absent.
+func (s *Store) Epoch(ctx context.Context, aid int64) (int64, error) {
+	v, err := s.rds.HgetCtx(ctx, s.keys.Stock(aid), "epoch")
+	if errors.Is(err, redis.Nil) {
+		return 0, ErrNotWarm
+	}
+	if err != nil {
+		return 0, dep(err)
+	}
+	return strconv.ParseInt(v, 10, 64)
 }
 
 // Order is an order as Redis holds it.

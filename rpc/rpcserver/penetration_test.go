@@ -71,7 +71,14 @@ func (c byteCounter) Write(p []byte) (int, error) {
 
 // Unknown activity ids and forged order numbers are answered without a MySQL read once
 // the service has started (its Bloom filter seeded), at any rate; a real miss still reads.
+// With degrade mode on, the fence's mode read asks the same filter first.
 func TestRandomIdsStopBeforeMySQL(t *testing.T) {
+	for _, degrade := range []string{"off", "mysql"} {
+		t.Run("degrade "+degrade, func(t *testing.T) { randomIdsStopBeforeMySQL(t, degrade) })
+	}
+}
+
+func randomIdsStopBeforeMySQL(t *testing.T, degrade string) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
 	// Ten activities with ids 1000, 2000, ... 10000: every other id up to 10000 is unknown.
@@ -92,6 +99,7 @@ func TestRandomIdsStopBeforeMySQL(t *testing.T) {
 	c := rpctest.Config(t, env.Keys, dsn.FormatDSN())
 	c.OrderKey = "0b9f8e7d6c5b4a39281706f5e4d3c2b1a0f9e8d7c6b5a493"
 	c.Stock.BloomRefreshMs = 60000 // no catching up during the test
+	c.Degrade = degrade
 	rpctest.Start(t, c)
 	cli := dial(t, c.ListenOn, "", "")
 

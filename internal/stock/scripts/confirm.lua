@@ -2,7 +2,8 @@
 -- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] pending zset  KEYS[4] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
 -- theirs: there is no "any owner")
--- Returns {0, 'paid'} paid now or already paid; {code} with code < 0: -11 uid not an
+-- Returns {0, 'paid', entry_id, entry_fields} paid now (the outbox entry as written);
+-- {0, 'paid'} already paid; {code} with code < 0: -11 uid not an
 -- integer >= 1, -6 no such order or another user's, -7 closed or past expire_at, -1 neither
 -- the order nor the stock hash exists (not warm: the caller backfills or rebuilds and tries
 -- again).
@@ -34,7 +35,8 @@ if now >= tonumber(o[4]) then
   return {-7}
 end
 local qty = tonumber(o[2])
-local sku = redis.call('HGET', KEYS[1], 'sku')
+local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch')
+local sku = h[1]
 if not sku then
   return {-1}
 end
@@ -43,7 +45,7 @@ redis.call('HINCRBY', KEYS[1], 'sold', qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 redis.call('HSET', KEYS[2], 'state', 'paid', 'useq', seq)
 redis.call('ZREM', KEYS[3], ARGV[2])
-redis.call('XADD', KEYS[4], '*', 't', 'paid', 'aid', ARGV[1], 'sku', sku,
-  'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,
-  'rid', o[5], 'cms', o[6], 'ems', o[4])
-return {0, 'paid'}
+local ev = {'t', 'paid', 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
+  'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0'}
+local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
+return {0, 'paid', id, ev}

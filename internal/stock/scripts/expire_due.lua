@@ -6,7 +6,8 @@
 -- The caller picks candidates from the pending zset; each is re-checked here (state
 -- reserved, expire_at <= now), so a stale or concurrent pick releases nothing twice.
 -- Returns {expired count, order_no...}, or {-1} when the activity is not warm.
-local sku = redis.call('HGET', KEYS[1], 'sku')
+local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch')
+local sku, epoch = h[1], h[2] or '0'
 if not sku then
   return {-1}
 end
@@ -28,7 +29,7 @@ for i = 3, #ARGV do
     redis.call('ZREM', KEYS[2], ono)
     redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
       'ono', ono, 'uid', o[3], 'qty', qty, 'at', now,
-      'rid', o[5], 'cms', o[6], 'ems', o[4])
+      'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', epoch)
     done[#done + 1] = ono
   elseif o[1] ~= 'reserved' then
     -- closed by a pay or cancel that won the race, or gone: stop tracking it

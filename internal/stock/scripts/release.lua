@@ -6,7 +6,8 @@
 -- match: there is no "any owner"; expiry passes the owner it read)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
 -- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
--- Returns {0, state} released now or already in the target state; {code} with code < 0:
+-- Returns {0, state, entry_id, entry_fields} released now (the outbox entry as written);
+-- {0, state} already in the target state; {code} with code < 0:
 -- -11 bad target or uid, -6 no such order or another user's, -8 paid, -7 closed,
 -- -10 expiry not due, -1 neither the order nor the stock hash exists (not warm: the caller
 -- backfills or rebuilds and tries again).
@@ -43,7 +44,8 @@ if target == 'expired' and now < tonumber(o[4]) then
   return {-10}
 end
 local qty = tonumber(o[2])
-local sku = redis.call('HGET', KEYS[1], 'sku')
+local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch')
+local sku = h[1]
 if not sku then
   return {-1}
 end
@@ -53,8 +55,8 @@ redis.call('DECRBY', KEYS[3], qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 redis.call('HSET', KEYS[2], 'state', target, 'useq', seq)
 redis.call('ZREM', KEYS[4], ARGV[2])
-redis.call('XADD', KEYS[5], '*', 't', target, 'aid', ARGV[1], 'sku', sku,
-  'ono', ARGV[2], 'uid', o[3], 'qty', qty, 'at', now,
-  'rid', o[5], 'cms', o[6], 'ems', o[4])
+local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
+  'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0'}
+local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
 redis.call('PUBLISH', ARGV[5], ARGV[1])
-return {0, target}
+return {0, target, id, ev}

@@ -18,7 +18,8 @@
 -- reservation runs 13 Redis commands instead of 17.
 -- ARGV[7] the activity's order-hash key prefix (stock.Keys.Order(aid, "")): a replay reads
 --         the replayed order's hash, ARGV[7] .. order_no, in the activity's slot
--- Returns {0, order_no, remaining, expire_at_ms, created_ms} reserved;
+-- Returns {0, order_no, remaining, expire_at_ms, created_ms, entry_id, entry_fields} reserved
+--         (the outbox entry as written: the caller may publish it before answering);
 --         {1, order_no, state, qty, expire_at_ms, created_ms, remaining} replay of a request
 --         id already seen, the order as it is now (nothing deducted); {1, order_no} when the
 --         replayed order's hash is gone;
@@ -39,7 +40,7 @@ if seen then
   return {1, seen, o[1], tonumber(o[2]), tonumber(o[3]), tonumber(o[4]), tonumber(rem)}
 end
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
-  'locked', 'z', 'seq')
+  'locked', 'z', 'seq', 'epoch')
 if not s[1] then
   return {-1}
 end
@@ -93,7 +94,7 @@ if fresh then
   redis.call('EXPIREAT', KEYS[6], exp)
 end
 redis.call('SET', KEYS[2], ARGV[2], 'EXAT', exp)
-redis.call('XADD', KEYS[7], '*', 't', 'reserved', 'aid', ARGV[1], 'sku', s[6],
-  'ono', ARGV[2], 'uid', ARGV[3], 'qty', qty, 'at', now,
-  'rid', ARGV[5], 'cms', now, 'ems', expireAt)
-return {0, ARGV[2], remaining - qty, expireAt, now}
+local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
+  'qty', qty, 'at', now, 'rid', ARGV[5], 'cms', now, 'ems', expireAt, 'ep', s[11] or '0'}
+local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
+return {0, ARGV[2], remaining - qty, expireAt, now, id, ev}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,8 +45,8 @@ type Conf struct {
 
 // Stats are the writer's counters (also exported as Prometheus metrics).
 type Stats struct {
-	Applied, Duplicates, DeadLetters, Batches, Events, Retries atomic.Int64
-	Parked                                                     atomic.Int64 // events waiting now
+	Applied, Duplicates, DeadLetters, Batches, Events, Retries, Fenced atomic.Int64
+	Parked                                                             atomic.Int64 // events waiting now
 }
 
 // Writer is the consumer's handler (Submit; Consume blocks) and the group-commit flusher. Start runs
@@ -305,6 +306,7 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 type outcome struct {
 	applied    map[event.Type]int
 	duplicates int
+	fenced     int // changes of a replaced Redis book, dropped (see txn.fence)
 }
 
 func (w *Writer) record(batch []*request, res outcome) {
@@ -317,6 +319,8 @@ func (w *Writer) record(batch []*request, res outcome) {
 	}
 	w.Stats.Duplicates.Add(int64(res.duplicates))
 	metricDuplicates.Add(float64(res.duplicates))
+	w.Stats.Fenced.Add(int64(res.fenced))
+	metricFenced.Add(float64(res.fenced))
 }
 
 // Apply applies events in one transaction, synchronously (tools and tests; the service
@@ -383,7 +387,10 @@ func newTxn(ctx context.Context, s sqlx.Session, m models) *txn {
 
 // run is the transaction's steps, in the order of their statements.
 func (t *txn) run(batch []*request) error {
-	orders, adjustments := split(batch)
+	orders, adjustments, err := t.fence(split(batch))
+	if err != nil {
+		return err
+	}
 	if err := t.readStates(orders); err != nil {
 		return err
 	}
@@ -410,6 +417,41 @@ func split(batch []*request) (orders, adjustments []event.Event) {
 		}
 	}
 	return orders, adjustments
+}
+
+// fence locks the inventory rows of the batch's activities (first, in activity order, as
+// degrade mode's transactions do) and drops every change made under an epoch older than
+// the activity's: a rebuild of the activity into Redis has bumped the epoch before it read
+// MySQL, so such a change is one the rebuilt Redis does not hold. It was never
+// acknowledged (relay.Acker answers only while the stock hash holds the epoch the change
+// was made in); applying it would put an order in MySQL that Redis sells again. A change
+// without an epoch (0) is applied.
+func (t *txn) fence(orders, adjustments []event.Event) ([]event.Event, []event.Event, error) {
+	var aids []int64
+	for _, evs := range [][]event.Event{orders, adjustments} {
+		for _, ev := range evs {
+			aids = append(aids, ev.ActivityID)
+		}
+	}
+	slices.Sort(aids)
+	epochs, err := t.m.inventory.FindEpochsForUpdate(t.ctx, t.s, slices.Compact(aids))
+	if err != nil {
+		return nil, nil, err
+	}
+	keep := func(evs []event.Event) []event.Event {
+		out := evs[:0:0]
+		for _, ev := range evs {
+			if cur, ok := epochs[ev.ActivityID]; ok && ev.Epoch > 0 && ev.Epoch < cur {
+				t.res.fenced++
+				logx.Infof("writer: event %s (%s %s of activity %d) of epoch %d dropped: the activity was rebuilt (epoch %d)",
+					ev.EventID, ev.Type, ev.OrderNo, ev.ActivityID, ev.Epoch, cur)
+				continue
+			}
+			out = append(out, ev)
+		}
+		return out
+	}
+	return keep(orders), keep(adjustments), nil
 }
 
 // readStates locks the order rows that exist and reads their status.

@@ -135,9 +135,10 @@ func (r *rebuilds) close() {
 //   - never warmed (epoch 0): the counters from MySQL (nothing was sold), epoch 1;
 //   - warmed before (epoch > 0): a loss. (1) note the order topic's end offsets, (2) wait
 //     until the writer group has committed past them, so MySQL holds everything Kafka
-//     had, (3) write every order, request id, pending and orders set and holding from
-//     MySQL (stock.Store.Restore), (4) bump the epoch and write the stock hash with it:
-//     selling resumes.
+//     had (every acknowledged change: relay.Acker), (3) bump the epoch (the writer's
+//     fence: changes of the old epoch still in flight are dropped from now on), (4) write
+//     every order, request id, pending and orders set and holding from MySQL
+//     (stock.Store.Restore), (5) write the stock hash with the new epoch: selling resumes.
 //
 // Both are the same code after step 2, which only a loss needs. Issue 10's "back to
 // Redis only through a rebuild" calls this.
@@ -167,14 +168,25 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		return false, err
 	}
 	var orders []stock.Order
+	epoch := rec.Epoch + 1
 	if rec.Epoch > 0 {
 		logx.Infof("activity %d: stock hash missing after warm-up %d, before its keys' expiry: "+
 			"a loss; rebuilding from MySQL", id, rec.Epoch)
 		if err := l.awaitWriter(ctx, id); err != nil {
 			return false, err
 		}
+		// The fence, before MySQL is read: from this commit on, the writer drops every
+		// change of an older epoch (one that was in flight to Kafka when Redis lost it and
+		// was never acknowledged), so what is read next is the whole book the new Redis
+		// sells from.
+		if err := l.Source.BumpEpoch(ctx, id, rec.Epoch); err != nil {
+			return false, err
+		}
 		if rec, orders, err = l.snapshot(ctx, id); err != nil {
 			return false, err
+		}
+		if rec.Epoch != epoch {
+			return false, ErrEpochMoved // another rebuild bumped it after this one
 		}
 		holdings := map[int64]int64{}
 		for _, o := range orders {
@@ -192,9 +204,10 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 	if err := ctx.Err(); err != nil {
 		return false, xerr.Unavailable(err) // lease lost or stopping: leave it to the next
 	}
-	epoch, err := l.Source.BumpEpoch(ctx, id)
-	if err != nil {
-		return false, err
+	if rec.Epoch == 0 { // a cold cache: nothing was sold, nothing to fence
+		if err := l.Source.BumpEpoch(ctx, id, 0); err != nil {
+			return false, err
+		}
 	}
 	if created, err = l.warm(ctx, rec, keysExp, epoch); err != nil {
 		return false, err

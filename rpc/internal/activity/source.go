@@ -37,12 +37,17 @@ type Source interface {
 	Load(ctx context.Context, id int64) (*Record, error)
 	// Orders returns every order of the activity, as Redis holds them (times in ms).
 	Orders(ctx context.Context, id int64) ([]stock.Order, error)
-	// BumpEpoch increments the activity's epoch and returns the new one.
-	BumpEpoch(ctx context.Context, id int64) (int64, error)
+	// BumpEpoch moves the activity's epoch from `from` to from+1; ErrEpochMoved when it
+	// was not `from` (another rebuild moved it since it was read).
+	BumpEpoch(ctx context.Context, id, from int64) error
 }
 
 // ErrNotFound is returned by a Source that has no such activity.
 var ErrNotFound = errors.New("activity: not found")
+
+// ErrEpochMoved is returned by BumpEpoch when another rebuild moved the epoch first: BUSY,
+// the caller's retry meets that rebuild's result.
+var ErrEpochMoved = xerr.New(xerr.Busy, "the activity was rebuilt meanwhile, retry with the same request_id")
 
 // MySQLSource reads activity, inventory and orders from MySQL.
 type MySQLSource struct {
@@ -94,15 +99,17 @@ func (s MySQLSource) Orders(ctx context.Context, id int64) ([]stock.Order, error
 }
 
 // BumpEpoch implements Source.
-func (s MySQLSource) BumpEpoch(ctx context.Context, id int64) (int64, error) {
-	e, err := s.Inventory.BumpEpoch(ctx, id)
-	if errors.Is(err, model.ErrNotFound) {
-		return 0, ErrNotFound
+func (s MySQLSource) BumpEpoch(ctx context.Context, id, from int64) error {
+	moved, err := s.Inventory.BumpEpoch(ctx, id, from)
+	switch {
+	case errors.Is(err, model.ErrNotFound):
+		return ErrNotFound
+	case err != nil:
+		return DBError(fmt.Errorf("bump epoch of activity %d: %w", id, err))
+	case !moved:
+		return ErrEpochMoved
 	}
-	if err != nil {
-		return 0, DBError(fmt.Errorf("bump epoch of activity %d: %w", id, err))
-	}
-	return e, nil
+	return nil
 }
 
 // Pipeline tells when the writer has consumed everything that was on Kafka at a moment:

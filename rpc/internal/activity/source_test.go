@@ -28,8 +28,8 @@ func (c *countingSource) Orders(ctx context.Context, id int64) ([]stock.Order, e
 	return c.inner.Orders(ctx, id)
 }
 
-func (c *countingSource) BumpEpoch(ctx context.Context, id int64) (int64, error) {
-	return c.inner.BumpEpoch(ctx, id)
+func (c *countingSource) BumpEpoch(ctx context.Context, id, from int64) error {
+	return c.inner.BumpEpoch(ctx, id, from)
 }
 
 func (c *countingSource) Load(ctx context.Context, id int64) (*activity.Record, error) {

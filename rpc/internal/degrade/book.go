@@ -94,6 +94,10 @@ type Book struct {
 	OnReserve func(aid int64, mysql bool, began, ended time.Time)
 	// Now is the clock of the MySQL path (nil: time.Now).
 	Now func() time.Time
+	// Known, when set, says whether an activity id may exist (the loader's Bloom filter):
+	// an id it rules out is routed to Redis without a mode read, which answers it
+	// ACTIVITY_NOT_FOUND without MySQL, so random ids stop before MySQL here too.
+	Known func(ctx context.Context, aid int64) bool
 
 	mu    sync.Mutex
 	views map[int64]*view
@@ -172,6 +176,9 @@ func (b *Book) view(ctx context.Context, aid int64) (view, error) {
 	}
 	b.mu.Unlock()
 	readAt := time.Now()
+	if b.Known != nil && !b.Known(ctx, aid) {
+		return view{mode: model.ModeRedis, readAt: readAt}, nil // no such activity; not cached
+	}
 	mode, err := b.Inventory.FindMode(ctx, aid)
 	if errors.Is(err, model.ErrNotFound) {
 		// No such activity: the Redis path answers (ACTIVITY_NOT_FOUND); not cached.

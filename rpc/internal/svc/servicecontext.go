@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/config"
@@ -120,9 +121,25 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	orders := model.NewSeckillOrderModel(db)
 	book := &degrade.Book{On: c.Degrade == "mysql", Conf: c.DegradeMode, DB: db,
-		Inventory: model.NewInventoryModel(db), Orders: orders, Activities: activities, Store: store, Rebuild: loader}
+		Inventory: model.NewInventoryModel(db), Orders: orders, Activities: activities, Store: store, Rebuild: loader,
+		Known: known.MayExist}
 	if progress != nil {
 		book.Pipeline = progress
+	}
+	if rl != nil && c.Relay.AckAfterKafka() {
+		// A change is answered once its event is in Kafka, its stock hash still of the
+		// epoch it was made in, and (degrade mode) the Redis book still the one selling.
+		acker := rl.Acker()
+		store.SetAck(func(ctx context.Context, e stock.Entry) error {
+			if err := acker.Ack(ctx, e); err != nil {
+				return err
+			}
+			mysql, err := book.Route(ctx, e.ActivityID)
+			if err == nil && mysql {
+				err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
+			}
+			return err
+		})
 	}
 	return &ServiceContext{
 		Degrade:    book,

@@ -1,0 +1,68 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Acker holds a change's answer until its event is in Kafka, so that what a caller was
+// told stays true when Redis loses its data right after (DESIGN.md, "Acknowledged only
+// once in Kafka"). The instance that made the change produces the entry itself, through
+// the relay's producer (acks=all; kafka-go batches concurrent calls), and then checks
+// that the book that made it still sells: the activity's stock hash holds the epoch the
+// script saw (a flush or a rebuild since would have replaced it). Only then is the
+// change acknowledged. The entry stays in the outbox and the relay delivers it again:
+// at least once, the writer is idempotent.
+//
+// Failing a step answers BUSY ("retry with the same request_id"): the change is
+// made in Redis, so a retry replays it (or, after a rebuild without it, makes it anew);
+// an event that reached Kafka but whose book was replaced is dropped by the writer's
+// epoch fence if the rebuild went ahead without it.
+type Acker struct {
+	events kafkax.Sender
+	store  *stock.Store
+	keys   stock.Keys
+}
+
+// Acker returns an acker producing through the relay's events producer.
+func (r *Relay) Acker() *Acker { return NewAcker(r.events, r.store) }
+
+// NewAcker returns an acker producing through events (tests inject failing ones).
+func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
+	return &Acker{events: events, store: store, keys: store.Keys()}
+}
+
+// Ack is a stock.Ack: nil once e is in Kafka and its book still sells.
+func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
+	it := toItem(a.keys.Events(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
+	if it.dead {
+		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
+		return fmt.Errorf("outbox entry %s of activity %d is not a valid event", e.ID, e.ActivityID)
+	}
+	if err := a.events.Send(ctx, it.msg); err != nil {
+		// BUSY without a cause: Kafka, not Redis, failed (degrade mode must not switch).
+		metricAcks.WithLabelValues("kafka_failed").Inc()
+		return xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err)
+	}
+	epoch, err := a.store.Epoch(ctx, e.ActivityID)
+	switch {
+	case errors.Is(err, stock.ErrNotWarm) || err == nil && epoch != e.Epoch:
+		metricAcks.WithLabelValues("book_replaced").Inc()
+		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
+			e.ActivityID, e.Epoch, epoch, err, e.ID)
+		return xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", e.ActivityID)
+	case err != nil:
+		metricAcks.WithLabelValues("check_failed").Inc()
+		return err // Redis failing: a dependency failure (degrade mode may switch)
+	}
+	metricAcks.WithLabelValues("acknowledged").Inc()
+	return nil
+}

@@ -1,0 +1,207 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/relay"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// kafka is a topic that keeps what it acknowledged; fail makes it refuse, and during
+// runs inside Send (before the acknowledgement) as a fault injected mid-call.
+type kafka struct {
+	mu     sync.Mutex
+	events []event.Event
+	fail   bool
+	during func()
+}
+
+func (k *kafka) Send(_ context.Context, msgs ...kafkax.Message) error {
+	k.mu.Lock()
+	fail, during := k.fail, k.during
+	k.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	if fail {
+		return errors.New("broker down")
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range msgs {
+		ev, err := event.Unmarshal(m.Value)
+		if err != nil {
+			return err
+		}
+		k.events = append(k.events, ev)
+	}
+	return nil
+}
+
+func (k *kafka) set(fail bool, during func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.fail, k.during = fail, during
+}
+
+func (k *kafka) got() []event.Event {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]event.Event(nil), k.events...)
+}
+
+// outbox reads the activity's outbox entries as events.
+func (e *env) outbox() map[string]event.Event {
+	e.t.Helper()
+	msgs, err := e.raw.XRange(context.Background(), e.store.Keys().Events(aid), "-", "+").Result()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out := map[string]event.Event{}
+	for _, m := range msgs {
+		ev, err := event.FromStream(m.ID, m.Values)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out[m.ID] = ev
+	}
+	return out
+}
+
+func busy(err error) bool { return xerr.CodeOf(err) == xerr.Busy }
+
+// Every change a caller is answered for is in Kafka, as the relay would produce it from
+// the outbox, before the answer; a repeat that changes nothing produces nothing.
+func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
+	e := newEnv(t)
+	k := &kafka{}
+	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	ctx := context.Background()
+	r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Confirm(ctx, r.OrderNo, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Confirm(ctx, r.OrderNo, 1); err != nil { // already paid
+		t.Fatal(err)
+	}
+	r2, err := e.store.Reserve(ctx, aid, 2, 1, "request-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Release(ctx, r2.OrderNo, 2, domain.StateCancelled); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Adjust(ctx, aid, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.Reserve(ctx, aid, 1, 1, "request-a"); err != nil { // a replay
+		t.Fatal(err)
+	}
+	got, outbox := k.got(), e.outbox()
+	if len(got) != 5 || len(outbox) != 5 {
+		t.Fatalf("%d events in Kafka, %d in the outbox; want 5 and 5 (reserve, pay, reserve, cancel, adjust)", len(got), len(outbox))
+	}
+	for i, typ := range []event.Type{event.Reserved, event.Paid, event.Reserved, event.Cancelled, event.Adjusted} {
+		if got[i].Type != typ || got[i] != outbox[got[i].EventID] {
+			t.Fatalf("event %d in Kafka %+v, want the %s outbox entry %+v", i, got[i], typ, outbox[got[i].EventID])
+		}
+	}
+}
+
+// Kafka refusing: the caller gets BUSY, the change stays made with its outbox entry (the
+// relay delivers it), and the retry with the same request id answers it as a replay.
+func TestAckerKafkaDownAnswersBusyAndTheRetryReplays(t *testing.T) {
+	e := newEnv(t)
+	k := &kafka{}
+	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	ctx := context.Background()
+	k.set(true, nil)
+	if _, err := e.store.Reserve(ctx, aid, 1, 1, "request-a"); !busy(err) {
+		t.Fatalf("reserve with Kafka down: %v, want BUSY", err)
+	}
+	if n := len(e.outbox()); n != 1 {
+		t.Fatalf("%d outbox entries, want 1 (the relay's to deliver)", n)
+	}
+	k.set(false, nil)
+	r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
+	if err != nil || !r.Replay {
+		t.Fatalf("retry: %+v %v, want a replay", r, err)
+	}
+	snap, err := e.store.Stock(ctx, aid)
+	if err != nil || snap.Locked != 1 {
+		t.Fatalf("stock %+v %v, want one unit locked", snap, err)
+	}
+}
+
+// The book replaced while the event was on its way (Redis emptied and rebuilt: the stock
+// hash gone, or back with another epoch): BUSY, never an acknowledgement.
+func TestAckerBookReplacedAnswersBusy(t *testing.T) {
+	e := newEnv(t)
+	k := &kafka{}
+	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	ctx := context.Background()
+	stockKey := e.store.Keys().Stock(aid)
+	for name, fault := range map[string]func(){
+		"rebuilt with the next epoch": func() { e.raw.HSet(ctx, stockKey, "epoch", 1) },
+		"emptied":                     func() { e.raw.Del(ctx, stockKey) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			k.set(false, func() { fault(); k.set(false, nil) })
+			if _, err := e.store.Reserve(ctx, aid, 7, 1, "request-"+map[string]string{"rebuilt with the next epoch": "next", "emptied": "empty"}[name]); !busy(err) {
+				t.Fatalf("%v, want BUSY", err)
+			}
+		})
+	}
+}
+
+// Many buyers at once: each acknowledged reservation's event was in Kafka when it was
+// acknowledged, exactly once per acknowledgement.
+func TestAckerConcurrentBuyers(t *testing.T) {
+	e := newEnv(t)
+	k := &kafka{}
+	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				uid := int64(g*1000 + i + 1)
+				r, err := e.store.Reserve(context.Background(), aid, uid, 1, fmt.Sprintf("request-%d", uid))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				in := false
+				for _, ev := range k.got() {
+					in = in || ev.OrderNo == r.OrderNo
+				}
+				if !in {
+					t.Errorf("order %s acknowledged before its event was in Kafka", r.OrderNo)
+				}
+				mu.Lock()
+				acked[r.OrderNo] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if got := k.got(); len(got) != 400 || len(acked) != 400 {
+		t.Fatalf("%d events in Kafka for %d acknowledged orders, want 400 and 400", len(got), len(acked))
+	}
+}
+
+var _ stock.Ack = (&relay.Acker{}).Ack
