@@ -281,8 +281,12 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 			}
 		}
 	}
-	if ok != total || ok != len(sales) {
-		t.Fatalf("%d sold (%d recorded), want exactly %d (oversold %d)", ok, len(sales), total, ok-total)
+	// A sale can reach its buyer as a replay (the hook sees only the first call): an
+	// order made by a call answered BUSY (its event not acknowledged by Kafka in time, or
+	// the rebuild changed the stock hash's epoch under it) is returned to the buyer's retry.
+	// So at most one recorded sale per buyer's order, and exactly the stock sold.
+	if ok != total || len(sales) > ok {
+		t.Fatalf("%d sold (%d recorded), want exactly %d and no more recorded (oversold %d)", ok, len(sales), total, ok-total)
 	}
 	// Not checked here: the hand-back to Redis once B sees Redis again (it is in
 	// TestDegradeModeRedisDownMidSale); with the two instances flapping between the books
