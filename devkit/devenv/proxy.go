@@ -10,7 +10,8 @@ import (
 // Proxy is a loopback TCP proxy in front of one server, for fault tests: clients pointed at
 // Addr reach the target until Cut, which drops every open connection and refuses new ones
 // (each is accepted and closed at once, so a client sees a reset or EOF rather than a
-// hang) until Restore.
+// hang) until Restore. Kill is Cut with resets: every connection is closed with SO_LINGER 0
+// (an RST, as the kernel answers for a process killed with kill -9), and so is each new one.
 type Proxy struct {
 	Addr   string // where clients connect
 	Target string // where the proxy forwards
@@ -18,6 +19,7 @@ type Proxy struct {
 	l      net.Listener
 	mu     sync.Mutex
 	cut    bool
+	reset  bool // Kill: connections are reset, not closed
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -43,7 +45,7 @@ func (p *Proxy) accept() {
 			return
 		}
 		if !p.track(c) {
-			_ = c.Close()
+			p.drop(c)
 			continue
 		}
 		p.wg.Add(1)
@@ -96,20 +98,39 @@ func (p *Proxy) forward(c net.Conn) {
 }
 
 // Cut drops every connection through the proxy and refuses new ones until Restore.
-func (p *Proxy) Cut() {
+func (p *Proxy) Cut() { p.cutAll(false) }
+
+// Kill resets every connection through the proxy (RST) and resets new ones until Restore.
+func (p *Proxy) Kill() { p.cutAll(true) }
+
+func (p *Proxy) cutAll(reset bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cut = true
+	p.cut, p.reset = true, reset
 	for c := range p.conns {
-		_ = c.Close()
+		p.dropLocked(c)
 		delete(p.conns, c)
 	}
+}
+
+// drop closes a connection the proxy refuses: reset after Kill.
+func (p *Proxy) drop(c net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(c)
+}
+
+func (p *Proxy) dropLocked(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok && p.reset {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
 }
 
 // Restore lets connections through again.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
-	p.cut = false
+	p.cut, p.reset = false, false
 	p.mu.Unlock()
 }
 

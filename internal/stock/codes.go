@@ -25,6 +25,7 @@ const (
 	codeOrderNoTaken  = -12
 	codeCorrupt       = -13
 	codeAlreadyWarm   = -14
+	codeLeaseLapsed   = -15
 )
 
 var (
@@ -40,6 +41,11 @@ var (
 	// ErrAlreadyWarm: a restore batch found the stock hash present (another rebuild
 	// finished and selling resumed); nothing was written.
 	ErrAlreadyWarm = errors.New("stock: the activity is warm again")
+	// ErrLeaseLapsed: a reservation reached Redis after its sell-by (degrade mode's lease
+	// on the activity's mode lapsed on the way): nothing was written. BUSY without a cause
+	// (not Redis down): the buyer retries with the same request id, and the next call
+	// re-reads the mode.
+	ErrLeaseLapsed = xerr.New(xerr.Busy, "the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
 	// errOrderNoTaken: a fresh order number collided; the caller draws another.
 	errOrderNoTaken = errors.New("stock: order number taken")
 )
@@ -75,6 +81,8 @@ func codeError(code int64) error {
 		return ErrCorrupt
 	case codeAlreadyWarm:
 		return ErrAlreadyWarm
+	case codeLeaseLapsed:
+		return ErrLeaseLapsed
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
 	}

@@ -274,6 +274,14 @@ type Reservation struct {
 
 // Reserve moves qty from remaining to locked for uid, idempotent per request id.
 func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (Reservation, error) {
+	return s.ReserveBy(ctx, aid, uid, qty, requestID, time.Time{})
+}
+
+// ReserveBy is Reserve that sells nothing once Redis's clock is past sellBy (zero: no
+// limit): ErrLeaseLapsed, nothing written. Degrade mode passes the end of the instance's
+// lease on the activity's mode, so that a reservation delayed on its way into Redis cannot
+// sell after MySQL may have started to (degrade.Book).
+func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string, sellBy time.Time) (Reservation, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),
 		domain.CheckRequestID(requestID)); err != nil {
 		return Reservation{}, err
@@ -283,7 +291,7 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 		orderNo := domain.NewOrderNo(aid, s.orderKey)
 		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
 			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
-			aid, orderNo, uid, qty, requestID, s.reqTTL, k.Order(aid, ""))
+			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), k.Order(aid, ""))
 		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
 			continue
 		}
@@ -599,6 +607,14 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any)
 		return nil, codeError(code)
 	}
 	return res, nil
+}
+
+// sellByMs is reserve's ARGV[6]: ms since the epoch, 0 for none.
+func sellByMs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixMilli(), 1)
 }
 
 func toInt(res []any, i int) int64 {

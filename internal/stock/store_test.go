@@ -523,3 +523,34 @@ func TestParseOrderNo(t *testing.T) {
 		}
 	}
 }
+
+// ReserveBy sells nothing once Redis's clock is past its sell-by (degrade mode's lease):
+// ErrLeaseLapsed (BUSY without a cause: not Redis down), nothing written; before it, and
+// with no sell-by, it sells; a replay of a request id that already sold answers the order
+// whatever the sell-by (nothing is sold again).
+func TestReserveBySellBy(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
+	first, err := e.Store.ReserveBy(ctx, aid, 1, 1, "sell-by-0001", time.Now().Add(time.Minute))
+	if err != nil || first.Replay {
+		t.Fatalf("inside the lease: %+v %v", first, err)
+	}
+	before := e.Dump()
+	_, err = e.Store.ReserveBy(ctx, aid, 2, 1, "sell-by-0002", time.Now().Add(-time.Second))
+	var xe *xerr.Error
+	if !errors.Is(err, stock.ErrLeaseLapsed) || !errors.As(err, &xe) || xe.Code != xerr.Busy || xe.Cause != nil {
+		t.Fatalf("past the lease: %v, want ErrLeaseLapsed", err)
+	}
+	if after := e.Dump(); len(after) != len(before) {
+		t.Fatalf("a lapsed reservation wrote: %d keys -> %d", len(before), len(after))
+	}
+	if r, err := e.Store.ReserveBy(ctx, aid, 1, 1, "sell-by-0001", time.Now().Add(-time.Second)); err != nil || !r.Replay || r.OrderNo != first.OrderNo {
+		t.Fatalf("replay past the lease: %+v %v, want the first order", r, err)
+	}
+	if _, err := e.Store.ReserveBy(ctx, aid, 3, 1, "sell-by-0003", time.Time{}); err != nil {
+		t.Fatalf("no sell-by: %v", err)
+	}
+	if c := e.CheckInvariant(aid); c.Remaining != 8 || c.Locked != 2 {
+		t.Fatalf("counters %+v, want two reservations", c)
+	}
+}

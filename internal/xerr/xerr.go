@@ -13,8 +13,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 
 	"github.com/zeromicro/go-zero/core/breaker"
@@ -193,7 +195,10 @@ func GRPCCode(c Code) codes.Code {
 
 // ToStatus turns err into a gRPC status error carrying the code word. Dependency
 // failures (Unavailable, or recognised by IsDependencyFailure) become BUSY; any other
-// error that is not a business outcome becomes Internal.
+// error that is not a business outcome becomes Internal. Every status it makes carries
+// the code word in an ErrorInfo detail, INTERNAL included: the detail is how a caller
+// tells "the inventory service answered" from a status its own gRPC client made up
+// (FromStatus).
 func ToStatus(err error) error {
 	if err == nil {
 		return nil
@@ -203,10 +208,11 @@ func ToStatus(err error) error {
 	}
 	var e *Error
 	if !errors.As(err, &e) {
-		if !IsDependencyFailure(err) {
-			return status.Error(codes.Internal, err.Error())
+		if IsDependencyFailure(err) {
+			e = Unavailable(err).(*Error)
+		} else {
+			e = &Error{Code: Internal, Msg: err.Error()}
 		}
-		e = Unavailable(err).(*Error)
 	}
 	st := status.New(GRPCCode(e.Code), e.Msg)
 	if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Code), Domain: errorDomain}); derr == nil {
@@ -215,11 +221,26 @@ func ToStatus(err error) error {
 	return st.Err()
 }
 
-// FromStatus turns a gRPC status error back into an *Error. Statuses without our
-// detail map by their gRPC code: Unavailable / ResourceExhausted / DeadlineExceeded
-// (breaker open, shed load, timeout) are BUSY; anything else is Internal. An error that
-// is no status at all is BUSY when it is a dependency failure (go-zero's client breaker
-// open: "circuit breaker is open", a timeout, a refused connection), else Internal.
+// FromStatus turns what a zRPC call returned into an *Error: the one mapping every
+// caller of the inventory service uses (the gateway's logic and error responder, mq's
+// jobs, tests). Three kinds of error reach it:
+//
+//   - An answer of the inventory service: a status with the code word in its ErrorInfo
+//     detail (ToStatus puts it on every status the service's logic answers, INTERNAL
+//     included). That code word, whatever the gRPC code: a business outcome stays itself,
+//     a real internal error of the server stays INTERNAL.
+//   - A status without the detail: not an answer of the service's logic. Either the
+//     gateway's own gRPC client made it up because the call got no answer (the connection
+//     refused, reset or closed, the call's deadline or cancellation, the stream broken in
+//     the middle of the answer), or one of go-zero's interceptors answered (the server's
+//     breaker, load shedder or timeout). Those are BUSY (noAnswer). InvalidArgument is
+//     INVALID_ARGUMENT; anything else (Unauthenticated or PermissionDenied: an app token the
+//     server refuses; Unimplemented: a server without the method; a panic go-zero's
+//     recover interceptor caught; a foreign server's Internal with its message) is
+//     INTERNAL: retrying the same request does not change it.
+//   - Not a status: an error of a client-side interceptor before or instead of the call,
+//     in practice go-zero's client breaker ("circuit breaker is open", breaker.
+//     ErrServiceUnavailable). BUSY when IsDependencyFailure says so, INTERNAL otherwise.
 func FromStatus(err error) *Error {
 	if err == nil {
 		return nil
@@ -231,7 +252,7 @@ func FromStatus(err error) *Error {
 	st, ok := status.FromError(err)
 	if !ok {
 		if IsDependencyFailure(err) {
-			return New(Busy, "service busy, retry later")
+			return Unavailable(err).(*Error)
 		}
 		return New(Internal, err.Error())
 	}
@@ -240,12 +261,48 @@ func FromStatus(err error) *Error {
 			return New(Code(info.Reason), st.Message())
 		}
 	}
-	switch st.Code() {
-	case codes.InvalidArgument:
+	switch {
+	case noAnswer(st):
+		return Unavailable(err).(*Error)
+	case st.Code() == codes.InvalidArgument:
 		return New(InvalidArgument, st.Message())
-	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted:
-		return New(Busy, "service busy, retry later")
 	default:
-		return New(Internal, "internal error")
+		return New(Internal, st.Message())
 	}
+}
+
+// noAnswer reports whether a status without our detail says the call got no answer from
+// the service's logic, so that the same request may well succeed a moment later:
+//
+//   - Unavailable: grpc-go's client for a refused, reset or closed connection, a failed
+//     dial, a GOAWAY, a connection that broke while the call was in flight; go-zero's
+//     server breaker.
+//   - DeadlineExceeded, Canceled: the call's context (the gateway's zRPC Timeout, its
+//     HTTP timeout, a buyer gone), a RST_STREAM CANCEL, the client connection or sub-
+//     connection closing; go-zero's server timeout interceptor.
+//   - ResourceExhausted, Aborted: go-zero's server load shedder; flow control.
+//   - Internal or Unknown with one of the texts grpc-go's client writes when the stream
+//     broke in the middle of the answer (brokenStream). Any other Internal or Unknown
+//     without our detail came from a server and stays INTERNAL.
+func noAnswer(st *status.Status) bool {
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
+		return true
+	case codes.Internal, codes.Unknown:
+		return brokenStream(st.Message())
+	}
+	return false
+}
+
+// brokenStream: the messages of the Internal / Unknown statuses grpc-go's client (v1.81,
+// internal/transport and rpc_util.toRPCErr) makes when the stream ends without the
+// server's status: the connection closed in the middle of a message (io.ErrUnexpectedEOF),
+// the stream ended without trailers, or the peer reset the stream (RST_STREAM: NO_ERROR,
+// PROTOCOL_ERROR, INTERNAL_ERROR, ... are Internal, an unmapped code Unknown).
+// TestTransportFailuresAreBusy provokes each one through a real grpc-go client, so an
+// upgrade that rewords them fails there, not in production.
+func brokenStream(msg string) bool {
+	return msg == io.ErrUnexpectedEOF.Error() ||
+		msg == "server closed the stream without sending trailers" ||
+		strings.HasPrefix(msg, "stream terminated by RST_STREAM with error code: ")
 }

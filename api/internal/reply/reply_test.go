@@ -109,8 +109,14 @@ func TestClassify(t *testing.T) {
 		{"zrpc unavailable", status.Error(codes.Unavailable, "down"), xerr.Busy},
 		{"zrpc deadline", status.Error(codes.DeadlineExceeded, "slow"), xerr.Busy},
 		{"zrpc internal", status.Error(codes.Internal, "bug"), xerr.Internal},
+		{"zrpc internal answered with our detail", xerr.ToStatus(errors.New("duplicate entry")), xerr.Internal},
+		{"zrpc cancelled (client connection closing)", status.Error(codes.Canceled, "grpc: the client connection is closing"), xerr.Busy},
+		{"zrpc stream broken mid-answer", status.Error(codes.Internal, "unexpected EOF"), xerr.Busy},
+		{"zrpc stream reset", status.Error(codes.Internal, "stream terminated by RST_STREAM with error code: INTERNAL_ERROR"), xerr.Busy},
+		{"zrpc app refused", status.Error(codes.Unauthenticated, "missing metadata"), xerr.Internal},
 		{"body too large", &http.MaxBytesError{Limit: 10}, xerr.TooLarge},
 		{"timeout", context.DeadlineExceeded, xerr.Busy},
+		{"cancelled", context.Canceled, xerr.Busy},
 		{"parse failure", errors.New(`field "activity_id" is not set`), xerr.InvalidArgument},
 		// go-zero's client breaker answers without calling: "circuit breaker is open" is
 		// not the client's fault and must be retried (it was 400 INVALID_ARGUMENT).

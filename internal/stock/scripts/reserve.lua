@@ -2,9 +2,13 @@
 -- KEYS[1] stock hash  KEYS[2] request-id key  KEYS[3] order hash  KEYS[4] user key
 -- KEYS[5] pending zset  KEYS[6] orders zset  KEYS[7] events stream
 -- ARGV[1] activity id  ARGV[2] order_no (fresh)  ARGV[3] uid  ARGV[4] quantity
--- ARGV[5] request id  ARGV[6] unused (the request-id key expires with the activity's keys:
---         one request id makes at most one order of an activity, as MySQL's
+-- ARGV[5] request id  (the request-id key expires with the activity's keys: one request
+--         id makes at most one order of an activity, as MySQL's
 --         UNIQUE(activity_id, uid, request_id) holds too)
+-- ARGV[6] sell-by, ms since the epoch (0: none): degrade mode's lease on the activity's
+--         mode (degrade.Book). Past it by Redis's clock the script sells nothing (-15), so
+--         a reservation that reaches Redis late (a write stall, a failover's CLIENT PAUSE,
+--         go-redis retrying) cannot sell after the instance's lease lapsed.
 -- 'seq' in the stock hash counts the activity's order changes; an order hash records the
 -- seq of its creation ('cseq') and of its last change ('useq'), so reconciliation can
 -- read the orders in chunks and still see them as they were at one seq.
@@ -19,7 +23,7 @@
 --         {1, order_no, state, qty, expire_at_ms, created_ms, remaining} replay of a request
 --         id already seen, the order as it is now (nothing deducted); {1, order_no} when the
 --         replayed order's hash is gone;
---         {code} with code < 0 (see codes.go); -13 when the stock hash holds a pay
+--         {code} with code < 0 (see codes.go); -15 past ARGV[6]; -13 when the stock hash holds a pay
 --         timeout or an expire-at this script could not apply. Every value is checked
 --         before the first write, so the script never stops half-way.
 local qty = tonumber(ARGV[4])
@@ -42,6 +46,10 @@ if not s[1] then
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local sellBy = tonumber(ARGV[6]) or 0
+if sellBy > 0 and now > sellBy then
+  return {-15}
+end
 if now < tonumber(s[2]) * 1000 then
   return {-2}
 end

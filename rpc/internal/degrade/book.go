@@ -133,23 +133,35 @@ func (b *Book) now() time.Time {
 // lease younger than L); true → the MySQL path. BUSY while the mode is rebuilding, while
 // a switch to mysql is younger than 2L here, or when the mode cannot be read.
 func (b *Book) Route(ctx context.Context, aid int64) (mysql bool, err error) {
+	mysql, _, err = b.RouteBy(ctx, aid)
+	return mysql, err
+}
+
+// RouteBy is Route that also says, for the Redis path, until when this instance's lease
+// lets it sell: the end of the view it routed by (read at most L ago). A reservation
+// passes it to the reserve script (stock.Store.ReserveBy), which sells nothing past it by
+// Redis's clock: the lease bounds when the sale happens in Redis, not only when the call
+// began, so a call delayed on its way (a Redis write stall, a failover's CLIENT PAUSE,
+// go-redis redialling) cannot sell after MySQL may have started to. Zero when degrade mode
+// is off (no fence) or for the MySQL path.
+func (b *Book) RouteBy(ctx context.Context, aid int64) (mysql bool, sellBy time.Time, err error) {
 	if !b.On {
-		return false, nil
+		return false, time.Time{}, nil
 	}
 	v, err := b.view(ctx, aid)
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
 	switch v.mode {
 	case model.ModeRedis:
-		return false, nil
+		return false, v.readAt.Add(b.lease()), nil
 	case model.ModeMySQL:
 		if time.Now().Before(v.sellAt) || !v.caught {
-			return false, xerr.New(xerr.Busy, "switching to degrade mode, retry with the same request_id")
+			return false, time.Time{}, xerr.New(xerr.Busy, "switching to degrade mode, retry with the same request_id")
 		}
-		return true, nil
+		return true, time.Time{}, nil
 	default:
-		return false, xerr.New(xerr.Busy, "the activity is being rebuilt into Redis, retry with the same request_id")
+		return false, time.Time{}, xerr.New(xerr.Busy, "the activity is being rebuilt into Redis, retry with the same request_id")
 	}
 }
 

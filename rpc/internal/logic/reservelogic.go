@@ -29,7 +29,9 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 
 func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp, error) {
 	// The fence: which book sells the activity now (degrade mode; Redis when off).
-	mysql, err := l.svcCtx.Degrade.Route(l.ctx, in.ActivityId)
+	// On the Redis path the script sells nothing past sellBy (the end of this instance's
+	// lease on the mode), however late the call reaches Redis.
+	mysql, sellBy, err := l.svcCtx.Degrade.RouteBy(l.ctx, in.ActivityId)
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +40,11 @@ func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp
 	if mysql {
 		res, err = l.svcCtx.Degrade.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
 	} else {
-		res, err = l.svcCtx.Store.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
+		res, err = l.svcCtx.Store.ReserveBy(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId, sellBy)
 		if errors.Is(err, stock.ErrNotWarm) {
 			// Not in Redis: backfill from MySQL (one caller per activity), then try once more.
 			if _, err = l.svcCtx.Loader.Stock(l.ctx, in.ActivityId); err == nil {
-				res, err = l.svcCtx.Store.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId)
+				res, err = l.svcCtx.Store.ReserveBy(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId, sellBy)
 			}
 		}
 		if err != nil {
