@@ -141,8 +141,11 @@ func IsDependencyFailure(err error) bool {
 
 // Is makes errors.Is(err, xerr.ErrSoldOut) match any *Error with the same code.
 func (e *Error) Is(target error) bool {
-	var t *Error
-	return errors.As(target, &t) && t.Code == e.Code
+	// The target itself, not what it wraps: a sentinel that wraps a code (stock.ErrNotWarm
+	// wraps ErrBusy) must not match every error of that code (a failed Redis call is BUSY
+	// too, and is no miss).
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
 }
 
 // New returns an error with the code word and message.

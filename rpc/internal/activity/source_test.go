@@ -3,10 +3,13 @@ package activity_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
@@ -175,5 +178,36 @@ func TestWarmup(t *testing.T) {
 	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
 	if len(ids) != 1 || ids[0] != id {
 		t.Fatalf("active %v, want only %d", ids, id)
+	}
+}
+
+// Redis failing is no miss: a call that cannot reach Redis answers BUSY without reading
+// MySQL or starting a rebuild, so it never moves the epoch (a bumped epoch under a live
+// stock hash would make the writer drop that hash's changes). It used to: every BUSY error
+// "was" stock.ErrNotWarm (xerr.Error.Is compared codes through the target's wrapping).
+func TestRedisDownIsNoMiss(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	id := f.insert(t, 10, now.Add(-time.Minute), now.Add(time.Hour))
+	if _, err := f.db.DB.Exec("UPDATE inventory SET epoch = 1 WHERE activity_id = ?", id); err != nil {
+		t.Fatal(err)
+	}
+	dead := redis.New("127.0.0.1:1") // nothing listens there
+	loader := *f.loader
+	loader.Store = stock.NewStore(dead, f.env.Keys)
+	for range 5 {
+		if _, err := loader.Stock(ctx, id); xerr.CodeOf(err) != xerr.Busy || errors.Is(err, stock.ErrNotWarm) {
+			t.Fatalf("Redis down: %v, want BUSY and not a miss", err)
+		}
+	}
+	if n := f.src.reads.Load(); n != 0 {
+		t.Fatalf("%d MySQL reads with Redis down, want 0", n)
+	}
+	var epoch int64
+	if err := f.db.DB.QueryRow("SELECT epoch FROM inventory WHERE activity_id = ?", id).Scan(&epoch); err != nil || epoch != 1 {
+		t.Fatalf("epoch %d %v, want 1 (unmoved)", epoch, err)
+	}
+	if !errors.Is(fmt.Errorf("wrapped: %w", stock.ErrNotWarm), stock.ErrNotWarm) || !errors.Is(stock.ErrNotWarm, xerr.ErrBusy) {
+		t.Fatal("ErrNotWarm must still match itself and be BUSY")
 	}
 }
