@@ -179,6 +179,11 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		// change of an older epoch (one that was in flight to Kafka when Redis lost it and
 		// was never acknowledged), so what is read next is the whole book the new Redis
 		// sells from.
+		// Still absent after the wait (a stale rebuilder may have finished meanwhile):
+		// never move the epoch under a live stock hash.
+		if _, err := l.Store.Stock(ctx, id); !errors.Is(err, stock.ErrNotWarm) {
+			return false, err
+		}
 		if err := l.Source.BumpEpoch(ctx, id, rec.Epoch); err != nil {
 			return false, err
 		}
