@@ -5,10 +5,13 @@ import "context"
 // ReserveAs runs reserve.lua with a given order number (Reserve draws a fresh one), so a
 // test can make one collide.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
-	k := s.keys
-	return s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
-		k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
-		aid, orderNo, uid, qty, requestID, 0, k.Order(aid, ""), s.wantEntry())
+	keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
+	return s.run(ctx, reserveScript, keys, aid, orderNo, uid, qty, requestID, 0, orderPrefix, s.wantEntry())
+}
+
+// ReserveKeys is Keys.reserve, for tests.
+func (k Keys) ReserveKeys(aid, uid int64, requestID, orderNo string) ([]string, string) {
+	return k.reserve(aid, uid, requestID, orderNo)
 }
 
 // ErrOrderNoTaken is errOrderNoTaken, for tests.

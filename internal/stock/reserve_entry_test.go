@@ -73,3 +73,14 @@ func TestReserveEntryOnlyForAckHook(t *testing.T) {
 		t.Fatalf("ack entry %+v, stream entry %v, order %s", got[0], want, r.OrderNo)
 	}
 }
+
+// Keys.reserve spells the same keys as the one-key methods every other caller uses.
+func TestReserveKeysAreTheKeys(t *testing.T) {
+	k := stock.Keys{Prefix: "t:"}
+	keys, prefix := k.ReserveKeys(42, 7, "req-00000001", "42-1")
+	want := []string{k.Stock(42), k.Req(42, 7, "req-00000001"), k.Order(42, "42-1"), k.User(42, 7),
+		k.Pending(42), k.Orders(42), k.Events(42)}
+	if !reflect.DeepEqual(keys, want) || prefix != k.Order(42, "") {
+		t.Fatalf("reserve keys %v %q, want %v %q", keys, prefix, want, k.Order(42, ""))
+	}
+}

@@ -295,12 +295,11 @@ func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID st
 		domain.CheckRequestID(requestID)); err != nil {
 		return Reservation{}, err
 	}
-	k := s.keys
 	for attempt := 0; ; attempt++ {
 		orderNo := domain.NewOrderNo(aid, s.orderKey)
-		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
-			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
-			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), k.Order(aid, ""), s.wantEntry())
+		keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
+		res, err := s.run(ctx, reserveScript, keys,
+			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), orderPrefix, s.wantEntry())
 		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
 			continue
 		}

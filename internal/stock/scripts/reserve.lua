@@ -100,8 +100,9 @@ if fresh then
   redis.call('EXPIREAT', KEYS[6], exp)
 end
 redis.call('SET', KEYS[2], ARGV[2], 'EXAT', exp)
+-- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
 local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
-  'qty', qty, 'at', now, 'rid', ARGV[5], 'cms', now, 'ems', expireAt, 'ep', s[11] or '0'}
+  'qty', qty, 'at', now, 'rid', ARGV[5], 'ems', expireAt, 'ep', s[11] or '0'}
 local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
 if ARGV[8] ~= '1' then
   return {0, ARGV[2], remaining - qty, expireAt, now, id}
