@@ -77,22 +77,28 @@ end
 local expireAt = now + ttl * 1000
 local locked = tonumber(s[8])
 local fresh = not s[9]
--- string.format: a Lua number becomes '1e+14' as an argument once large
+-- Every number is handed to redis.call as a string made once by string.format('%d'): a
+-- Lua number argument becomes '1e+14' in Lua's own conversion once large, and Redis's
+-- (snprintf '%.17g' per argument) costs a float formatting each time (now and expire_at
+-- are used three and four times).
 local seq = string.format('%d', (tonumber(s[10]) or 0) + 1)
 exp = string.format('%d', exp)
+local nowS = string.format('%d', now)
+local expireAtS = string.format('%d', expireAt)
+local qtyS = string.format('%d', qty)
 -- the order number's collision check is the first write: ZADD NX writes nothing when the
 -- number is in the orders zset already (every order hash's number is, for as long as the
 -- hash lives), so a taken number (-12) still leaves everything as it was
-if redis.call('ZADD', KEYS[6], 'NX', now, ARGV[2]) == 0 then
+if redis.call('ZADD', KEYS[6], 'NX', nowS, ARGV[2]) == 0 then
   return {-12}
 end
 redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
-  'locked', string.format('%d', locked + qty), 'z', 1, 'seq', seq)
-redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',
-  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now, 'cseq', seq, 'useq', seq)
+  'locked', string.format('%d', locked + qty), 'z', '1', 'seq', seq)
+redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qtyS, 'state', 'reserved',
+  'expire_at', expireAtS, 'request_id', ARGV[5], 'created_at', nowS, 'cseq', seq, 'useq', seq)
 redis.call('EXPIREAT', KEYS[3], exp)
 redis.call('SET', KEYS[4], string.format('%d', held + qty), 'EXAT', exp)
-redis.call('ZADD', KEYS[5], expireAt, ARGV[2])
+redis.call('ZADD', KEYS[5], expireAtS, ARGV[2])
 if fresh or locked == 0 then
   redis.call('EXPIREAT', KEYS[5], exp)
 end
@@ -102,7 +108,7 @@ end
 redis.call('SET', KEYS[2], ARGV[2], 'EXAT', exp)
 -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
 local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
-  'qty', qty, 'at', now, 'rid', ARGV[5], 'ems', expireAt, 'ep', s[11] or '0'}
+  'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0'}
 local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
 if ARGV[8] ~= '1' then
   return {0, ARGV[2], remaining - qty, expireAt, now, id}
