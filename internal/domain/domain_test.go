@@ -2,6 +2,8 @@ package domain_test
 
 import (
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +77,47 @@ func TestRequestIDs(t *testing.T) {
 		if got := domain.CheckRequestID(id) == nil; got != want {
 			t.Errorf("CheckRequestID(%q) ok = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// ValidRequestID is the byte loop for `^[A-Za-z0-9_-]{8,64}$`: it agrees with the regexp on
+// every length around the bounds and every byte value.
+func TestValidRequestIDIsThePattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+	check := func(id string) {
+		if got, want := domain.ValidRequestID(id), re.MatchString(id); got != want {
+			t.Fatalf("ValidRequestID(%q) = %v, the pattern says %v", id, got, want)
+		}
+	}
+	for n := 0; n <= 66; n++ {
+		check(strings.Repeat("a", n))
+	}
+	for c := 0; c < 256; c++ {
+		check("abcdefg" + string([]byte{byte(c)}))
+		check(string([]byte{byte(c)}) + "abcdefg")
+	}
+	check("abcdefgh\n")
+	check("abc-_DEF09")
+}
+
+// NewOrderNo's body is "<aid>-<unix ms><8 hex>", its tag verifies, and its shape parses.
+func TestNewOrderNoShape(t *testing.T) {
+	key := []byte("k")
+	before := time.Now().UnixMilli()
+	no := domain.NewOrderNo(9223372036854775807, key)
+	after := time.Now().UnixMilli()
+	if aid, ok := domain.VerifyOrderNo(no, key); !ok || aid != 9223372036854775807 {
+		t.Fatalf("VerifyOrderNo(%q) = %d, %v", no, aid, ok)
+	}
+	body := strings.TrimPrefix(no[:len(no)-domain.OrderNoTagLen], "9223372036854775807-")
+	if len(body) != 13+8 {
+		t.Fatalf("order no %q: body %q, want 13 ms digits and 8 hex", no, body)
+	}
+	ms, err := strconv.ParseInt(body[:13], 10, 64)
+	if err != nil || ms < before || ms > after {
+		t.Fatalf("order no %q: ms %d (%v), want in [%d, %d]", no, ms, err, before, after)
+	}
+	if _, err := strconv.ParseUint(body[13:], 16, 32); err != nil || strings.ToLower(body[13:]) != body[13:] {
+		t.Fatalf("order no %q: random part %q is not 8 lower-case hex digits", no, body[13:])
 	}
 }

@@ -109,6 +109,10 @@ func FromStream(id string, values map[string]any) (Event, error) {
 			return Event{}, err
 		}
 	}
+	if e.Type == Reserved && e.CreatedMs == 0 {
+		// reserve.lua writes no 'cms': a reservation is created when it happens
+		e.CreatedMs = e.AtMs
+	}
 	if err := e.Validate(); err != nil {
 		return Event{}, fmt.Errorf("outbox entry %s: %w", id, err)
 	}

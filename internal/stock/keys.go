@@ -15,6 +15,17 @@ func (k Keys) base(aid int64) string {
 	return k.Prefix + "sk:{a" + strconv.FormatInt(aid, 10) + "}:"
 }
 
+// reserve is reserve.lua's KEYS (stock, request id, order, user, pending, orders, events)
+// and its ARGV[7] (the order-hash prefix), built on one base: a reservation builds them
+// all every time.
+func (k Keys) reserve(aid, uid int64, requestID, orderNo string) (keys []string, orderPrefix string) {
+	b := k.base(aid)
+	u := strconv.FormatInt(uid, 10)
+	orderPrefix = b + "order:"
+	return []string{b + "stock", b + "req:" + u + ":" + requestID, orderPrefix + orderNo,
+		b + "user:" + u, b + "pending", b + "orders", b + "events"}, orderPrefix
+}
+
 // Stock is the hash `total remaining locked sold start end limit ttl sku name exp`.
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 

@@ -93,6 +93,15 @@ type Ack func(ctx context.Context, e Entry) error
 // Call it before serving.
 func (s *Store) SetAck(ack Ack) { s.ack = ack }
 
+// wantEntry is reserve's ARGV[8]: "1" when the script is to return its outbox entry's
+// fields (an ack hook reads them), "0" when only the entry id is needed.
+func (s *Store) wantEntry() string {
+	if s.ack == nil {
+		return "0"
+	}
+	return "1"
+}
+
 // acked hands the entry at res[i] (id) and res[i+1] (fields) to the ack hook, if any.
 func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
 	if s.ack == nil {
@@ -286,12 +295,11 @@ func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID st
 		domain.CheckRequestID(requestID)); err != nil {
 		return Reservation{}, err
 	}
-	k := s.keys
 	for attempt := 0; ; attempt++ {
 		orderNo := domain.NewOrderNo(aid, s.orderKey)
-		res, err := s.run(ctx, reserveScript, []string{k.Stock(aid), k.Req(aid, uid, requestID),
-			k.Order(aid, orderNo), k.User(aid, uid), k.Pending(aid), k.Orders(aid), k.Events(aid)},
-			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), k.Order(aid, ""))
+		keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
+		res, err := s.run(ctx, reserveScript, keys,
+			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), orderPrefix, s.wantEntry())
 		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
 			continue
 		}

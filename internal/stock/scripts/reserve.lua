@@ -14,12 +14,16 @@
 -- read the orders in chunks and still see them as they were at one seq.
 -- The per-activity zsets get their EXPIREAT only when this call may have created them
 -- (orders: the first reservation since the stock hash was written, marked by its field
--- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), so a
--- reservation runs 13 Redis commands instead of 17.
+-- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), and the
+-- orders ZADD NX doubles as the order number's collision check, so a reservation runs 12
+-- Redis commands instead of 18.
 -- ARGV[7] the activity's order-hash key prefix (stock.Keys.Order(aid, "")): a replay reads
 --         the replayed order's hash, ARGV[7] .. order_no, in the activity's slot
--- Returns {0, order_no, remaining, expire_at_ms, created_ms, entry_id, entry_fields} reserved
---         (the outbox entry as written: the caller may publish it before answering);
+-- ARGV[8] "1": return the outbox entry's fields (Store has an acknowledgement hook that
+--         reads them); anything else: its id only
+-- Returns {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry_fields]}
+--         reserved (entry_fields, with ARGV[8] "1": the outbox entry as written, so the
+--         caller may publish it before answering);
 --         {1, order_no, state, qty, expire_at_ms, created_ms, remaining} replay of a request
 --         id already seen, the order as it is now (nothing deducted); {1, order_no} when the
 --         replayed order's hash is gone;
@@ -64,9 +68,6 @@ local remaining = tonumber(s[1])
 if remaining < qty then
   return {-5}
 end
-if redis.call('EXISTS', KEYS[3]) == 1 then
-  return {-12}
-end
 local ttl = tonumber(s[5])
 local exp = tonumber(s[7])
 if not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~= math.floor(exp) or
@@ -76,25 +77,40 @@ end
 local expireAt = now + ttl * 1000
 local locked = tonumber(s[8])
 local fresh = not s[9]
--- string.format: a Lua number becomes '1e+14' as an argument once large
+-- Every number is handed to redis.call as a string made once by string.format('%d'): a
+-- Lua number argument becomes '1e+14' in Lua's own conversion once large, and Redis's
+-- (snprintf '%.17g' per argument) costs a float formatting each time (now and expire_at
+-- are used three and four times).
 local seq = string.format('%d', (tonumber(s[10]) or 0) + 1)
 exp = string.format('%d', exp)
+local nowS = string.format('%d', now)
+local expireAtS = string.format('%d', expireAt)
+local qtyS = string.format('%d', qty)
+-- the order number's collision check is the first write: ZADD NX writes nothing when the
+-- number is in the orders zset already (every order hash's number is, for as long as the
+-- hash lives), so a taken number (-12) still leaves everything as it was
+if redis.call('ZADD', KEYS[6], 'NX', nowS, ARGV[2]) == 0 then
+  return {-12}
+end
 redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
-  'locked', string.format('%d', locked + qty), 'z', 1, 'seq', seq)
-redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qty, 'state', 'reserved',
-  'expire_at', expireAt, 'request_id', ARGV[5], 'created_at', now, 'cseq', seq, 'useq', seq)
+  'locked', string.format('%d', locked + qty), 'z', '1', 'seq', seq)
+redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qtyS, 'state', 'reserved',
+  'expire_at', expireAtS, 'request_id', ARGV[5], 'created_at', nowS, 'cseq', seq, 'useq', seq)
 redis.call('EXPIREAT', KEYS[3], exp)
 redis.call('SET', KEYS[4], string.format('%d', held + qty), 'EXAT', exp)
-redis.call('ZADD', KEYS[5], expireAt, ARGV[2])
+redis.call('ZADD', KEYS[5], expireAtS, ARGV[2])
 if fresh or locked == 0 then
   redis.call('EXPIREAT', KEYS[5], exp)
 end
-redis.call('ZADD', KEYS[6], now, ARGV[2])
 if fresh then
   redis.call('EXPIREAT', KEYS[6], exp)
 end
 redis.call('SET', KEYS[2], ARGV[2], 'EXAT', exp)
+-- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
 local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
-  'qty', qty, 'at', now, 'rid', ARGV[5], 'cms', now, 'ems', expireAt, 'ep', s[11] or '0'}
+  'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0'}
 local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
+if ARGV[8] ~= '1' then
+  return {0, ARGV[2], remaining - qty, expireAt, now, id}
+end
 return {0, ARGV[2], remaining - qty, expireAt, now, id, ev}

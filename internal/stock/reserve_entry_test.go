@@ -1,0 +1,86 @@
+package stock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/stock"
+)
+
+// A fresh order number that is taken already (its number in the orders zset, its hash
+// alive) is refused with nothing written: the orders ZADD NX is the collision check and
+// the script's first write.
+func TestReserveTakenOrderNoWritesNothing(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
+	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.Dump()
+	_, err = e.Store.ReserveAs(ctx, aid, 2, 1, reqID(2), r.OrderNo)
+	if !errors.Is(err, stock.ErrOrderNoTaken) {
+		t.Fatalf("reserve with a taken order number: %v, want errOrderNoTaken", err)
+	}
+	if after := e.Dump(); !reflect.DeepEqual(before, after) {
+		t.Fatalf("a refused reservation changed Redis:\nbefore %v\nafter  %v", before, after)
+	}
+	if _, err := e.Store.ReserveAs(ctx, aid, 2, 1, reqID(2), e.Store.NewOrderNo(aid)); err != nil {
+		t.Fatalf("reserve with a fresh order number: %v", err)
+	}
+	e.CheckInvariant(aid)
+}
+
+// With an acknowledgement hook the reservation hands it its outbox entry exactly as the
+// stream holds it; without one the script does not return the fields and Reserve still
+// answers in full.
+func TestReserveEntryOnlyForAckHook(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
+	plain, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	if err != nil || plain.OrderNo == "" || plain.Remaining != 9 || plain.ExpireAt <= plain.CreatedAt {
+		t.Fatalf("reserve without hook: %+v, %v", plain, err)
+	}
+	res, err := e.Store.ReserveAs(ctx, aid, 2, 1, reqID(2), e.Store.NewOrderNo(aid))
+	if err != nil || len(res) != 6 {
+		t.Fatalf("script reply without a hook: %v, %v (want 6 values, no entry fields)", res, err)
+	}
+	var got []stock.Entry
+	e.Store.SetAck(func(_ context.Context, en stock.Entry) error {
+		got = append(got, en)
+		return nil
+	})
+	r, err := e.Store.Reserve(ctx, aid, 3, 1, reqID(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("ack hook called %d times, want 1", len(got))
+	}
+	msgs, err := e.Raw.XRange(ctx, e.Keys.Events(aid), got[0].ID, got[0].ID).Result()
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("entry %s in the stream: %v, %v", got[0].ID, msgs, err)
+	}
+	want := map[string]any{}
+	for f, v := range msgs[0].Values {
+		want[f] = fmt.Sprint(v)
+	}
+	if !reflect.DeepEqual(got[0].Values, want) || got[0].Values["ono"] != r.OrderNo || got[0].ActivityID != aid {
+		t.Fatalf("ack entry %+v, stream entry %v, order %s", got[0], want, r.OrderNo)
+	}
+}
+
+// Keys.reserve spells the same keys as the one-key methods every other caller uses.
+func TestReserveKeysAreTheKeys(t *testing.T) {
+	k := stock.Keys{Prefix: "t:"}
+	keys, prefix := k.ReserveKeys(42, 7, "req-00000001", "42-1")
+	want := []string{k.Stock(42), k.Req(42, 7, "req-00000001"), k.Order(42, "42-1"), k.User(42, 7),
+		k.Pending(42), k.Orders(42), k.Events(42)}
+	if !reflect.DeepEqual(keys, want) || prefix != k.Order(42, "") {
+		t.Fatalf("reserve keys %v %q, want %v %q", keys, prefix, want, k.Order(42, ""))
+	}
+}
