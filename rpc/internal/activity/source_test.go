@@ -193,8 +193,8 @@ func TestRedisDownIsNoMiss(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := redis.New("127.0.0.1:1") // nothing listens there
-	loader := *f.loader
-	loader.Store = stock.NewStore(dead, f.env.Keys)
+	loader := &activity.Loader{Store: stock.NewStore(dead, f.env.Keys), Source: f.src,
+		Grace: time.Hour, MissingTTL: 5 * time.Second, Wait: 2 * time.Second}
 	for range 5 {
 		if _, err := loader.Stock(ctx, id); xerr.CodeOf(err) != xerr.Busy || errors.Is(err, stock.ErrNotWarm) {
 			t.Fatalf("Redis down: %v, want BUSY and not a miss", err)
