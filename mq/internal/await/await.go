@@ -125,7 +125,7 @@ func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
 		return true, err
 	}
 	for p, end := range m.ends {
-		if consumed[p] < end {
+		if max(consumed[p], 0) < end { // -1: nothing committed, fine for an empty partition
 			return true, nil
 		}
 	}
