@@ -42,7 +42,13 @@ type Check struct {
 	Consumed func(ctx context.Context, partitions []int) (kafkax.Offsets, error)
 
 	mu    sync.Mutex
-	marks map[string]mark // event_id -> the ends read once its stream had nothing before it
+	marks map[markKey]mark // an event -> the ends read once its stream had nothing before it
+}
+
+// markKey is an event: ids are unique within an activity's stream only.
+type markKey struct {
+	aid int64
+	id  string
 }
 
 type mark struct {
@@ -88,8 +94,9 @@ func New(rds *redis.Redis, keys stock.Keys, progress *kafkax.Progress, handed fu
 // consumed what was on the topic when the outbox was seen so. An error means "cannot
 // tell" (the caller keeps waiting).
 func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
+	key := markKey{ev.ActivityID, ev.EventID}
 	c.mu.Lock()
-	m, ok := c.marks[ev.EventID]
+	m, ok := c.marks[key]
 	c.mu.Unlock()
 	if !ok {
 		first, any, err := c.First(ctx, ev.ActivityID)
@@ -106,14 +113,14 @@ func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
 		m = mark{ends: ends, at: time.Now()}
 		c.mu.Lock()
 		if c.marks == nil {
-			c.marks = map[string]mark{}
+			c.marks = map[markKey]mark{}
 		}
 		for id, old := range c.marks {
 			if time.Since(old.at) > markTTL {
 				delete(c.marks, id)
 			}
 		}
-		c.marks[ev.EventID] = m
+		c.marks[key] = m
 		c.mu.Unlock()
 	}
 	parts := make([]int, 0, len(m.ends))
@@ -130,7 +137,7 @@ func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
 		}
 	}
 	c.mu.Lock()
-	delete(c.marks, ev.EventID)
+	delete(c.marks, key)
 	c.mu.Unlock()
 	return false, nil
 }

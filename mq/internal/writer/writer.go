@@ -77,10 +77,16 @@ type Writer struct {
 	submitMu  sync.Mutex
 	submitted atomic.Int64
 	taken     int64 // requests the flusher has taken from reqs (flusher only)
+	checks    int   // Awaited calls left in this round of the flusher (flusher only)
 }
 
-// awaitEvery is how often a parked event past PoisonAfter asks Awaited again.
-const awaitEvery = time.Second
+// awaitEvery is how often a parked event past PoisonAfter asks Awaited again; at most
+// checksPerRound are asked per round of the flusher (each is a few round trips to Redis
+// and Kafka, made by the flusher), the others wait for a later round.
+const (
+	awaitEvery     = time.Second
+	checksPerRound = 16
+)
 
 type request struct {
 	ev  event.Event
@@ -237,6 +243,7 @@ func (w *Writer) Start() {
 	retryParked := time.NewTicker(200 * time.Millisecond)
 	defer retryParked.Stop()
 	for {
+		w.checks = checksPerRound
 		var batch []*request
 		select {
 		case <-w.ctx.Done():
@@ -344,11 +351,12 @@ func (w *Writer) nothingAwaited(r *request) bool {
 	if r.cleared {
 		return w.taken >= r.clearedAt
 	}
-	if now := time.Now(); now.Before(r.nextCheck) {
+	if now := time.Now(); now.Before(r.nextCheck) || w.checks <= 0 {
 		return false
 	} else {
 		r.nextCheck = now.Add(awaitEvery)
 	}
+	w.checks--
 	ctx, cancel := context.WithTimeout(w.ctx, 5*time.Second)
 	defer cancel()
 	awaited, err := w.Awaited(ctx, r.ev)
