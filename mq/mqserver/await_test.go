@@ -62,7 +62,8 @@ func TestParkedEventAwaitsItsCancelPastPoisonAfter(t *testing.T) {
 	if n := s.Svc.Writer.Stats.DeadLetters.Load(); n != 0 {
 		t.Fatalf("%d dead letters", n)
 	}
-	// C: no unit left and nothing can free one: dead-lettered.
+	// C: no unit left and nothing can free one: dead-lettered. C holds its partition's
+	// commits, so only the position handed to the writer passes it (consumer.Group.Handed).
 	send(t, brokers, []kafkax.Message{orderMsg(t, aid, 3, event.Reserved, 0)})
 	waitFor(t, "C dead-lettered", 30*time.Second, func() bool { return s.Svc.Writer.Stats.DeadLetters.Load() == 1 })
 }

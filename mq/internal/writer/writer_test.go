@@ -458,3 +458,33 @@ func TestWriterDeadLettersOnlyOnceNothingIsAwaited(t *testing.T) {
 		t.Fatalf("dead letters %+v, want one rejected", letters)
 	}
 }
+
+// The flusher asks Awaited at most checksPerRound times a round, and each event at most
+// every awaitEvery: a crowd of parked events cannot stall it on round trips.
+func TestWriterBoundsAwaitedChecksPerRound(t *testing.T) {
+	w := New(testConf(t, nil), nil, &recorder{})
+	var asked int
+	w.Awaited = func(context.Context, event.Event) (bool, error) { asked++; return true, nil }
+	reqs := make([]*request, 3*checksPerRound)
+	for i := range reqs {
+		reqs[i] = &request{ev: orderEvent(event.Reserved, fmt.Sprint(i), 1)}
+	}
+	round := func() {
+		w.checks = checksPerRound
+		for _, r := range reqs {
+			if w.nothingAwaited(r) {
+				t.Fatal("dead-lettered while awaited")
+			}
+		}
+	}
+	for n := 1; n <= 3; n++ {
+		round()
+		if asked != n*checksPerRound {
+			t.Fatalf("round %d: %d checks, want %d", n, asked, n*checksPerRound)
+		}
+	}
+	round() // every event was asked within awaitEvery
+	if asked != 3*checksPerRound {
+		t.Fatalf("%d checks, want %d: an event was asked twice within %v", asked, 3*checksPerRound, awaitEvery)
+	}
+}
