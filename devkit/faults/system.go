@@ -301,6 +301,7 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	common(&w.ServiceConf)
 	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
 	w.Mysql.DataSource = mysqlDSN
+	w.Outbox.Redis, w.Outbox.KeyPrefix = inv.StockRedis, inv.KeyPrefix
 	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.rpcAddr}, discov.EtcdConf{}
 
 	g, err := apiserver.LoadConfig(filepath.Join(etcDir, "seckill-api.yaml"))

@@ -56,6 +56,7 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	w.Consumer.Brokers = s.KafkaBrokers
 	w.DeadLetter.Brokers = s.KafkaBrokers
 	w.Mysql.DataSource = s.MySQLDSN
+	w.Outbox.Redis, w.Outbox.KeyPrefix = inv.StockRedis, inv.KeyPrefix
 	// The jobs (expiry, reconciliation, scheduled warm-up) call the inventory rpc.
 	w.Inventory.Endpoints, w.Inventory.Etcd = []string{s.RPCAddr}, discov.EtcdConf{}
 

@@ -148,6 +148,8 @@ func TestBuildConfigs(t *testing.T) {
 		{"inventory devserver", c.Inventory.DevServer.Enabled, false},
 		{"writer brokers", c.Writer.Consumer.Brokers[0], "127.0.0.1:4"},
 		{"writer mysql", c.Writer.Mysql.DataSource, sys.MySQLDSN},
+		{"writer outbox redis", c.Writer.Outbox.Redis.Host, sys.RedisAddr},
+		{"writer outbox prefix", c.Writer.Outbox.KeyPrefix, "p:"},
 		{"writer jobs rpc", c.Writer.Inventory.Endpoints[0], sys.RPCAddr},
 		{"gateway port", c.Gateway.Port, 5},
 		{"gateway metrics", c.Gateway.DevServer.Port, 6},

@@ -8,10 +8,13 @@ import (
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/queue"
 	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/mq/internal/await"
 	"github.com/seckill/seckill/mq/internal/config"
 	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/svc"
@@ -67,9 +70,19 @@ func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server,
 	if err != nil {
 		return nil, err
 	}
+	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
+	if c.Outbox.Redis.Host != "" {
+		// A rejected event is not dead-lettered while what it may wait for can still arrive.
+		rc := c.Outbox.Redis
+		rc.NonBlock = true // the writer starts without Redis; parked events then stay parked
+		rds, err := redis.NewRedis(rc)
+		if err != nil {
+			return nil, err
+		}
+		ctx.Writer.Awaited = await.New(rds, stock.Keys{Prefix: c.Outbox.KeyPrefix}, progress, q.Handed).Awaited
+	}
 	group := service.NewServiceGroup()
 	group.Add(&pipeline{consumer: q, svc: ctx})
-	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
 	group.Add(depwatch.New(c.Probe, "mq",
 		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
 			db, err := ctx.DB.RawDB()

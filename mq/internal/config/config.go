@@ -4,6 +4,7 @@ package config
 import (
 	"github.com/zeromicro/go-queue/kq"
 	"github.com/zeromicro/go-zero/core/service"
+	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/internal/depwatch"
@@ -24,6 +25,14 @@ type Config struct {
 		DataSource string // needs parseTime=true
 	}
 	Writer writer.Conf
+	// Outbox is the inventory's Redis (its StockRedis and KeyPrefix): a rejected event
+	// past Writer.PoisonAfter is dead-lettered only once its activity's outbox stream holds
+	// no older change and the group has consumed what was on the topic then
+	// (mq/internal/await). Without Redis.Host it is dead-lettered after PoisonAfter alone.
+	Outbox struct {
+		Redis     redis.RedisConf `json:",optional"`
+		KeyPrefix string          `json:",optional"`
+	} `json:",optional"`
 	// DeadLetter is where events the writer cannot apply go (Brokers: the Consumer's when
 	// empty). Topic is required: the name is spelled in the config files and, in Go, only
 	// as event.DeadLetterTopic.

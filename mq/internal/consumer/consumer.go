@@ -45,6 +45,34 @@ type Group struct {
 	members []*member
 	mu      sync.Mutex // Start's adding to wg against Stop's Wait
 	wg      sync.WaitGroup
+	handed  *positions
+}
+
+// positions are, per partition, the offset after the last message handed to the handler
+// by any member of this process (its Submit returned).
+type positions struct {
+	mu  sync.Mutex
+	pos map[int]int64
+}
+
+func (p *positions) note(partition int, offset int64) {
+	p.mu.Lock()
+	p.pos[partition] = max(p.pos[partition], offset+1)
+	p.mu.Unlock()
+}
+
+// Handed returns, for each partition a member of this process has consumed, the offset
+// after the last message it handed to the handler: every message before it (that this
+// process fetched) is in the handler's hands, even where a parked one holds the
+// partition's commits. Partitions it never consumed are absent.
+func (g *Group) Handed() map[int]int64 {
+	g.handed.mu.Lock()
+	defer g.handed.mu.Unlock()
+	out := make(map[int]int64, len(g.handed.pos))
+	for p, o := range g.handed.pos {
+		out[p] = o
+	}
+	return out
 }
 
 // New builds the members from kq's config (Brokers, Group, Topic, Offset, Conns,
@@ -58,14 +86,14 @@ func New(kc kq.KqConf, c Conf, h Handler) (*Group, error) {
 		start = kafka.LastOffset
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &Group{kc: kc, c: c, h: h, ctx: ctx, cancel: cancel}
+	g := &Group{kc: kc, c: c, h: h, ctx: ctx, cancel: cancel, handed: &positions{pos: map[int]int64{}}}
 	for range kc.Conns {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: kc.Brokers, GroupID: kc.Group, Topic: kc.Topic,
 			StartOffset: start, MinBytes: kc.MinBytes, MaxBytes: kc.MaxBytes, MaxWait: c.MaxWait,
 			CommitInterval: 0, // synchronous commits: CommitMessages returns once Kafka has it
 		})
 		g.members = append(g.members, &member{r: r, h: h, slots: make(chan struct{}, c.MaxInFlight),
-			parts: map[int]chan *entry{}})
+			parts: map[int]chan *entry{}, handed: g.handed})
 	}
 	return g, nil
 }
@@ -99,6 +127,8 @@ type member struct {
 	slots chan struct{} // in-flight bound
 	parts map[int]chan *entry
 	cwg   sync.WaitGroup
+	// handed is the group's positions, noted after each Submit returns.
+	handed *positions
 }
 
 type entry struct {
@@ -141,6 +171,7 @@ func (m *member) run(ctx context.Context) {
 			e.done <- err
 			<-m.slots
 		})
+		m.handed.note(msg.Partition, msg.Offset)
 	}
 }
 

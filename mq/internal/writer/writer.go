@@ -31,8 +31,9 @@ type Conf struct {
 	// MaxBatch is the most events in one transaction; 1 is one transaction per event.
 	MaxBatch int `json:",default=1000,range=[1:10000]"`
 	// PoisonAfter: an event MySQL keeps rejecting as invalid (an UNSIGNED underflow) is
-	// retried this long, in case the events that precede it are still on their way (they
-	// may be in another partition), then dead-lettered.
+	// retried at least this long, in case the events that precede it are still on their
+	// way (they may be in another partition), then dead-lettered once the writer's Awaited
+	// check (when set) says no event it may wait for can still arrive.
 	PoisonAfter time.Duration `json:",default=30s"`
 	// RetryMax caps the backoff between retries of a transient failure (MySQL down).
 	RetryMax time.Duration `json:",default=5s"`
@@ -59,12 +60,33 @@ type Writer struct {
 	reqs   chan *request
 	Stats  Stats
 
+	// Awaited, when set (before Start), tells whether an event that ev may be waiting for
+	// can still arrive (see Submit): a rejected event older than PoisonAfter is
+	// dead-lettered only once it answers false, never while it answers true or fails.
+	// Nil: dead-lettered after PoisonAfter.
+	Awaited func(ctx context.Context, ev event.Event) (bool, error)
+
 	ctx     context.Context
 	cancel  context.CancelFunc
 	stopped chan struct{}
 	once    sync.Once
 	started atomic.Bool
+
+	// submitMu makes submitted the number of requests in reqs' order: the first submitted
+	// requests queued are exactly those counted.
+	submitMu  sync.Mutex
+	submitted atomic.Int64
+	taken     int64 // requests the flusher has taken from reqs (flusher only)
+	checks    int   // Awaited calls left in this round of the flusher (flusher only)
 }
+
+// awaitEvery is how often a parked event past PoisonAfter asks Awaited again; at most
+// checksPerRound are asked per round of the flusher (each is a few round trips to Redis
+// and Kafka, made by the flusher), the others wait for a later round.
+const (
+	awaitEvery     = time.Second
+	checksPerRound = 16
+)
 
 type request struct {
 	ev  event.Event
@@ -73,6 +95,13 @@ type request struct {
 	done func(error)
 
 	poisonSince time.Time
+	nextCheck   time.Time // next time Awaited may be asked
+	// cleared: Awaited answered false once; clearedAt is how many requests had been
+	// submitted then. The event is dead-lettered when it is rejected again after the
+	// flusher has tried all of those (one of them may be the event it waited for, handed
+	// over but not yet tried when Awaited looked).
+	cleared   bool
+	clearedAt int64
 }
 
 // poisonError is an event MySQL rejects however often it is tried.
@@ -146,9 +175,13 @@ func (w *Writer) Submit(key, value string, done func(error)) {
 		}
 		done(err)
 	}
+	w.submitMu.Lock()
 	select {
 	case w.reqs <- r:
+		w.submitted.Add(1)
+		w.submitMu.Unlock()
 	case <-w.stopped:
+		w.submitMu.Unlock()
 		done(ErrStopped)
 	}
 }
@@ -210,11 +243,13 @@ func (w *Writer) Start() {
 	retryParked := time.NewTicker(200 * time.Millisecond)
 	defer retryParked.Stop()
 	for {
+		w.checks = checksPerRound
 		var batch []*request
 		select {
 		case <-w.ctx.Done():
 			return
 		case r := <-w.reqs:
+			w.taken++
 			batch = append(batch, r)
 		case <-retryParked.C:
 		}
@@ -222,6 +257,7 @@ func (w *Writer) Start() {
 		for len(batch) < w.c.MaxBatch {
 			select {
 			case r := <-w.reqs:
+				w.taken++
 				batch = append(batch, r)
 			default:
 				break drain
@@ -260,7 +296,8 @@ func (w *Writer) Stop() {
 }
 
 // flush applies batch in one transaction and answers every request in it, except those
-// MySQL rejects for less than PoisonAfter: those are returned, parked, to be tried again.
+// MySQL rejects for less than PoisonAfter, or that may still be waiting for an event
+// (nothingAwaited): those are returned, parked, to be tried again.
 func (w *Writer) flush(batch []*request) (parked []*request) {
 	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, w.c.RetryMax) {
 		began := time.Now()
@@ -284,7 +321,7 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 			if r.poisonSince.IsZero() {
 				r.poisonSince = time.Now()
 			}
-			if time.Since(r.poisonSince) < w.c.PoisonAfter {
+			if time.Since(r.poisonSince) < w.c.PoisonAfter || !w.nothingAwaited(r) {
 				return batch
 			}
 			r.done(&poisonError{reason: err.Error()})
@@ -300,6 +337,43 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 			return nil
 		}
 	}
+}
+
+// nothingAwaited reports whether r, rejected past PoisonAfter, may be dead-lettered: no
+// event it may wait for can still arrive (Awaited answered false), and r was rejected
+// again in a later round, after the flusher had tried every request submitted when Awaited
+// answered (a parked retry runs after the flusher has tried every request it has taken). Awaited is asked at most every
+// awaitEvery; while it answers true or fails, r stays parked.
+func (w *Writer) nothingAwaited(r *request) bool {
+	if w.Awaited == nil {
+		return true
+	}
+	if r.cleared {
+		return w.taken >= r.clearedAt
+	}
+	if now := time.Now(); now.Before(r.nextCheck) || w.checks <= 0 {
+		return false
+	} else {
+		r.nextCheck = now.Add(awaitEvery)
+	}
+	w.checks--
+	ctx, cancel := context.WithTimeout(w.ctx, 5*time.Second)
+	defer cancel()
+	awaited, err := w.Awaited(ctx, r.ev)
+	if err != nil {
+		if w.ctx.Err() == nil {
+			logx.Errorf("writer: event %s parked past %v: cannot tell whether what it waits for can still arrive, it stays parked: %v",
+				r.ev.EventID, w.c.PoisonAfter, err)
+		}
+		return false
+	}
+	if awaited {
+		return false
+	}
+	// Read after Awaited: whatever it saw handed to this writer was submitted by now. r is
+	// tried once more, in a later round, before it is dead-lettered.
+	r.cleared, r.clearedAt = true, w.submitted.Load()
+	return false
 }
 
 // outcome counts what a transaction did.
