@@ -197,6 +197,56 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	}
 }
 
+// booked is one reservation an instance made: the book and the call's interval.
+type booked struct {
+	mysql        bool
+	began, ended time.Time
+}
+
+// saleLog records the reservations of one activity on every instance it hooks.
+type saleLog struct {
+	aid   int64
+	mu    sync.Mutex
+	sales []booked
+}
+
+// all returns what was recorded so far.
+func (l *saleLog) all() []booked {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]booked(nil), l.sales...)
+}
+
+func (l *saleLog) hook(a int64, mysql bool, began, ended time.Time) {
+	if a == l.aid {
+		l.mu.Lock()
+		l.sales = append(l.sales, booked{mysql, began, ended})
+		l.mu.Unlock()
+	}
+}
+
+// secondInstance starts instance B of the pipeline's inventory service with conf, its
+// Redis reached through a proxy the test can cut, and hooks both instances' reservations
+// of aid into one log.
+func secondInstance(t *testing.T, p *pipelinetest.Pipeline, aid int64, conf func(*rpcserver.Config)) (inventoryclient.Inventory, *devenv.Proxy, *saleLog) {
+	t.Helper()
+	proxy, err := devenv.StartProxy(p.Redis.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	cb := rpctest.Config(t, p.Keys, p.DB.DSN)
+	cb.StockRedis.Host = proxy.Addr
+	cb.Relay = p.RPC.Relay
+	cb.Reconcile = p.RPC.Reconcile
+	cb.Stock = p.RPC.Stock
+	conf(&cb)
+	invB, srvB := rpctest.Start(t, cb)
+	log := &saleLog{aid: aid}
+	p.Server.Svc.Degrade.OnReserve, srvB.Svc.Degrade.OnReserve = log.hook, log.hook
+	return invB, proxy, log
+}
+
 // TestDegradeFenceTwoInstances: instance A sees Redis, instance B reaches it through a
 // cut proxy. Buyers on both: B's Redis failures switch the activity to MySQL; A stops
 // selling from Redis within its lease; the fence never lets the two books sell in the
@@ -209,33 +259,7 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 	now := time.Now()
 	aid := p.Activity(total, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
 
-	proxy, err := devenv.StartProxy(p.Redis.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
-	cb := rpctest.Config(t, p.Keys, p.DB.DSN)
-	cb.StockRedis.Host = proxy.Addr
-	cb.Relay = p.RPC.Relay
-	cb.Reconcile = p.RPC.Reconcile
-	cb.Stock = p.RPC.Stock
-	degradeOn(&cb)
-	invB, srvB := rpctest.Start(t, cb)
-
-	type sale struct {
-		mysql        bool
-		began, ended time.Time
-	}
-	var mu sync.Mutex
-	var sales []sale
-	hook := func(a int64, mysql bool, began, ended time.Time) {
-		if a == aid {
-			mu.Lock()
-			sales = append(sales, sale{mysql, began, ended})
-			mu.Unlock()
-		}
-	}
-	p.Server.Svc.Degrade.OnReserve, srvB.Svc.Degrade.OnReserve = hook, hook
+	invB, proxy, log := secondInstance(t, p, aid, degradeOn)
 
 	proxy.Cut()
 	var wg sync.WaitGroup
@@ -256,8 +280,7 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	sales := log.all()
 	var byRedis, byMySQL int
 	for _, s := range sales {
 		if s.mysql {
@@ -352,33 +375,7 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	now := time.Now()
 	aid := p.Activity(1_000_000, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
 
-	proxy, err := devenv.StartProxy(p.Redis.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
-	cb := rpctest.Config(t, p.Keys, p.DB.DSN)
-	cb.StockRedis.Host = proxy.Addr
-	cb.Relay = p.RPC.Relay
-	cb.Reconcile = p.RPC.Reconcile
-	cb.Stock = p.RPC.Stock
-	conf(&cb)
-	invB, srvB := rpctest.Start(t, cb)
-
-	type sale struct {
-		mysql        bool
-		began, ended time.Time
-	}
-	var mu sync.Mutex
-	var sales []sale
-	hook := func(a int64, mysql bool, began, ended time.Time) {
-		if a == aid {
-			mu.Lock()
-			sales = append(sales, sale{mysql, began, ended})
-			mu.Unlock()
-		}
-	}
-	p.Server.Svc.Degrade.OnReserve, srvB.Svc.Degrade.OnReserve = hook, hook
+	invB, proxy, log := secondInstance(t, p, aid, conf)
 
 	var next atomic.Int64
 	next.Store(1000)
@@ -459,9 +456,8 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	}
 	wg.Wait()
 
-	mu.Lock()
-	defer mu.Unlock()
-	var lastRedis, firstMySQL sale
+	sales := log.all()
+	var lastRedis, firstMySQL booked
 	var redisAfterSwitch, byMySQL int
 	for _, s := range sales {
 		switch {
