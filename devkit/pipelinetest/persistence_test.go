@@ -125,14 +125,11 @@ func TestPersistenceLossOnKill(t *testing.T) {
 	}
 }
 
-// code mirrors the gateway's classification (api/internal/reply.Classify): a status by
-// its code word, an untyped dependency failure (the client breaker open) as BUSY.
+// code is the gateway's classification of a zRPC error (xerr.FromStatus: a status by its
+// code word, a call that got no answer, the client breaker open included, as BUSY).
 func code(err error) xerr.Code {
 	if err == nil {
 		return ""
-	}
-	if xerr.IsDependencyFailure(err) {
-		return xerr.Busy
 	}
 	return xerr.FromStatus(err).Code
 }

@@ -49,20 +49,20 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 	}
 	if err := a.events.Send(ctx, it.msg); err != nil {
 		// BUSY without a cause: Kafka, not Redis, failed (degrade mode must not switch).
-		metricAcks.WithLabelValues("kafka_failed").Inc()
+		acksKafkaFailed.Inc()
 		return xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err)
 	}
 	epoch, err := a.store.Epoch(ctx, e.ActivityID)
 	switch {
 	case errors.Is(err, stock.ErrNotWarm) || err == nil && epoch != e.Epoch:
-		metricAcks.WithLabelValues("book_replaced").Inc()
+		acksBookReplaced.Inc()
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
 			e.ActivityID, e.Epoch, epoch, err, e.ID)
 		return xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", e.ActivityID)
 	case err != nil:
-		metricAcks.WithLabelValues("check_failed").Inc()
+		acksCheckFailed.Inc()
 		return err // Redis failing: a dependency failure (degrade mode may switch)
 	}
-	metricAcks.WithLabelValues("acknowledged").Inc()
+	acksAcknowledged.Inc()
 	return nil
 }

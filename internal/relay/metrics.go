@@ -46,7 +46,14 @@ func init() {
 	for _, l := range []string{"read", "produce", "ack", "claim", "refresh"} {
 		metricErrors.WithLabelValues(l)
 	}
-	for _, l := range []string{"acknowledged", "kafka_failed", "book_replaced", "check_failed"} {
-		metricAcks.WithLabelValues(l)
-	}
+
 }
+
+// The acker's outcomes, bound once (one per acknowledged change: no label lookup on the
+// hot path); they exist at 0 from the start.
+var (
+	acksAcknowledged = metricAcks.WithLabelValues("acknowledged")
+	acksKafkaFailed  = metricAcks.WithLabelValues("kafka_failed")
+	acksBookReplaced = metricAcks.WithLabelValues("book_replaced")
+	acksCheckFailed  = metricAcks.WithLabelValues("check_failed")
+)

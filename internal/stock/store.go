@@ -125,7 +125,7 @@ func entryAt(aid int64, res []any, i int) (Entry, error) {
 	}
 	e := Entry{ActivityID: aid, ID: toString(res, i), Values: make(map[string]any, len(fields)/2)}
 	for j := 0; j < len(fields); j += 2 {
-		e.Values[fmt.Sprint(fields[j])] = fmt.Sprint(fields[j+1])
+		e.Values[toString(fields, j)] = toString(fields, j+1)
 	}
 	e.Epoch, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldEpoch]), 10, 64)
 	return e, nil
@@ -642,6 +642,12 @@ func toInt(res []any, i int) int64 {
 func toString(res []any, i int) string {
 	if i >= len(res) {
 		return ""
+	}
+	switch v := res[i].(type) {
+	case string: // every field a script returns, but for integers
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
 	}
 	return fmt.Sprint(res[i])
 }
