@@ -25,7 +25,7 @@ func StartEtcd(ctx context.Context) (*Proc, error) {
 		if err != nil {
 			return nil, err
 		}
-		dir, err := os.MkdirTemp("", "seckill-etcd-")
+		dir, err := privateDir("etcd")
 		if err != nil {
 			return nil, err
 		}

@@ -43,7 +43,7 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 	isMySQL := isOracleMySQL(ctx, server)
 	var proc *Proc
 	proc, err = startOnFreePort(ctx, func(ctx context.Context, port int) (*Proc, error) {
-		dir, err := os.MkdirTemp("", "seckill-mariadb-")
+		dir, err := privateDir("mariadb")
 		if err != nil {
 			return nil, err
 		}

@@ -159,25 +159,48 @@ func Loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.It
 // stalePrefix names the temporary directories of every private server started here.
 const stalePrefix = "seckill-"
 
-// SweepStale removes the directories of private servers whose process is gone: a test
+// privateDir makes a private server's data directory, recording this process as its
+// owner: SweepStale judges a directory by its owner, so a server a test stopped on
+// purpose (to restart it on the same directory) is not swept by another test binary.
+func privateDir(kind string) (string, error) {
+	dir, err := os.MkdirTemp("", stalePrefix+kind+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		_ = os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// SweepStale removes the directories of private servers whose owner is gone: a test
 // binary or launcher that was killed leaves its servers' data behind (the kernel stops the
-// servers themselves, see sysProcAttr). A directory is stale when its pid file names a
-// process that no longer exists; one without a pid file is left alone.
+// servers themselves, see sysProcAttr). A directory is stale when its owner file names a
+// process that no longer exists (or, without one, its server's pid file does); one with
+// neither is left alone.
 func SweepStale() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), stalePrefix+"*"))
 	for _, dir := range dirs {
-		b, err := os.ReadFile(filepath.Join(dir, "pid"))
-		if err != nil {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 {
-			continue
+		pid, ok := readPid(filepath.Join(dir, "owner"))
+		if !ok {
+			if pid, ok = readPid(filepath.Join(dir, "pid")); !ok {
+				continue
+			}
 		}
 		if !processAlive(pid) {
 			_ = os.RemoveAll(dir)
 		}
 	}
+}
+
+func readPid(file string) (int, bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil && pid > 0
 }
 
 // ChildProcAttr is what every private server gets (its own process group; on Linux, a

@@ -68,7 +68,7 @@ func startRedis(ctx context.Context, name string, extra func(dir string) []strin
 		return nil, notInstalled(RedisPackage, "not found in PATH or sbin")
 	}
 	return startOnFreePort(ctx, func(ctx context.Context, port int) (*Proc, error) {
-		dir, err := os.MkdirTemp("", "seckill-"+name+"-")
+		dir, err := privateDir(name)
 		if err != nil {
 			return nil, err
 		}
