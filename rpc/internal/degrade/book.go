@@ -21,6 +21,7 @@ package degrade
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
+	"github.com/zeromicro/go-zero/core/syncx"
 
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -99,9 +101,11 @@ type Book struct {
 	// ACTIVITY_NOT_FOUND without MySQL, so random ids stop before MySQL here too.
 	Known func(ctx context.Context, aid int64) bool
 
-	mu    sync.Mutex
-	views map[int64]*view
-	sems  map[int64]chan struct{}
+	readsOnce sync.Once
+	reads     syncx.SingleFlight // set by flight
+	mu        sync.Mutex
+	views     map[int64]*view
+	sems      map[int64]chan struct{}
 	// life guards stop, done and stopped: go-zero's service group may call Stop while
 	// Start is still running (a service that failed to start), or before it.
 	life    sync.Mutex
@@ -174,9 +178,37 @@ func (b *Book) view(ctx context.Context, aid int64) (view, error) {
 		b.mu.Unlock()
 		return out, nil
 	}
+	seen := v != nil
 	b.mu.Unlock()
+	// One read per activity at a time: the callers that find the view stale together
+	// share it (its readAt is when it began, so their leases are no longer than their
+	// own read's would be). Otherwise every call re-reads while a read is slower than L
+	// (Redis cut under the Bloom check, a loaded MySQL), and the reads, not the book,
+	// bound what the instance serves.
+	got, err := b.flight().Do(strconv.FormatInt(aid, 10), func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
+		defer cancel()
+		return b.read(rctx, aid, seen)
+	})
+	if err != nil {
+		return view{}, err
+	}
+	return got.(view), nil
+}
+
+func (b *Book) flight() syncx.SingleFlight {
+	b.readsOnce.Do(func() { b.reads = syncx.NewSingleFlight() })
+	return b.reads
+}
+
+// readTimeout bounds a shared mode read (it outlives the call that started it).
+const readTimeout = 3 * time.Second
+
+// read reads the activity's mode from MySQL. Known (the Bloom filter) is asked only for
+// an activity this instance has not seen: one whose mode it has read exists.
+func (b *Book) read(ctx context.Context, aid int64, seen bool) (view, error) {
 	readAt := time.Now()
-	if b.Known != nil && !b.Known(ctx, aid) {
+	if !seen && b.Known != nil && !b.Known(ctx, aid) {
 		return view{mode: model.ModeRedis, readAt: readAt}, nil // no such activity; not cached
 	}
 	mode, err := b.Inventory.FindMode(ctx, aid)
