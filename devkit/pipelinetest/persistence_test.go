@@ -2,7 +2,11 @@ package pipelinetest_test
 
 import (
 	"fmt"
+	red "github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/rpc/rpcserver"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -214,5 +218,41 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 	}); err != nil {
 		t.Logf("direct: %v", p.Store.Confirm(ctx, r.OrderNo, 1))
 		t.Fatalf("pay after Redis came back: %v", err)
+	}
+}
+
+// TestScriptsReloadedAfterTheCacheIsLost: a Redis back from a restart or a failover has
+// no script cache; the inventory service's Redis probe loads every script again, so a
+// script call never depends on its NOSCRIPT fallback passing an open breaker.
+func TestScriptsReloadedAfterTheCacheIsLost(t *testing.T) {
+	p := pipelinetest.Start(t, pipelinetest.Options{Inventory: func(c *rpcserver.Config) {
+		c.Probe.Interval = 200 * time.Millisecond
+	}})
+	c := red.NewClient(&red.Options{Addr: p.Redis.Addr})
+	defer c.Close()
+	cached := func() int {
+		info, err := c.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "number_of_cached_scripts:"); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+		t.Fatal("INFO memory has no number_of_cached_scripts")
+		return 0
+	}
+	const scripts = 7 // warmup, reserve, confirm, release, expire_due, adjust, restore
+	if err := c.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := cached(); n < scripts; n = cached() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d scripts cached 10 s after the cache was flushed, want %d", n, scripts)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -100,6 +100,14 @@ func New(c Config) (*Server, error) {
 			if !ctx.Redis.PingCtx(pctx) {
 				return errors.New("redis ping failed")
 			}
+			// A Redis back from a restart or a failover has no script cache. A script call
+			// then needs its NOSCRIPT fallback (EVAL) to pass go-zero's breaker right after
+			// the failed EVALSHA, which an open breaker mostly drops: the cache would
+			// refill only by luck, and every failed try keeps the breaker open. So the probe
+			// loads every script again (idempotent, one SCRIPT LOAD each).
+			if err := ctx.Store.LoadScripts(pctx); err != nil {
+				logx.Errorf("rpc: redis answers, reloading the scripts failed (next probe retries): %v", err)
+			}
 			return nil
 		}},
 		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
