@@ -18,9 +18,12 @@ import (
 // once in Kafka"). The instance that made the change produces the entry itself, through
 // the relay's producer (acks=all; kafka-go batches concurrent calls), and then checks
 // that the book that made it still sells: the activity's stock hash holds the epoch the
-// script saw (a flush or a rebuild since would have replaced it). Only then is the
-// change acknowledged. The entry stays in the outbox and the relay delivers it again:
-// at least once, the writer is idempotent.
+// script saw (a flush or a rebuild since would have replaced it), and in the same step
+// deletes the entry from the outbox. Only then is the change acknowledged. The relay
+// waits Conf.AckWait before it produces a young entry, and skips what an Acker deleted
+// meanwhile: each acknowledged entry is produced once, but for an Acker slower than
+// that (at least once: the writer is idempotent). An entry whose Acker failed stays in
+// the outbox for the relay.
 //
 // Failing a step answers BUSY ("retry with the same request_id"): the change is
 // made in Redis, so a retry replays it (or, after a rebuild without it, makes it anew);
@@ -52,9 +55,11 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 		acksKafkaFailed.Inc()
 		return xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err)
 	}
-	epoch, err := a.store.Epoch(ctx, e.ActivityID)
+	// The check and the outbox entry's deletion are one script: the relay does not
+	// produce again what is in Kafka already.
+	same, epoch, err := a.store.Acked(ctx, e)
 	switch {
-	case errors.Is(err, stock.ErrNotWarm) || err == nil && epoch != e.Epoch:
+	case errors.Is(err, stock.ErrNotWarm) || err == nil && !same:
 		acksBookReplaced.Inc()
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
 			e.ActivityID, e.Epoch, epoch, err, e.ID)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
@@ -79,12 +80,19 @@ func (e *env) outbox() map[string]event.Event {
 func busy(err error) bool { return xerr.CodeOf(err) == xerr.Busy }
 
 // Every change a caller is answered for is in Kafka, as the relay would produce it from
-// the outbox, before the answer; a repeat that changes nothing produces nothing.
+// the outbox, before the answer, and then no longer in the outbox (the relay need not
+// produce it again); a repeat that changes nothing produces nothing.
 func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
 	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
 	ctx := context.Background()
+	outbox := map[string]event.Event{} // every entry the outbox held while one was sent
+	k.during = func() {
+		for id, ev := range e.outbox() {
+			outbox[id] = ev
+		}
+	}
 	r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
 	if err != nil {
 		t.Fatal(err)
@@ -108,9 +116,9 @@ func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 	if _, err := e.store.Reserve(ctx, aid, 1, 1, "request-a"); err != nil { // a replay
 		t.Fatal(err)
 	}
-	got, outbox := k.got(), e.outbox()
-	if len(got) != 5 || len(outbox) != 5 {
-		t.Fatalf("%d events in Kafka, %d in the outbox; want 5 and 5 (reserve, pay, reserve, cancel, adjust)", len(got), len(outbox))
+	got, left := k.got(), e.outbox()
+	if len(got) != 5 || len(outbox) != 5 || len(left) != 0 {
+		t.Fatalf("%d events in Kafka, %d were in the outbox, %d are left; want 5, 5 and 0 (reserve, pay, reserve, cancel, adjust)", len(got), len(outbox), len(left))
 	}
 	for i, typ := range []event.Type{event.Reserved, event.Paid, event.Reserved, event.Cancelled, event.Adjusted} {
 		if got[i].Type != typ || got[i] != outbox[got[i].EventID] {
@@ -205,3 +213,63 @@ func TestAckerConcurrentBuyers(t *testing.T) {
 }
 
 var _ stock.Ack = (&relay.Acker{}).Ack
+
+// With the Acker producing through the relay's producer, each acknowledged change reaches
+// the topic once: the relay skips what an Acker produced and deleted. A change whose
+// Acker failed (answered BUSY) is still delivered, by the relay.
+func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
+	e := newEnv(t)
+	topic := collect(t, e.brokers, event.Topic)
+	ctx := context.Background()
+	e.store.SetAck(relay.NewAcker(&kafka{fail: true}, e.store).Ack)
+	if res, err := e.store.Reserve(ctx, aid, 999, 1, "request-failed"); !busy(err) {
+		t.Fatalf("reserve with the Acker's Kafka down: %+v %v, want BUSY", res, err)
+	}
+	var unacked string // the BUSY reservation's entry: in the outbox, for the relay
+	for _, ev := range e.outbox() {
+		unacked = ev.OrderNo
+	}
+	if unacked == "" {
+		t.Fatal("the BUSY reservation's entry is not in the outbox")
+	}
+	c := e.conf()
+	c.AckWait = time.Second // an Acker slower than that may be produced twice (allowed); not here
+	r := e.newRelay(c)
+	e.start(r)
+	want := expected([]string{unacked}, event.Reserved)
+	waitFor(t, "the relay delivering the BUSY reservation", func() bool { return len(missing(want, topic.events(t))) == 0 })
+
+	e.store.SetAck(r.Acker().Ack) // the relay is running, reading the outbox as it fills
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				uid := int64(g*100 + i + 1)
+				res, err := e.store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("request-%d", uid))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				want[res.OrderNo+"/"+string(event.Reserved)] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, "every reservation on Kafka", func() bool { return len(missing(want, topic.events(t))) == 0 })
+	waitFor(t, "an empty outbox, nothing pending", func() bool {
+		p, err := e.raw.XPending(ctx, e.store.Keys().Events(aid), relay.Group).Result()
+		return e.outboxLen() == 0 && err == nil && p.Count == 0
+	})
+	got := topic.events(t)
+	if len(got) != len(want) || len(want) != 201 {
+		t.Fatalf("%d distinct events on Kafka, want %d (201)", len(got), len(want))
+	}
+	for k, n := range got {
+		if !want[k] || n != 1 {
+			t.Fatalf("event %s on Kafka %d times (expected: %v), want once", k, n, want[k])
+		}
+	}
+}

@@ -21,6 +21,10 @@ var (
 		Namespace: "seckill", Subsystem: "relay", Name: "events_total",
 		Help: "Outbox entries Kafka acknowledged (acks=all) and the relay removed.",
 	})
+	metricProducedByAcker = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "relay", Name: "acker_produced_total",
+		Help: "Outbox entries the relay did not produce because the inventory service's Acker had produced them (Acknowledge kafka).",
+	})
 	metricReclaimed = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "reclaimed_total",
 		Help: "Outbox entries taken over from a relay that stopped (XAUTOCLAIM).",

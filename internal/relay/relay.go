@@ -58,6 +58,12 @@ type Conf struct {
 	// lost with Redis's memory; "redis" once Redis holds it and its outbox entry (faster;
 	// what Redis loses before the relay moved it is lost: DESIGN.md, "Failure stance").
 	Acknowledge string `json:",default=kafka,options=kafka|redis"`
+	// AckWait (Acknowledge kafka): the relay produces an entry only once it is this old,
+	// and skips the entries the inventory service's Acker produced and deleted meanwhile,
+	// so an acknowledged change reaches Kafka once, not twice. An Acker slower than that
+	// has its entry produced twice (the writer is idempotent); it adds at most this much
+	// to the delivery of an entry nobody acknowledged (an Acker that failed).
+	AckWait time.Duration `json:",default=100ms"`
 }
 
 // AckAfterKafka reports whether changes are answered only once their event is in Kafka.
@@ -277,9 +283,63 @@ func (r *worker) relayNew(ctx context.Context, aid int64, block time.Duration) (
 	}
 	n := 0
 	for _, s := range streams {
-		n += r.deliver(ctx, key, s.Messages)
+		msgs := s.Messages
+		if r.c.AckAfterKafka() && r.c.AckWait > 0 {
+			msgs = r.unacknowledged(ctx, key, msgs)
+		}
+		n += r.deliver(ctx, key, msgs)
 	}
 	return n, nil
+}
+
+// unacknowledged waits until the youngest of msgs is AckWait old, then returns those the
+// outbox still holds: the others an Acker produced and deleted, and they are acknowledged
+// in the group here without producing them again. On a failed read it returns msgs (at
+// least once); when the relay stops meanwhile, none (they stay pending, reclaimed later).
+func (r *worker) unacknowledged(ctx context.Context, key string, msgs []red.XMessage) []red.XMessage {
+	if len(msgs) == 0 {
+		return msgs
+	}
+	if wait := time.Until(entryTime(msgs[len(msgs)-1].ID).Add(r.c.AckWait)); wait > 0 {
+		sleepCtx(ctx, min(wait, r.c.AckWait)) // a Redis clock ahead of ours waits no longer
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	left, err := r.node.XRangeN(ctx, key, msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs))).Result()
+	if err != nil {
+		metricErrors.WithLabelValues("read").Inc()
+		logx.Errorf("relay: activity %d: reading which entries an Acker produced: %v", r.aid, err)
+		return msgs
+	}
+	held := make(map[string]bool, len(left))
+	for _, m := range left {
+		held[m.ID] = true
+	}
+	var gone []string
+	out := msgs[:0]
+	for _, m := range msgs {
+		if held[m.ID] {
+			out = append(out, m)
+		} else {
+			gone = append(gone, m.ID)
+		}
+	}
+	if len(gone) > 0 && r.ackDelete(ctx, key, gone) {
+		metricProducedByAcker.Add(float64(len(gone)))
+	}
+	return out
+}
+
+// entryTime is when a stream entry was added (its id's milliseconds); zero when the id
+// does not parse.
+func entryTime(id string) time.Time {
+	ms, _, _ := strings.Cut(id, "-")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(n)
 }
 
 // ensureGroup creates the stream's consumer group reading from the beginning.

@@ -35,6 +35,8 @@ var (
 	adjustLua string
 	//go:embed scripts/restore.lua
 	restoreLua string
+	//go:embed scripts/acked.lua
+	ackedLua string
 
 	warmupScript    = newScript("warmup", warmupLua)
 	reserveScript   = newScript("reserve", reserveLua)
@@ -43,9 +45,10 @@ var (
 	expireDueScript = newScript("expire_due", expireDueLua)
 	adjustScript    = newScript("adjust", adjustLua)
 	restoreScript   = newScript("restore", restoreLua)
+	ackedScript     = newScript("acked", ackedLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript, restoreScript}
+		expireDueScript, adjustScript, restoreScript, ackedScript}
 )
 
 // Bounds for values coming from callers.
@@ -496,6 +499,22 @@ func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
 	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
 		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
 		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}, nil
+}
+
+// Acked is told that entry e is in Kafka (produced by the Acker). When the activity's stock
+// hash still holds e's epoch it deletes e from the outbox (the relay need not produce it
+// again) and reports true; another epoch: false and that epoch, nothing deleted;
+// ErrNotWarm when the hash is gone.
+func (s *Store) Acked(ctx context.Context, e Entry) (same bool, epoch int64, err error) {
+	res, err := s.run(ctx, ackedScript, []string{s.keys.Stock(e.ActivityID), s.keys.Events(e.ActivityID)},
+		e.Epoch, e.ID)
+	if err != nil {
+		return false, 0, err
+	}
+	if toInt(res, 0) == 1 {
+		return true, e.Epoch, nil
+	}
+	return false, toInt(res, 1), nil
 }
 
 // Epoch reads the epoch of an activity's stock hash; ErrNotWarm when absent.

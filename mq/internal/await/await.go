@@ -3,8 +3,8 @@
 //
 // Every change of an activity is an entry of the activity's outbox stream, and its
 // event_id is the entry's stream id, so a change Redis made before an event E has a
-// smaller id than E in the same stream. The relay deletes an entry only once Kafka has
-// it. So once the stream holds no entry with an id below E's, every change E can wait for
+// smaller id than E in the same stream. The relay, and the inventory service's Acker,
+// delete an entry only once Kafka has it. So once the stream holds no entry with an id below E's, every change E can wait for
 // is on the topic, below the end offsets read then; once the writer group has consumed up
 // to those ends (applied and committed by any member, or handed to this process's writer,
 // which then tries them before dead-lettering), nothing E waits for can still arrive. An
