@@ -32,6 +32,13 @@ type fakeAPI struct {
 	slow       time.Duration // delay of every reservation
 	dbLag      time.Duration
 	expireLate time.Duration // expiry runs this long after expire_at
+	// settleBusy: every pay and cancel of every other order is answered BUSY, on every
+	// attempt; of those, every other one still takes effect (the first time), as a change
+	// made but not acknowledged does.
+	settleBusy bool
+	// settleWrong: such an unanswered pay cancels the order instead (a wrong state).
+	settleWrong bool
+	settleSeen  map[string]int // order_no -> its place among the orders settled
 
 	mu         sync.Mutex
 	nextID     int64
@@ -304,8 +311,49 @@ func (f *fakeAPI) getOrder(w http.ResponseWriter, r *http.Request, uid int64) {
 	}
 }
 
+// busySettle applies settleBusy to a pay or cancel of o: true when it answered BUSY
+// (after applying the change when this order is one whose change takes effect).
+func (f *fakeAPI) busySettle(w http.ResponseWriter, o *fakeOrder, apply func()) bool {
+	if !f.settleBusy || o == nil {
+		return false
+	}
+	if f.settleSeen == nil {
+		f.settleSeen = map[string]int{}
+	}
+	n, ok := f.settleSeen[o.no]
+	if !ok {
+		n = len(f.settleSeen)
+		f.settleSeen[o.no] = n
+		if n%4 == 1 && o.status == "reserved" {
+			apply()
+		}
+	}
+	if n%2 == 0 {
+		return false
+	}
+	fail(w, 503, "BUSY")
+	return true
+}
+
+func (f *fakeAPI) cancelled(o *fakeOrder) {
+	o.status = "cancelled"
+	a := f.activities[o.aid]
+	a.users[o.uid] -= o.qty
+	f.change(a, o.qty, -o.qty, 0)
+}
+
 func (f *fakeAPI) pay(w http.ResponseWriter, r *http.Request, uid int64) {
 	o := f.order(w, r, uid)
+	if f.busySettle(w, o, func() {
+		if f.settleWrong {
+			f.cancelled(o)
+			return
+		}
+		o.status = "paid"
+		f.change(f.activities[o.aid], 0, -o.qty, o.qty)
+	}) {
+		return
+	}
 	switch {
 	case o == nil:
 	case o.status == "reserved":
@@ -321,13 +369,13 @@ func (f *fakeAPI) pay(w http.ResponseWriter, r *http.Request, uid int64) {
 
 func (f *fakeAPI) cancel(w http.ResponseWriter, r *http.Request, uid int64) {
 	o := f.order(w, r, uid)
+	if f.busySettle(w, o, func() { f.cancelled(o) }) {
+		return
+	}
 	switch {
 	case o == nil:
 	case o.status == "reserved":
-		o.status = "cancelled"
-		a := f.activities[o.aid]
-		a.users[uid] -= o.qty
-		f.change(a, o.qty, -o.qty, 0)
+		f.cancelled(o)
 		reply(w, 200, orderResp{OrderNo: o.no, Status: "cancelled"})
 	case o.status == "cancelled":
 		reply(w, 200, orderResp{OrderNo: o.no, Status: "cancelled"})

@@ -65,6 +65,9 @@ type Report struct {
 	// Settle phase.
 	Pay    Ops `json:"pay"`
 	Cancel Ops `json:"cancel"`
+	// Unsure counts the pays and cancels left BUSY or unanswered after every retry, by
+	// what the read-back found ("paid: took effect", "paid: did not", ...).
+	Unsure map[string]int `json:"unsure,omitempty"`
 
 	// Verification.
 	ExpiryWait     time.Duration  `json:"expiry_wait_ns"`
@@ -133,6 +136,9 @@ func (r *Report) WriteText(w io.Writer) {
 	p("settle: paid %d/%d (%s, p99 %s), cancelled %d/%d (%s, p99 %s)",
 		r.Pay.OK, r.Pay.Requests, FormatCounts(r.Pay.Codes), d(r.Pay.Latency.P99),
 		r.Cancel.OK, r.Cancel.Requests, FormatCounts(r.Cancel.Codes), d(r.Cancel.Latency.P99))
+	if len(r.Unsure) > 0 {
+		p("  unanswered after every retry (BUSY or no answer; either outcome is right): %s", FormatCounts(r.Unsure))
+	}
 	p("expiry wait %s; orders read back: %s", r.ExpiryWait.Round(time.Millisecond), FormatCounts(r.FinalStatuses))
 	p("reconcile: %s after %s", r.Reconcile, r.ReconcileWait.Round(time.Millisecond))
 	for _, diff := range r.ReconcileDiffs {

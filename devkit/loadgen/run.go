@@ -70,6 +70,10 @@ type held struct {
 	token    string // its buyer's
 	expireAt int64
 	status   string // as last known
+	// unsure: the settle op ("paid" or "cancelled") whose last answer was BUSY or no
+	// answer after every retry; it may have taken effect (API.md: BUSY means "retry with
+	// the same request_id", not "nothing happened"). The read-back decides.
+	unsure string
 }
 
 // run is the state of one Run.
@@ -281,11 +285,20 @@ func (g *run) settle(ctx context.Context, orders []*held) {
 		if i >= nPay {
 			op, rec, status = "cancel", cancelRec, "cancelled"
 		}
-		var resp orderResp
-		code, took, _ := g.c.call(ctx, "POST", "/v1/seckill/orders/"+url.PathEscape(h.orderNo)+"/"+op, h.token, nil, &resp)
-		rec.add(time.Now(), took, code)
-		if code == CodeOK {
-			h.status = status
+		for attempt := 0; ; attempt++ { // retried like a reservation: pay and cancel are idempotent
+			var resp orderResp
+			code, took, _ := g.c.call(ctx, "POST", "/v1/seckill/orders/"+url.PathEscape(h.orderNo)+"/"+op, h.token, nil, &resp)
+			rec.add(time.Now(), took, code)
+			if code == CodeOK {
+				h.status = status
+				return
+			}
+			if !retryable(code) || attempt >= g.cfg.Retries || ctx.Err() != nil {
+				if retryable(code) {
+					h.unsure = status
+				}
+				return
+			}
 		}
 	})
 	g.r.Pay, g.r.Cancel = opsOf(payRec), opsOf(cancelRec)
@@ -333,8 +346,20 @@ func (g *run) readBack(ctx context.Context, orders []*held) {
 		g.r.OrderReads.Codes[k] += v
 	}
 	g.r.FinalStatuses = map[string]int{}
+	g.r.Unsure = map[string]int{}
 	for _, h := range orders {
 		g.r.FinalStatuses[h.status]++
+		if h.unsure == "" {
+			continue
+		}
+		switch h.status {
+		case h.unsure: // it took effect
+			g.r.Unsure[h.unsure+": took effect"]++
+		case "expired":
+			g.r.Unsure[h.unsure+": did not"]++
+		default:
+			g.r.Unsure[h.unsure+": became "+h.status]++ // neither: a wrong state (verify fails)
+		}
 	}
 }
 
@@ -386,7 +411,8 @@ func (g *run) final(ctx context.Context) error {
 // verify turns the numbers into checks.
 func (g *run) verify() {
 	r, q := g.r, g.cfg.Quantity
-	reservedQty, paidQty := int64(r.Reserved)*q, int64(r.Paid())*q
+	paid, cancelled := r.Paid()+r.Unsure["paid: took effect"], r.Cancelled()+r.Unsure["cancelled: took effect"]
+	reservedQty, paidQty := int64(r.Reserved)*q, int64(paid)*q
 	reserveEnd := r.Started.Add(r.ReserveDuration)
 	// Stock could return during the reserve phase only by expiry (the run cancels later) or
 	// by other buyers' orders of a reused activity.
@@ -418,8 +444,11 @@ func (g *run) verify() {
 			"%d reserved of %d, %d buyers told SOLD_OUT", reservedQty, r.StockAtStart, r.SoldOut)
 	}
 
-	want := map[string]int{"paid": r.Paid(), "cancelled": r.Cancelled(), "expired": r.Reserved - r.Paid() - r.Cancelled()}
-	settled := true
+	// An op answered OK must have taken effect, an order nobody settled must have expired;
+	// an op left unanswered (BUSY after every retry) may have gone either way, never a third.
+	want := map[string]int{"paid": paid, "cancelled": cancelled, "expired": r.Reserved - paid - cancelled}
+	settled := r.Unsure["paid: became cancelled"]+r.Unsure["cancelled: became paid"]+
+		r.Unsure["paid: became reserved"]+r.Unsure["cancelled: became reserved"] == 0
 	for status, n := range r.FinalStatuses {
 		if n != want[status] {
 			settled = false

@@ -148,6 +148,42 @@ func TestRunRetriesBusyWithSameRequestID(t *testing.T) {
 	}
 }
 
+// A pay or cancel answered BUSY after every retry may have taken effect or not: the
+// read-back decides, and either is a pass; a third state (an unanswered pay that
+// cancelled the order) is still a failure.
+func TestRunUnansweredSettleIsEitherOutcome(t *testing.T) {
+	f := newFakeAPI()
+	f.settleBusy = true
+	cfg := fakeConfig(f.server(t).URL)
+	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 0.5, 0.5
+	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		t.Fatalf("checks: %+v (unsure %v)", r.Checks, r.Unsure)
+	}
+	took := r.Unsure["paid: took effect"] + r.Unsure["cancelled: took effect"]
+	did := r.Unsure["paid: did not"] + r.Unsure["cancelled: did not"]
+	if took != 10 || did != 10 || r.Pay.OK+r.Cancel.OK != 20 {
+		t.Fatalf("unsure %v, pay ok %d, cancel ok %d; want 10 took effect, 10 did not, 20 answered", r.Unsure, r.Pay.OK, r.Cancel.OK)
+	}
+
+	f2 := newFakeAPI()
+	f2.settleBusy, f2.settleWrong = true, true
+	cfg = fakeConfig(f2.server(t).URL)
+	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 1, 0
+	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
+	r, err = Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := checkByName(t, r, "orders paid, cancelled, expired"); c.OK || c.Skip {
+		t.Fatalf("an unanswered pay that cancelled its order passed: %+v (unsure %v)", c, r.Unsure)
+	}
+}
+
 func TestRunTimeBound(t *testing.T) {
 	f := newFakeAPI()
 	f.slow = 20 * time.Millisecond
