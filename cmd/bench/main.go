@@ -40,6 +40,7 @@ func main() {
 	flag.DurationVar(&cfg.MaxDuration, "duration", 15*time.Second, "time bound of each HTTP measurement")
 	flag.IntVar(&cfg.StormStock, "storm-stock", 1000, "stock of the sold-out storm's sale")
 	flag.IntVar(&cfg.StormBuyers, "storm-buyers", 20000, "buyers of the sold-out storm's sale")
+	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds of the Go benchmark pairs and the HTTP rows (each row reports its median round)")
 	flag.IntVar(&cfg.StockN, "stock-n", 20000, "-benchtime (x) of Reserve / RawEvalsha")
 	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
 	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")

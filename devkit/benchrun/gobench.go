@@ -2,12 +2,14 @@ package benchrun
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,33 +153,56 @@ func goRows(ctx context.Context, c *Config, sys *standalone.System, logf func(st
 	procs := runtime.GOMAXPROCS(0)
 	var rows []Row
 	for _, b := range goBenches(c) {
-		row := Row{Label: b.label, Subject: Measurement{Name: b.subjectDesc, Unit: b.unit},
-			Baseline: Measurement{Name: b.baseDesc, Unit: b.unit}}
-		logf("go test -bench '%s' -benchtime %dx %s", b.pattern, b.n, b.pkg)
-		out, err := runGoTest(ctx, c, b, env)
-		if err != nil {
-			row.Error = err.Error()
-			rows = append(rows, row)
-			continue
-		}
-		lines := ParseBench(out, procs)
-		s, okS := Find(lines, b.subject)
-		base, okB := Find(lines, b.base)
-		if !okS || !okB {
-			row.Error = fmt.Sprintf("%s or %s not in the output of go test (skipped or renamed?)\n%s", b.subject, b.base, tail(out, 30))
-			rows = append(rows, row)
-			continue
-		}
-		row.Subject, row.Baseline = goMeasurement(s, b.subjectDesc, b), goMeasurement(base, b.baseDesc, b)
-		for name, desc := range b.extra {
-			if l, ok := Find(lines, name); ok {
-				extra[name] = goMeasurement(l, desc, b)
+		var rounds []Row
+		more := map[string][]Measurement{}
+		for round := range c.Rounds {
+			logf("go test -bench '%s' -benchtime %dx %s (round %d of %d)", b.pattern, b.n, b.pkg, round+1, c.Rounds)
+			row := goRound(ctx, c, b, env, procs, more)
+			rounds = append(rounds, row)
+			if row.Error != "" || ctx.Err() != nil {
+				break
 			}
 		}
-		row.compute()
-		rows = append(rows, row)
+		for name, ms := range more {
+			extra[name] = medianMeasurement(ms)
+		}
+		rows = append(rows, medianRow(rounds))
 	}
 	return rows
+}
+
+// goRound runs a benchmark pair once (one `go test`: the subject and its baseline back to
+// back) and adds the further benchmarks it names to more.
+func goRound(ctx context.Context, c *Config, b goBench, env []string, procs int, more map[string][]Measurement) Row {
+	row := Row{Label: b.label, Subject: Measurement{Name: b.subjectDesc, Unit: b.unit},
+		Baseline: Measurement{Name: b.baseDesc, Unit: b.unit}}
+	out, err := runGoTest(ctx, c, b, env)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	lines := ParseBench(out, procs)
+	s, okS := Find(lines, b.subject)
+	base, okB := Find(lines, b.base)
+	if !okS || !okB {
+		row.Error = fmt.Sprintf("%s or %s not in the output of go test (skipped or renamed?)\n%s", b.subject, b.base, tail(out, 30))
+		return row
+	}
+	row.Subject, row.Baseline = goMeasurement(s, b.subjectDesc, b), goMeasurement(base, b.baseDesc, b)
+	for name, desc := range b.extra {
+		if l, ok := Find(lines, name); ok {
+			more[name] = append(more[name], goMeasurement(l, desc, b))
+		}
+	}
+	row.compute()
+	return row
+}
+
+// medianMeasurement is the measurement of median rate.
+func medianMeasurement(ms []Measurement) Measurement {
+	sorted := slices.Clone(ms)
+	slices.SortStableFunc(sorted, func(a, b Measurement) int { return cmp.Compare(a.Rate, b.Rate) })
+	return sorted[(len(sorted)-1)/2]
 }
 
 // runGoTest runs `go test -bench` and returns its combined output.

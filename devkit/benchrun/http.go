@@ -27,14 +27,50 @@ const requestTimeout = 10 * time.Second
 // Config.StormStock units to Config.StormBuyers buyers: every answer, reserved or sold out, counts)
 // beside the same bare handler.
 func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string) ([]Row, *Sale) {
+	// Distinct buyers per measurement and round (as the load generator derives them), so
+	// that neither per-user limits nor the per-user rate limit carry over.
+	uidBase := time.Now().Unix() % 1_000_000 * 1_000_000
+	stride := 4*int64(c.Requests) + int64(c.StormBuyers) + 100
+	var rounds [][]Row
+	var verdict *Sale
+	seen := map[string]bool{}
+	for round := range c.Rounds {
+		logf("HTTP rows: round %d of %d", round+1, c.Rounds)
+		var got []string
+		rows, v := httpRound(ctx, c, sys, ac, logf, &got, uidBase+int64(round)*stride)
+		for _, n := range got { // each round's notes once
+			if !seen[n] {
+				seen[n] = true
+				*notes = append(*notes, n)
+			}
+		}
+		if verdict == nil || verdict.OK && v != nil && !v.OK { // the first failed sale, else the first
+			verdict = v
+		}
+		rounds = append(rounds, rows)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	out := make([]Row, len(rounds[0]))
+	for i := range out {
+		var col []Row
+		for _, rows := range rounds {
+			col = append(col, rows[i])
+		}
+		out[i] = medianRow(col)
+	}
+	return out, verdict
+}
+
+// httpRound measures the HTTP rows once, each subject right after its baseline, with
+// buyers from uidBase on.
+func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string, uidBase int64) ([]Row, *Sale) {
 	// The baselines get the gateway's own RestConf: the same Mode, timeouts, middlewares.
 	bc := ac.RestConf
 	bc.Name, bc.Port = "seckill-bench-baseline", 0
 	lc := baseline.LoadConfig{Concurrency: c.Concurrency, Requests: c.Requests, MaxDuration: c.MaxDuration, Timeout: requestTimeout}
 	n := int64(c.Requests)
-	// Distinct buyers per measurement (as the load generator derives them), so that
-	// neither per-user limits nor the per-user rate limit carry over.
-	uidBase := time.Now().Unix() % 1_000_000 * 1_000_000
 	sale := loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret, MerchantSecret: sys.MerchantSecret,
 		Concurrency: c.Concurrency, MaxDuration: c.MaxDuration, Timeout: requestTimeout,
 		PayFraction: 1, ExpiryGrace: 10 * time.Second, ReconcileWait: time.Minute, Progress: c.Log}

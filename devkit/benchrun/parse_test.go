@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,37 @@ func TestGoRowsFromOutput(t *testing.T) {
 		if row.P99Ratio != 0 {
 			t.Errorf("%s: a p99 ratio without latencies", tc.b.label)
 		}
+	}
+}
+
+// The median round is reported, with every round's ratio in the order measured; a failed
+// round fails the row.
+func TestMedianRow(t *testing.T) {
+	row := func(subject, base float64) Row {
+		r := Row{Subject: Measurement{Rate: subject}, Baseline: Measurement{Rate: base}}
+		r.compute()
+		return r
+	}
+	m := medianRow([]Row{row(90, 100), row(50, 100), row(70, 100)})
+	if m.Ratio != 0.7 || m.Subject.Rate != 70 || !slices.Equal(m.Rounds, []float64{0.9, 0.5, 0.7}) {
+		t.Fatalf("median %+v", m)
+	}
+	if m := medianRow([]Row{row(60, 100), row(80, 100)}); m.Ratio != 0.6 || len(m.Rounds) != 2 {
+		t.Fatalf("even count: %+v", m)
+	}
+	if m := medianRow([]Row{row(60, 100)}); m.Ratio != 0.6 || m.Rounds != nil {
+		t.Fatalf("one round: %+v", m)
+	}
+	failed := row(1, 100)
+	failed.Error = "boom"
+	if m := medianRow([]Row{row(60, 100), failed, row(80, 100)}); m.Error != "boom" {
+		t.Fatalf("a failed round: %+v", m)
+	}
+	var text strings.Builder
+	res := &Result{Rows: []Row{medianRow([]Row{row(90, 100), row(50, 100), row(70, 100)})}}
+	res.WriteText(&text)
+	if !strings.Contains(text.String(), "the median of 3 rounds (0.90x, 0.50x, 0.70x") {
+		t.Fatalf("text does not give the rounds:\n%s", text.String())
 	}
 }
 

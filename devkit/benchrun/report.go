@@ -1,10 +1,12 @@
 package benchrun
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,6 +74,34 @@ type Row struct {
 	// P99Ratio is subject p99 / baseline p99 (HTTP rows).
 	P99Ratio float64 `json:"p99_ratio,omitempty"`
 	Error    string  `json:"error,omitempty"` // the row could not be measured
+	// Rounds: each round's ratio, in the order measured, when the row was measured in
+	// several rounds (Config.Rounds; in each round subject and baseline run back to back).
+	// Ratio is then their median, and Subject, Baseline and P99Ratio are the median round's.
+	Rounds []float64 `json:"round_ratios,omitempty"`
+}
+
+// medianRow is the median round of rows measured in rounds (the lower of the middle two
+// for an even count), with every round's ratio; the first failed round when one failed.
+func medianRow(rounds []Row) Row {
+	if len(rounds) == 0 {
+		return Row{}
+	}
+	for _, r := range rounds {
+		if r.Error != "" {
+			return r
+		}
+	}
+	ratios := make([]float64, len(rounds))
+	for i, r := range rounds {
+		ratios[i] = r.Ratio
+	}
+	sorted := slices.Clone(rounds)
+	slices.SortStableFunc(sorted, func(a, b Row) int { return cmp.Compare(a.Ratio, b.Ratio) })
+	m := sorted[(len(sorted)-1)/2]
+	if len(rounds) > 1 {
+		m.Rounds = ratios
+	}
+	return m
 }
 
 func (r *Row) compute() {
@@ -182,6 +212,14 @@ func detail(row Row) string {
 		parts = append(parts, s)
 	}
 	words := fmt.Sprintf("ratio %s of the baseline's rate", ratio(row.Ratio))
+	if len(row.Rounds) > 1 {
+		rs := make([]string, len(row.Rounds))
+		for i, r := range row.Rounds {
+			rs[i] = ratio(r)
+		}
+		words = fmt.Sprintf("ratio %s of the baseline's rate, the median of %d rounds (%s; the counts are the median round's)",
+			ratio(row.Ratio), len(row.Rounds), strings.Join(rs, ", "))
+	}
 	if row.P99Ratio > 0 {
 		words += fmt.Sprintf(", p99 %s of its p99", ratio(row.P99Ratio))
 	}

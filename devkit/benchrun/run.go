@@ -58,6 +58,11 @@ type Config struct {
 	DegradeDuration                 time.Duration
 	DegradeSweep                    []int
 
+	// Rounds: the Go benchmark pairs and the HTTP rows are measured this many times, the
+	// subject and its baseline back to back in each round, and each row reports the median
+	// round (default 3; the degrade bursts run once).
+	Rounds int
+
 	SkipGo      bool // leave out the Go benchmarks
 	SkipHTTP    bool // leave out the HTTP measurements
 	SkipDegrade bool // leave out degrade mode
@@ -99,6 +104,9 @@ func (c *Config) defaults() {
 	if c.StormBuyers == 0 {
 		c.StormBuyers = 20000
 	}
+	if c.Rounds == 0 {
+		c.Rounds = 3
+	}
 	if c.DegradeClients == 0 {
 		c.DegradeClients = 128
 	}
@@ -131,6 +139,9 @@ func (c *Config) defaults() {
 func (c *Config) validate() error {
 	if c.DegradeClients < 1 || c.DegradeRequests < 1 || c.DegradeDuration <= 0 {
 		return fmt.Errorf("degrade clients (%d), requests (%d) and duration (%s) must be positive", c.DegradeClients, c.DegradeRequests, c.DegradeDuration)
+	}
+	if c.Rounds < 1 {
+		return fmt.Errorf("rounds (%d) must be positive", c.Rounds)
 	}
 	if c.Concurrency < 1 || c.Requests < 1 || c.MaxDuration <= 0 || c.StockN < 1 || c.WriterN < 1 {
 		return fmt.Errorf("concurrency (%d), requests (%d), max duration (%s), stock n (%d) and writer n (%d) must be positive",

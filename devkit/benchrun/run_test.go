@@ -2,6 +2,7 @@ package benchrun
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestRunTiny(t *testing.T) {
 		Dir: "../..", SkipGo: true, SkipDegrade: true, // degrade mode: TestRunDegradeTiny
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
-		Log: &progress,
+		Rounds: 2, Log: &progress,
 	})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
@@ -52,8 +53,8 @@ func TestRunTiny(t *testing.T) {
 				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, want, m.Other, m.NotSent, m.Rate, m.P99)
 			}
 		}
-		if row.Ratio <= 0 || row.P99Ratio <= 0 {
-			t.Errorf("%s: ratio %f, p99 ratio %f", row.Label, row.Ratio, row.P99Ratio)
+		if row.Ratio <= 0 || row.P99Ratio <= 0 || len(row.Rounds) != 2 || !slices.Contains(row.Rounds, row.Ratio) {
+			t.Errorf("%s: ratio %f, p99 ratio %f, rounds %v", row.Label, row.Ratio, row.P99Ratio, row.Rounds)
 		}
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "checked strictly (409 and JSON code SOLD_OUT): ok") {
