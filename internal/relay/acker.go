@@ -15,8 +15,8 @@ import (
 
 // Acker holds a change's answer until its event is in Kafka, so that what a caller was
 // told stays true when Redis loses its data right after (DESIGN.md, "Acknowledged only
-// once in Kafka"). The instance that made the change produces the entry itself, through
-// the relay's producer (acks=all; kafka-go batches concurrent calls), and then checks
+// once in Kafka"). The instance that made the change produces the entry itself, to the
+// relay's topic (acks=all; kafka-go batches concurrent calls), and then checks
 // that the book that made it still sells: the activity's stock hash holds the epoch the
 // script saw (a flush or a rebuild since would have replaced it), and in the same step
 // deletes the entry from the outbox. Only then is the change acknowledged. The relay
@@ -35,8 +35,14 @@ type Acker struct {
 	keys   stock.Keys
 }
 
-// Acker returns an acker producing through the relay's events producer.
-func (r *Relay) Acker() *Acker { return NewAcker(r.events, r.store) }
+// Acker returns an acker producing to the relay's events topic, through a producer of its
+// own (Conf.AckBatchSize), or the relay's when the relay was given its senders.
+func (r *Relay) Acker() *Acker {
+	if r.acks != nil {
+		return NewAcker(r.acks, r.store)
+	}
+	return NewAcker(r.events, r.store)
+}
 
 // NewAcker returns an acker producing through events (tests inject failing ones).
 func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {

@@ -64,6 +64,11 @@ type Conf struct {
 	// has its entry produced twice (the writer is idempotent); it adds at most this much
 	// to the delivery of an entry nobody acknowledged (an Acker that failed).
 	AckWait time.Duration `json:",default=100ms"`
+	// AckBatchSize bounds a partition's batch of the Acker's own producer. Its calls carry
+	// one entry each, batched across concurrent callers; kafka-go allocates a batch's
+	// full capacity up front, so BatchSize (500) made every small batch 76 KB: 0.47 GB of
+	// allocations for 14,000 reservations, a fifth of the service's.
+	AckBatchSize int `json:",default=64,range=[1:10000]"`
 }
 
 // AckAfterKafka reports whether changes are answered only once their event is in Kafka.
@@ -81,6 +86,7 @@ type Relay struct {
 	node     redis.ClosableNode
 	events   kafkax.Sender
 	dead     kafkax.Sender
+	acks     kafkax.Sender // the Acker's (nil: events)
 	closers  []func() error
 	consumer string
 	now      func() time.Time
@@ -118,8 +124,9 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 		return nil, err
 	}
 	pc.Brokers, pc.BatchTimeout = c.Brokers, c.BatchTimeout
-	ec, dc := pc, pc
+	ec, dc, ac := pc, pc, pc
 	ec.Topic, ec.BatchSize = c.Topic, c.BatchSize
+	ac.Topic, ac.BatchSize = c.Topic, c.AckBatchSize
 	dc.Topic = c.DeadLetterTopic
 	events, err := kafkax.NewProducer(ec)
 	if err != nil {
@@ -129,11 +136,16 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
+	acks, err := kafkax.NewProducer(ac)
+	if err != nil {
+		return nil, err
+	}
 	r, err := NewWithSenders(c, store, grace, events, dead)
 	if err != nil {
 		return nil, err
 	}
-	r.closers = append(r.closers, events.Close, dead.Close)
+	r.acks = acks
+	r.closers = append(r.closers, events.Close, dead.Close, acks.Close)
 	return r, nil
 }
 
