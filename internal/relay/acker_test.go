@@ -273,3 +273,70 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 		}
 	}
 }
+
+// A change first answered BUSY because Kafka was down is answered on its retry (a replay,
+// "already paid", "already cancelled") only once its event is in Kafka: a retry while
+// Kafka is still down is BUSY again, and the retry after answers with the event in Kafka
+// and out of the outbox. Before, the retry was answered from Redis alone, and a paid order
+// whose reservation was such a replay could be lost with Redis (its pay acknowledged, its
+// reserved event never in Kafka).
+func TestAckerRetriedChangeWaitsForKafka(t *testing.T) {
+	e := newEnv(t)
+	k := &kafka{}
+	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	ctx := context.Background()
+	inKafka := func(orderNo string, typ event.Type) bool {
+		for _, ev := range k.got() {
+			if ev.OrderNo == orderNo && ev.Type == typ {
+				return true
+			}
+		}
+		return false
+	}
+	steps := []struct {
+		name string
+		typ  event.Type
+		call func(orderNo string) (string, error)
+	}{
+		{"reserve", event.Reserved, func(string) (string, error) {
+			r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
+			return r.OrderNo, err
+		}},
+		{"pay", event.Paid, func(o string) (string, error) { return o, e.store.Confirm(ctx, o, 1) }},
+		{"reserve to cancel", event.Reserved, func(string) (string, error) {
+			r, err := e.store.Reserve(ctx, aid, 2, 1, "request-b")
+			return r.OrderNo, err
+		}},
+		{"cancel", event.Cancelled, func(o string) (string, error) {
+			return o, e.store.Release(ctx, o, 2, domain.StateCancelled)
+		}},
+	}
+	var orderNo string
+	for _, st := range steps {
+		k.set(true, nil)
+		if _, err := st.call(orderNo); !busy(err) {
+			t.Fatalf("%s with Kafka down: %v, want BUSY", st.name, err)
+		}
+		if _, err := st.call(orderNo); !busy(err) {
+			t.Fatalf("%s retried with Kafka still down: %v, want BUSY (answered from Redis alone)", st.name, err)
+		}
+		k.set(false, nil)
+		o, err := st.call(orderNo)
+		if err != nil {
+			t.Fatalf("%s retried with Kafka back: %v", st.name, err)
+		}
+		if !inKafka(o, st.typ) {
+			t.Fatalf("%s of %s answered, its %s event not in Kafka", st.name, o, st.typ)
+		}
+		for _, ev := range e.outbox() {
+			if ev.OrderNo == o && ev.Type == st.typ {
+				t.Fatalf("%s: its %s entry still in the outbox after it was produced", st.name, st.typ)
+			}
+		}
+		n := len(k.got())
+		if _, err := st.call(orderNo); err != nil || len(k.got()) != n {
+			t.Fatalf("%s repeated once its event is in Kafka: %v, %d events produced, want none", st.name, err, len(k.got())-n)
+		}
+		orderNo = o
+	}
+}

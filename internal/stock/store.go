@@ -37,11 +37,13 @@ var (
 	restoreLua string
 	//go:embed scripts/acked.lua
 	ackedLua string
+	//go:embed scripts/unsent.lua
+	unsentLua string
 
 	warmupScript    = newScript("warmup", warmupLua)
-	reserveScript   = newScript("reserve", reserveLua)
-	confirmScript   = newScript("confirm", confirmLua)
-	releaseScript   = newScript("release", releaseLua)
+	reserveScript   = newScript("reserve", unsentLua+reserveLua)
+	confirmScript   = newScript("confirm", unsentLua+confirmLua)
+	releaseScript   = newScript("release", unsentLua+releaseLua)
 	expireDueScript = newScript("expire_due", expireDueLua)
 	adjustScript    = newScript("adjust", adjustLua)
 	restoreScript   = newScript("restore", restoreLua)
@@ -115,6 +117,30 @@ func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
 		return err
 	}
 	return s.ack(ctx, e)
+}
+
+// ackUnsent hands to the ack hook, in order, the entries of an already-made change that
+// a script found still in the outbox (res[i]: unsent.lua's flat list; absent or empty:
+// all in Kafka already), so a replay, an "already paid" or "already cancelled", is
+// answered only once what it confirms is in Kafka, as the first answer would have been.
+func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) error {
+	if s.ack == nil || i >= len(res) {
+		return nil
+	}
+	list, ok := res[i].([]any)
+	if !ok {
+		return fmt.Errorf("stock script reply: bad unsent entries %v", res[i])
+	}
+	for j := 0; j+1 < len(list); j += 2 {
+		e, err := entryAt(aid, list, j)
+		if err != nil {
+			return err
+		}
+		if err := s.ack(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entryAt parses the entry a script returned at res[i], res[i+1].
@@ -313,6 +339,9 @@ func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID st
 			if len(res) < 7 { // the replayed order's keys are gone
 				return Reservation{}, xerr.ErrOrderNotFound
 			}
+			if err := s.ackUnsent(ctx, aid, res, 7); err != nil {
+				return Reservation{}, err
+			}
 			return Reservation{OrderNo: toString(res, 1), State: toString(res, 2), Quantity: toInt(res, 3),
 				ExpireAt: toInt(res, 4), CreatedAt: toInt(res, 5), Remaining: toInt(res, 6), Replay: true}, nil
 		}
@@ -333,8 +362,11 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 	k := s.keys
 	res, err := s.run(ctx, confirmScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
 		k.Events(aid)}, aid, orderNo, uid)
-	if err != nil || len(res) <= 2 { // already paid: no new entry
+	if err != nil {
 		return err
+	}
+	if toString(res, 2) == "" { // already paid: no new entry
+		return s.ackUnsent(ctx, aid, res, 3)
 	}
 	return s.acked(ctx, aid, res, 2)
 }
@@ -383,8 +415,11 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 	k := s.keys
 	res, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
 		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack())
-	if err != nil || len(res) <= 2 { // already in the target state: no new entry
+	if err != nil {
 		return err
+	}
+	if toString(res, 2) == "" { // already in the target state: no new entry
+		return s.ackUnsent(ctx, aid, res, 3)
 	}
 	return s.acked(ctx, aid, res, 2)
 }

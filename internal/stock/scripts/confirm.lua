@@ -3,7 +3,8 @@
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
 -- theirs: there is no "any owner")
 -- Returns {0, 'paid', entry_id, entry_fields} paid now (the outbox entry as written);
--- {0, 'paid'} already paid; {code} with code < 0: -11 uid not an
+-- {0, 'paid', '', unsent} already paid, with the order's entries still in the outbox
+-- (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0: -11 uid not an
 -- integer >= 1, -6 no such order or another user's, -7 closed or past expire_at, -1 neither
 -- the order nor the stock hash exists (not warm: the caller backfills or rebuilds and tries
 -- again).
@@ -12,7 +13,8 @@
 if not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
+local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at',
+  'er', 'es')
 if not o[1] then
   -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -24,7 +26,7 @@ if o[3] ~= ARGV[3] then
   return {-6}
 end
 if o[1] == 'paid' then
-  return {0, 'paid'}
+  return {0, 'paid', '', unsent(KEYS[4], o[7], o[8])}
 end
 if o[1] ~= 'reserved' then
   return {-7}
@@ -43,9 +45,9 @@ end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'sold', qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
-redis.call('HSET', KEYS[2], 'state', 'paid', 'useq', seq)
-redis.call('ZREM', KEYS[3], ARGV[2])
 local ev = {'t', 'paid', 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
   'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0'}
 local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
+redis.call('HSET', KEYS[2], 'state', 'paid', 'useq', seq, 'es', id) -- 'es': see unsent
+redis.call('ZREM', KEYS[3], ARGV[2])
 return {0, 'paid', id, ev}

@@ -25,11 +25,11 @@ for i = 3, #ARGV do
     redis.call('HINCRBY', KEYS[1], 'remaining', qty)
     redis.call('DECRBY', ukey, qty)
     local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
-    redis.call('HSET', okey, 'state', 'expired', 'useq', seq)
-    redis.call('ZREM', KEYS[2], ono)
-    redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
+    local id = redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
       'ono', ono, 'uid', o[3], 'qty', qty, 'at', now,
       'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', epoch)
+    redis.call('HSET', okey, 'state', 'expired', 'useq', seq, 'es', id) -- 'es': see unsent.lua
+    redis.call('ZREM', KEYS[2], ono)
     done[#done + 1] = ono
   elseif o[1] ~= 'reserved' then
     -- closed by a pay or cancel that won the race, or gone: stop tracking it

@@ -7,7 +7,8 @@
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
 -- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
 -- Returns {0, state, entry_id, entry_fields} released now (the outbox entry as written);
--- {0, state} already in the target state; {code} with code < 0:
+-- {0, state, '', unsent} already in the target state, with the order's entries still in
+-- the outbox (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0:
 -- -11 bad target or uid, -6 no such order or another user's, -8 paid, -7 closed,
 -- -10 expiry not due, -1 neither the order nor the stock hash exists (not warm: the caller
 -- backfills or rebuilds and tries again).
@@ -18,7 +19,8 @@ end
 if not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at')
+local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at',
+  'er', 'es')
 if not o[1] then
   -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -30,7 +32,7 @@ if o[3] ~= ARGV[3] then
   return {-6}
 end
 if o[1] == target then
-  return {0, target}
+  return {0, target, '', unsent(KEYS[5], o[7], o[8])}
 end
 if o[1] == 'paid' then
   return {-8}
@@ -53,10 +55,10 @@ redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'remaining', qty)
 redis.call('DECRBY', KEYS[3], qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
-redis.call('HSET', KEYS[2], 'state', target, 'useq', seq)
-redis.call('ZREM', KEYS[4], ARGV[2])
 local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
   'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0'}
 local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
+redis.call('HSET', KEYS[2], 'state', target, 'useq', seq, 'es', id) -- 'es': see unsent
+redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('PUBLISH', ARGV[5], ARGV[1])
 return {0, target, id, ev}

@@ -24,9 +24,11 @@
 -- Returns {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry_fields]}
 --         reserved (entry_fields, with ARGV[8] "1": the outbox entry as written, so the
 --         caller may publish it before answering);
---         {1, order_no, state, qty, expire_at_ms, created_ms, remaining} replay of a request
---         id already seen, the order as it is now (nothing deducted); {1, order_no} when the
---         replayed order's hash is gone;
+--         {1, order_no, state, qty, expire_at_ms, created_ms, remaining[, unsent]} replay of
+--         a request id already seen, the order as it is now (nothing deducted), with ARGV[8]
+--         "1" also the order's entries still in the outbox (unsent: the caller acknowledges
+--         the replay only once they are in Kafka); {1, order_no} when the replayed order's
+--         hash is gone;
 --         {code} with code < 0 (see codes.go); -15 past ARGV[6]; -13 when the stock hash holds a pay
 --         timeout or an expire-at this script could not apply. Every value is checked
 --         before the first write, so the script never stops half-way.
@@ -36,12 +38,16 @@ if not qty or qty < 1 or qty ~= math.floor(qty) then
 end
 local seen = redis.call('GET', KEYS[2])
 if seen then
-  local o = redis.call('HMGET', ARGV[7] .. seen, 'state', 'qty', 'expire_at', 'created_at')
+  local o = redis.call('HMGET', ARGV[7] .. seen, 'state', 'qty', 'expire_at', 'created_at', 'er', 'es')
   if not o[1] then
     return {1, seen}
   end
   local rem = redis.call('HGET', KEYS[1], 'remaining') or '0'
-  return {1, seen, o[1], tonumber(o[2]), tonumber(o[3]), tonumber(o[4]), tonumber(rem)}
+  local r = {1, seen, o[1], tonumber(o[2]), tonumber(o[3]), tonumber(o[4]), tonumber(rem)}
+  if ARGV[8] == '1' then
+    r[8] = unsent(KEYS[7], o[5], o[6])
+  end
+  return r
 end
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
   'locked', 'z', 'seq', 'epoch')
@@ -94,8 +100,14 @@ if redis.call('ZADD', KEYS[6], 'NX', nowS, ARGV[2]) == 0 then
 end
 redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
   'locked', string.format('%d', locked + qty), 'z', '1', 'seq', seq)
+-- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
+local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
+  'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0'}
+local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
+-- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qtyS, 'state', 'reserved',
-  'expire_at', expireAtS, 'request_id', ARGV[5], 'created_at', nowS, 'cseq', seq, 'useq', seq)
+  'expire_at', expireAtS, 'request_id', ARGV[5], 'created_at', nowS, 'cseq', seq, 'useq', seq,
+  'er', id)
 redis.call('EXPIREAT', KEYS[3], exp)
 redis.call('SET', KEYS[4], string.format('%d', held + qty), 'EXAT', exp)
 redis.call('ZADD', KEYS[5], expireAtS, ARGV[2])
@@ -106,10 +118,6 @@ if fresh then
   redis.call('EXPIREAT', KEYS[6], exp)
 end
 redis.call('SET', KEYS[2], ARGV[2], 'EXAT', exp)
--- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
-local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
-  'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0'}
-local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
 if ARGV[8] ~= '1' then
   return {0, ARGV[2], remaining - qty, expireAt, now, id}
 end
