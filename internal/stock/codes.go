@@ -26,6 +26,7 @@ const (
 	codeCorrupt       = -13
 	codeAlreadyWarm   = -14
 	codeLeaseLapsed   = -15
+	codeFenced        = -16
 )
 
 var (
@@ -46,6 +47,10 @@ var (
 	// (not Redis down): the buyer retries with the same request id, and the next call
 	// re-reads the mode.
 	ErrLeaseLapsed = xerr.New(xerr.Busy, "the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
+	// ErrFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
+	// later loss rebuild claimed (Store.Fence): nothing written. BUSY: that rebuild
+	// writes the book.
+	ErrFenced = xerr.New(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
 	// errOrderNoTaken: a fresh order number collided; the caller draws another.
 	errOrderNoTaken = errors.New("stock: order number taken")
 )
@@ -55,6 +60,8 @@ func codeError(code int64) error {
 	switch code {
 	case codeNotWarm:
 		return ErrNotWarm
+	case codeFenced:
+		return ErrFenced
 	case codeNotStarted:
 		return xerr.ErrNotStarted
 	case codeEnded:

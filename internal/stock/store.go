@@ -39,6 +39,8 @@ var (
 	ackedLua string
 	//go:embed scripts/unsent.lua
 	unsentLua string
+	//go:embed scripts/fence.lua
+	fenceLua string
 
 	warmupScript    = newScript("warmup", warmupLua)
 	reserveScript   = newScript("reserve", unsentLua+reserveLua)
@@ -48,9 +50,10 @@ var (
 	adjustScript    = newScript("adjust", adjustLua)
 	restoreScript   = newScript("restore", restoreLua)
 	ackedScript     = newScript("acked", ackedLua)
+	fenceScript     = newScript("fence", fenceLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript, restoreScript, ackedScript}
+		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript}
 )
 
 // Bounds for values coming from callers.
@@ -229,13 +232,23 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 		return false, 0, xerr.Newf(xerr.InvalidArgument,
 			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
 	}
-	res, err := s.run(ctx, warmupScript, []string{s.keys.Stock(m.ActivityID)},
+	res, err := s.run(ctx, warmupScript, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
 		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
 		m.ExpireAt, m.Name, m.Epoch)
 	if err != nil {
 		return false, 0, err
 	}
 	return toInt(res, 0) == 1, toInt(res, 1), nil
+}
+
+// Fence claims epoch for a loss rebuild of aid before it bumps inventory.epoch to it: from
+// then on no stock hash of a lower epoch is written (Warmup answers ErrFenced), so a
+// rebuilder that stalled after its own bump cannot write a hash behind MySQL's epoch.
+// ErrAlreadyWarm when the stock hash exists (nothing written). The fence key expires at
+// expireAt (unix s), with the activity's keys.
+func (s *Store) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
+	_, err := s.run(ctx, fenceScript, []string{s.keys.Stock(aid), s.keys.Fence(aid)}, epoch, expireAt)
+	return err
 }
 
 // MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue: its

@@ -4,7 +4,9 @@
 -- ARGV[5] start (unix s)  ARGV[6] end (unix s)  ARGV[7] per-user limit
 -- ARGV[8] pay timeout (s)  ARGV[9] sku id  ARGV[10] expire at (unix s: end + pay timeout
 -- + grace)  ARGV[11] name  ARGV[12] epoch (inventory.epoch of this warm-up or rebuild)
+-- KEYS[2] fence key (fence.lua): a stock hash of an epoch below it is not written (-16)
 -- Returns {1, remaining} created, {0, remaining} it existed (never overwritten);
+--         {-16} a later loss rebuild has claimed a higher epoch (nothing written);
 --         {-11} a bad argument (nothing written: every value is checked before the
 --         first write, so EXPIREAT can never fail after HSET).
 local cur = redis.call('HGET', KEYS[1], 'remaining')
@@ -31,6 +33,9 @@ if exp <= nowS or exp > nowS + 630720000 then
 end
 if tonumber(ARGV[2]) + tonumber(ARGV[3]) + tonumber(ARGV[4]) ~= tonumber(ARGV[1]) then
   return {-11}
+end
+if (tonumber(redis.call('GET', KEYS[2]) or '0') or 0) > e then
+  return {-16}
 end
 redis.call('HSET', KEYS[1],
   'total', ARGV[1], 'remaining', ARGV[2], 'locked', ARGV[3], 'sold', ARGV[4],

@@ -180,8 +180,13 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		// was never acknowledged), so what is read next is the whole book the new Redis
 		// sells from.
 		// Still absent after the wait (a stale rebuilder may have finished meanwhile):
-		// never move the epoch under a live stock hash.
-		if _, err := l.Store.Stock(ctx, id); !errors.Is(err, stock.ErrNotWarm) {
+		// never move the epoch under a live stock hash. In the same step the fence claims
+		// the new epoch, so a rebuilder stalled between its own bump and its hash write
+		// can no longer write a hash behind MySQL's epoch (Store.Fence).
+		if err := l.Store.Fence(ctx, id, epoch, keysExp); err != nil {
+			if errors.Is(err, stock.ErrAlreadyWarm) {
+				return false, nil // another rebuilder finished first
+			}
 			return false, err
 		}
 		if err := l.Source.BumpEpoch(ctx, id, rec.Epoch); err != nil {

@@ -211,3 +211,66 @@ func TestRedisDownIsNoMiss(t *testing.T) {
 		t.Fatal("ErrNotWarm must still match itself and be BUSY")
 	}
 }
+
+// stallingSource stalls Orders (read after the rebuild's epoch bump) until released.
+type stallingSource struct {
+	activity.Source
+	in, release chan struct{}
+}
+
+func (s *stallingSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+	s.in <- struct{}{}
+	<-s.release
+	return s.Source.Orders(ctx, id)
+}
+
+// A rebuilder that stalls between its epoch bump and its stock hash write past its
+// lock's lease, while a second one (on another instance) takes the lock and bumps again,
+// must not write a stock hash one epoch behind MySQL (the writer would drop every change
+// it acknowledges). Here the first wakes while the second is itself between its bump and
+// its write: without the fence the first writes a hash of epoch 2 while MySQL is at 3.
+func TestStalledRebuilderIsFenced(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	id := f.insert(t, 10, now.Add(-time.Minute), now.Add(time.Hour))
+	if _, _, err := f.loader.Warmup(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.DB.Exec("UPDATE inventory SET epoch = 1 WHERE activity_id = ?", id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.env.Redis.Del(f.env.Keys.Stock(id)); err != nil { // the loss
+		t.Fatal(err)
+	}
+	instance := func() (*activity.Loader, *stallingSource) {
+		s := &stallingSource{Source: f.src, in: make(chan struct{}), release: make(chan struct{})}
+		// A long lease: the test, not the renewal, decides when a lease is lost.
+		return &activity.Loader{Store: f.env.Store, Source: s, Grace: time.Hour, MissingTTL: 5 * time.Second,
+			Wait: 30 * time.Second, Lease: time.Minute}, s
+	}
+	a, sa := instance()
+	b, sb := instance()
+	results := make(chan error, 2)
+	go func() { _, err := a.Stock(ctx, id); results <- err }()
+	<-sa.in // A bumped the epoch to 2 and stalls
+	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id)); err != nil { // A's lease lapses
+		t.Fatal(err)
+	}
+	go func() { _, err := b.Stock(ctx, id); results <- err }()
+	<-sb.in // B bumped to 3 and stalls too
+	close(sa.release)
+	errA := <-results
+	close(sb.release)
+	errB := <-results
+	var epoch int64
+	if err := f.db.DB.QueryRow("SELECT epoch FROM inventory WHERE activity_id = ?", id).Scan(&epoch); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := f.env.Store.Stock(ctx, id)
+	if err != nil || snap.Epoch != epoch || epoch != 3 {
+		t.Fatalf("stock hash %+v (%v), MySQL epoch %d; want both 3 (A: %v, B: %v)", snap, err, epoch, errA, errB)
+	}
+	if xerr.CodeOf(errA) != xerr.Busy || errB != nil {
+		t.Fatalf("the stalled rebuild answered %v (want BUSY), the second %v (want nil)", errA, errB)
+	}
+}
