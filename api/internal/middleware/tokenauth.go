@@ -27,7 +27,10 @@ const (
 //
 //   - A token is verified by go-zero's own token parser (rest/token, what rest.WithJwt
 //     runs) with this audience's secret, then must carry a numeric exp (auth.Expiry) and
-//     the audience's id claim (auth.ClaimID). Only such a token is cached, under its exact
+//     the audience's id claim (auth.ClaimID). A token of the plain shape internal/authtoken
+//     mints (HS256, integer claims) is first tried by fastHS256, which accepts only what
+//     that parser and those checks accept, with the same id, and costs no reflection;
+//     whatever it does not accept goes to the parser. Only such a token is cached, under its exact
 //     string as go-zero's extractor reads it from the Authorization header, with its
 //     verified claims; the cache belongs to one audience (one secret), so a token of the
 //     other audience never finds an entry.
@@ -41,6 +44,7 @@ type TokenAuth struct {
 	secret string
 	claim  string
 	parser *token.TokenParser
+	fast   *fastHS256
 	cache  *tokenCache
 }
 
@@ -51,12 +55,22 @@ func NewTokenAuth(secret, claim string, limit int) *TokenAuth {
 		limit = TokenCacheLimit
 	}
 	limit = max(limit, 2)
-	return &TokenAuth{secret: secret, claim: claim, parser: token.NewTokenParser(), cache: newTokenCache(limit, TokenCacheTTL)}
+	return &TokenAuth{secret: secret, claim: claim, parser: token.NewTokenParser(), fast: newFastHS256(secret, claim),
+		cache: newTokenCache(limit, TokenCacheTTL)}
 }
 
 type verifiedToken struct {
-	claims jwt.MapClaims // read only
+	claims jwt.MapClaims // read only; nil: verified by fastHS256, bounds hold the time claims
+	bounds tokenBounds
 	id     int64
+}
+
+// valid is MapClaims.Valid of the token's claims now.
+func (v *verifiedToken) valid() bool {
+	if v.claims == nil {
+		return v.bounds.valid(jwtNow())
+	}
+	return v.claims.Valid() == nil
 }
 
 // Handle authenticates, stores the id with with and calls next; it answers 401 itself.
@@ -70,11 +84,16 @@ func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int
 		raw, rawErr := request.AuthorizationHeaderExtractor.ExtractToken(r)
 		if rawErr == nil {
 			if vt, ok := a.cache.get(raw); ok {
-				if vt.claims.Valid() == nil {
+				if vt.valid() {
 					next(w, r.WithContext(with(r.Context(), vt.id)))
 					return
 				}
 				a.cache.del(raw)
+			}
+			if id, b, ok := a.fast.verify(raw, jwtNow()); ok {
+				a.cache.set(raw, &verifiedToken{bounds: b, id: id})
+				next(w, r.WithContext(with(r.Context(), id)))
+				return
 			}
 		}
 		tok, err := a.parser.ParseToken(r, a.secret, "")
