@@ -58,7 +58,7 @@ func newFastHS256(secret, claim string) *fastHS256 {
 	return f
 }
 
-// tokenBounds are the time claims of a token fastHS256 verified, in unix seconds.
+// tokenBounds are the time claims of a token fastHS256 reads, in unix seconds.
 type tokenBounds struct {
 	exp, iat, nbf  int64
 	hasIat, hasNbf bool
@@ -73,21 +73,21 @@ func (b *tokenBounds) valid(now int64) bool {
 // jwtNow is the clock golang-jwt's claims validation reads.
 func jwtNow() int64 { return jwt.TimeFunc().Unix() }
 
-// verify returns raw's id claim and time bounds when raw is a token of the shape above,
-// signed with the secret and valid at now (unix s).
-func (f *fastHS256) verify(raw string, now int64) (id int64, b tokenBounds, ok bool) {
+// verify returns raw's id claim when raw is a token of the shape above, signed with the
+// secret and valid at now (unix s).
+func (f *fastHS256) verify(raw string, now int64) (id int64, ok bool) {
 	// Decoding options that change what DecodeSegment accepts, and a time precision
 	// coarser than the second: the parser decides.
 	if jwt.DecodePaddingAllowed || jwt.DecodeStrict || jwt.TimePrecision != time.Second {
-		return 0, b, false
+		return 0, false
 	}
 	head, rest, ok := strings.Cut(raw, ".")
 	if !ok || head != hs256Header {
-		return 0, b, false
+		return 0, false
 	}
 	seg, sig, ok := strings.Cut(rest, ".")
 	if !ok || len(sig) != fastSigLen || len(seg) == 0 || len(seg) > fastMaxClaimsSeg {
-		return 0, b, false
+		return 0, false
 	}
 	st := f.pool.Get().(*macState)
 	defer f.pool.Put(st)
@@ -98,17 +98,17 @@ func (f *fastHS256) verify(raw string, now int64) (id int64, b tokenBounds, ok b
 	st.mac.Write(st.buf[:signed])
 	base64.RawURLEncoding.Encode(st.enc[:], st.mac.Sum(st.sum[:0]))
 	if !hmac.Equal(st.enc[:], st.buf[signed:]) {
-		return 0, b, false
+		return 0, false
 	}
 	n, err := base64.RawURLEncoding.Decode(st.claims[:], st.buf[len(head)+1:signed])
 	if err != nil {
-		return 0, b, false
+		return 0, false
 	}
-	id, b, ok = intClaims(st.claims[:n], f.claim)
+	id, b, ok := intClaims(st.claims[:n], f.claim)
 	if !ok || !b.valid(now) {
-		return 0, b, false
+		return 0, false
 	}
-	return id, b, true
+	return id, true
 }
 
 // intClaims reads a JSON object of integer members (the shape fastHS256 takes); ok needs

@@ -29,8 +29,9 @@ const (
 //     runs) with this audience's secret, then must carry a numeric exp (auth.Expiry) and
 //     the audience's id claim (auth.ClaimID). A token of the plain shape internal/authtoken
 //     mints (HS256, integer claims) is first tried by fastHS256, which accepts only what
-//     that parser and those checks accept, with the same id, and costs no reflection;
-//     whatever it does not accept goes to the parser. Only such a token is cached, under its exact
+//     that parser and those checks accept, with the same id, and costs no reflection (about
+//     0.4 µs, less than a cache lookup on a large cache): whatever it accepts is never
+//     cached, whatever it does not accept goes to the cache and then to the parser. Only such a token is cached, under its exact
 //     string as go-zero's extractor reads it from the Authorization header, with its
 //     verified claims; the cache belongs to one audience (one secret), so a token of the
 //     other audience never finds an entry.
@@ -60,17 +61,8 @@ func NewTokenAuth(secret, claim string, limit int) *TokenAuth {
 }
 
 type verifiedToken struct {
-	claims jwt.MapClaims // read only; nil: verified by fastHS256, bounds hold the time claims
-	bounds tokenBounds
+	claims jwt.MapClaims // read only
 	id     int64
-}
-
-// valid is MapClaims.Valid of the token's claims now.
-func (v *verifiedToken) valid() bool {
-	if v.claims == nil {
-		return v.bounds.valid(jwtNow())
-	}
-	return v.claims.Valid() == nil
 }
 
 // Handle authenticates, stores the id with with and calls next; it answers 401 itself.
@@ -83,17 +75,18 @@ func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int
 	return func(w http.ResponseWriter, r *http.Request) {
 		raw, rawErr := request.AuthorizationHeaderExtractor.ExtractToken(r)
 		if rawErr == nil {
+			// A plain token is verified again at each use, never cached: its check costs
+			// less than a cache lookup (a miss and an insert cost more than two checks).
+			if id, ok := a.fast.verify(raw, jwtNow()); ok {
+				next(w, r.WithContext(with(r.Context(), id)))
+				return
+			}
 			if vt, ok := a.cache.get(raw); ok {
-				if vt.valid() {
+				if vt.claims.Valid() == nil {
 					next(w, r.WithContext(with(r.Context(), vt.id)))
 					return
 				}
 				a.cache.del(raw)
-			}
-			if id, b, ok := a.fast.verify(raw, jwtNow()); ok {
-				a.cache.set(raw, &verifiedToken{bounds: b, id: id})
-				next(w, r.WithContext(with(r.Context(), id)))
-				return
 			}
 		}
 		tok, err := a.parser.ParseToken(r, a.secret, "")
