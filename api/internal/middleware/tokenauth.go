@@ -22,8 +22,8 @@ const (
 )
 
 // TokenAuth authenticates one JWT audience (one secret, one id claim) as go-zero's jwt
-// middleware does, and remembers the tokens it verified, so that a buyer who retries in a
-// storm is not parsed and verified again.
+// middleware does, and remembers the tokens its parser verified, so that a buyer who
+// retries in a storm is not parsed and verified again.
 //
 //   - A token is verified by go-zero's own token parser (rest/token, what rest.WithJwt
 //     runs) with this audience's secret, then must carry a numeric exp (auth.Expiry) and
@@ -31,8 +31,9 @@ const (
 //     mints (HS256, integer claims) is first tried by fastHS256, which accepts only what
 //     that parser and those checks accept, with the same id, and costs no reflection (about
 //     0.4 µs, less than a cache lookup on a large cache): whatever it accepts is never
-//     cached, whatever it does not accept goes to the cache and then to the parser. Only such a token is cached, under its exact
-//     string as go-zero's extractor reads it from the Authorization header, with its
+//     cached, whatever it does not accept goes to the cache and then to the parser.
+//   - Only a token the parser accepted and that passed those checks is cached, under its
+//     exact string as go-zero's extractor reads it from the Authorization header, with its
 //     verified claims; the cache belongs to one audience (one secret), so a token of the
 //     other audience never finds an entry.
 //   - A cached token is accepted only while its claims are still valid now (jwt's
