@@ -21,7 +21,7 @@ test:
 FUZZTIME ?= 10s
 FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzReserveBody api/internal/validate:FuzzCreateActivityRequest \
 	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream \
-	internal/stock:FuzzStoreArguments
+	internal/stock:FuzzStoreArguments api/internal/middleware:FuzzFastHS256
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$fn ./$$pkg ($(FUZZTIME))"; \

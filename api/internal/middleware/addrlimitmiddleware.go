@@ -80,12 +80,19 @@ func ClientAddr(r *http.Request, header string) string {
 
 // ServeHTTP implements http.Handler.
 func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reserve := m.Reserve != nil && r.Method == http.MethodPost && r.URL.Path == ReservePath
+	if m.AuthFail == nil && !reserve {
+		// Nothing to count: no address is ever blocked without a failed-authentication
+		// limit.
+		m.Router.ServeHTTP(w, r)
+		return
+	}
 	addr := ClientAddr(r, m.Header)
 	if _, ok := m.blocked.Get(addr); ok {
 		httpx.ErrorCtx(r.Context(), w, errAddrBlocked)
 		return
 	}
-	if m.Reserve != nil && r.Method == http.MethodPost && r.URL.Path == ReservePath {
+	if reserve {
 		ok, err := m.Reserve.Allow(r.Context(), addr)
 		if err != nil {
 			if ferr := m.Failure.Failed(r.Context(), "address", err); ferr != nil {
@@ -97,9 +104,13 @@ func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if m.AuthFail == nil {
+		m.Router.ServeHTTP(w, r)
+		return
+	}
 	sw := &statusWriter{ResponseWriter: w}
 	m.Router.ServeHTTP(sw, r)
-	if sw.status == http.StatusUnauthorized && m.AuthFail != nil {
+	if sw.status == http.StatusUnauthorized {
 		state, err := m.AuthFail.TakeCtx(r.Context(), m.Keys.RateLimitAddr("authfail", addr))
 		switch {
 		case err != nil:

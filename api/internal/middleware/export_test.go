@@ -13,3 +13,11 @@ func (a *TokenAuth) CacheLen() int { return a.cache.len() }
 
 // SetCacheClock replaces the clock of a's cache.
 func (a *TokenAuth) SetCacheClock(now func() time.Time) { a.cache.now = now }
+
+// FastVerify is a's plain-token check (fastHS256) at jwt's clock: the id and ok.
+func (a *TokenAuth) FastVerify(raw string) (int64, bool) {
+	return a.fast.verify(raw, jwtNow())
+}
+
+// HS256Header is the header segment fastHS256 takes.
+const HS256Header = hs256Header

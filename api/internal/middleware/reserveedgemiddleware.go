@@ -9,7 +9,9 @@ import (
 
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/edge"
+	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/validate"
+	"github.com/seckill/seckill/internal/xerr"
 )
 
 // ReserveEdgeMiddleware answers, on the reservation route, what the gateway already knows
@@ -20,13 +22,18 @@ import (
 // as httpx.Parse would and that passes validate.Reserve, and a mark that holds — the
 // handler's ReserveLogic checks in that order. Every other request goes on to the
 // handler with its body intact, so bad input gets the same 4xx as before.
+//
+// Its answers are written pre-encoded (reply.Prepared: the bytes httpx.ErrorCtx writes
+// for them), and a request it answers keeps no copy of its body.
 type ReserveEdgeMiddleware struct {
-	marks *edge.Marks
+	marks                    *edge.Marks
+	soldOut, notStarted, end *reply.Prepared
 }
 
 // NewReserveEdgeMiddleware answers from marks; a nil marks (Edge off) answers nothing.
 func NewReserveEdgeMiddleware(marks *edge.Marks) *ReserveEdgeMiddleware {
-	return &ReserveEdgeMiddleware{marks: marks}
+	return &ReserveEdgeMiddleware{marks: marks, soldOut: reply.Prepare(xerr.ErrSoldOut),
+		notStarted: reply.Prepare(xerr.ErrNotStarted), end: reply.Prepare(xerr.ErrEnded)}
 }
 
 func (m *ReserveEdgeMiddleware) Handle(next http.HandlerFunc) http.HandlerFunc {
@@ -35,15 +42,30 @@ func (m *ReserveEdgeMiddleware) Handle(next http.HandlerFunc) http.HandlerFunc {
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := m.answer(r); err != nil {
-			httpx.ErrorCtx(r.Context(), w, err)
+			m.write(w, r, err)
 			return
 		}
 		next(w, r)
 	}
 }
 
+// write writes the answer err (one of edge.Marks.Check's).
+func (m *ReserveEdgeMiddleware) write(w http.ResponseWriter, r *http.Request, err error) {
+	switch err {
+	case xerr.ErrSoldOut:
+		m.soldOut.Write(r.Context(), w)
+	case xerr.ErrNotStarted:
+		m.notStarted.Write(r.Context(), w)
+	case xerr.ErrEnded:
+		m.end.Write(r.Context(), w)
+	default:
+		httpx.ErrorCtx(r.Context(), w, err)
+	}
+}
+
 // answer is the gateway's own answer to r, or nil: ask the handler. It may read the body;
-// it then leaves r.Body reading the same bytes and ending as the original did.
+// when it returns nil it then leaves r.Body reading the same bytes and ending as the
+// original did (an answered request's body is not read again).
 func (m *ReserveEdgeMiddleware) answer(r *http.Request) error {
 	// httpx.Parse reads a JSON body only with a Content-Length and a JSON content type;
 	// a query string goes through its form parsing; an encoded body is decoded by
@@ -62,17 +84,17 @@ func (m *ReserveEdgeMiddleware) answer(r *http.Request) error {
 		k, err = r.Body.Read(body[n:])
 		n += k
 	}
+	if n == len(body) {
+		if req, ok := validate.ReserveBody(body); ok && validate.Reserve(&req) == nil {
+			if ans := m.marks.Check(req.ActivityId); ans != nil {
+				return ans
+			}
+		}
+	}
 	// The handler reads what was read, then the error the read ended with, if any, then
 	// whatever the original body still has.
 	r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body[:n]), &onceErr{err: err}, r.Body), Closer: r.Body}
-	if n < len(body) {
-		return nil
-	}
-	req, ok := validate.ReserveBody(body)
-	if !ok || validate.Reserve(&req) != nil {
-		return nil
-	}
-	return m.marks.Check(req.ActivityId)
+	return nil
 }
 
 func plainJSON(h http.Header) bool {

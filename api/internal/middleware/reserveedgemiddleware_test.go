@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/internal/xerr"
 )
 
 const soldOutAID = 5
@@ -133,3 +136,29 @@ func TestReserveEdgeKeepsReadErrors(t *testing.T) {
 type failing struct{ err error }
 
 func (f *failing) Read([]byte) (int, error) { return 0, f.err }
+
+// TestReserveEdgeAnswersAsErrorCtx: each answer of the middleware (sold out, not started,
+// ended) is, status, headers and body bytes, what httpx.ErrorCtx writes for the same
+// error with the gateway's error handler.
+func TestReserveEdgeAnswersAsErrorCtx(t *testing.T) {
+	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
+	now := time.Now()
+	marks := edge.New(edge.Conf{Enabled: true, SoldOutTTL: time.Minute, WindowTTL: time.Minute, ClockMargin: time.Second})
+	marks.SoldOut(1, marks.Gen())
+	marks.Window(2, now.Add(time.Hour).Unix(), now.Add(2*time.Hour).Unix())
+	marks.Window(3, now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix())
+	h := middleware.NewReserveEdgeMiddleware(marks).Handle(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("the handler ran")
+	})
+	for aid, e := range map[int]*xerr.Error{1: xerr.ErrSoldOut, 2: xerr.ErrNotStarted, 3: xerr.ErrEnded} {
+		body := `{"activity_id":` + strconv.Itoa(aid) + `,"request_id":"abcdefgh"}`
+		got := httptest.NewRecorder()
+		h(got, buyerRequest(t, strings.NewReader(body), int64(len(body))))
+		want := httptest.NewRecorder()
+		httpx.ErrorCtx(context.Background(), want, e)
+		if got.Code != want.Code || !reflect.DeepEqual(got.Header(), want.Header()) || got.Body.String() != want.Body.String() {
+			t.Errorf("activity %d: %d %v %q; httpx.ErrorCtx(%s): %d %v %q", aid, got.Code, got.Header(), got.Body,
+				e.Code, want.Code, want.Header(), want.Body)
+		}
+	}
+}

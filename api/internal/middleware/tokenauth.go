@@ -22,13 +22,18 @@ const (
 )
 
 // TokenAuth authenticates one JWT audience (one secret, one id claim) as go-zero's jwt
-// middleware does, and remembers the tokens it verified, so that a buyer who retries in a
-// storm is not parsed and verified again.
+// middleware does, and remembers the tokens its parser verified, so that a buyer who
+// retries in a storm is not parsed and verified again.
 //
 //   - A token is verified by go-zero's own token parser (rest/token, what rest.WithJwt
 //     runs) with this audience's secret, then must carry a numeric exp (auth.Expiry) and
-//     the audience's id claim (auth.ClaimID). Only such a token is cached, under its exact
-//     string as go-zero's extractor reads it from the Authorization header, with its
+//     the audience's id claim (auth.ClaimID). A token of the plain shape internal/authtoken
+//     mints (HS256, integer claims) is first tried by fastHS256, which accepts only what
+//     that parser and those checks accept, with the same id, and costs no reflection (about
+//     0.4 µs, less than a cache lookup on a large cache): whatever it accepts is never
+//     cached, whatever it does not accept goes to the cache and then to the parser.
+//   - Only a token the parser accepted and that passed those checks is cached, under its
+//     exact string as go-zero's extractor reads it from the Authorization header, with its
 //     verified claims; the cache belongs to one audience (one secret), so a token of the
 //     other audience never finds an entry.
 //   - A cached token is accepted only while its claims are still valid now (jwt's
@@ -41,6 +46,7 @@ type TokenAuth struct {
 	secret string
 	claim  string
 	parser *token.TokenParser
+	fast   *fastHS256
 	cache  *tokenCache
 }
 
@@ -51,7 +57,8 @@ func NewTokenAuth(secret, claim string, limit int) *TokenAuth {
 		limit = TokenCacheLimit
 	}
 	limit = max(limit, 2)
-	return &TokenAuth{secret: secret, claim: claim, parser: token.NewTokenParser(), cache: newTokenCache(limit, TokenCacheTTL)}
+	return &TokenAuth{secret: secret, claim: claim, parser: token.NewTokenParser(), fast: newFastHS256(secret, claim),
+		cache: newTokenCache(limit, TokenCacheTTL)}
 }
 
 type verifiedToken struct {
@@ -69,6 +76,12 @@ func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int
 	return func(w http.ResponseWriter, r *http.Request) {
 		raw, rawErr := request.AuthorizationHeaderExtractor.ExtractToken(r)
 		if rawErr == nil {
+			// A plain token is verified again at each use, never cached: its check costs
+			// less than a cache lookup (a miss and an insert cost more than two checks).
+			if id, ok := a.fast.verify(raw, jwtNow()); ok {
+				next(w, r.WithContext(with(r.Context(), id)))
+				return
+			}
 			if vt, ok := a.cache.get(raw); ok {
 				if vt.claims.Valid() == nil {
 					next(w, r.WithContext(with(r.Context(), vt.id)))

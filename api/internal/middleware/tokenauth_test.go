@@ -73,9 +73,17 @@ func mint(tok string, err error) string {
 	return tok
 }
 
+// parsed is a buyer token that fastHS256 leaves to go-zero's parser (HS512): what the
+// cache holds.
+func parsed(t *testing.T, uid int64, ttl time.Duration) string {
+	t.Helper()
+	now := time.Now()
+	return sign(t, jwt.SigningMethodHS512, buyerSecret, jwt.MapClaims{"uid": uid, "iat": now.Unix(), "exp": now.Add(ttl).Unix()})
+}
+
 // TestTokenAuthAgreesWithGoZero: for every kind of token, the first answer and the
 // answer from the cache are the answers of go-zero's jwt middleware plus the claim checks
-// (the route as it was), and only accepted tokens are cached.
+// (the route as it was), and only the accepted tokens fastHS256 does not accept are cached.
 func TestTokenAuthAgreesWithGoZero(t *testing.T) {
 	a, route := buyerRoute(t, 0)
 	old := goZeroRoute()
@@ -112,19 +120,25 @@ func TestTokenAuthAgreesWithGoZero(t *testing.T) {
 				t.Errorf("%s, round %d: %d %s; go-zero's route: %d %s", name, round, code, body, wantCode, wantBody)
 			}
 		}
-		if c.tok != "" && a.Cached(c.tok) != c.accept {
-			t.Errorf("%s: cached = %v, want %v", name, !c.accept, c.accept)
+		_, fast := a.FastVerify(c.tok)
+		if want := c.accept && !fast; c.tok != "" && a.Cached(c.tok) != want {
+			t.Errorf("%s: cached = %v, want %v (accepted %v, by fastHS256 %v)", name, !want, want, c.accept, fast)
 		}
 	}
 }
 
 // TestTokenAuthCachedTokenExpires: a cached token is refused once its exp passed (the
-// claims are checked at every use) and leaves the cache.
+// claims are checked at every use) and leaves the cache; a plain token (fastHS256, never
+// cached) is refused once its exp passed too.
 func TestTokenAuthCachedTokenExpires(t *testing.T) {
 	a, route := buyerRoute(t, 0)
-	tok := mint(authtoken.Buyer(buyerSecret, 42, time.Minute))
+	tok := parsed(t, 42, time.Minute)
+	plain := mint(authtoken.Buyer(buyerSecret, 43, time.Minute))
 	if code, body := get(route, tok); code != http.StatusOK || body != "42" || !a.Cached(tok) {
 		t.Fatalf("fresh token: %d %s, cached %v", code, body, a.Cached(tok))
+	}
+	if code, body := get(route, plain); code != http.StatusOK || body != "43" || a.Cached(plain) {
+		t.Fatalf("fresh plain token: %d %s, cached %v", code, body, a.Cached(plain))
 	}
 	setTime(t, time.Now().Add(2*time.Minute))
 	if code, body := get(route, tok); code != http.StatusUnauthorized {
@@ -132,6 +146,9 @@ func TestTokenAuthCachedTokenExpires(t *testing.T) {
 	}
 	if a.Cached(tok) {
 		t.Fatal("an expired token stayed in the cache")
+	}
+	if code, body := get(route, plain); code != http.StatusUnauthorized {
+		t.Fatalf("expired plain token: %d %s, want 401", code, body)
 	}
 }
 
@@ -149,7 +166,7 @@ func TestTokenAuthCacheBounded(t *testing.T) {
 	a, route := buyerRoute(t, limit)
 	var toks []string
 	for i := range 25 {
-		tok := mint(authtoken.Buyer(buyerSecret, int64(100+i), time.Hour))
+		tok := parsed(t, int64(100+i), time.Hour)
 		toks = append(toks, tok)
 		if code, _ := get(route, tok); code != http.StatusOK {
 			t.Fatalf("token %d: %d", i, code)
@@ -173,7 +190,7 @@ func TestTokenAuthCacheBounded(t *testing.T) {
 // still valid is then accepted and cached again).
 func TestTokenAuthCacheTTL(t *testing.T) {
 	a, route := buyerRoute(t, 0)
-	tok := mint(authtoken.Buyer(buyerSecret, 42, time.Hour))
+	tok := parsed(t, 42, time.Hour)
 	if code, _ := get(route, tok); code != http.StatusOK || !a.Cached(tok) {
 		t.Fatalf("fresh token: %d, cached %v", code, a.Cached(tok))
 	}
@@ -185,12 +202,16 @@ func TestTokenAuthCacheTTL(t *testing.T) {
 }
 
 // TestTokenAuthConcurrent: buyers retrying with their tokens from many goroutines each get
-// their own uid (run with -race).
+// their own uid (run with -race), plain tokens (fastHS256) and cached ones.
 func TestTokenAuthConcurrent(t *testing.T) {
 	_, route := buyerRoute(t, 8)
-	toks := make([]string, 16) // more tokens than the cache holds: hits, misses, evictions
+	toks := make([]string, 32) // more parsed tokens than the cache holds: hits, misses, evictions
 	for i := range toks {
-		toks[i] = mint(authtoken.Buyer(buyerSecret, int64(i+1), time.Hour))
+		if i%2 == 0 {
+			toks[i] = mint(authtoken.Buyer(buyerSecret, int64(i+1), time.Hour))
+		} else {
+			toks[i] = parsed(t, int64(i+1), time.Hour)
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 64)

@@ -33,7 +33,7 @@ func ReserveBody(b []byte) (req types.ReserveReq, ok bool) {
 			}
 			p.space()
 		}
-		key, ok := p.word()
+		key, ok := p.wordBytes()
 		if !ok {
 			return req, false
 		}
@@ -42,7 +42,7 @@ func ReserveBody(b []byte) (req types.ReserveReq, ok bool) {
 			return req, false
 		}
 		p.space()
-		switch key {
+		switch string(key) { // compared without a copy
 		case "activity_id":
 			if seenA {
 				return req, false
@@ -101,24 +101,30 @@ func (p *scanner) byte(c byte) bool {
 
 // word is a JSON string of [A-Za-z0-9_-] (no escapes), possibly empty.
 func (p *scanner) word() (string, bool) {
+	b, ok := p.wordBytes()
+	return string(b), ok
+}
+
+// wordBytes is word's bytes, in p.b.
+func (p *scanner) wordBytes() ([]byte, bool) {
 	if !p.byte('"') {
-		return "", false
+		return nil, false
 	}
 	start := p.i
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {
 		case c == '"':
-			s := string(p.b[start:p.i])
+			b := p.b[start:p.i]
 			p.i++
-			return s, true
+			return b, true
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
 			p.i++
 		default:
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // number is an unsigned JSON integer of 1..18 digits without a leading zero (or "0"),
