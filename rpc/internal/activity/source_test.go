@@ -253,7 +253,8 @@ func TestStalledRebuilderIsFenced(t *testing.T) {
 	results := make(chan error, 2)
 	go func() { _, err := a.Stock(ctx, id); results <- err }()
 	<-sa.in // A bumped the epoch to 2 and stalls
-	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id)); err != nil { // A's lease lapses
+	// A's lease lapses.
+	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id)); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _, err := b.Stock(ctx, id); results <- err }()
