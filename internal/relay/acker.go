@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
@@ -33,7 +35,28 @@ type Acker struct {
 	events kafkax.Sender
 	store  *stock.Store
 	keys   stock.Keys
+
+	// The epoch checks of one activity are batched: an entry whose send returned joins
+	// the activity's open round, and one goroutine per activity runs the rounds in order,
+	// each as one acked.lua call (after every send of its entries returned). Under a burst
+	// that is one Redis round trip for the many acknowledgements kafka-go's batch
+	// returned together, instead of one each.
+	mu      sync.Mutex
+	rounds  map[int64][]*ackRound // per activity: rounds not yet run, the last one open
+	running map[int64]bool        // per activity: a goroutine runs its rounds
 }
+
+// ackRound is one batched check: entries joined until it ran (or it was full).
+type ackRound struct {
+	entries []stock.Entry
+	same    []bool
+	epoch   int64
+	err     error
+	done    chan struct{}
+}
+
+// ackCheckTimeout bounds one batched check (it serves several callers: no one's context).
+const ackCheckTimeout = 3 * time.Second
 
 // Acker returns an acker producing to the relay's events topic, through a producer of its
 // own (Conf.AckBatchSize), or the relay's when the relay was given its senders.
@@ -63,7 +86,7 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 	}
 	// The check and the outbox entry's deletion are one script: the relay does not
 	// produce again what is in Kafka already.
-	same, epoch, err := a.store.Acked(ctx, e)
+	same, epoch, err := a.acked(ctx, e)
 	switch {
 	case errors.Is(err, stock.ErrNotWarm) || err == nil && !same:
 		acksBookReplaced.Inc()
@@ -76,4 +99,58 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 	}
 	acksAcknowledged.Inc()
 	return nil
+}
+
+// acked is Store.Acked of e, batched with the concurrent checks of its activity.
+func (a *Acker) acked(ctx context.Context, e stock.Entry) (same bool, epoch int64, err error) {
+	aid := e.ActivityID
+	a.mu.Lock()
+	if a.rounds == nil {
+		a.rounds, a.running = map[int64][]*ackRound{}, map[int64]bool{}
+	}
+	q := a.rounds[aid]
+	if len(q) == 0 || len(q[len(q)-1].entries) >= stock.MaxAckedBatch {
+		q = append(q, &ackRound{done: make(chan struct{})})
+		a.rounds[aid] = q
+	}
+	r := q[len(q)-1]
+	i := len(r.entries)
+	r.entries = append(r.entries, e)
+	if !a.running[aid] {
+		a.running[aid] = true
+		go a.run(aid)
+	}
+	a.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.same[i], r.epoch, r.err
+	case <-ctx.Done():
+		return false, 0, xerr.Unavailable(ctx.Err())
+	}
+}
+
+// run checks activity aid's rounds in order until none is left.
+func (a *Acker) run(aid int64) {
+	for {
+		a.mu.Lock()
+		q := a.rounds[aid]
+		if len(q) == 0 {
+			delete(a.rounds, aid)
+			delete(a.running, aid)
+			a.mu.Unlock()
+			return
+		}
+		r := q[0]
+		a.rounds[aid] = q[1:] // closed to new entries from here on
+		a.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), ackCheckTimeout)
+		r.same, r.epoch, r.err = a.store.Acked(ctx, aid, r.entries)
+		cancel()
+		if r.err == nil {
+			acksBatched.Observe(float64(len(r.entries)))
+		} else {
+			r.same = make([]bool, len(r.entries))
+		}
+		close(r.done)
+	}
 }

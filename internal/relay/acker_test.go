@@ -340,3 +340,59 @@ func TestAckerRetriedChangeWaitsForKafka(t *testing.T) {
 		orderNo = o
 	}
 }
+
+// barrierKafka acknowledges sends in groups of n at once, as kafka-go returns the calls
+// whose messages shared a batch.
+type barrierKafka struct {
+	kafka
+	n       int
+	mu      sync.Mutex
+	waiting []chan struct{}
+}
+
+func (b *barrierKafka) Send(ctx context.Context, msgs ...kafkax.Message) error {
+	if err := b.kafka.Send(ctx, msgs...); err != nil {
+		return err
+	}
+	ch := make(chan struct{})
+	b.mu.Lock()
+	b.waiting = append(b.waiting, ch)
+	if len(b.waiting) == b.n {
+		for _, w := range b.waiting {
+			close(w)
+		}
+		b.waiting = nil
+	}
+	b.mu.Unlock()
+	<-ch
+	return nil
+}
+
+// The epoch checks of acknowledgements that Kafka returned together share Redis calls:
+// 64 concurrent buyers whose sends return in groups of 16 make far fewer checks than
+// acknowledgements, and each acknowledgement is still checked (its entry deleted).
+func TestAckerBatchesChecks(t *testing.T) {
+	e := newEnv(t)
+	k := &barrierKafka{n: 16}
+	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	checks0, entries0 := relay.AckChecks()
+	var wg sync.WaitGroup
+	for g := range 64 {
+		wg.Go(func() {
+			uid := int64(g + 1)
+			if _, err := e.store.Reserve(context.Background(), aid, uid, 1, fmt.Sprintf("request-%d", uid)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	checks, entries := relay.AckChecks()
+	checks, entries = checks-checks0, entries-entries0
+	if entries != 64 || checks > 32 {
+		t.Fatalf("%d checks for %.0f acknowledgements, want 64 acknowledgements in at most 32 checks", checks, entries)
+	}
+	if n := len(e.outbox()); n != 0 {
+		t.Fatalf("%d entries left in the outbox, want 0", n)
+	}
+	t.Logf("64 acknowledgements in %d checks", checks)
+}

@@ -21,6 +21,11 @@ var (
 		Namespace: "seckill", Subsystem: "relay", Name: "events_total",
 		Help: "Outbox entries Kafka acknowledged (acks=all) and the relay removed.",
 	})
+	acksBatched = promauto.NewHistogram(prometheus.HistogramOpts{
+		Namespace: "seckill", Subsystem: "relay", Name: "acks_per_check",
+		Help:    "Acknowledgements checked (epoch) and deleted from the outbox by one Redis call.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256},
+	})
 	metricProducedByAcker = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "acker_produced_total",
 		Help: "Outbox entries the relay did not produce because the inventory service's Acker had produced them (Acknowledge kafka).",

@@ -549,20 +549,33 @@ func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
 		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}, nil
 }
 
-// Acked is told that entry e is in Kafka (produced by the Acker). When the activity's stock
-// hash still holds e's epoch it deletes e from the outbox (the relay need not produce it
-// again) and reports true; another epoch: false and that epoch, nothing deleted;
-// ErrNotWarm when the hash is gone.
-func (s *Store) Acked(ctx context.Context, e Entry) (same bool, epoch int64, err error) {
-	res, err := s.run(ctx, ackedScript, []string{s.keys.Stock(e.ActivityID), s.keys.Events(e.ActivityID)},
-		e.Epoch, e.ID)
+// MaxAckedBatch bounds the entries of one Acked call.
+const MaxAckedBatch = 256
+
+// Acked is told that entries es of activity aid (1..MaxAckedBatch) are in Kafka (produced
+// by the Acker). Each whose epoch the stock hash still holds is deleted from the outbox
+// (the relay need not produce it again), reported true in same; another epoch: false,
+// nothing deleted. epoch is the hash's; ErrNotWarm when the hash is gone.
+func (s *Store) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch int64, err error) {
+	if len(es) == 0 || len(es) > MaxAckedBatch {
+		return nil, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
+	}
+	args := make([]any, 0, 2*len(es))
+	for _, e := range es {
+		args = append(args, e.Epoch, e.ID)
+	}
+	res, err := s.run(ctx, ackedScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, args...)
 	if err != nil {
-		return false, 0, err
+		return nil, 0, err
 	}
-	if toInt(res, 0) == 1 {
-		return true, e.Epoch, nil
+	if len(res) != 2+len(es) {
+		return nil, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-2, len(es))
 	}
-	return false, toInt(res, 1), nil
+	same = make([]bool, len(es))
+	for i := range es {
+		same[i] = toInt(res, 2+i) == 1
+	}
+	return same, toInt(res, 1), nil
 }
 
 // Epoch reads the epoch of an activity's stock hash; ErrNotWarm when absent.

@@ -1,12 +1,16 @@
--- acked: the inventory service's Acker produced an outbox entry to Kafka itself. If the
--- activity's stock hash still holds the epoch the entry was written in (the book that
--- made the change still sells: no flush, no rebuild since), the entry is deleted from the
--- outbox, so the relay does not produce it a second time. Check and delete in one step: a
--- rebuilt outbox is never touched.
+-- acked: the inventory service's Acker produced outbox entries of one activity to Kafka
+-- itself. Each entry whose epoch the activity's stock hash still holds (the book that
+-- made the change still sells: no flush, no rebuild since) is deleted from the outbox, so
+-- the relay does not produce it a second time. Check and delete in one step: a rebuilt
+-- outbox is never touched. Concurrent Ackers share one call (relay.Acker batches them).
 -- KEYS[1] stock hash  KEYS[2] events stream
--- ARGV[1] the entry's epoch ('ep')  ARGV[2] the entry id
--- Returns {1} deleted; {0, epoch} the hash holds another epoch (nothing deleted);
---         {-1} the hash is gone (not warm).
+-- ARGV[2i-1] entry i's epoch ('ep')  ARGV[2i] entry i's id  (i = 1..n, n >= 1)
+-- Returns {0, epoch, same_1, ..., same_n}: the hash's epoch and, per entry, 1 (its epoch:
+--         deleted) or 0 (another epoch: nothing deleted); {-1} the hash is gone (not
+--         warm); {-11} a bad argument.
+if #ARGV < 2 or #ARGV % 2 ~= 0 then
+  return {-11}
+end
 local ep = redis.call('HGET', KEYS[1], 'epoch')
 if not ep then
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -14,8 +18,17 @@ if not ep then
   end
   ep = '0' -- a hash written before epochs existed
 end
-if ep ~= ARGV[1] then
-  return {0, ep}
+local out = {0, ep}
+local del = {}
+for i = 1, #ARGV, 2 do
+  if ARGV[i] == ep then
+    del[#del + 1] = ARGV[i + 1]
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
 end
-redis.call('XDEL', KEYS[2], ARGV[2])
-return {1}
+if #del > 0 then
+  redis.call('XDEL', KEYS[2], unpack(del))
+end
+return out

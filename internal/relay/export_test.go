@@ -1,0 +1,12 @@
+package relay
+
+import dto "github.com/prometheus/client_model/go"
+
+// AckChecks reads acks_per_check: how many batched checks ran, for how many entries.
+func AckChecks() (checks uint64, entries float64) {
+	var m dto.Metric
+	if err := acksBatched.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
+}
