@@ -309,10 +309,19 @@ func (r *worker) relayNew(ctx context.Context, aid int64, block time.Duration) (
 // in the group here without producing them again. On a failed read it returns msgs (at
 // least once); when the relay stops meanwhile, none (they stay pending, reclaimed later).
 func (r *worker) unacknowledged(ctx context.Context, key string, msgs []red.XMessage) []red.XMessage {
-	if len(msgs) == 0 {
+	// Only an entry an Acker may produce is waited for: the expiry job's releases
+	// (type expired) are acknowledged to nobody, so a burst of expiries is relayed at
+	// once, not AckWait per batch.
+	youngest := -1
+	for i, m := range msgs {
+		if m.Values[event.FieldType] != string(event.Expired) {
+			youngest = i
+		}
+	}
+	if youngest < 0 {
 		return msgs
 	}
-	if wait := time.Until(entryTime(msgs[len(msgs)-1].ID).Add(r.c.AckWait)); wait > 0 {
+	if wait := time.Until(entryTime(msgs[youngest].ID).Add(r.c.AckWait)); wait > 0 {
 		sleepCtx(ctx, min(wait, r.c.AckWait)) // a Redis clock ahead of ours waits no longer
 	}
 	if ctx.Err() != nil {

@@ -359,3 +359,31 @@ func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 		t.Fatal("the retired activity's outbox stream still exists")
 	}
 }
+
+// The relay waits AckWait only for an entry an Acker may produce: the expiry job's
+// releases (type expired) are acknowledged to nobody, and a burst of them is relayed at
+// once. Here AckWait is an hour: waiting for them would never deliver them in the test.
+func TestRelayDoesNotHoldExpiries(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	key := e.store.Keys().Events(aid)
+	orders := e.reserve(50, 1)
+	if err := e.raw.Del(ctx, key).Err(); err != nil { // keep only the expiries below
+		t.Fatal(err)
+	}
+	now := time.Now().UnixMilli()
+	for i, o := range orders {
+		if err := e.raw.XAdd(ctx, &red.XAddArgs{Stream: key, Values: []any{
+			"t", "expired", "aid", aid, "sku", 70, "ono", o, "uid", 1 + i, "qty", 1, "at", now,
+			"rid", fmt.Sprintf("req-%08d", 1+i), "cms", now - 1000, "ems", now, "ep", 0,
+		}}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topic := collect(t, e.brokers, event.Topic)
+	c := e.conf()
+	c.AckWait = time.Hour
+	e.start(e.newRelay(c))
+	want := expected(orders, event.Expired)
+	waitFor(t, "every expiry on Kafka", func() bool { return len(missing(want, topic.events(t))) == 0 })
+}
