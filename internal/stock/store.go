@@ -578,18 +578,6 @@ func (s *Store) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	return same, toInt(res, 1), nil
 }
 
-// Epoch reads the epoch of an activity's stock hash; ErrNotWarm when absent.
-func (s *Store) Epoch(ctx context.Context, aid int64) (int64, error) {
-	v, err := s.rds.HgetCtx(ctx, s.keys.Stock(aid), "epoch")
-	if errors.Is(err, redis.Nil) {
-		return 0, ErrNotWarm
-	}
-	if err != nil {
-		return 0, dep(err)
-	}
-	return strconv.ParseInt(v, 10, 64)
-}
-
 // Order is an order as Redis holds it.
 type Order struct {
 	OrderNo    string
