@@ -253,18 +253,28 @@ func (g *run) buyer(ctx context.Context, rec *recorder, i int) (*held, string) {
 	}
 	body := map[string]any{"activity_id": g.r.ActivityID, "quantity": g.cfg.Quantity,
 		"request_id": fmt.Sprintf("lg-%s-%d", g.id, i)}
-	var code string
-	for attempt := 0; ; attempt++ {
-		var resp reserveResp
-		var took time.Duration
-		code, took, _ = g.c.call(ctx, "POST", "/v1/seckill/orders", token, body, &resp)
-		rec.add(time.Now(), took, code)
+	var resp reserveResp
+	code := g.withRetries(ctx, rec, func() (string, time.Duration) {
+		resp = reserveResp{}
+		code, took, _ := g.c.call(ctx, "POST", "/v1/seckill/orders", token, body, &resp)
 		g.prog.attempt()
-		if code == CodeOK {
-			return &held{orderNo: resp.OrderNo, token: token, expireAt: resp.ExpireAt, status: "reserved"}, code
-		}
-		if !retryable(code) || attempt >= g.cfg.Retries || ctx.Err() != nil {
-			return nil, code
+		return code, took
+	})
+	if code != CodeOK {
+		return nil, code
+	}
+	return &held{orderNo: resp.OrderNo, token: token, expireAt: resp.ExpireAt, status: "reserved"}, code
+}
+
+// withRetries makes a call, recorded in rec, and retries it on BUSY / RATE_LIMITED /
+// transport failure (the same request: API.md says it is safe) up to cfg.Retries times
+// with a growing, jittered pause; it returns the last answer's code.
+func (g *run) withRetries(ctx context.Context, rec *recorder, call func() (code string, took time.Duration)) string {
+	for attempt := 0; ; attempt++ {
+		code, took := call()
+		rec.add(time.Now(), took, code)
+		if code == CodeOK || !retryable(code) || attempt >= g.cfg.Retries || ctx.Err() != nil {
+			return code
 		}
 		sleep(ctx, time.Duration(attempt+1)*20*time.Millisecond+time.Duration(mrand.IntN(20))*time.Millisecond)
 	}
@@ -285,20 +295,17 @@ func (g *run) settle(ctx context.Context, orders []*held) {
 		if i >= nPay {
 			op, rec, status = "cancel", cancelRec, "cancelled"
 		}
-		for attempt := 0; ; attempt++ { // retried like a reservation: pay and cancel are idempotent
+		// Retried like a reservation: pay and cancel are idempotent.
+		code := g.withRetries(ctx, rec, func() (string, time.Duration) {
 			var resp orderResp
 			code, took, _ := g.c.call(ctx, "POST", "/v1/seckill/orders/"+url.PathEscape(h.orderNo)+"/"+op, h.token, nil, &resp)
-			rec.add(time.Now(), took, code)
-			if code == CodeOK {
-				h.status = status
-				return
-			}
-			if !retryable(code) || attempt >= g.cfg.Retries || ctx.Err() != nil {
-				if retryable(code) {
-					h.unsure = status
-				}
-				return
-			}
+			return code, took
+		})
+		switch {
+		case code == CodeOK:
+			h.status = status
+		case retryable(code): // left BUSY or unanswered: it may have taken effect
+			h.unsure = status
 		}
 	})
 	g.r.Pay, g.r.Cancel = opsOf(payRec), opsOf(cancelRec)
