@@ -55,7 +55,20 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the result as JSON instead of the table")
 	quiet := flag.Bool("q", false, "no progress on stderr")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
+	logs := flag.String("logs", "", "directory for the services' go-zero log files (default: a new one in the temp dir, named at the end; - for the console)")
 	flag.Parse()
+	switch *logs {
+	case "-":
+	case "":
+		dir, err := os.MkdirTemp("", "seckill-bench-logs-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -logs:", err)
+			os.Exit(1)
+		}
+		cfg.Standalone.LogDir = dir
+	default:
+		cfg.Standalone.LogDir = *logs
+	}
 	sizes, err := benchrun.ParseSweep(*sweep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: -degrade-sweep:", err)
@@ -77,6 +90,9 @@ func main() {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	res, err := benchrun.Run(ctx, cfg)
+	if cfg.Standalone.LogDir != "" {
+		fmt.Fprintln(os.Stderr, "bench: the services' logs are in", cfg.Standalone.LogDir)
+	}
 	if res != nil {
 		if *asJSON {
 			if err := res.WriteJSON(os.Stdout); err != nil {

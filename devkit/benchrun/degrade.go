@@ -405,7 +405,7 @@ func (e *degradeEnv) point(ctx context.Context, i, size int, redis *Measurement)
 	sys, err := standalone.Start(ctx, standalone.Config{
 		EtcDir: c.Standalone.EtcDir, RedisAddr: e.sys.RedisAddr, MySQLDSN: e.dsn, KafkaBrokers: e.kafka.Addrs,
 		KeyPrefix: e.prefix, APIAddr: "127.0.0.1:0", Mode: c.Standalone.Mode, LogLevel: c.Standalone.LogLevel,
-		Configure: func(cs *standalone.Configs) {
+		LogDir: c.Standalone.LogDir, Configure: func(cs *standalone.Configs) {
 			inv := &cs.Inventory
 			inv.Degrade = "mysql"
 			inv.DegradeMode.Concurrency = size

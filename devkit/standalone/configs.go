@@ -95,10 +95,14 @@ func freshSecret() string {
 	return hex.EncodeToString(b[:])
 }
 
-// common sets what every service of one process shares: mode, logging, and no DevServer
+// common sets what every service of one process shares: mode, logging (go-zero sets its
+// logger up once per process: the first service's settings hold for all), and no DevServer
 // of its own.
 func (s *System) common(sc *service.ServiceConf, cfg Config) {
 	sc.Mode = cfg.Mode
 	sc.Log.Level, sc.Log.Encoding, sc.Log.Stat = cfg.LogLevel, "plain", false
+	if cfg.LogDir != "" {
+		sc.Log.Mode, sc.Log.Path = "file", cfg.LogDir
+	}
 	sc.DevServer.Enabled = false
 }

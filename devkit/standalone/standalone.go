@@ -54,9 +54,13 @@ type Config struct {
 
 	// APIAddr is where the gateway listens (default 127.0.0.1:8888; when that port is
 	// taken, a free one is used and reported).
-	APIAddr   string
-	Mode      string // go-zero mode of every service (default dev: no load shedding)
-	LogLevel  string // go-zero log level (default error)
+	APIAddr  string
+	Mode     string // go-zero mode of every service (default dev: no load shedding)
+	LogLevel string // go-zero log level (default error)
+	// LogDir, when set, takes go-zero's log lines to files there (its file mode: error.log,
+	// slow.log, ...) instead of the console: make bench, whose degrade measurement answers
+	// tens of thousands of 503s, each logged with its request.
+	LogDir    string
 	KeyPrefix string // Redis key prefix ("" unless a shared Redis needs one, see Start)
 
 	Install bool      // apt-get install a missing redis-server / mariadb-server when possible

@@ -155,12 +155,33 @@ func TestBuildConfigs(t *testing.T) {
 		{"gateway metrics", c.Gateway.DevServer.Port, 6},
 		{"gateway rpc", c.Gateway.Inventory.Endpoints[0], sys.RPCAddr},
 		{"gateway log level", c.Gateway.Log.Level, "error"},
+		{"gateway log mode", c.Gateway.Log.Mode, "console"},
 		// Kept from etc/: what the launcher does not set, and go-zero's defaults.
 		{"inventory yaml kept", c.Inventory.Middlewares.StatConf.SlowThreshold.String(), "500ms"},
 		{"writer default kept", c.Writer.Consumer.Offset, "first"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// LogDir takes every service's log to files there.
+func TestBuildConfigsLogDir(t *testing.T) {
+	sys := &System{RPCAddr: "127.0.0.1:1", RedisAddr: "127.0.0.1:2", MySQLDSN: "root:@tcp(127.0.0.1:3)/x",
+		KafkaBrokers: []string{"127.0.0.1:4"}}
+	cfg := Config{EtcDir: "../../etc", LogDir: "/tmp/logs"}
+	cfg.defaults()
+	if err := sys.buildConfigs(cfg, "127.0.0.1", 5, 6); err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range map[string]struct{ Mode, Path string }{
+		"inventory": {sys.Configs.Inventory.Log.Mode, sys.Configs.Inventory.Log.Path},
+		"writer":    {sys.Configs.Writer.Log.Mode, sys.Configs.Writer.Log.Path},
+		"gateway":   {sys.Configs.Gateway.Log.Mode, sys.Configs.Gateway.Log.Path},
+	} {
+		if l.Mode != "file" || l.Path != "/tmp/logs" {
+			t.Errorf("%s log = %s %s, want file /tmp/logs", name, l.Mode, l.Path)
 		}
 	}
 }
