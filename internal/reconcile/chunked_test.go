@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -136,8 +137,48 @@ func TestChunkedSnapshotDuringABurst(t *testing.T) {
 	t.Logf("%d runs during %d changes", runs, changes.Load())
 }
 
+// A run reads Redis paced by ReadDuty: after each chunk of orders but the last it pauses
+// (1/ReadDuty - 1) times as long as the chunk took, and never at ReadDuty 1; the report is
+// the same either way.
+func TestReadDutyPacesTheRedisReads(t *testing.T) {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	const n = 1600 // ZSCAN COUNT 500: at least 3 chunks
+	aid := bigActivity(t, env, db, n, 10)
+	for _, duty := range []float64{1, 0.25} {
+		c := recConf(t, time.Hour)
+		c.ReadDuty = duty
+		rec := reconcile.New(c, env.Store, db.Conn)
+		var pauses []float64 // pause ÷ the chunk before it, timed from outside
+		last := time.Now()
+		rec.SetSleep(func(_ context.Context, d time.Duration) error {
+			pauses = append(pauses, float64(d)/float64(time.Since(last)))
+			last = time.Now()
+			return nil
+		})
+		last = time.Now()
+		r, err := rec.Run(ctx, aid)
+		if err != nil || r.Status != reconcile.Consistent {
+			t.Fatalf("duty %v: %v %v %v", duty, r.Status, r.Diffs, err)
+		}
+		switch {
+		case duty == 1 && len(pauses) > 0:
+			t.Errorf("duty 1: %d pauses, want none", len(pauses))
+		case duty < 1 && len(pauses) < 2:
+			t.Errorf("duty %v: %d pauses over %d orders, want one after each chunk but the last", duty, len(pauses), n)
+		}
+		for i, p := range pauses[min(1, len(pauses)):] { // the first chunk's time also holds the MySQL read
+			// 3 times the chunk it follows, which the outside view sees slightly longer
+			if p > 3.0001 || p < 2.5 {
+				t.Errorf("duty %v: pause %d is %.2f times its chunk, want 3", duty, i+1, p)
+			}
+		}
+	}
+}
+
 // BenchmarkReserveDuringReconcile100k measures reservation latency on an activity of
-// 100,000 orders, without and with a reconciliation of it running back to back:
+// 100,000 orders, without and with a reconciliation of it running back to back, unpaced
+// (ReadDuty 1) and as shipped:
 //
 //	go test -tags no_k8s -run '^$' -bench ReserveDuringReconcile -benchtime 1x ./internal/reconcile/
 func BenchmarkReserveDuringReconcile100k(b *testing.B) {
@@ -145,7 +186,8 @@ func BenchmarkReserveDuringReconcile100k(b *testing.B) {
 	db := testenv.MySQL(b)
 	const n = 100000
 	aid := bigActivity(b, env, db, n, 1_000_000)
-	rec := reconcile.New(recConf(b, time.Hour), env.Store, db.Conn)
+	unpaced := recConf(b, time.Hour)
+	unpaced.ReadDuty = 1
 	uid := atomic.Int64{}
 	uid.Store(n)
 	measure := func(d time.Duration) (p50, p99, max time.Duration, count int) {
@@ -175,11 +217,7 @@ func BenchmarkReserveDuringReconcile100k(b *testing.B) {
 		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 		return lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1], len(lat)
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		p50, p99, mx, c := measure(3 * time.Second)
-		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms-alone")
-		b.Logf("alone: %d reservations, p50 %v p99 %v max %v", c, p50, p99, mx)
+	during := func(name string, rec *reconcile.Reconciler) {
 		stop := make(chan struct{})
 		runs := atomic.Int64{}
 		var took atomic.Int64
@@ -201,11 +239,23 @@ func BenchmarkReserveDuringReconcile100k(b *testing.B) {
 				runs.Add(1)
 			}
 		}()
-		p50, p99, mx, c = measure(3 * time.Second)
+		p50, p99, mx, c := measure(3 * time.Second)
 		close(stop)
 		<-done
-		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms-reconciling")
-		b.Logf("during %d reconciliations (%v each): %d reservations, p50 %v p99 %v max %v", runs.Load(),
+		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms-reconciling-"+name)
+		b.Logf("during %d %s reconciliations (%v each): %d reservations, p50 %v p99 %v max %v", runs.Load(), name,
 			time.Duration(took.Load()/max(runs.Load(), 1)), c, p50, p99, mx)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		p50, p99, mx, c := measure(3 * time.Second)
+		b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms-alone")
+		b.Logf("alone: %d reservations, p50 %v p99 %v max %v", c, p50, p99, mx)
+		for _, cf := range []struct {
+			name string
+			c    reconcile.Conf
+		}{{"unpaced", unpaced}, {"shipped", recConf(b, time.Hour)}} {
+			during(cf.name, reconcile.New(cf.c, env.Store, db.Conn))
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,6 +75,7 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	srv := &Server{Svc: ctx}
+	c.MethodTimeouts = longCalls(c.MethodTimeouts, c.Reconcile.Timeout)
 	s, err := zrpc.NewServer(c.RpcServerConf, func(g *grpc.Server) {
 		srv.mu.Lock()
 		srv.grpc = g
@@ -165,4 +167,17 @@ func (s *Server) Stop() {
 			g.Stop()
 		}
 	}
+}
+
+// longCalls adds Reconcile and Repair, each with timeout, to the configured method timeouts
+// (those it names already keep theirs): the server's Timeout is for the sale's calls, and
+// a reconciliation of a large activity takes longer.
+func longCalls(set []zrpc.MethodTimeoutConf, timeout time.Duration) []zrpc.MethodTimeoutConf {
+	out := append([]zrpc.MethodTimeoutConf{}, set...)
+	for _, m := range []string{inventory.Inventory_Reconcile_FullMethodName, inventory.Inventory_Repair_FullMethodName} {
+		if !slices.ContainsFunc(set, func(t zrpc.MethodTimeoutConf) bool { return t.FullMethod == m }) {
+			out = append(out, zrpc.MethodTimeoutConf{FullMethod: m, Timeout: timeout})
+		}
+	}
+	return out
 }

@@ -253,3 +253,42 @@ func TestBadInputToEveryRPC(t *testing.T) {
 	}
 	f.env.CheckInvariant(id)
 }
+
+// Reconcile and Repair get Reconcile.Timeout instead of the server's Timeout, which is for
+// the sale's calls: a run slower than the server's Timeout (slowed here by ReadDuty's
+// pauses) still answers, and one that MethodTimeouts names keeps the configured timeout.
+func TestReconcileOutlivesTheServerTimeout(t *testing.T) {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	aid := env.Warm(stocktest.Spec{Total: 2000, Limit: 1, PayTimeout: 900})
+	for uid := int64(1); uid <= 1200; uid++ { // ZSCAN COUNT 500: three chunks, two pauses
+		if _, err := env.Store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("slow-req-%d", uid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(named bool) inventory.InventoryClient {
+		c := rpctest.Config(t, env.Keys, db.DSN)
+		c.Timeout = 100                   // ms
+		c.Reconcile.ReadDuty = 0.02       // a pause 49 times each chunk's read
+		c.Reconcile.Timeout = time.Minute // shipped: 1 m
+		if named {
+			c.MethodTimeouts = []zrpc.MethodTimeoutConf{
+				{FullMethod: inventory.Inventory_Reconcile_FullMethodName, Timeout: 100 * time.Millisecond}}
+		}
+		rpctest.Start(t, c)
+		cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 60000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inventory.NewInventoryClient(cli.Conn())
+	}
+	t0 := time.Now()
+	res, err := serve(false).Reconcile(ctx, &inventory.ReconcileReq{ActivityId: aid})
+	if err != nil {
+		t.Fatalf("Reconcile past the server's Timeout: %v", err)
+	}
+	t.Logf("one run: %v, %s", time.Since(t0), res.Status)
+	if _, err := serve(true).Reconcile(ctx, &inventory.ReconcileReq{ActivityId: aid}); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("Reconcile named in MethodTimeouts (100 ms): %v, want DeadlineExceeded", err)
+	}
+}

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc"
 
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -41,7 +44,14 @@ func (r *Reconcile) Tick(ctx context.Context) error {
 
 // Run reconciles one activity and records the result in the metrics.
 func (r *Reconcile) Run(ctx context.Context, aid int64) (*inventoryclient.ReconcileResp, error) {
-	resp, err := r.inv.Reconcile(ctx, &inventoryclient.ReconcileReq{ActivityId: aid})
+	// A run over a large activity takes seconds: the call may take what is left of ctx (a
+	// tick: its Interval, 30 s) instead of the client's Timeout, which is for the other
+	// jobs' calls. The inventory service allows it Reconcile.Timeout.
+	var opts []grpc.CallOption
+	if dl, ok := ctx.Deadline(); ok {
+		opts = append(opts, zrpc.WithCallTimeout(time.Until(dl)))
+	}
+	resp, err := r.inv.Reconcile(ctx, &inventoryclient.ReconcileReq{ActivityId: aid}, opts...)
 	if err != nil {
 		return nil, err
 	}
