@@ -39,6 +39,10 @@ type fakeAPI struct {
 	// settleWrong: such an unanswered pay cancels the order instead (a wrong state).
 	settleWrong bool
 	settleSeen  map[string]int // order_no -> its place among the orders settled
+	// readBusy: every order read of every order is answered BUSY once (the first), as a
+	// shedding gateway does under load.
+	readBusy bool
+	readSeen map[string]bool
 
 	mu         sync.Mutex
 	nextID     int64
@@ -306,6 +310,14 @@ func (f *fakeAPI) order(w http.ResponseWriter, r *http.Request, uid int64) *fake
 }
 
 func (f *fakeAPI) getOrder(w http.ResponseWriter, r *http.Request, uid int64) {
+	if f.readBusy && !f.readSeen[r.PathValue("no")] {
+		if f.readSeen == nil {
+			f.readSeen = map[string]bool{}
+		}
+		f.readSeen[r.PathValue("no")] = true
+		fail(w, 503, "BUSY")
+		return
+	}
 	if o := f.order(w, r, uid); o != nil {
 		reply(w, 200, orderResp{OrderNo: o.no, Status: o.status})
 	}

@@ -370,13 +370,18 @@ func (g *run) readBack(ctx context.Context, orders []*held) {
 	}
 }
 
-// readOrders GETs each order as its buyer and records its status (or READ_<code>).
+// readOrders GETs each order as its buyer, retried like a reservation (a read changes
+// nothing; go-zero's load shedding answers BUSY under load in pro mode), and records its
+// status (or READ_<code>).
 func (g *run) readOrders(ctx context.Context, orders []*held, rec *recorder) {
 	g.pool(ctx, len(orders), func(i int) {
 		h := orders[i]
 		var resp orderResp
-		code, took, _ := g.c.call(ctx, "GET", "/v1/seckill/orders/"+url.PathEscape(h.orderNo), h.token, nil, &resp)
-		rec.add(time.Now(), took, code)
+		code := g.withRetries(ctx, rec, func() (string, time.Duration) {
+			resp = orderResp{}
+			code, took, _ := g.c.call(ctx, "GET", "/v1/seckill/orders/"+url.PathEscape(h.orderNo), h.token, nil, &resp)
+			return code, took
+		})
 		if code == CodeOK {
 			h.status = resp.Status
 		} else {

@@ -148,6 +148,23 @@ func TestRunRetriesBusyWithSameRequestID(t *testing.T) {
 	}
 }
 
+// An order read answered BUSY (a shedding gateway) is retried: the read-back still finds
+// every order's state, and the checks pass.
+func TestRunRetriesBusyReads(t *testing.T) {
+	f := newFakeAPI()
+	f.readBusy = true
+	cfg := fakeConfig(f.server(t).URL)
+	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 0.5, 0.5
+	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || r.OrderReads.Codes["BUSY"] == 0 {
+		t.Fatalf("checks %+v, reads %+v", r.Checks, r.OrderReads)
+	}
+}
+
 // A pay or cancel answered BUSY after every retry may have taken effect or not: the
 // read-back decides, and either is a pass; a third state (an unanswered pay that
 // cancelled the order) is still a failure.
