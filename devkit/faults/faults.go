@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -98,6 +99,13 @@ func Rows() []Row {
 		{Name: "Redis emptied (FLUSHALL) mid-sale", Inject: func(ctx context.Context, s *System, _ Scale) error {
 			return redisDo(ctx, s.Redis.Addr, "FLUSHALL")
 		}},
+		// A failover to a replica a second behind, or a restart that lost the AOF's last
+		// second: Redis holds the stock hash, same epoch, without its latest writes. The
+		// Acker sees its acknowledged change count above the hash's and has the activity
+		// rebuilt from MySQL (relay.Acker, "a partial rollback").
+		{Name: "Redis rolled back (lost its last second of writes)", Expect: "BUSY", Inject: func(ctx context.Context, s *System, sc Scale) error {
+			return rollBack(ctx, s.Redis.Addr, time.Second)
+		}},
 		{Name: "MySQL unreachable (proxy cut)", Inject: func(ctx context.Context, s *System, sc Scale) error {
 			s.MySQLCut.Cut()
 			time.Sleep(sc.MySQLDown)
@@ -140,6 +148,63 @@ func redisDown(ctx context.Context, s *System, sc Scale) error {
 	}
 	time.Sleep(sc.RedisDown)
 	return s.restartRedis(ctx)
+}
+
+// rollBack takes every key of the Redis at addr as it is (DUMP, PTTL), waits lost while
+// the burst goes on, then in one step puts every key back as it was and deletes the keys
+// written since: what a failover to a replica lost behind, or a restart that lost the
+// AOF's tail, leaves.
+func rollBack(ctx context.Context, addr string, lost time.Duration) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true})
+	defer c.Close()
+	type kept struct {
+		dump string
+		pttl time.Duration
+	}
+	snap := map[string]kept{}
+	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		k := iter.Val()
+		d, err := c.Dump(ctx, k).Result()
+		if errors.Is(err, redis.Nil) {
+			continue // expired meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		ttl, err := c.PTTL(ctx, k).Result()
+		if err != nil {
+			return err
+		}
+		snap[k] = kept{d, max(ttl, 0)}
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	time.Sleep(lost)
+	var now []string
+	iter = c.Scan(ctx, 0, "*", 1000).Iterator()
+	for iter.Next(ctx) {
+		now = append(now, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	// One MULTI: no other client's command runs between the deletes and the restores.
+	// A key written between the scan and the MULTI stays, as a replica that received one
+	// more write would have it.
+	_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range now {
+			if _, ok := snap[k]; !ok {
+				p.Del(ctx, k)
+			}
+		}
+		for k, v := range snap {
+			p.RestoreReplace(ctx, k, v.pttl, v.dump)
+		}
+		return nil
+	})
+	return err
 }
 
 // Result is one row of the table.

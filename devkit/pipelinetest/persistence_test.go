@@ -244,7 +244,7 @@ func TestScriptsReloadedAfterTheCacheIsLost(t *testing.T) {
 		t.Fatal("INFO memory has no number_of_cached_scripts")
 		return 0
 	}
-	const scripts = 9 // warmup, reserve, confirm, release, expire_due, adjust, restore, acked, fence
+	const scripts = 11 // warmup, reserve, confirm, release, expire_due, adjust, restore, acked, fence, lost, wipe
 	if err := c.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}

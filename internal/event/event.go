@@ -74,6 +74,9 @@ const (
 	FieldCreated   = "cms"
 	FieldExpire    = "ems"
 	FieldEpoch     = "ep"
+	// FieldSeq is the stock hash's change count ('seq') that an order change made; the
+	// writer does not read it (the inventory service's Acker does, on the entry).
+	FieldSeq = "sq"
 )
 
 // FromStream builds an event from an outbox stream entry.

@@ -44,13 +44,32 @@ type Acker struct {
 	mu      sync.Mutex
 	rounds  map[int64][]*ackRound // per activity: rounds not yet run, the last one open
 	running map[int64]bool        // per activity: a goroutine runs its rounds
+	marks   map[int64]*ackMark    // per activity: what this Acker acknowledged (rollback check)
 }
+
+// ackMark is what an Acker acknowledged of one activity in one epoch: the highest change
+// count ('seq') and the entry of each of the last markWindow seqs. In a Redis that keeps
+// its writes the stock hash's seq never falls and no two entries share a seq, so the hash
+// below the highest, an entry above the hash, or a seq acknowledged for another entry
+// means Redis lost writes that were acknowledged: a partial rollback (a failover to a
+// replica that had not received them, a restart that lost the AOF's last second).
+type ackMark struct {
+	epoch int64
+	max   int64
+	seen  map[int64]string // seq -> entry id
+	order []int64          // seen's seqs, oldest first
+}
+
+// markWindow bounds ackMark.seen: acknowledgements of one activity arrive out of seq
+// order by at most the changes in flight at once.
+const markWindow = 1024
 
 // ackRound is one batched check: entries joined until it ran (or it was full).
 type ackRound struct {
 	entries []stock.Entry
 	same    []bool
 	epoch   int64
+	lost    bool // Redis lost writes this Acker acknowledged (ackMark): none is acknowledged
 	err     error
 	done    chan struct{}
 }
@@ -86,8 +105,12 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 	}
 	// The check and the outbox entry's deletion are one script: the relay does not
 	// produce again what is in Kafka already.
-	same, epoch, err := a.acked(ctx, e)
+	same, epoch, lost, err := a.acked(ctx, e)
 	switch {
+	case err == nil && lost:
+		acksRolledBack.Inc()
+		return xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
+			"retry with the same request_id", e.ActivityID)
 	case errors.Is(err, stock.ErrNotWarm) || err == nil && !same:
 		acksBookReplaced.Inc()
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
@@ -102,7 +125,7 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 }
 
 // acked is Store.Acked of e, batched with the concurrent checks of its activity.
-func (a *Acker) acked(ctx context.Context, e stock.Entry) (same bool, epoch int64, err error) {
+func (a *Acker) acked(ctx context.Context, e stock.Entry) (same bool, epoch int64, lost bool, err error) {
 	aid := e.ActivityID
 	a.mu.Lock()
 	if a.rounds == nil {
@@ -123,9 +146,9 @@ func (a *Acker) acked(ctx context.Context, e stock.Entry) (same bool, epoch int6
 	a.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.same[i], r.epoch, r.err
+		return r.same[i], r.epoch, r.lost, r.err
 	case <-ctx.Done():
-		return false, 0, xerr.Unavailable(ctx.Err())
+		return false, 0, false, xerr.Unavailable(ctx.Err())
 	}
 }
 
@@ -144,13 +167,77 @@ func (a *Acker) run(aid int64) {
 		a.rounds[aid] = q[1:] // closed to new entries from here on
 		a.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), ackCheckTimeout)
-		r.same, r.epoch, r.err = a.store.Acked(ctx, aid, r.entries)
-		cancel()
+		var seq int64
+		r.same, r.epoch, seq, r.err = a.store.Acked(ctx, aid, r.entries)
 		if r.err == nil {
 			acksBatched.Observe(float64(len(r.entries)))
+			if r.lost = a.rolledBack(aid, r, seq); r.lost {
+				// Every call then finds the activity not warm and rebuilds it from MySQL,
+				// which has every acknowledged change once the writer drained Kafka.
+				gone, err := a.store.Lost(ctx, aid, r.epoch)
+				logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d "+
+					"(its change count is %d): stock hash deleted for a rebuild: %v (%v)", aid, r.epoch, seq, gone, err)
+			}
 		} else {
 			r.same = make([]bool, len(r.entries))
+			if errors.Is(r.err, stock.ErrNotWarm) {
+				a.forgetMark(aid)
+			}
 		}
+		cancel()
 		close(r.done)
 	}
+}
+
+// rolledBack tells whether round r, checked against a stock hash of change count seq,
+// shows that Redis lost writes this Acker acknowledged (ackMark); when it does not, it
+// records the round's acknowledged entries.
+func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.marks == nil {
+		a.marks = map[int64]*ackMark{}
+	}
+	m := a.marks[aid]
+	if m == nil || m.epoch != r.epoch {
+		m = &ackMark{epoch: r.epoch, seen: map[int64]string{}}
+		a.marks[aid] = m
+	}
+	lost := seq < m.max
+	for i, e := range r.entries {
+		if !r.same[i] || e.Seq <= 0 {
+			continue
+		}
+		if id, ok := m.seen[e.Seq]; e.Seq > seq || ok && id != e.ID {
+			lost = true
+		}
+	}
+	if lost {
+		delete(a.marks, aid) // the rebuild starts a new epoch
+		return true
+	}
+	for i, e := range r.entries {
+		if !r.same[i] || e.Seq <= 0 {
+			continue
+		}
+		if _, ok := m.seen[e.Seq]; !ok {
+			m.seen[e.Seq] = e.ID
+			m.order = append(m.order, e.Seq)
+		}
+		m.max = max(m.max, e.Seq)
+	}
+	if n := len(m.order); n > 2*markWindow {
+		for _, q := range m.order[:n-markWindow] {
+			delete(m.seen, q)
+		}
+		m.order = append([]int64(nil), m.order[n-markWindow:]...)
+	}
+	return false
+}
+
+// forgetMark drops what the Acker recorded of an activity that is no longer warm.
+func (a *Acker) forgetMark(aid int64) {
+	a.mu.Lock()
+	delete(a.marks, aid)
+	a.mu.Unlock()
 }

@@ -396,3 +396,68 @@ func TestAckerBatchesChecks(t *testing.T) {
 	}
 	t.Logf("64 acknowledgements in %d checks", checks)
 }
+
+// The Acker refuses a change, and deletes the stock hash for a rebuild, when Redis is
+// seen to have lost changes it acknowledged in the stock hash's epoch: the hash's change
+// count below the highest it acknowledged, a seq acknowledged before for another entry,
+// or an entry's seq above the hash's (lost between the change and its check).
+func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	stockKey := e.store.Keys().Stock(aid)
+	setSeq := func(seq int) {
+		t.Helper()
+		if err := e.raw.HSet(ctx, stockKey, "seq", seq).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewarm := func() {
+		t.Helper()
+		now := time.Now().Unix()
+		if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000,
+			Remaining: 100000, Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uid := int64(0)
+	reserve := func() error {
+		uid++
+		_, err := e.store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("lost-req-%d", uid))
+		return err
+	}
+	adjust := func() error { _, err := e.store.Adjust(ctx, aid, 1); return err }
+	for _, tc := range []struct {
+		name   string
+		before int            // changes acknowledged first (seq 1..before)
+		lose   func(k *kafka) // what Redis forgets, and when
+		next   func() error
+		want   func(err error) bool // of the next change
+	}{
+		{"healthy", 3, func(*kafka) {}, reserve, func(err error) bool { return err == nil }},
+		// an adjustment carries no seq: only the hash's count tells
+		{"hash below the highest acknowledged", 3, func(*kafka) { setSeq(1) }, adjust, busy},
+		{"a seq acknowledged for another entry", 3, func(*kafka) { setSeq(2) }, reserve, busy},
+		{"the entry above the hash", 0, func(k *kafka) { k.set(false, func() { setSeq(0) }) }, reserve, busy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := &kafka{}
+			e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+			rewarm()
+			for range tc.before {
+				if err := reserve(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.lose(k)
+			err := tc.next()
+			if !tc.want(err) {
+				t.Fatalf("the change after: %v", err)
+			}
+			_, serr := e.store.Stock(ctx, aid)
+			if gone := errors.Is(serr, stock.ErrNotWarm); gone == (err == nil) {
+				t.Fatalf("stock hash deleted: %v (%v), want %v", gone, serr, err != nil)
+			}
+		})
+	}
+	rewarm() // newEnv's cleanup reads it
+}

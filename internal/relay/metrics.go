@@ -65,4 +65,5 @@ var (
 	acksKafkaFailed  = metricAcks.WithLabelValues("kafka_failed")
 	acksBookReplaced = metricAcks.WithLabelValues("book_replaced")
 	acksCheckFailed  = metricAcks.WithLabelValues("check_failed")
+	acksRolledBack   = metricAcks.WithLabelValues("rolled_back")
 )

@@ -26,6 +26,13 @@ func (k Keys) reserve(aid, uid int64, requestID, orderNo string) (keys []string,
 		b + "user:" + u, b + "pending", b + "orders", b + "events"}, orderPrefix
 }
 
+// wipe is wipe.lua's KEYS (stock, orders, pending) and the prefixes of its order-hash,
+// user and request-id keys (ARGV[1..3]), built on one base as Order, User and Req build them.
+func (k Keys) wipe(aid int64) (keys []string, order, user, req string) {
+	b := k.base(aid)
+	return []string{b + "stock", b + "orders", b + "pending"}, b + "order:", b + "user:", b + "req:"
+}
+
 // Stock is the hash `total remaining locked sold start end limit ttl sku name exp`.
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 

@@ -41,6 +41,10 @@ var (
 	unsentLua string
 	//go:embed scripts/fence.lua
 	fenceLua string
+	//go:embed scripts/lost.lua
+	lostLua string
+	//go:embed scripts/wipe.lua
+	wipeLua string
 
 	warmupScript    = newScript("warmup", warmupLua)
 	reserveScript   = newScript("reserve", unsentLua+reserveLua)
@@ -51,9 +55,11 @@ var (
 	restoreScript   = newScript("restore", restoreLua)
 	ackedScript     = newScript("acked", ackedLua)
 	fenceScript     = newScript("fence", fenceLua)
+	lostScript      = newScript("lost", lostLua)
+	wipeScript      = newScript("wipe", wipeLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript}
+		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript}
 )
 
 // Bounds for values coming from callers.
@@ -89,6 +95,7 @@ type Entry struct {
 	ID         string
 	Values     map[string]any
 	Epoch      int64
+	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
 }
 
 // Ack decides whether the change that wrote e may be acknowledged (relay.Acker: once its
@@ -160,6 +167,7 @@ func entryAt(aid int64, res []any, i int) (Entry, error) {
 		e.Values[toString(fields, j)] = toString(fields, j+1)
 	}
 	e.Epoch, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldEpoch]), 10, 64)
+	e.Seq, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldSeq]), 10, 64)
 	return e, nil
 }
 
@@ -556,9 +564,9 @@ const MaxAckedBatch = 256
 // by the Acker). Each whose epoch the stock hash still holds is deleted from the outbox
 // (the relay need not produce it again), reported true in same; another epoch: false,
 // nothing deleted. epoch is the hash's; ErrNotWarm when the hash is gone.
-func (s *Store) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch int64, err error) {
+func (s *Store) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch, seq int64, err error) {
 	if len(es) == 0 || len(es) > MaxAckedBatch {
-		return nil, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
+		return nil, 0, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
 	}
 	args := make([]any, 0, 2*len(es))
 	for _, e := range es {
@@ -566,16 +574,52 @@ func (s *Store) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	}
 	res, err := s.run(ctx, ackedScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	if len(res) != 2+len(es) {
-		return nil, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-2, len(es))
+	if len(res) != 3+len(es) {
+		return nil, 0, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-3, len(es))
 	}
 	same = make([]bool, len(es))
 	for i := range es {
-		same[i] = toInt(res, 2+i) == 1
+		same[i] = toInt(res, 3+i) == 1
 	}
-	return same, toInt(res, 1), nil
+	return same, toInt(res, 1), toInt(res, 2), nil
+}
+
+// Lost deletes the activity's stock hash while it is still of epoch: Redis was found to
+// have lost acknowledged writes (relay.Acker), and the next call rebuilds the activity
+// from MySQL. false: gone already or of another epoch (nothing deleted).
+func (s *Store) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
+	res, err := s.run(ctx, lostScript, []string{s.keys.Stock(aid)}, epoch)
+	if err != nil {
+		return false, err
+	}
+	return toInt(res, 0) == 1, nil
+}
+
+// WipeChunk is how many orders one wipe script call deletes.
+const WipeChunk = 500
+
+// Wipe deletes, while the activity's stock hash is absent, what Redis still holds of its
+// orders and buyers: every order hash the orders set lists, with its request-id and
+// buyer keys, then the pending and orders sets (wipe.lua, WipeChunk orders a call). A
+// loss rebuild runs it before Restore: a Redis that came back with part of its state
+// would otherwise keep orders MySQL lacks, reserved, to return their stock on expiry.
+// ErrAlreadyWarm when the stock hash exists (nothing more deleted).
+func (s *Store) Wipe(ctx context.Context, aid int64) error {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return err
+	}
+	keys, order, user, req := s.keys.wipe(aid)
+	for {
+		res, err := s.run(ctx, wipeScript, keys, order, user, req, WipeChunk)
+		if err != nil {
+			return err
+		}
+		if toInt(res, 2) == 0 {
+			return nil
+		}
+	}
 }
 
 // Order is an order as Redis holds it.
@@ -748,7 +792,9 @@ func (s *Store) NewOrderNo(aid int64) string { return domain.NewOrderNo(aid, s.o
 // and orders sets, outbox stream, missing mark, every order hash listed in the orders set
 // with its request-id and user keys. Degrade mode calls it before the rebuild that hands
 // the activity back to Redis (MySQL is then the complete book; what Redis kept is never
-// trusted). Deleting twice is harmless.
+// trusted). Deleting twice is harmless. Plain commands, not wipe.lua: it runs as Redis
+// comes back, possibly before the probe has loaded the scripts again (DESIGN.md, "Known
+// traps": a NOSCRIPT counts against go-zero's breaker).
 func (s *Store) Forget(ctx context.Context, aid int64) error {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -552,5 +553,99 @@ func TestReserveBySellBy(t *testing.T) {
 	}
 	if c := e.CheckInvariant(aid); c.Remaining != 8 || c.Locked != 2 {
 		t.Fatalf("counters %+v, want two reservations", c)
+	}
+}
+
+// Wipe deletes, once the stock hash is gone, every order hash with its request-id and
+// buyer keys and the pending and orders sets, over several chunks; another activity's
+// keys stay. With the stock hash present it deletes nothing (ErrAlreadyWarm).
+func TestWipe(t *testing.T) {
+	e := stocktest.New(t)
+	aid := warmUnchecked(t, e, 2000)
+	other := e.Warm(stocktest.Spec{Total: 10, Limit: 1, PayTimeout: 900})
+	n := stock.WipeChunk + 7
+	for i := 1; i <= n; i++ {
+		if _, err := e.Store.Reserve(ctx, aid, int64(i), 1, reqID(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Store.Reserve(ctx, other, 1, 1, reqID(1)); err != nil {
+		t.Fatal(err)
+	}
+	before := e.Dump()
+	if err := e.Store.Wipe(ctx, aid); !errors.Is(err, stock.ErrAlreadyWarm) {
+		t.Fatalf("wipe of a warm activity: %v, want ErrAlreadyWarm", err)
+	}
+	if after := e.Dump(); len(after) != len(before) {
+		t.Fatalf("wipe of a warm activity changed %d keys", len(before)-len(after))
+	}
+	if _, err := e.Redis.Del(e.Keys.Stock(aid)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.Wipe(ctx, aid); err != nil {
+		t.Fatal(err)
+	}
+	k := e.Keys
+	left := 0
+	for key := range e.Dump() {
+		if strings.HasPrefix(key, strings.TrimSuffix(k.Stock(aid), "stock")) && key != k.Events(aid) {
+			left++
+			t.Errorf("left after the wipe: %s", key)
+		}
+	}
+	for _, key := range []string{k.Stock(other), k.Order(other, mustOrderNo(t, e, other)), k.User(other, 1), k.Req(other, 1, reqID(1))} {
+		if ok, _ := e.Redis.Exists(key); !ok {
+			t.Errorf("another activity's %s is gone", key)
+		}
+	}
+	if left > 0 {
+		t.Fatalf("%d keys of %d orders left", left, n)
+	}
+}
+
+// warmUnchecked warms a live activity whose stock hash the test deletes (Env.Warm checks
+// the invariant on it at the end).
+func warmUnchecked(t *testing.T, e *stocktest.Env, total int64) int64 {
+	t.Helper()
+	aid := time.Now().UnixNano()%1_000_000_000 + 1
+	now := time.Now()
+	created, _, err := e.Store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "test", Total: total,
+		Remaining: total, Start: now.Add(-time.Minute).Unix(), End: now.Add(time.Hour).Unix(), Limit: 1,
+		PayTimeout: 900, ExpireAt: now.Add(2 * time.Hour).Unix()})
+	if err != nil || !created {
+		t.Fatalf("warm %d: %v %v", aid, created, err)
+	}
+	return aid
+}
+
+// mustOrderNo is the one order number of activity aid.
+func mustOrderNo(t *testing.T, e *stocktest.Env, aid int64) string {
+	t.Helper()
+	nos, err := e.Store.OrderNos(ctx, aid)
+	if err != nil || len(nos) != 1 {
+		t.Fatalf("orders of %d: %v %v", aid, nos, err)
+	}
+	return nos[0]
+}
+
+// Lost deletes the stock hash only while it is of the epoch given.
+func TestLost(t *testing.T) {
+	e := stocktest.New(t)
+	aid := warmUnchecked(t, e, 10)
+	st, err := e.Store.Stock(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := e.Store.Lost(ctx, aid, st.Epoch+1); err != nil || gone {
+		t.Fatalf("lost of another epoch: %v %v, want nothing deleted", gone, err)
+	}
+	if _, err := e.Store.Stock(ctx, aid); err != nil {
+		t.Fatalf("stock hash after a refused lost: %v", err)
+	}
+	if gone, err := e.Store.Lost(ctx, aid, st.Epoch); err != nil || !gone {
+		t.Fatalf("lost of its epoch: %v %v, want deleted", gone, err)
+	}
+	if _, err := e.Store.Stock(ctx, aid); !errors.Is(err, stock.ErrNotWarm) {
+		t.Fatalf("stock hash after lost: %v, want ErrNotWarm", err)
 	}
 }

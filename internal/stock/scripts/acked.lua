@@ -5,20 +5,21 @@
 -- outbox is never touched. Concurrent Ackers share one call (relay.Acker batches them).
 -- KEYS[1] stock hash  KEYS[2] events stream
 -- ARGV[2i-1] entry i's epoch ('ep')  ARGV[2i] entry i's id  (i = 1..n, n >= 1)
--- Returns {0, epoch, same_1, ..., same_n}: the hash's epoch and, per entry, 1 (its epoch:
---         deleted) or 0 (another epoch: nothing deleted); {-1} the hash is gone (not
---         warm); {-11} a bad argument.
+-- Returns {0, epoch, seq, same_1, ..., same_n}: the hash's epoch and change count 'seq',
+--         and per entry 1 (its epoch: deleted) or 0 (another epoch: nothing deleted);
+--         {-1} the hash is gone (not warm); {-11} a bad argument.
 if #ARGV < 2 or #ARGV % 2 ~= 0 then
   return {-11}
 end
-local ep = redis.call('HGET', KEYS[1], 'epoch')
+local h = redis.call('HMGET', KEYS[1], 'epoch', 'seq')
+local ep = h[1]
 if not ep then
   if redis.call('EXISTS', KEYS[1]) == 0 then
     return {-1}
   end
   ep = '0' -- a hash written before epochs existed
 end
-local out = {0, ep}
+local out = {0, ep, h[2] or '0'}
 local del = {}
 for i = 1, #ARGV, 2 do
   if ARGV[i] == ep then

@@ -27,7 +27,7 @@ for i = 3, #ARGV do
     local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
     local id = redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
       'ono', ono, 'uid', o[3], 'qty', qty, 'at', now,
-      'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', epoch)
+      'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', epoch, 'sq', seq)
     redis.call('HSET', okey, 'state', 'expired', 'useq', seq, 'es', id) -- 'es': see unsent.lua
     redis.call('ZREM', KEYS[2], ono)
     done[#done + 1] = ono

@@ -56,7 +56,7 @@ redis.call('HINCRBY', KEYS[1], 'remaining', qty)
 redis.call('DECRBY', KEYS[3], qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
-  'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0'}
+  'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0', 'sq', seq}
 local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
 redis.call('HSET', KEYS[2], 'state', target, 'useq', seq, 'es', id) -- 'es': see unsent
 redis.call('ZREM', KEYS[4], ARGV[2])

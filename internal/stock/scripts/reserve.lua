@@ -11,7 +11,10 @@
 --         go-redis retrying) cannot sell after the instance's lease lapsed.
 -- 'seq' in the stock hash counts the activity's order changes; an order hash records the
 -- seq of its creation ('cseq') and of its last change ('useq'), so reconciliation can
--- read the orders in chunks and still see them as they were at one seq.
+-- read the orders in chunks and still see them as they were at one seq. Each change's
+-- event carries its seq ('sq'): an Acker that sees a seq it acknowledged for another
+-- entry, or the hash's seq below one it acknowledged, knows Redis lost acknowledged
+-- writes (a partial rollback: relay.Acker).
 -- The per-activity zsets get their EXPIREAT only when this call may have created them
 -- (orders: the first reservation since the stock hash was written, marked by its field
 -- 'z'; pending: also whenever nothing was locked, as it is deleted once empty), and the
@@ -102,7 +105,7 @@ redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
   'locked', string.format('%d', locked + qty), 'z', '1', 'seq', seq)
 -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
 local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
-  'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0'}
+  'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0', 'sq', seq}
 local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
 -- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qtyS, 'state', 'reserved',

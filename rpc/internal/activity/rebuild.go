@@ -136,9 +136,11 @@ func (r *rebuilds) close() {
 //   - warmed before (epoch > 0): a loss. (1) note the order topic's end offsets, (2) wait
 //     until the writer group has committed past them, so MySQL holds everything Kafka
 //     had (every acknowledged change: relay.Acker), (3) bump the epoch (the writer's
-//     fence: changes of the old epoch still in flight are dropped from now on), (4) write
-//     every order, request id, pending and orders set and holding from MySQL
-//     (stock.Store.Restore), (5) write the stock hash with the new epoch: selling resumes.
+//     fence: changes of the old epoch still in flight are dropped from now on), (4) delete
+//     what Redis kept of the activity's orders and buyers (stock.Store.Wipe: a partial
+//     rollback keeps some) and write every order, request id, pending and orders set and
+//     holding from MySQL (stock.Store.Restore), (5) write the stock hash with the new
+//     epoch: selling resumes.
 //
 // Both are the same code after step 2, which only a loss needs. Issue 10's "back to
 // Redis only through a rebuild" calls this.
@@ -203,6 +205,15 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 			if o.State == domain.StateReserved || o.State == domain.StatePaid {
 				holdings[o.UID] += o.Quantity
 			}
+		}
+		// What the lost Redis may have kept of the activity (a partial rollback: orders
+		// that MySQL has in other states, or lacks) goes first: only MySQL's book is
+		// written back. After a flush there is nothing to delete.
+		if err := l.Store.Wipe(ctx, id); err != nil {
+			if errors.Is(err, stock.ErrAlreadyWarm) {
+				return false, nil // another rebuilder finished first
+			}
+			return false, err
 		}
 		if err := l.Store.Restore(ctx, id, keysExp, orders, holdings); err != nil {
 			if errors.Is(err, stock.ErrAlreadyWarm) {
