@@ -2,8 +2,6 @@ package pipelinetest_test
 
 import (
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,7 +112,7 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 	rollBack(t, p, c, aid, snap)
 
 	// The first change on the rolled-back book is not acknowledged.
-	_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 5000, Quantity: 1, RequestId: rid(5000, "a")})
+	_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 5000, Quantity: 1, RequestId: rid(5000, "c")})
 	if code := xerr.FromStatus(err); err == nil || code.Code != xerr.Busy {
 		t.Fatalf("first reservation after the rollback: %v, want BUSY", err)
 	}
@@ -152,48 +150,5 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 	}
 	// The rest of the stock sells exactly once (buyer 5000's BUSY reservation may have
 	// been made in MySQL before the rebuild: it is one of them, once).
-	var sold, soldOut, other atomic.Int64
-	var wg sync.WaitGroup
-	for i := range 300 {
-		uid := int64(10000 + i)
-		if i == 0 {
-			uid = 5000 // retries its request id
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r, err := pipelinetest.Retry(t, 10*time.Second, func() (*inventoryclient.ReserveResp, error) {
-				return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")})
-			})
-			switch c := xerr.FromStatus(err); {
-			case err == nil && r.OrderNo != "":
-				sold.Add(1)
-			case c != nil && c.Code == xerr.SoldOut:
-				soldOut.Add(1)
-			default:
-				other.Add(1)
-				t.Errorf("buyer %d: %+v %v", uid, r, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if want := int64(total - held); sold.Load() != want || other.Load() != 0 {
-		t.Fatalf("after the rollback %d sold, %d sold out, %d other; want exactly %d sold (oversold %d)",
-			sold.Load(), soldOut.Load(), other.Load(), want, sold.Load()-want)
-	}
-	st, err := p.Store.Stock(ctx, aid)
-	if err != nil || st.Remaining != 0 || st.Remaining+st.Locked+st.Sold != st.Total || st.Total != total || st.Epoch < 2 {
-		t.Fatalf("stock after the sale: %+v %v (want a rebuilt epoch >= 2)", st, err)
-	}
-	r := p.Drain(aid, 30*time.Second)
-	if r.Db.Available != 0 || r.Db.Locked+r.Db.Sold != total {
-		t.Fatalf("mysql after the sale: %+v", r.Db)
-	}
-	var rows int
-	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN ('reserved','paid')", aid).Scan(&rows); err != nil {
-		t.Fatal(err)
-	}
-	if rows != total {
-		t.Fatalf("%d live orders in MySQL, want %d", rows, total)
-	}
+	sellsOut(t, p, aid, total, held, 5000)
 }
