@@ -39,10 +39,10 @@ type fakeAPI struct {
 	// settleWrong: such an unanswered pay cancels the order instead (a wrong state).
 	settleWrong bool
 	settleSeen  map[string]int // order_no -> its place among the orders settled
-	// readBusy: every order read of every order is answered BUSY once (the first), as a
-	// shedding gateway does under load.
-	readBusy bool
-	readSeen map[string]bool
+	// readBusy: the first readBusy reads of every order are answered BUSY, as a shedding
+	// gateway does under load.
+	readBusy int
+	readSeen map[string]int
 
 	mu         sync.Mutex
 	nextID     int64
@@ -310,11 +310,11 @@ func (f *fakeAPI) order(w http.ResponseWriter, r *http.Request, uid int64) *fake
 }
 
 func (f *fakeAPI) getOrder(w http.ResponseWriter, r *http.Request, uid int64) {
-	if f.readBusy && !f.readSeen[r.PathValue("no")] {
+	if f.readSeen[r.PathValue("no")] < f.readBusy {
 		if f.readSeen == nil {
-			f.readSeen = map[string]bool{}
+			f.readSeen = map[string]int{}
 		}
-		f.readSeen[r.PathValue("no")] = true
+		f.readSeen[r.PathValue("no")]++
 		fail(w, 503, "BUSY")
 		return
 	}

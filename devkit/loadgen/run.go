@@ -270,10 +270,20 @@ func (g *run) buyer(ctx context.Context, rec *recorder, i int) (*held, string) {
 // transport failure (the same request: API.md says it is safe) up to cfg.Retries times
 // with a growing, jittered pause; it returns the last answer's code.
 func (g *run) withRetries(ctx context.Context, rec *recorder, call func() (code string, took time.Duration)) string {
+	return g.retrying(ctx, rec, g.cfg.Retries, call)
+}
+
+// readRetries bounds the retries of an order read (about 2.5 s of pauses): a read
+// changes nothing, and the checks need every order's state even while go-zero's shedder
+// (pro mode) answers a read-back of thousands of orders with 503s.
+const readRetries = 15
+
+// retrying is withRetries with its own bound.
+func (g *run) retrying(ctx context.Context, rec *recorder, retries int, call func() (code string, took time.Duration)) string {
 	for attempt := 0; ; attempt++ {
 		code, took := call()
 		rec.add(time.Now(), took, code)
-		if code == CodeOK || !retryable(code) || attempt >= g.cfg.Retries || ctx.Err() != nil {
+		if code == CodeOK || !retryable(code) || attempt >= retries || ctx.Err() != nil {
 			return code
 		}
 		sleep(ctx, time.Duration(attempt+1)*20*time.Millisecond+time.Duration(mrand.IntN(20))*time.Millisecond)
@@ -370,14 +380,13 @@ func (g *run) readBack(ctx context.Context, orders []*held) {
 	}
 }
 
-// readOrders GETs each order as its buyer, retried like a reservation (a read changes
-// nothing; go-zero's load shedding answers BUSY under load in pro mode), and records its
-// status (or READ_<code>).
+// readOrders GETs each order as its buyer, retried on BUSY up to readRetries times, and
+// records its status (or READ_<code>).
 func (g *run) readOrders(ctx context.Context, orders []*held, rec *recorder) {
 	g.pool(ctx, len(orders), func(i int) {
 		h := orders[i]
 		var resp orderResp
-		code := g.withRetries(ctx, rec, func() (string, time.Duration) {
+		code := g.retrying(ctx, rec, max(g.cfg.Retries, readRetries), func() (string, time.Duration) {
 			resp = orderResp{}
 			code, took, _ := g.c.call(ctx, "GET", "/v1/seckill/orders/"+url.PathEscape(h.orderNo), h.token, nil, &resp)
 			return code, took

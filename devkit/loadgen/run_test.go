@@ -148,11 +148,12 @@ func TestRunRetriesBusyWithSameRequestID(t *testing.T) {
 	}
 }
 
-// An order read answered BUSY (a shedding gateway) is retried: the read-back still finds
-// every order's state, and the checks pass.
+// An order read answered BUSY (a shedding gateway) is retried, beyond the retries of a
+// change (Retries 1 here): the read-back still finds every order's state, and the checks
+// pass.
 func TestRunRetriesBusyReads(t *testing.T) {
 	f := newFakeAPI()
-	f.readBusy = true
+	f.readBusy = 3
 	cfg := fakeConfig(f.server(t).URL)
 	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 0.5, 0.5
 	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
