@@ -148,19 +148,27 @@ func TestRunRetriesBusyWithSameRequestID(t *testing.T) {
 	}
 }
 
+// settledRun runs a 40-buyer sale against f, one retry per change, paying and cancelling
+// the fractions given, with short waits for expiry and reconciliation.
+func settledRun(t *testing.T, f *fakeAPI, pay, cancel float64) *Report {
+	t.Helper()
+	cfg := fakeConfig(f.server(t).URL)
+	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, pay, cancel
+	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // An order read answered BUSY (a shedding gateway) is retried, beyond the retries of a
 // change (Retries 1 here): the read-back still finds every order's state, and the checks
 // pass.
 func TestRunRetriesBusyReads(t *testing.T) {
 	f := newFakeAPI()
 	f.readBusy = 3
-	cfg := fakeConfig(f.server(t).URL)
-	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 0.5, 0.5
-	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
-	r, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := settledRun(t, f, 0.5, 0.5)
 	if !r.OK() || r.OrderReads.Codes["BUSY"] == 0 {
 		t.Fatalf("checks %+v, reads %+v", r.Checks, r.OrderReads)
 	}
@@ -172,13 +180,7 @@ func TestRunRetriesBusyReads(t *testing.T) {
 func TestRunUnansweredSettleIsEitherOutcome(t *testing.T) {
 	f := newFakeAPI()
 	f.settleBusy = true
-	cfg := fakeConfig(f.server(t).URL)
-	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 0.5, 0.5
-	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
-	r, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := settledRun(t, f, 0.5, 0.5)
 	if !r.OK() {
 		t.Fatalf("checks: %+v (unsure %v)", r.Checks, r.Unsure)
 	}
@@ -190,13 +192,7 @@ func TestRunUnansweredSettleIsEitherOutcome(t *testing.T) {
 
 	f2 := newFakeAPI()
 	f2.settleBusy, f2.settleWrong = true, true
-	cfg = fakeConfig(f2.server(t).URL)
-	cfg.Buyers, cfg.Retries, cfg.PayFraction, cfg.CancelFraction = 40, 1, 1, 0
-	cfg.ReconcileWait, cfg.ExpiryGrace = time.Second, time.Second
-	r, err = Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r = settledRun(t, f2, 1, 0)
 	if c := checkByName(t, r, "orders paid, cancelled, expired"); c.OK || c.Skip {
 		t.Fatalf("an unanswered pay that cancelled its order passed: %+v (unsure %v)", c, r.Unsure)
 	}
