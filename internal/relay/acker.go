@@ -124,7 +124,7 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 	return nil
 }
 
-// acked is Store.Acked of e, batched with the concurrent checks of its activity.
+// acked is Outbox.Acked of e, batched with the concurrent checks of its activity.
 func (a *Acker) acked(ctx context.Context, e stock.Entry) (same bool, epoch int64, lost bool, err error) {
 	aid := e.ActivityID
 	a.mu.Lock()
@@ -168,13 +168,13 @@ func (a *Acker) run(aid int64) {
 		a.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), ackCheckTimeout)
 		var seq int64
-		r.same, r.epoch, seq, r.err = a.store.Acked(ctx, aid, r.entries)
+		r.same, r.epoch, seq, r.err = a.store.Outbox().Acked(ctx, aid, r.entries)
 		if r.err == nil {
 			acksBatched.Observe(float64(len(r.entries)))
 			if r.lost = a.rolledBack(aid, r, seq); r.lost {
 				// Every call then finds the activity not warm and rebuilds it from MySQL,
 				// which has every acknowledged change once the writer drained Kafka.
-				gone, err := a.store.Lost(ctx, aid, r.epoch)
+				gone, err := a.store.Recovery().Lost(ctx, aid, r.epoch)
 				logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d "+
 					"(its change count is %d): stock hash deleted for a rebuild: %v (%v)", aid, r.epoch, seq, gone, err)
 			}

@@ -85,7 +85,7 @@ func busy(err error) bool { return xerr.CodeOf(err) == xerr.Busy }
 func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	ctx := context.Background()
 	outbox := map[string]event.Event{} // every entry the outbox held while one was sent
 	k.during = func() {
@@ -132,7 +132,7 @@ func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 func TestAckerKafkaDownAnswersBusyAndTheRetryReplays(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	ctx := context.Background()
 	k.set(true, nil)
 	if _, err := e.store.Reserve(ctx, aid, 1, 1, "request-a"); !busy(err) {
@@ -157,7 +157,7 @@ func TestAckerKafkaDownAnswersBusyAndTheRetryReplays(t *testing.T) {
 func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	ctx := context.Background()
 	stockKey := e.store.Keys().Stock(aid)
 	for name, fault := range map[string]func(){
@@ -178,7 +178,7 @@ func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 func TestAckerConcurrentBuyers(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	acked := map[string]bool{}
@@ -221,7 +221,7 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 	e := newEnv(t)
 	topic := collect(t, e.brokers, event.Topic)
 	ctx := context.Background()
-	e.store.SetAck(relay.NewAcker(&kafka{fail: true}, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(&kafka{fail: true}, e.store).Ack)
 	if res, err := e.store.Reserve(ctx, aid, 999, 1, "request-failed"); !busy(err) {
 		t.Fatalf("reserve with the Acker's Kafka down: %+v %v, want BUSY", res, err)
 	}
@@ -239,7 +239,7 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 	want := expected([]string{unacked}, event.Reserved)
 	waitFor(t, "the relay delivering the BUSY reservation", func() bool { return len(missing(want, topic.events(t))) == 0 })
 
-	e.store.SetAck(r.Acker().Ack) // the relay is running, reading the outbox as it fills
+	e.store.Outbox().SetAck(r.Acker().Ack) // the relay is running, reading the outbox as it fills
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for g := range 8 {
@@ -283,7 +283,7 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 func TestAckerRetriedChangeWaitsForKafka(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	ctx := context.Background()
 	inKafka := func(orderNo string, typ event.Type) bool {
 		for _, ev := range k.got() {
@@ -374,7 +374,7 @@ func (b *barrierKafka) Send(ctx context.Context, msgs ...kafkax.Message) error {
 func TestAckerBatchesChecks(t *testing.T) {
 	e := newEnv(t)
 	k := &barrierKafka{n: 16}
-	e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	checks0, entries0 := relay.AckChecks()
 	var wg sync.WaitGroup
 	for g := range 64 {
@@ -441,7 +441,7 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &kafka{}
-			e.store.SetAck(relay.NewAcker(k, e.store).Ack)
+			e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 			rewarm()
 			for range tc.before {
 				if err := reserve(); err != nil {

@@ -48,7 +48,7 @@ var (
 	// re-reads the mode.
 	ErrLeaseLapsed = xerr.New(xerr.Busy, "the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
 	// ErrFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
-	// later loss rebuild claimed (Store.Fence): nothing written. BUSY: that rebuild
+	// later loss rebuild claimed (Recovery.Fence): nothing written. BUSY: that rebuild
 	// writes the book.
 	ErrFenced = xerr.New(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
 	// errOrderNoTaken: a fresh order number collided; the caller draws another.

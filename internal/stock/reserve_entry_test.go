@@ -50,7 +50,7 @@ func TestReserveEntryOnlyForAckHook(t *testing.T) {
 		t.Fatalf("script reply without a hook: %v, %v (want 6 values, no entry fields)", res, err)
 	}
 	var got []stock.Entry
-	e.Store.SetAck(func(_ context.Context, en stock.Entry) error {
+	e.Store.Outbox().SetAck(func(_ context.Context, en stock.Entry) error {
 		got = append(got, en)
 		return nil
 	})

@@ -185,7 +185,7 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		// never move the epoch under a live stock hash. In the same step the fence claims
 		// the new epoch, so a rebuilder stalled between its own bump and its hash write
 		// can no longer write a hash behind MySQL's epoch (Store.Fence).
-		if err := l.Store.Fence(ctx, id, epoch, keysExp); err != nil {
+		if err := l.Store.Recovery().Fence(ctx, id, epoch, keysExp); err != nil {
 			if errors.Is(err, stock.ErrAlreadyWarm) {
 				return false, nil // another rebuilder finished first
 			}
@@ -209,13 +209,13 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		// What the lost Redis may have kept of the activity (a partial rollback: orders
 		// that MySQL has in other states, or lacks) goes first: only MySQL's book is
 		// written back. After a flush there is nothing to delete.
-		if err := l.Store.Wipe(ctx, id); err != nil {
+		if err := l.Store.Recovery().Wipe(ctx, id); err != nil {
 			if errors.Is(err, stock.ErrAlreadyWarm) {
 				return false, nil // another rebuilder finished first
 			}
 			return false, err
 		}
-		if err := l.Store.Restore(ctx, id, keysExp, orders, holdings); err != nil {
+		if err := l.Store.Recovery().Restore(ctx, id, keysExp, orders, holdings); err != nil {
 			if errors.Is(err, stock.ErrAlreadyWarm) {
 				return false, nil // another rebuilder finished first
 			}

@@ -270,7 +270,7 @@ func (b *Book) awaitBook(aid int64, gen int, sellAt time.Time) {
 	time.Sleep(time.Until(sellAt))
 	margin := time.Now().Add(time.Duration(b.Conf.RelayMarginMs) * time.Millisecond)
 	for current() {
-		n, err := b.Store.OutboxLen(ctx, aid)
+		n, err := b.Store.Outbox().Len(ctx, aid)
 		if err == nil && n == 0 {
 			break
 		}

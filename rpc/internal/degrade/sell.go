@@ -297,7 +297,7 @@ func (b *Book) Recover(ctx context.Context, aid int64) error {
 	}
 	b.observe(aid, model.ModeRebuilding, time.Now())
 	start := time.Now()
-	if err := b.Store.Forget(ctx, aid); err != nil {
+	if err := b.Store.Recovery().Forget(ctx, aid); err != nil {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)

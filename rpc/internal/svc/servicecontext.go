@@ -130,7 +130,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		// A change is answered once its event is in Kafka, its stock hash still of the
 		// epoch it was made in, and (degrade mode) the Redis book still the one selling.
 		acker := rl.Acker()
-		store.SetAck(func(ctx context.Context, e stock.Entry) error {
+		store.Outbox().SetAck(func(ctx context.Context, e stock.Entry) error {
 			if err := acker.Ack(ctx, e); err != nil {
 				return err
 			}

@@ -1,0 +1,290 @@
+package stock
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Meta is what warm-up needs to know about an activity.
+type Meta struct {
+	ActivityID int64
+	SkuID      int64
+	Name       string
+	Total      int64
+	Remaining  int64
+	Locked     int64
+	Sold       int64
+	Start      int64 // unix seconds
+	End        int64 // unix seconds
+	Limit      int64
+	PayTimeout int64 // seconds
+	ExpireAt   int64 // unix seconds: when the activity's keys go (end + pay timeout + grace)
+	// Epoch is inventory.epoch of the warm-up or rebuild that wrote the hash (0 in a hash
+	// written before epochs existed).
+	Epoch int64
+}
+
+// LastDue is when the activity's last order can fall due (unix seconds): its end plus
+// its pay timeout. The active set is scored by it, and keys outlive it by the grace.
+func (m Meta) LastDue() int64 { return m.End + m.PayTimeout }
+
+// Warmup creates the stock hash if absent and records the activity as active.
+// It never overwrites live stock: created is false when the hash already existed.
+func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int64, err error) {
+	if m.ActivityID <= 0 || m.Total < 0 || m.Remaining < 0 || m.Locked < 0 || m.Sold < 0 ||
+		m.Remaining+m.Locked+m.Sold != m.Total || m.End <= m.Start || m.Limit < 1 || m.PayTimeout < 1 ||
+		m.Epoch < 0 {
+		return false, 0, xerr.Newf(xerr.InvalidArgument, "bad activity for warm-up: %+v", m)
+	}
+	// The script checks it too; bounding it here names the activity in the error.
+	if now := time.Now(); m.ExpireAt <= now.Unix() || m.ExpireAt > now.Add(maxKeyLife).Unix() {
+		return false, 0, xerr.Newf(xerr.InvalidArgument,
+			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
+	}
+	res, err := s.run(ctx, warmupScript, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
+		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
+		m.ExpireAt, m.Name, m.Epoch)
+	if err != nil {
+		return false, 0, err
+	}
+	return toInt(res, 0) == 1, toInt(res, 1), nil
+}
+
+// MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue: its
+// end plus its pay timeout), which the relay and the jobs walk. Separate from the warm-up
+// script: it is not in the activity's slot.
+func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
+	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), lastDue, strconv.FormatInt(aid, 10))
+	return dep(err)
+}
+
+// StockBack announces that an activity's stock may have come back (after a rebuild):
+// gateways drop their sold-out mark for it (docs/DESIGN.md, "Sold-out at the edge").
+func (s *Store) StockBack(ctx context.Context, aid int64) error {
+	_, err := s.rds.PublishCtx(ctx, s.keys.StockBack(), strconv.FormatInt(aid, 10))
+	return dep(err)
+}
+
+// Reservation is a successful (or replayed) reservation.
+type Reservation struct {
+	OrderNo   string
+	Quantity  int64
+	Remaining int64
+	ExpireAt  int64 // ms
+	CreatedAt int64 // ms
+	Replay    bool
+	// State is the order's state now: reserved for a new reservation; for a replay whatever
+	// it has become (paid, cancelled, expired).
+	State string
+}
+
+// Reserve moves qty from remaining to locked for uid, idempotent per request id.
+func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (Reservation, error) {
+	return s.ReserveBy(ctx, aid, uid, qty, requestID, time.Time{})
+}
+
+// ReserveBy is Reserve that sells nothing once Redis's clock is past sellBy (zero: no
+// limit): ErrLeaseLapsed, nothing written. Degrade mode passes the end of the instance's
+// lease on the activity's mode, so that a reservation delayed on its way into Redis cannot
+// sell after MySQL may have started to (degrade.Book).
+func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string, sellBy time.Time) (Reservation, error) {
+	if err := firstErr(domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),
+		domain.CheckRequestID(requestID)); err != nil {
+		return Reservation{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		orderNo := domain.NewOrderNo(aid, s.orderKey)
+		keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
+		res, err := s.run(ctx, reserveScript, keys,
+			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), orderPrefix, s.wantEntry())
+		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
+			continue
+		}
+		if err != nil {
+			return Reservation{}, err
+		}
+		if toInt(res, 0) == codeReplay {
+			if len(res) < 7 { // the replayed order's keys are gone
+				return Reservation{}, xerr.ErrOrderNotFound
+			}
+			if err := s.ackUnsent(ctx, aid, res, 7); err != nil {
+				return Reservation{}, err
+			}
+			return Reservation{OrderNo: toString(res, 1), State: toString(res, 2), Quantity: toInt(res, 3),
+				ExpireAt: toInt(res, 4), CreatedAt: toInt(res, 5), Remaining: toInt(res, 6), Replay: true}, nil
+		}
+		if err := s.acked(ctx, aid, res, 5); err != nil {
+			return Reservation{}, err
+		}
+		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
+			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4), State: domain.StateReserved}, nil
+	}
+}
+
+// Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).
+func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
+	aid, err := s.orderActivity(orderNo, uid)
+	if err != nil {
+		return err
+	}
+	k := s.keys
+	res, err := s.run(ctx, confirmScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
+		k.Events(aid)}, aid, orderNo, uid)
+	if err != nil {
+		return err
+	}
+	if toString(res, 2) == "" { // already paid: no new entry
+		return s.ackUnsent(ctx, aid, res, 3)
+	}
+	return s.acked(ctx, aid, res, 2)
+}
+
+// Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
+// reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). Repeating it is not
+// an error.
+func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
+	aid, err := s.orderActivity(orderNo, uid)
+	if err != nil {
+		return err
+	}
+	if target != domain.StateCancelled && target != domain.StateExpired {
+		return xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
+	}
+	o, err := s.orderOwner(ctx, aid, orderNo)
+	if err != nil {
+		return err
+	}
+	if o != 0 && o != uid {
+		return xerr.ErrOrderNotFound // another user's order is as good as absent
+	}
+	// An absent order (o == 0) still goes to the script: it answers ORDER_NOT_FOUND, or not
+	// warm when the stock hash is gone as well (a Redis loss), without touching a user key.
+	return s.release(ctx, aid, orderNo, uid, target)
+}
+
+// Expire expires one reserved order whose expire_at has passed, whoever owns it: the
+// operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
+func (s *Store) Expire(ctx context.Context, orderNo string) error {
+	aid, err := s.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	o, err := s.orderOwner(ctx, aid, orderNo)
+	if err != nil {
+		return err
+	}
+	if o == 0 {
+		return xerr.ErrOrderNotFound
+	}
+	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
+}
+
+func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
+	k := s.keys
+	res, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack())
+	if err != nil {
+		return err
+	}
+	if toString(res, 2) == "" { // already in the target state: no new entry
+		return s.ackUnsent(ctx, aid, res, 3)
+	}
+	return s.acked(ctx, aid, res, 2)
+}
+
+// orderOwner reads the order's uid, needed to name the user key the script touches. An
+// absent order gives 0: the script then answers ORDER_NOT_FOUND, or not warm when the
+// stock hash is gone as well, without touching that key.
+func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
+	v, err := s.rds.HgetCtx(ctx, s.keys.Order(aid, orderNo), "uid")
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, dep(err)
+	}
+	return strconv.ParseInt(v, 10, 64)
+}
+
+// ExpireDue releases up to limit reserved orders whose expire_at has passed.
+func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error) {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > MaxExpireBatch {
+		return nil, xerr.Newf(xerr.InvalidArgument, "limit must be 1..%d", MaxExpireBatch)
+	}
+	k := s.keys
+	now, err := s.now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	due, err := s.rds.ZrangebyscoreWithScoresAndLimitCtx(ctx, k.Pending(aid), 0, now, 0, limit)
+	if err != nil {
+		return nil, dep(err)
+	}
+	if len(due) == 0 {
+		// Nothing due, or nothing at all: a lost activity has no pending set either.
+		if _, err := s.Stock(ctx, aid); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	orderNos := make([]string, len(due))
+	cmds := make([]*red.StringCmd, len(due))
+	err = s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		for i, d := range due {
+			orderNos[i] = d.Key
+			cmds[i] = p.HGet(ctx, k.Order(aid, d.Key), "uid")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, dep(err)
+	}
+	keys := []string{k.Stock(aid), k.Pending(aid), k.Events(aid)}
+	args := []any{aid, k.StockBack()}
+	for i, ono := range orderNos {
+		uid, _ := strconv.ParseInt(cmds[i].Val(), 10, 64) // a vanished order: the script drops it
+		keys = append(keys, k.Order(aid, ono), k.User(aid, uid))
+		args = append(args, ono)
+	}
+	res, err := s.run(ctx, expireDueScript, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(res)-1)
+	for i := 1; i < len(res); i++ {
+		out = append(out, toString(res, i))
+	}
+	return out, nil
+}
+
+// Counters are an activity's stock numbers.
+type Counters struct {
+	Total, Remaining, Locked, Sold int64
+}
+
+// Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock.
+func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) {
+	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
+		return Counters{}, err
+	}
+	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta, s.keys.StockBack())
+	if err != nil {
+		return Counters{}, err
+	}
+	if err := s.acked(ctx, aid, res, 5); err != nil {
+		return Counters{}, err
+	}
+	return Counters{Total: toInt(res, 1), Remaining: toInt(res, 2), Locked: toInt(res, 3),
+		Sold: toInt(res, 4)}, nil
+}

@@ -1,0 +1,147 @@
+package stock
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/event"
+)
+
+// Outbox is the store's view of the activities' outbox streams: acknowledgements, lengths
+// and the relay's reads (docs/DESIGN.md, "Acknowledged only once in Kafka").
+type Outbox struct{ s *Store }
+
+// Outbox returns the store's outbox operations.
+func (s *Store) Outbox() Outbox { return Outbox{s: s} }
+
+// Entry is an outbox entry as a script wrote it: its stream id and fields, and the epoch
+// of the stock hash it was written under (the field event.FieldEpoch).
+type Entry struct {
+	ActivityID int64
+	ID         string
+	Values     map[string]any
+	Epoch      int64
+	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
+}
+
+// Ack decides whether the change that wrote e may be acknowledged (relay.Acker: once its
+// event is in Kafka and the book that made it still sells). An error is returned to the
+// caller as it is; the change stays made and its entry stays in the outbox, so a retry of
+// the same call answers it (a replay).
+type Ack func(ctx context.Context, e Entry) error
+
+// SetAck makes every acknowledged change wait for ack (nil: answer once Redis has it).
+// Call it before serving.
+func (o Outbox) SetAck(ack Ack) { o.s.ack = ack }
+
+// wantEntry is reserve's ARGV[8]: "1" when the script is to return its outbox entry's
+// fields (an ack hook reads them), "0" when only the entry id is needed.
+func (s *Store) wantEntry() string {
+	if s.ack == nil {
+		return "0"
+	}
+	return "1"
+}
+
+// acked hands the entry at res[i] (id) and res[i+1] (fields) to the ack hook, if any.
+func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
+	if s.ack == nil {
+		return nil
+	}
+	e, err := entryAt(aid, res, i)
+	if err != nil {
+		return err
+	}
+	return s.ack(ctx, e)
+}
+
+// ackUnsent hands to the ack hook, in order, the entries of an already-made change that
+// a script found still in the outbox (res[i]: unsent.lua's flat list; absent or empty:
+// all in Kafka already), so a replay, an "already paid" or "already cancelled", is
+// answered only once what it confirms is in Kafka, as the first answer would have been.
+func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) error {
+	if s.ack == nil || i >= len(res) {
+		return nil
+	}
+	list, ok := res[i].([]any)
+	if !ok {
+		return fmt.Errorf("stock script reply: bad unsent entries %v", res[i])
+	}
+	for j := 0; j+1 < len(list); j += 2 {
+		e, err := entryAt(aid, list, j)
+		if err != nil {
+			return err
+		}
+		if err := s.ack(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entryAt parses the entry a script returned at res[i], res[i+1].
+func entryAt(aid int64, res []any, i int) (Entry, error) {
+	if i+1 >= len(res) {
+		return Entry{}, fmt.Errorf("stock script reply without its outbox entry: %v", res)
+	}
+	fields, ok := res[i+1].([]any)
+	if !ok || len(fields)%2 != 0 {
+		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry fields %v", res[i+1])
+	}
+	e := Entry{ActivityID: aid, ID: toString(res, i), Values: make(map[string]any, len(fields)/2)}
+	for j := 0; j < len(fields); j += 2 {
+		e.Values[toString(fields, j)] = toString(fields, j+1)
+	}
+	e.Epoch, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldEpoch]), 10, 64)
+	e.Seq, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldSeq]), 10, 64)
+	return e, nil
+}
+
+// MaxAckedBatch bounds the entries of one Acked call.
+const MaxAckedBatch = 256
+
+// Acked is told that entries es of activity aid (1..MaxAckedBatch) are in Kafka (produced
+// by the Acker). Each whose epoch the stock hash still holds is deleted from the outbox
+// (the relay need not produce it again), reported true in same; another epoch: false,
+// nothing deleted. epoch is the hash's; ErrNotWarm when the hash is gone.
+func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch, seq int64, err error) {
+	s := o.s
+	if len(es) == 0 || len(es) > MaxAckedBatch {
+		return nil, 0, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
+	}
+	args := make([]any, 0, 2*len(es))
+	for _, e := range es {
+		args = append(args, e.Epoch, e.ID)
+	}
+	res, err := s.run(ctx, ackedScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, args...)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(res) != 3+len(es) {
+		return nil, 0, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-3, len(es))
+	}
+	same = make([]bool, len(es))
+	for i := range es {
+		same[i] = toInt(res, 3+i) == 1
+	}
+	return same, toInt(res, 1), toInt(res, 2), nil
+}
+
+// OutboxLen is the number of entries in an activity's outbox stream the relay has not
+// moved to Kafka yet (degrade mode waits for 0 before MySQL sells).
+func (o Outbox) Len(ctx context.Context, aid int64) (int64, error) {
+	s := o.s
+	var n *red.IntCmd
+	err := s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		n = p.XLen(ctx, s.keys.Events(aid))
+		return nil
+	})
+	if err != nil {
+		return 0, dep(err)
+	}
+	return n.Val(), nil
+}

@@ -1,0 +1,147 @@
+package stock
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/seckill/seckill/internal/domain"
+)
+
+// Recovery rebuilds and clears an activity's Redis book after a loss or a degrade (docs/DESIGN.md,
+// "Failure stance").
+type Recovery struct{ s *Store }
+
+// Recovery returns the store's recovery operations.
+func (s *Store) Recovery() Recovery { return Recovery{s: s} }
+
+// Fence claims epoch for a loss rebuild of aid before it bumps inventory.epoch to it: from
+// then on no stock hash of a lower epoch is written (Warmup answers ErrFenced), so a
+// rebuilder that stalled after its own bump cannot write a hash behind MySQL's epoch.
+// ErrAlreadyWarm when the stock hash exists (nothing written). The fence key expires at
+// expireAt (unix s), with the activity's keys.
+func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
+	s := r.s
+	_, err := s.run(ctx, fenceScript, []string{s.keys.Stock(aid), s.keys.Fence(aid)}, epoch, expireAt)
+	return err
+}
+
+// Restore writes an activity's orders and its buyers' holdings (uid -> quantity held),
+// read from MySQL, into Redis in batches of RestoreBatch, every key expiring at expireAt
+// (unix s). It runs only while the stock hash is absent: ErrAlreadyWarm, with nothing
+// more written, once it exists. Writing the same data twice is harmless.
+func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Order, holdings map[int64]int64) error {
+	s := r.s
+	if err := domain.CheckActivityID(aid); err != nil {
+		return err
+	}
+	k := s.keys
+	head := []string{k.Stock(aid), k.Pending(aid), k.Orders(aid)}
+	for i := 0; i < len(orders); i += RestoreBatch {
+		batch := orders[i:min(i+RestoreBatch, len(orders))]
+		keys := append([]string(nil), head...)
+		args := []any{expireAt, len(batch), s.reqTTL}
+		for _, o := range batch {
+			keys = append(keys, k.Order(aid, o.OrderNo), k.Req(aid, o.UID, o.RequestID))
+			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt)
+		}
+		if _, err := s.run(ctx, restoreScript, keys, args...); err != nil {
+			return err
+		}
+	}
+	uids := make([]int64, 0, len(holdings))
+	for uid, q := range holdings {
+		if q > 0 {
+			uids = append(uids, uid)
+		}
+	}
+	slices.Sort(uids)
+	for i := 0; i < len(uids); i += RestoreBatch {
+		batch := uids[i:min(i+RestoreBatch, len(uids))]
+		keys := append([]string(nil), head...)
+		args := []any{expireAt, 0, s.reqTTL}
+		for _, uid := range batch {
+			keys = append(keys, k.User(aid, uid))
+			args = append(args, holdings[uid])
+		}
+		if _, err := s.run(ctx, restoreScript, keys, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Lost deletes the activity's stock hash while it is still of epoch: Redis was found to
+// have lost acknowledged writes (relay.Acker), and the next call rebuilds the activity
+// from MySQL. false: gone already or of another epoch (nothing deleted).
+func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
+	s := r.s
+	res, err := s.run(ctx, lostScript, []string{s.keys.Stock(aid)}, epoch)
+	if err != nil {
+		return false, err
+	}
+	return toInt(res, 0) == 1, nil
+}
+
+// WipeChunk is how many orders one wipe script call deletes.
+const WipeChunk = 500
+
+// Wipe deletes, while the activity's stock hash is absent, what Redis still holds of its
+// orders and buyers: every order hash the orders set lists, with its request-id and
+// buyer keys, then the pending and orders sets (wipe.lua, WipeChunk orders a call). A
+// loss rebuild runs it before Restore: a Redis that came back with part of its state
+// would otherwise keep orders MySQL lacks, reserved, to return their stock on expiry.
+// ErrAlreadyWarm when the stock hash exists (nothing more deleted).
+func (r Recovery) Wipe(ctx context.Context, aid int64) error {
+	s := r.s
+	if err := domain.CheckActivityID(aid); err != nil {
+		return err
+	}
+	keys, order, user, req := s.keys.wipe(aid)
+	for {
+		res, err := s.run(ctx, wipeScript, keys, order, user, req, WipeChunk)
+		if err != nil {
+			return err
+		}
+		if toInt(res, 2) == 0 {
+			return nil
+		}
+	}
+}
+
+// Forget deletes whatever Redis still holds of an activity's book: its stock hash, pending
+// and orders sets, outbox stream, missing mark, every order hash listed in the orders set
+// with its request-id and user keys. Degrade mode calls it before the rebuild that hands
+// the activity back to Redis (MySQL is then the complete book; what Redis kept is never
+// trusted). Deleting twice is harmless. Plain commands, not wipe.lua: it runs as Redis
+// comes back, possibly before the probe has loaded the scripts again (DESIGN.md, "Known
+// traps": a NOSCRIPT counts against go-zero's breaker).
+func (r Recovery) Forget(ctx context.Context, aid int64) error {
+	s := r.s
+	if err := domain.CheckActivityID(aid); err != nil {
+		return err
+	}
+	k := s.keys
+	nos, err := s.rds.ZrangeCtx(ctx, k.Orders(aid), 0, -1)
+	if err != nil {
+		return dep(err)
+	}
+	for _, no := range nos {
+		vals, err := s.rds.HmgetCtx(ctx, k.Order(aid, no), "uid", "request_id")
+		if err != nil {
+			return dep(err)
+		}
+		keys := []string{k.Order(aid, no)}
+		if uid, err := strconv.ParseInt(vals[0], 10, 64); err == nil && uid > 0 {
+			keys = append(keys, k.User(aid, uid))
+			if len(vals) > 1 && vals[1] != "" {
+				keys = append(keys, k.Req(aid, uid, vals[1]))
+			}
+		}
+		if _, err := s.rds.DelCtx(ctx, keys...); err != nil {
+			return dep(err)
+		}
+	}
+	_, err = s.rds.DelCtx(ctx, k.Stock(aid), k.Pending(aid), k.Orders(aid), k.Events(aid), k.Missing(aid))
+	return dep(err)
+}
