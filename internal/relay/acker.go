@@ -34,7 +34,6 @@ import (
 type Acker struct {
 	events kafkax.Sender
 	store  *stock.Store
-	keys   stock.Keys
 
 	// The epoch checks of one activity are batched: an entry whose send returned joins
 	// the activity's open round, and one goroutine per activity runs the rounds in order,
@@ -88,12 +87,12 @@ func (r *Relay) Acker() *Acker {
 
 // NewAcker returns an acker producing through events (tests inject failing ones).
 func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
-	return &Acker{events: events, store: store, keys: store.Keys()}
+	return &Acker{events: events, store: store}
 }
 
 // Ack is a stock.Ack: nil once e is in Kafka and its book still sells.
 func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
-	it := toItem(a.keys.Events(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
+	it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
 	if it.dead {
 		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
 		return fmt.Errorf("outbox entry %s of activity %d is not a valid event", e.ID, e.ActivityID)

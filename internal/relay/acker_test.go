@@ -62,7 +62,7 @@ func (k *kafka) got() []event.Event {
 // outbox reads the activity's outbox entries as events.
 func (e *env) outbox() map[string]event.Event {
 	e.t.Helper()
-	msgs, err := e.raw.XRange(context.Background(), e.store.Keys().Events(aid), "-", "+").Result()
+	msgs, err := e.raw.XRange(context.Background(), e.keys.Events(aid), "-", "+").Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 	k := &kafka{}
 	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
 	ctx := context.Background()
-	stockKey := e.store.Keys().Stock(aid)
+	stockKey := e.keys.Stock(aid)
 	for name, fault := range map[string]func(){
 		"rebuilt with the next epoch": func() { e.raw.HSet(ctx, stockKey, "epoch", 1) },
 		"emptied":                     func() { e.raw.Del(ctx, stockKey) },
@@ -260,7 +260,7 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 	wg.Wait()
 	waitFor(t, "every reservation on Kafka", func() bool { return len(missing(want, topic.events(t))) == 0 })
 	waitFor(t, "an empty outbox, nothing pending", func() bool {
-		p, err := e.raw.XPending(ctx, e.store.Keys().Events(aid), relay.Group).Result()
+		p, err := e.raw.XPending(ctx, e.keys.Events(aid), relay.Group).Result()
 		return e.outboxLen() == 0 && err == nil && p.Count == 0
 	})
 	got := topic.events(t)
@@ -404,7 +404,7 @@ func TestAckerBatchesChecks(t *testing.T) {
 func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	stockKey := e.store.Keys().Stock(aid)
+	stockKey := e.keys.Stock(aid)
 	setSeq := func(seq int) {
 		t.Helper()
 		if err := e.raw.HSet(ctx, stockKey, "seq", seq).Err(); err != nil {

@@ -22,7 +22,6 @@ import (
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
-	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -81,9 +80,8 @@ func (c Conf) Active() bool { return c.Enabled && len(c.Brokers) > 0 }
 type Relay struct {
 	c        Conf
 	store    *stock.Store
-	keys     stock.Keys
 	grace    time.Duration
-	node     redis.ClosableNode
+	stream   *stock.Stream // the loop's connection (refresh, retire)
 	events   kafkax.Sender
 	dead     kafkax.Sender
 	acks     kafkax.Sender // the Acker's (nil: events)
@@ -111,7 +109,7 @@ type Relay struct {
 type worker struct {
 	*Relay
 	aid     int64
-	node    redis.ClosableNode
+	stream  *stock.Stream
 	grouped bool // the stream's consumer group exists
 }
 
@@ -152,12 +150,12 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 // NewWithSenders returns a relay producing through the given senders (tests inject
 // failing ones).
 func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dead kafkax.Sender) (*Relay, error) {
-	node, err := redis.CreateBlockingNode(store.Redis())
+	stream, err := store.Outbox().Stream()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Relay{c: c, store: store, keys: store.Keys(), grace: grace, node: node,
+	return &Relay{c: c, store: store, grace: grace, stream: stream,
 		events: events, dead: dead, consumer: consumerName(), now: time.Now,
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}, nil
 }
@@ -194,7 +192,7 @@ func (r *Relay) Start() {
 			if workers[aid] != nil {
 				continue
 			}
-			node, err := redis.CreateBlockingNode(r.store.Redis())
+			stream, err := r.store.Outbox().Stream()
 			if err != nil {
 				logx.Errorf("relay: activity %d: connect: %v", aid, err)
 				continue
@@ -204,8 +202,8 @@ func (r *Relay) Start() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer node.Close()
-				(&worker{Relay: r, aid: aid, node: node}).run(ctx)
+				defer stream.Close()
+				(&worker{Relay: r, aid: aid, stream: stream}).run(ctx)
 			}()
 		}
 		for aid, stop := range workers {
@@ -259,7 +257,7 @@ func (r *Relay) Stop() {
 		for _, c := range r.closers {
 			_ = c()
 		}
-		r.node.Close()
+		r.stream.Close()
 	})
 }
 
@@ -274,15 +272,10 @@ func (r *Relay) sleep(d time.Duration) {
 
 // relayNew reads entries never delivered to the group and relays them.
 func (r *worker) relayNew(ctx context.Context, aid int64, block time.Duration) (int, error) {
-	key := r.keys.Events(aid)
 	if err := r.ensureGroup(ctx, aid); err != nil {
 		return 0, err
 	}
-	streams, err := r.node.XReadGroup(ctx, &red.XReadGroupArgs{Group: Group, Consumer: r.consumer,
-		Streams: []string{key, ">"}, Count: int64(r.c.BatchSize), Block: block}).Result()
-	if errors.Is(err, red.Nil) {
-		return 0, nil
-	}
+	msgs, err := r.stream.ReadGroup(ctx, aid, Group, r.consumer, int64(r.c.BatchSize), block)
 	if isNoGroup(err) { // the stream was deleted (retired, or Redis lost it)
 		r.grouped = false
 		if r.OnGone != nil {
@@ -293,22 +286,17 @@ func (r *worker) relayNew(ctx context.Context, aid int64, block time.Duration) (
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for _, s := range streams {
-		msgs := s.Messages
-		if r.c.AckAfterKafka() && r.c.AckWait > 0 {
-			msgs = r.unacknowledged(ctx, key, msgs)
-		}
-		n += r.deliver(ctx, key, msgs)
+	if r.c.AckAfterKafka() && r.c.AckWait > 0 {
+		msgs = r.unacknowledged(ctx, msgs)
 	}
-	return n, nil
+	return r.deliver(ctx, msgs), nil
 }
 
 // unacknowledged waits until the youngest of msgs is AckWait old, then returns those the
 // outbox still holds: the others an Acker produced and deleted, and they are acknowledged
 // in the group here without producing them again. On a failed read it returns msgs (at
 // least once); when the relay stops meanwhile, none (they stay pending, reclaimed later).
-func (r *worker) unacknowledged(ctx context.Context, key string, msgs []red.XMessage) []red.XMessage {
+func (r *worker) unacknowledged(ctx context.Context, msgs []red.XMessage) []red.XMessage {
 	// Only an entry an Acker may produce is waited for: the expiry job's releases
 	// (type expired) are acknowledged to nobody, so a burst of expiries is relayed at
 	// once, not AckWait per batch.
@@ -327,7 +315,7 @@ func (r *worker) unacknowledged(ctx context.Context, key string, msgs []red.XMes
 	if ctx.Err() != nil {
 		return nil
 	}
-	left, err := r.node.XRangeN(ctx, key, msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs))).Result()
+	left, err := r.stream.Range(ctx, r.aid, msgs[0].ID, msgs[len(msgs)-1].ID, int64(len(msgs)))
 	if err != nil {
 		metricErrors.WithLabelValues("read").Inc()
 		logx.Errorf("relay: activity %d: reading which entries an Acker produced: %v", r.aid, err)
@@ -346,7 +334,7 @@ func (r *worker) unacknowledged(ctx context.Context, key string, msgs []red.XMes
 			gone = append(gone, m.ID)
 		}
 	}
-	if len(gone) > 0 && r.ackDelete(ctx, key, gone) {
+	if len(gone) > 0 && r.ackDelete(ctx, gone) {
 		metricProducedByAcker.Add(float64(len(gone)))
 	}
 	return out
@@ -368,8 +356,7 @@ func (r *worker) ensureGroup(ctx context.Context, aid int64) error {
 	if r.grouped {
 		return nil
 	}
-	err := r.node.XGroupCreateMkStream(ctx, r.keys.Events(aid), Group, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	if err := r.stream.CreateGroup(ctx, aid, Group); err != nil {
 		return fmt.Errorf("create group: %w", err)
 	}
 	r.grouped = true
@@ -380,14 +367,12 @@ func isNoGroup(err error) bool { return err != nil && strings.HasPrefix(err.Erro
 
 // claim takes over entries another relay read and left unacknowledged for ClaimIdle.
 func (r *worker) claim(ctx context.Context, aid int64) {
-	key := r.keys.Events(aid)
 	if err := r.ensureGroup(ctx, aid); err != nil {
 		return
 	}
 	start := "0-0"
 	for ctx.Err() == nil {
-		msgs, next, err := r.node.XAutoClaim(ctx, &red.XAutoClaimArgs{Stream: key, Group: Group,
-			MinIdle: r.c.ClaimIdle, Start: start, Count: int64(r.c.BatchSize), Consumer: r.consumer}).Result()
+		msgs, next, err := r.stream.Claim(ctx, aid, Group, r.consumer, r.c.ClaimIdle, start, int64(r.c.BatchSize))
 		if err != nil {
 			if isNoGroup(err) {
 				r.grouped = false
@@ -400,7 +385,7 @@ func (r *worker) claim(ctx context.Context, aid int64) {
 		if len(msgs) > 0 {
 			metricReclaimed.Add(float64(len(msgs)))
 			logx.Infof("relay %s: reclaimed %d outbox entries of activity %d", r.consumer, len(msgs), aid)
-			r.deliver(ctx, key, msgs)
+			r.deliver(ctx, msgs)
 		}
 		if next == "0-0" || next == "" {
 			return
@@ -413,17 +398,18 @@ func (r *worker) claim(ctx context.Context, aid int64) {
 // topic), then XACKs and deletes exactly those Kafka acknowledged. Failed ones are retried
 // with backoff until they go through or the relay stops (then they stay pending and are
 // reclaimed later). It returns how many entries it removed from the outbox.
-func (r *worker) deliver(ctx context.Context, key string, msgs []red.XMessage) int {
+func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
+	key := r.store.Outbox().Name(r.aid)
 	items, gone := toItems(key, msgs)
 	if len(gone) > 0 {
-		r.ackDelete(ctx, key, gone)
+		r.ackDelete(ctx, gone)
 	}
 	removed := 0
 	backoff := 50 * time.Millisecond
 	for len(items) > 0 && ctx.Err() == nil {
 		acked, err := r.produce(ctx, key, items)
 		var n int
-		items, n = r.remove(ctx, key, items, acked)
+		items, n = r.remove(ctx, items, acked)
 		removed += n
 		if len(items) > 0 {
 			metricErrors.WithLabelValues("produce").Inc()
@@ -518,7 +504,7 @@ func send(ctx context.Context, s kafkax.Sender, items []item, idx []int, acked [
 
 // remove acknowledges and deletes the acked items from the outbox and returns the
 // others, and how many it removed.
-func (r *worker) remove(ctx context.Context, key string, items []item, acked []bool) (rest []item, removed int) {
+func (r *worker) remove(ctx context.Context, items []item, acked []bool) (rest []item, removed int) {
 	var ids []string
 	rest = items[:0]
 	for i, it := range items {
@@ -528,7 +514,7 @@ func (r *worker) remove(ctx context.Context, key string, items []item, acked []b
 			rest = append(rest, it)
 		}
 	}
-	if len(ids) > 0 && r.ackDelete(ctx, key, ids) {
+	if len(ids) > 0 && r.ackDelete(ctx, ids) {
 		removed = len(ids)
 		metricRelayed.Add(float64(removed))
 	}
@@ -538,15 +524,10 @@ func (r *worker) remove(ctx context.Context, key string, items []item, acked []b
 // ackDelete acknowledges and deletes entries in one MULTI, so an entry is never left
 // acknowledged but present (which would block the drain check forever). On failure the
 // entries stay pending: reclaimed and produced again later (at least once).
-func (r *worker) ackDelete(ctx context.Context, key string, ids []string) bool {
-	_, err := r.node.TxPipelined(ctx, func(p red.Pipeliner) error {
-		p.XAck(ctx, key, Group, ids...)
-		p.XDel(ctx, key, ids...)
-		return nil
-	})
-	if err != nil {
+func (r *worker) ackDelete(ctx context.Context, ids []string) bool {
+	if err := r.stream.AckDelete(ctx, r.aid, Group, ids); err != nil {
 		metricErrors.WithLabelValues("ack").Inc()
-		logx.Errorf("relay: ack %d entries of %s: %v", len(ids), key, err)
+		logx.Errorf("relay: ack %d entries of %s: %v", len(ids), r.store.Outbox().Name(r.aid), err)
 		return false
 	}
 	return true
@@ -575,15 +556,14 @@ func (r *Relay) refresh(ctx context.Context) {
 	}
 	r.ids = ids
 	for _, aid := range ids {
-		key := r.keys.Events(aid)
 		label := strconv.FormatInt(aid, 10)
-		n, err := r.node.XLen(ctx, key).Result()
+		n, err := r.stream.Len(ctx, aid)
 		if err != nil {
 			continue
 		}
 		metricOutboxLength.WithLabelValues(label).Set(float64(n))
 		lag := 0.0
-		if first, err := r.node.XRangeN(ctx, key, "-", "+", 1).Result(); err == nil && len(first) > 0 {
+		if first, err := r.stream.Range(ctx, aid, "-", "+", 1); err == nil && len(first) > 0 {
 			if ms, ok := entryMillis(first[0].ID); ok {
 				lag = max(float64(now.UnixMilli()-ms)/1000, 0)
 			}
@@ -595,35 +575,30 @@ func (r *Relay) refresh(ctx context.Context) {
 
 // retire removes activities whose end+grace has passed and whose outbox is drained.
 func (r *Relay) retire(ctx context.Context, now time.Time) {
-	rds := r.store.Redis()
 	cutoff := now.Add(-r.grace).Unix() - 1
-	old, err := rds.ZrangebyscoreWithScoresCtx(ctx, r.keys.Active(), 0, cutoff)
+	old, err := r.store.ActiveUntil(ctx, cutoff)
 	if err != nil {
 		return
 	}
-	for _, p := range old {
-		aid, err := strconv.ParseInt(p.Key, 10, 64)
-		if err != nil {
+	for _, a := range old {
+		aid, label := a.ID, strconv.FormatInt(a.ID, 10)
+		if n, err := r.stream.Len(ctx, aid); err != nil || n > 0 {
 			continue
 		}
-		key := r.keys.Events(aid)
-		if n, err := r.node.XLen(ctx, key).Result(); err != nil || n > 0 {
-			continue
-		}
-		if _, err := rds.ZremCtx(ctx, r.keys.Active(), p.Key); err != nil {
+		if err := r.store.Deactivate(ctx, aid); err != nil {
 			continue
 		}
 		// No script writes after end+grace (the stock hash is gone); check once more all
 		// the same, and put the activity back rather than strand an entry.
-		if n, err := r.node.XLen(ctx, key).Result(); err != nil || n > 0 {
-			_ = r.store.MarkActive(ctx, aid, p.Score)
+		if n, err := r.stream.Len(ctx, aid); err != nil || n > 0 {
+			_ = r.store.MarkActive(ctx, aid, a.LastDue)
 			continue
 		}
-		_ = r.node.Del(ctx, key).Err()
+		_ = r.stream.Drop(ctx, aid)
 		r.ids = slices.DeleteFunc(r.ids, func(id int64) bool { return id == aid })
 		// The activity is gone: so are its series (labels stay bounded).
-		metricOutboxLength.DeleteLabelValues(p.Key)
-		metricLag.DeleteLabelValues(p.Key)
+		metricOutboxLength.DeleteLabelValues(label)
+		metricLag.DeleteLabelValues(label)
 		logx.Infof("relay: activity %d retired (ended, grace over, outbox drained)", aid)
 	}
 }

@@ -28,6 +28,7 @@ type env struct {
 	rds     *redis.Redis
 	raw     *red.Client // for stream commands go-zero does not wrap
 	store   *stock.Store
+	keys    stock.Keys // the test's key naming, to inspect Redis directly
 	brokers []string
 }
 
@@ -50,7 +51,7 @@ func newEnv(t *testing.T) *env {
 	}
 	raw := red.NewClient(&red.Options{Addr: testenv.RedisAddr()})
 	t.Cleanup(func() { _ = raw.Close() })
-	return &env{t: t, rds: rds, raw: raw, store: store, brokers: testenv.Kafka(t, 4)}
+	return &env{t: t, rds: rds, raw: raw, store: store, keys: keys, brokers: testenv.Kafka(t, 4)}
 }
 
 // conf is the configuration's defaults (as go-zero's loader fills them), sped up for tests.
@@ -99,7 +100,7 @@ func (e *env) reserve(n, firstUID int) []string {
 }
 
 func (e *env) outboxLen() int64 {
-	n, err := e.raw.XLen(context.Background(), e.store.Keys().Events(aid)).Result()
+	n, err := e.raw.XLen(context.Background(), e.keys.Events(aid)).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestRelayReclaimsDeadRelaysEntries(t *testing.T) {
 	stopDead := e.start(dead)
 	<-f.calls // it has read a batch and cannot produce it
 	stopDead()
-	pending, err := e.raw.XPending(context.Background(), e.store.Keys().Events(aid), relay.Group).Result()
+	pending, err := e.raw.XPending(context.Background(), e.keys.Events(aid), relay.Group).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestRelayReclaimsDeadRelaysEntries(t *testing.T) {
 func TestRelayDeadLettersUnparsableEntry(t *testing.T) {
 	e := newEnv(t)
 	before := e.reserve(10, 1)
-	key := e.store.Keys().Events(aid)
+	key := e.keys.Events(aid)
 	badID, err := e.rds.XAddCtx(context.Background(), key, true, "*",
 		[]string{event.FieldType, "exploded", event.FieldActivity, "7"})
 	if err != nil {
@@ -324,7 +325,7 @@ func TestRelayDeadLettersUnparsableEntry(t *testing.T) {
 func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	keys := e.store.Keys()
+	keys := e.keys
 	longAgo := time.Now().Add(-3 * time.Hour).Unix() // grace is one hour
 	const drained, undrained = 8, 9
 	for _, id := range []int64{drained, undrained} {
@@ -366,7 +367,7 @@ func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 func TestRelayDoesNotHoldExpiries(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	key := e.store.Keys().Events(aid)
+	key := e.keys.Events(aid)
 	orders := e.reserve(50, 1)
 	if err := e.raw.Del(ctx, key).Err(); err != nil { // keep only the expiries below
 		t.Fatal(err)

@@ -58,14 +58,6 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 	return toInt(res, 0) == 1, toInt(res, 1), nil
 }
 
-// MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue: its
-// end plus its pay timeout), which the relay and the jobs walk. Separate from the warm-up
-// script: it is not in the activity's slot.
-func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
-	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), lastDue, strconv.FormatInt(aid, 10))
-	return dep(err)
-}
-
 // StockBack announces that an activity's stock may have come back (after a rebuild):
 // gateways drop their sold-out mark for it (docs/DESIGN.md, "Sold-out at the edge").
 func (s *Store) StockBack(ctx context.Context, aid int64) error {

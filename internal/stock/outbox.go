@@ -2,6 +2,7 @@ package stock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -144,4 +145,31 @@ func (o Outbox) Len(ctx context.Context, aid int64) (int64, error) {
 		return 0, dep(err)
 	}
 	return n.Val(), nil
+}
+
+// Name is the activity's outbox stream as logs and dead letters name it.
+func (o Outbox) Name(aid int64) string { return o.s.keys.Events(aid) }
+
+// Entries returns up to count entries of the activity's outbox with ids from start to stop
+// (XRANGE), through the store's pool.
+func (o Outbox) Entries(ctx context.Context, aid int64, start, stop string, count int64) ([]red.XMessage, error) {
+	var cmd *red.XMessageSliceCmd
+	err := o.s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		cmd = p.XRangeN(ctx, o.s.keys.Events(aid), start, stop, count)
+		return nil
+	})
+	if err != nil && !errors.Is(err, red.Nil) {
+		return nil, err
+	}
+	return cmd.Val(), nil
+}
+
+// Append adds entries (each a flat field, value list) to the activity's outbox in one pipeline.
+func (o Outbox) Append(ctx context.Context, aid int64, entries [][]any) error {
+	return o.s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		for _, values := range entries {
+			p.XAdd(ctx, &red.XAddArgs{Stream: o.s.keys.Events(aid), Values: values})
+		}
+		return nil
+	})
 }

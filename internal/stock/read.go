@@ -24,10 +24,15 @@ func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
 	if _, ok := m["remaining"]; !ok {
 		return Snapshot{}, ErrNotWarm
 	}
+	return parseStock(aid, m), nil
+}
+
+// parseStock reads a stock hash's fields (absent ones are 0).
+func parseStock(aid int64, m map[string]string) Snapshot {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
 	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
 		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
-		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}, nil
+		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}
 }
 
 // Order is an order as Redis holds it.
@@ -64,20 +69,4 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
 	nos, err := s.rds.ZrangeCtx(ctx, s.keys.Orders(aid), 0, -1)
 	return nos, dep(err)
-}
-
-// ActiveIDs lists warm activities whose last due time (end + pay timeout) is at or after
-// since (unix seconds).
-func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
-	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.Active(), since, 1<<62)
-	if err != nil {
-		return nil, dep(err)
-	}
-	ids := make([]int64, 0, len(pairs))
-	for _, p := range pairs {
-		if id, err := strconv.ParseInt(p.Key, 10, 64); err == nil {
-			ids = append(ids, id)
-		}
-	}
-	return ids, nil
 }

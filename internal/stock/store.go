@@ -44,9 +44,13 @@ func NewStore(rds *redis.Redis, keys Keys) *Store {
 }
 
 // Keys returns the key naming the store uses.
+//
+// Deprecated: going once rpc/ no longer uses it; an activity's keys are read and written only here.
 func (s *Store) Keys() Keys { return s.keys }
 
 // Redis returns the client.
+//
+// Deprecated: going once rpc/ no longer uses it; an activity's keys are read and written only here.
 func (s *Store) Redis() *redis.Redis { return s.rds }
 
 // now is Redis's clock in ms: the same clock the scripts use.

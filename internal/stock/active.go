@@ -1,0 +1,60 @@
+package stock
+
+import (
+	"context"
+	"strconv"
+)
+
+// ActiveEntry is one activity of the active set with its score, the last due time.
+type ActiveEntry struct {
+	ID      int64
+	LastDue int64 // unix seconds: end + pay timeout
+}
+
+// MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue), which
+// the relay and the jobs walk.
+func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
+	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), lastDue, strconv.FormatInt(aid, 10))
+	return dep(err)
+}
+
+// ActiveIDs lists warm activities whose last due time (end + pay timeout) is at or after
+// since (unix seconds).
+func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
+	es, err := s.active(ctx, since, 1<<62)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	return ids, nil
+}
+
+// ActiveUntil lists the activities of the active set whose last due time is at or before until
+// (unix seconds).
+func (s *Store) ActiveUntil(ctx context.Context, until int64) ([]ActiveEntry, error) {
+	return s.active(ctx, 0, until)
+}
+
+// Deactivate removes the activity from the active set (the relay retires it).
+func (s *Store) Deactivate(ctx context.Context, aid int64) error {
+	_, err := s.rds.ZremCtx(ctx, s.keys.Active(), strconv.FormatInt(aid, 10))
+	return dep(err)
+}
+
+// active reads the active set between two last due times; a member that is not an id is skipped.
+func (s *Store) active(ctx context.Context, from, to int64) ([]ActiveEntry, error) {
+	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.Active(), from, to)
+	if err != nil {
+		return nil, dep(err)
+	}
+	es := make([]ActiveEntry, 0, len(pairs))
+	for _, p := range pairs {
+		if id, err := strconv.ParseInt(p.Key, 10, 64); err == nil {
+			es = append(es, ActiveEntry{ID: id, LastDue: p.Score})
+		}
+	}
+	return es, nil
+}
