@@ -1,0 +1,45 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// classify looks a difference up in the previous run's record, notes it in this one's,
+// and says whether it is confirmed: seen for ConfirmAfter and, with a pipeline, still
+// there after the writer consumed everything that was on Kafka when it was first seen.
+// While the outbox could not be read to its end, nothing is confirmed (the rest of it
+// may explain the difference).
+func (r *Reconciler) classify(ctx context.Context, res *result, fp string) (Class, string) {
+	first, marks := firstSeen(res.rds.history, fp, res.rds.nowMs)
+	age := time.Duration(res.rds.nowMs-first) * time.Millisecond
+	if res.truncated {
+		return Pending, "outbox too long to read to its end"
+	}
+	if marks == "" {
+		marks = r.endsNow(ctx, res)
+	}
+	res.seen[fp] = seenRecord(first, marks)
+	if age < r.c.ConfirmAfter {
+		return Pending, fmt.Sprintf("not in the outbox, not applied yet, first seen %s ago", age.Round(time.Millisecond))
+	}
+	if marks != "" {
+		done, ok := res.reached[marks]
+		if !ok {
+			var err error
+			if done, err = r.pipe.Reached(ctx, decodeOffsets(marks)); err != nil {
+				// Kafka unreachable: fall back to time alone (and say so).
+				res.reached[marks] = true
+				return Missing, fmt.Sprintf("unexplained for %s: mismatch (kafka unreachable: %v)",
+					age.Round(time.Millisecond), err)
+			}
+			res.reached[marks] = done
+		}
+		if !done {
+			return Pending, fmt.Sprintf("first seen %s ago; the writer has not yet applied everything "+
+				"that was on Kafka then", age.Round(time.Millisecond))
+		}
+	}
+	return Missing, fmt.Sprintf("unexplained for %s: mismatch", age.Round(time.Millisecond))
+}

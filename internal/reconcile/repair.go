@@ -1,0 +1,67 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// ErrRefused: re-emitting what MySQL lacks would not make the books agree (MySQL was
+// changed behind the pipeline, or Redis itself is broken); it needs a person.
+var ErrRefused = errors.New("reconcile: repair refused")
+
+// Repair re-appends to the activity's outbox an event for every order whose MySQL row is
+// missing or behind Redis and whose change is not already in the outbox, so the relay
+// carries it and the writer (idempotent by order state) applies it. Harmless when the
+// event was merely late: the writer ignores a repeat. It refuses (ErrRefused) unless
+// applying those events would bring every MySQL counter to Redis's value, and does
+// nothing while the outbox holds more than MaxOutbox entries (a burst still running).
+func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error) {
+	res, err := r.compare(ctx, aid)
+	if err != nil {
+		return 0, Report{}, err
+	}
+	switch {
+	case !res.rds.warm:
+		return 0, res.report, fmt.Errorf("%w: activity %d is not in Redis: nothing to re-emit from",
+			ErrRefused, aid)
+	case !res.db.found:
+		return 0, res.report, fmt.Errorf("%w: activity %d has no MySQL inventory row", ErrRefused, aid)
+	case !res.rds.exact || res.truncated:
+		return 0, res.report, xerr.Newf(xerr.Busy, "activity %d is changing too fast to repair now", aid)
+	case res.broken:
+		return 0, res.report, fmt.Errorf("%w: %s", ErrRefused, strings.Join(res.report.Diffs, "; "))
+	case res.full != res.rds.counters():
+		return 0, res.report, fmt.Errorf("%w: re-emitting the %d missing events would leave MySQL at %s, Redis has %s",
+			ErrRefused, len(res.candidates), res.full, res.rds.counters())
+	}
+	if len(res.candidates) == 0 {
+		return 0, res.report, nil
+	}
+	sku := strconv.FormatInt(res.rds.sku, 10)
+	now := strconv.FormatInt(res.rds.nowMs, 10)
+	entries := make([][]any, 0, len(res.candidates))
+	for _, o := range res.candidates {
+		entries = append(entries, []any{
+			event.FieldType, o.State, event.FieldActivity, strconv.FormatInt(aid, 10),
+			event.FieldSku, sku, event.FieldOrderNo, o.OrderNo,
+			event.FieldUID, strconv.FormatInt(o.UID, 10), event.FieldQuantity, strconv.FormatInt(o.Quantity, 10),
+			event.FieldAt, now, event.FieldRequestID, o.RequestID,
+			event.FieldCreated, strconv.FormatInt(o.CreatedAt, 10), event.FieldExpire, strconv.FormatInt(o.ExpireAt, 10),
+		})
+	}
+	err = r.store.Outbox().Append(ctx, aid, entries)
+	if err != nil {
+		return 0, res.report, fmt.Errorf("reconcile %d: re-emit: %w", aid, err)
+	}
+	// The relay walks the active set; make sure the activity is in it.
+	if err := r.store.MarkActive(ctx, aid, res.rds.end); err != nil {
+		return len(res.candidates), res.report, err
+	}
+	return len(res.candidates), res.report, nil
+}
