@@ -1,0 +1,153 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
+)
+
+// deliver produces msgs (events to the topic, unparsable entries to the dead-letter
+// topic), then XACKs and deletes exactly those Kafka acknowledged. Failed ones are retried
+// with backoff until they go through or the relay stops (then they stay pending and are
+// reclaimed later). It returns how many entries it removed from the outbox.
+func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
+	key := r.store.Outbox().Name(r.aid)
+	items, gone := toItems(key, msgs)
+	if len(gone) > 0 {
+		r.ackDelete(ctx, gone)
+	}
+	removed := 0
+	backoff := 50 * time.Millisecond
+	for len(items) > 0 && ctx.Err() == nil {
+		acked, err := r.produce(ctx, key, items)
+		var n int
+		items, n = r.remove(ctx, items, acked)
+		removed += n
+		if len(items) > 0 {
+			metricErrors.WithLabelValues("produce").Inc()
+			logx.Errorf("relay: %d entries of %s not acknowledged by Kafka, retrying in %v: %v",
+				len(items), key, backoff, err)
+			sleepCtx(ctx, backoff)
+			backoff = min(backoff*2, 5*time.Second)
+		}
+	}
+	return removed
+}
+
+// item is an outbox entry ready to produce: an event for the topic, or a dead letter.
+type item struct {
+	id   string
+	msg  kafkax.Message
+	dead bool
+}
+
+// toItems turns stream entries into items; gone are the entries deleted from the stream
+// while pending (Redis < 7: an id without values).
+func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
+	items = make([]item, 0, len(msgs))
+	for _, m := range msgs {
+		if len(m.Values) == 0 {
+			gone = append(gone, m.ID)
+			continue
+		}
+		items = append(items, toItem(key, m))
+	}
+	return items, gone
+}
+
+// toItem is the event of an outbox entry, or a dead letter when it does not parse.
+func toItem(key string, m red.XMessage) item {
+	ev, err := event.FromStream(m.ID, m.Values)
+	if err == nil {
+		var v []byte
+		if v, err = ev.Marshal(); err == nil {
+			return item{id: m.ID, msg: kafkax.Message{Key: []byte(ev.Key()), Value: v}}
+		}
+		// cannot happen for a validated event; keep it visible anyway
+	}
+	return item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
+		Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
+		Payload: fmt.Sprint(m.Values)}.Message()}
+}
+
+// produce sends the events to the topic and the dead letters to the dead-letter topic,
+// and reports which items Kafka acknowledged.
+func (r *Relay) produce(ctx context.Context, key string, items []item) ([]bool, error) {
+	var evIdx, deadIdx []int
+	for i, it := range items {
+		if it.dead {
+			deadIdx = append(deadIdx, i)
+		} else {
+			evIdx = append(evIdx, i)
+		}
+	}
+	acked := make([]bool, len(items))
+	err := send(ctx, r.events, items, evIdx, acked)
+	if len(deadIdx) == 0 {
+		return acked, err
+	}
+	deadErr := send(ctx, r.dead, items, deadIdx, acked)
+	for _, i := range deadIdx {
+		if acked[i] {
+			metricDeadLetters.Inc()
+			logx.Errorf("relay: outbox entry %s of %s dead-lettered: %s", items[i].id, key,
+				string(items[i].msg.Headers[0].Value))
+		}
+	}
+	return acked, errors.Join(err, deadErr)
+}
+
+// send produces the items at idx through s in one call and marks those Kafka
+// acknowledged in acked.
+func send(ctx context.Context, s kafkax.Sender, items []item, idx []int, acked []bool) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	msgs := make([]kafkax.Message, len(idx))
+	for j, i := range idx {
+		msgs[j] = items[i].msg
+	}
+	err := s.Send(ctx, msgs...)
+	for j, ok := range kafkax.Acked(err, len(msgs)) {
+		acked[idx[j]] = ok
+	}
+	return err
+}
+
+// remove acknowledges and deletes the acked items from the outbox and returns the
+// others, and how many it removed.
+func (r *worker) remove(ctx context.Context, items []item, acked []bool) (rest []item, removed int) {
+	var ids []string
+	rest = items[:0]
+	for i, it := range items {
+		if acked[i] {
+			ids = append(ids, it.id)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	if len(ids) > 0 && r.ackDelete(ctx, ids) {
+		removed = len(ids)
+		metricRelayed.Add(float64(removed))
+	}
+	return rest, removed
+}
+
+// ackDelete acknowledges and deletes entries in one MULTI, so an entry is never left
+// acknowledged but present (which would block the drain check forever). On failure the
+// entries stay pending: reclaimed and produced again later (at least once).
+func (r *worker) ackDelete(ctx context.Context, ids []string) bool {
+	if err := r.stream.AckDelete(ctx, r.aid, Group, ids); err != nil {
+		metricErrors.WithLabelValues("ack").Inc()
+		logx.Errorf("relay: ack %d entries of %s: %v", len(ids), r.store.Outbox().Name(r.aid), err)
+		return false
+	}
+	return true
+}
