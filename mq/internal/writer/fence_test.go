@@ -17,7 +17,8 @@ func TestWriterFencesChangesOfAReplacedBook(t *testing.T) {
 	w := New(testConf(t, nil), NewConn(db.DSN), &recorder{})
 	at := func(ep int64, ev event.Event) event.Event { ev.Epoch = ep; return ev }
 	stale := at(2, orderEvent(event.Reserved, "stale", 1))
-	staleAdjust := event.Event{EventID: "1700000000900-0", Type: event.Adjusted, ActivityID: testAID, Delta: 5, AtMs: 1, Epoch: 1}
+	staleAdjust := event.Event{EventID: "1700000000900-0", Type: event.Adjusted, ActivityID: testAID, Delta: 5, AtMs: 1,
+		Epoch: 1}
 	current := at(3, orderEvent(event.Reserved, "current", 2))
 	newer := at(4, orderEvent(event.Reserved, "newer", 1))
 	legacy := orderEvent(event.Reserved, "legacy", 1) // no epoch
