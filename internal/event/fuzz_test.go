@@ -9,7 +9,8 @@ import (
 // FuzzUnmarshal: a Kafka message value either is refused or decodes to a valid event
 // that survives a round trip unchanged (the writer's input is exactly what was sent).
 func FuzzUnmarshal(f *testing.F) {
-	f.Add([]byte(`{"event_id":"1-0","type":"reserved","activity_id":1,"sku_id":2,"order_no":"1-deadbeef","uid":3,"quantity":1,"at_ms":1}`))
+	f.Add([]byte(`{"event_id":"1-0","type":"reserved","activity_id":1,"sku_id":2,"order_no":"1-deadbeef",` +
+		`"uid":3,"quantity":1,"at_ms":1}`))
 	f.Add([]byte(`{"event_id":"1-1","type":"adjusted","activity_id":1,"delta":-5,"at_ms":1}`))
 	f.Add([]byte(`{"event_id":"1-2","type":"paid","activity_id":1,"uid":0,"quantity":1}`))
 	f.Add([]byte(`{"type":"bogus"}`))

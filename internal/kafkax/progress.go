@@ -38,7 +38,8 @@ func (p *Progress) Ends(ctx context.Context) (Offsets, error) {
 	for _, part := range md.Topics[0].Partitions {
 		reqs = append(reqs, kafka.LastOffsetOf(part.ID))
 	}
-	resp, err := p.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{p.topic: reqs}})
+	resp, err := p.client.ListOffsets(ctx,
+		&kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{p.topic: reqs}})
 	if err != nil {
 		return nil, fmt.Errorf("kafka list offsets: %w", err)
 	}

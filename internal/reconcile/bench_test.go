@@ -36,13 +36,15 @@ func BenchmarkRun10kOrders(b *testing.B) {
 		args = append(args, r.OrderNo, fmt.Sprintf("bench-req-%d", uid), aid, uid, st)
 	}
 	s, _ := env.Store.Stock(ctx, aid)
-	mustExec(b, db, "INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (?, 7, 'b', ?, ?, ?)",
+	mustExec(b, db,
+		"INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (?, 7, 'b', ?, ?, ?)",
 		aid, s.Total, s.Start, s.End)
 	mustExec(b, db, "INSERT INTO `inventory` (`activity_id`, `available`, `locked`, `sold`) VALUES (?, ?, ?, ?)",
 		aid, s.Remaining, s.Locked, s.Sold)
 	for i := 0; i < len(rows); i += 1000 {
-		mustExec(b, db, "INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`) VALUES "+
-			strings.Join(rows[i:i+1000], ", "), args[i*5:(i+1000)*5]...)
+		mustExec(b, db,
+			"INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`) VALUES "+
+				strings.Join(rows[i:i+1000], ", "), args[i*5:(i+1000)*5]...)
 	}
 	_, _ = env.Redis.DelCtx(ctx, env.Keys.Events(aid))
 	rec := reconcile.New(recConf(b, time.Hour), env.Store, db.Conn)

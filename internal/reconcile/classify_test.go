@@ -14,7 +14,8 @@ func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 	}
 	_, _ = f.env.Redis.DelCtx(ctx, f.env.Keys.Events(f.aid)) // the pay event is lost
 	first, err := f.rec.Run(ctx, f.aid)
-	if err != nil || first.Status != reconcile.InFlight || len(first.Orders) != 1 || first.Orders[0].Class != reconcile.Pending {
+	if err != nil || first.Status != reconcile.InFlight || len(first.Orders) != 1 ||
+		first.Orders[0].Class != reconcile.Pending {
 		t.Fatalf("first run: %+v %v", first, err)
 	}
 	// Another reconciler (another instance) sees the same history.

@@ -259,7 +259,8 @@ func (r *Reconciler) compareOrders(ctx context.Context, res *result, sim map[str
 
 // compareOrder compares one Redis order with its MySQL row and its replayed state, and
 // records the difference, if any: its line, and whether it is confirmed missing.
-func (r *Reconciler) compareOrder(ctx context.Context, res *result, sim map[string]string, o stock.Order) (l diffLine, differs, missing bool) {
+func (r *Reconciler) compareOrder(ctx context.Context, res *result, sim map[string]string,
+	o stock.Order) (l diffLine, differs, missing bool) {
 	rep := &res.report
 	no := o.OrderNo
 	raw, have := res.db.orders[no]
@@ -336,8 +337,9 @@ func (r *Reconciler) explainCounters(ctx context.Context, res *result) (drift, m
 	}
 	cls, note := r.classify(ctx, res, fmt.Sprintf("c:%d:%d:%d:%d", rc.Total-full.Total,
 		rc.Available-full.Available, rc.Locked-full.Locked, rc.Sold-full.Sold))
-	res.report.Diffs = append(res.report.Diffs, fmt.Sprintf("counters: with every order event applied mysql would hold %s; "+
-		"redis holds %s (%s)", full, rc, note))
+	res.report.Diffs = append(res.report.Diffs,
+		fmt.Sprintf("counters: with every order event applied mysql would hold %s; "+
+			"redis holds %s (%s)", full, rc, note))
 	return true, cls == Missing
 }
 

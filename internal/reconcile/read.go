@@ -176,7 +176,8 @@ const outboxPage = 1000
 
 // readOutbox returns the activity's outbox entries up to lastID (those the Redis snapshot
 // already reflects), oldest first. truncated: there were more than MaxOutbox.
-func (r *Reconciler) readOutbox(ctx context.Context, aid int64, lastID string) (evs []event.Event, truncated bool, err error) {
+func (r *Reconciler) readOutbox(ctx context.Context, aid int64, lastID string) (evs []event.Event, truncated bool,
+	err error) {
 	if lastID == "" {
 		return nil, false, nil
 	}

@@ -61,7 +61,8 @@ func bigActivity(tb testing.TB, env *stocktest.Env, db *testenv.Database, n, spa
 			tb.Fatal(err)
 		}
 	}
-	exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (?, 7, 'big', ?, ?, ?)",
+	exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) "+
+		"VALUES (?, 7, 'big', ?, ?, ?)",
 		aid, s.Total, s.Start, s.End)
 	exec("INSERT INTO `inventory` (`activity_id`, `available`, `locked`, `sold`) VALUES (?, ?, ?, ?)",
 		aid, s.Remaining, s.Locked, s.Sold)

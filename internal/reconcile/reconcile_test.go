@@ -74,7 +74,8 @@ func (f *fixture) mirror() {
 	if err != nil {
 		f.env.T.Fatal(err)
 	}
-	f.exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (?, 7, 'unit', ?, ?, ?)",
+	f.exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) "+
+		"VALUES (?, 7, 'unit', ?, ?, ?)",
 		f.aid, s.Total, s.Start, s.End)
 	f.exec("INSERT INTO `inventory` (`activity_id`, `available`, `locked`, `sold`) VALUES (?, ?, ?, ?)",
 		f.aid, s.Remaining, s.Locked, s.Sold)
@@ -190,7 +191,8 @@ func TestNotWarmAndUnknown(t *testing.T) {
 	if _, err := rec.Run(ctx, 424242); !errors.Is(err, xerr.ErrActivityNotFound) {
 		t.Fatalf("unknown activity: %v", err)
 	}
-	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (5, 1, 'cold', 3, 0, 1)"); err != nil {
+	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) " +
+		"VALUES (5, 1, 'cold', 3, 0, 1)"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (5, 3)"); err != nil {
@@ -218,13 +220,17 @@ func TestColdActivityWithOverdueReservedOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (6, 1, 'cold', 3, 0, 1)")
+	exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) " +
+		"VALUES (6, 1, 'cold', 3, 0, 1)")
 	exec("INSERT INTO `inventory` (`activity_id`, `available`, `locked`) VALUES (6, 1, 2)")
 	past, future := time.Now().Add(-time.Hour).Unix(), time.Now().Add(time.Hour).Unix()
-	exec("INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`, `expire_at`) VALUES "+
-		"('6-aaaaaaaa01', 'req-aaaaaaaa', 6, 1, 1, 'reserved', ?), ('6-bbbbbbbb02', 'req-bbbbbbbb', 6, 2, 1, 'reserved', ?)", past, future)
+	exec("INSERT INTO `seckill_order` (`order_no`, `request_id`, `activity_id`, `uid`, `quantity`, `status`, "+
+		"`expire_at`) VALUES "+
+		"('6-aaaaaaaa01', 'req-aaaaaaaa', 6, 1, 1, 'reserved', ?), ('6-bbbbbbbb02', 'req-bbbbbbbb', 6, 2, 1, 'reserved', ?)",
+		past, future)
 	r, err := rec.Run(ctx, 6)
-	if err != nil || r.Status != reconcile.Mismatch || !strings.Contains(strings.Join(r.Diffs, "\n"), "1 order(s) reserved past their expire_at") ||
+	if err != nil || r.Status != reconcile.Mismatch || !strings.Contains(strings.Join(r.Diffs, "\n"),
+		"1 order(s) reserved past their expire_at") ||
 		!strings.Contains(strings.Join(r.Diffs, "\n"), "6-aaaaaaaa01") {
 		t.Fatalf("overdue reserved order of a cold activity: %+v %v", r, err)
 	}

@@ -118,7 +118,8 @@ func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 	}
 	got, left := k.got(), e.outbox()
 	if len(got) != 5 || len(outbox) != 5 || len(left) != 0 {
-		t.Fatalf("%d events in Kafka, %d were in the outbox, %d are left; want 5, 5 and 0 (reserve, pay, reserve, cancel, adjust)", len(got), len(outbox), len(left))
+		t.Fatalf("%d events in Kafka, %d were in the outbox, %d are left; "+
+			"want 5, 5 and 0 (reserve, pay, reserve, cancel, adjust)", len(got), len(outbox), len(left))
 	}
 	for i, typ := range []event.Type{event.Reserved, event.Paid, event.Reserved, event.Cancelled, event.Adjusted} {
 		if got[i].Type != typ || got[i] != outbox[got[i].EventID] {
@@ -166,7 +167,8 @@ func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			k.set(false, func() { fault(); k.set(false, nil) })
-			if _, err := e.store.Reserve(ctx, aid, 7, 1, "request-"+map[string]string{"rebuilt with the next epoch": "next", "emptied": "empty"}[name]); !busy(err) {
+			if _, err := e.store.Reserve(ctx, aid, 7, 1, "request-"+map[string]string{"rebuilt with the next epoch": "next",
+				"emptied": "empty"}[name]); !busy(err) {
 				t.Fatalf("%v, want BUSY", err)
 			}
 		})
@@ -237,7 +239,10 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 	r := e.newRelay(c)
 	e.start(r)
 	want := expected([]string{unacked}, event.Reserved)
-	waitFor(t, "the relay delivering the BUSY reservation", func() bool { return len(missing(want, topic.events(t))) == 0 })
+	waitFor(t, "the relay delivering the BUSY reservation", func() bool {
+		return len(missing(want,
+			topic.events(t))) == 0
+	})
 
 	e.store.Outbox().SetAck(r.Acker().Ack) // the relay is running, reading the outbox as it fills
 	var wg sync.WaitGroup

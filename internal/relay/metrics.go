@@ -28,7 +28,8 @@ var (
 	})
 	metricProducedByAcker = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "acker_produced_total",
-		Help: "Outbox entries the relay did not produce because the inventory service's Acker had produced them (Acknowledge kafka).",
+		Help: "Outbox entries the relay did not produce because the inventory service's Acker had produced them " +
+			"(Acknowledge kafka).",
 	})
 	metricReclaimed = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "relay", Name: "reclaimed_total",

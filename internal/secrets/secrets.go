@@ -24,10 +24,14 @@ const (
 // knows them, so the gateway refuses them whatever their length. TestShippedSecretsRefused
 // (etc/) reads the shipped files and fails when one of their secrets is not refused.
 var publishedSecrets = map[string]bool{
-	"8b0966484d3d944faa5a7ec35c1119b6eb706032dcb4b71bbd6c1d7768f4edbe": true, // etc/seckill-api.yaml, BuyerAuth (until issue 14)
-	"68c85d5dca70cd3053d3ff15835793cbbd844eaf48d826bb9900361d894a5689": true, // etc/seckill-api.yaml, MerchantAuth (until issue 14)
-	"c1dc1660ea718243bd4ca230c8ef3be6d7fd0dfdd841593cad808c63bbac56c3": true, // deploy/multinode/api.yaml, BuyerAuth (until issue 14)
-	"0ee2e0f18543f824c8630134630f1087c7145667a5e2c27e1520e3404b5b6d1e": true, // deploy/multinode/api.yaml, MerchantAuth (until issue 14)
+	// etc/seckill-api.yaml, BuyerAuth (until issue 14)
+	"8b0966484d3d944faa5a7ec35c1119b6eb706032dcb4b71bbd6c1d7768f4edbe": true,
+	// etc/seckill-api.yaml, MerchantAuth (until issue 14)
+	"68c85d5dca70cd3053d3ff15835793cbbd844eaf48d826bb9900361d894a5689": true,
+	// deploy/multinode/api.yaml, BuyerAuth (until issue 14)
+	"c1dc1660ea718243bd4ca230c8ef3be6d7fd0dfdd841593cad808c63bbac56c3": true,
+	// deploy/multinode/api.yaml, MerchantAuth (until issue 14)
+	"0ee2e0f18543f824c8630134630f1087c7145667a5e2c27e1520e3404b5b6d1e": true,
 }
 
 // digest is the hex SHA-256 of s.
@@ -68,11 +72,13 @@ func Check(name, secret string) error {
 	case secret == "":
 		return fmt.Errorf("config: %s is missing", name)
 	case Published(secret):
-		return fmt.Errorf("config: %s is a secret published in the repository's example configs: anyone can sign tokens with it", name)
+		return fmt.Errorf("config: %s is a secret published in the repository's example configs: "+
+			"anyone can sign tokens with it", name)
 	case len(secret) < MinBytes:
 		return fmt.Errorf("config: %s is too short (%d bytes, at least %d)", name, len(secret), MinBytes)
 	case entropyBits(secret) < MinBits:
-		return fmt.Errorf("config: %s has too little entropy (about %.0f bits, at least %d): use random bytes, e.g. `openssl rand -hex 32`",
+		return fmt.Errorf("config: %s has too little entropy (about %.0f bits, at least %d): "+
+			"use random bytes, e.g. `openssl rand -hex 32`",
 			name, entropyBits(secret), MinBits)
 	}
 	return nil

@@ -46,7 +46,8 @@ var (
 	// on the activity's mode lapsed on the way): nothing was written. BUSY without a cause
 	// (not Redis down): the buyer retries with the same request id, and the next call
 	// re-reads the mode.
-	ErrLeaseLapsed = xerr.New(xerr.Busy, "the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
+	ErrLeaseLapsed = xerr.New(xerr.Busy,
+		"the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
 	// ErrFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
 	// later loss rebuild claimed (Recovery.Fence): nothing written. BUSY: that rebuild
 	// writes the book.

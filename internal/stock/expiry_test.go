@@ -19,7 +19,8 @@ func TestReservationKeysExpireWithTheActivity(t *testing.T) {
 	}
 	check := func(when string, uid int64, orderNo string) {
 		t.Helper()
-		for _, k := range []string{e.Keys.Pending(aid), e.Keys.Orders(aid), e.Keys.User(aid, uid), e.Keys.Order(aid, orderNo)} {
+		for _, k := range []string{e.Keys.Pending(aid), e.Keys.Orders(aid), e.Keys.User(aid, uid), e.Keys.Order(aid,
+			orderNo)} {
 			got, err := e.Raw.ExpireTime(ctx, k).Result()
 			if err != nil || got != exp {
 				t.Fatalf("%s: %s expires at %v (%v), want %v like the stock hash", when, k, got, err, exp)

@@ -87,7 +87,8 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 // limit): ErrLeaseLapsed, nothing written. Degrade mode passes the end of the instance's
 // lease on the activity's mode, so that a reservation delayed on its way into Redis cannot
 // sell after MySQL may have started to (degrade.Book).
-func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string, sellBy time.Time) (Reservation, error) {
+func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string,
+	sellBy time.Time) (Reservation, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),
 		domain.CheckRequestID(requestID)); err != nil {
 		return Reservation{}, err

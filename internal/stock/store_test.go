@@ -209,30 +209,42 @@ func TestBadInputChangesNothing(t *testing.T) {
 	for i := range long {
 		long[i] = 'a'
 	}
+	unknownOrder := fmt.Sprintf("%d-1700000000000deadbeef", aid)
 	calls := []struct {
 		name string
 		call func() error
 		want xerr.Code
 	}{
-		{"zero quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 0, reqID(2)); return err }, xerr.InvalidArgument},
-		{"negative quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, -1, reqID(2)); return err }, xerr.InvalidArgument},
-		{"huge quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1<<62, reqID(2)); return err }, xerr.InvalidArgument},
-		{"empty request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, ""); return err }, xerr.InvalidArgument},
-		{"short request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, "abc"); return err }, xerr.InvalidArgument},
-		{"oversized request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, string(long)); return err }, xerr.InvalidArgument},
-		{"request id with bad chars", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, "abc def ghi"); return err }, xerr.InvalidArgument},
+		{"zero quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 0, reqID(2)); return err },
+			xerr.InvalidArgument},
+		{"negative quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, -1, reqID(2)); return err },
+			xerr.InvalidArgument},
+		{"huge quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1<<62, reqID(2)); return err },
+			xerr.InvalidArgument},
+		{"empty request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, ""); return err },
+			xerr.InvalidArgument},
+		{"short request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, "abc"); return err },
+			xerr.InvalidArgument},
+		{"oversized request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, string(long)); return err },
+			xerr.InvalidArgument},
+		{"request id with bad chars", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, "abc def ghi"); return err },
+			xerr.InvalidArgument},
 		{"zero uid", func() error { _, err := e.Store.Reserve(ctx, aid, 0, 1, reqID(2)); return err }, xerr.InvalidArgument},
-		{"zero activity", func() error { _, err := e.Store.Reserve(ctx, 0, 2, 1, reqID(2)); return err }, xerr.InvalidArgument},
+		{"zero activity", func() error { _, err := e.Store.Reserve(ctx, 0, 2, 1, reqID(2)); return err },
+			xerr.InvalidArgument},
 		{"confirm malformed order", func() error { return e.Store.Confirm(ctx, "nope", 1) }, xerr.InvalidArgument},
-		{"confirm unknown order", func() error { return e.Store.Confirm(ctx, fmt.Sprintf("%d-1700000000000deadbeef", aid), 1) }, xerr.OrderNotFound},
+		{"confirm unknown order", func() error { return e.Store.Confirm(ctx, unknownOrder, 1) }, xerr.OrderNotFound},
 		{"confirm another user's order", func() error { return e.Store.Confirm(ctx, r.OrderNo, 2) }, xerr.OrderNotFound},
-		{"cancel another user's order", func() error { return e.Store.Release(ctx, r.OrderNo, 2, domain.StateCancelled) }, xerr.OrderNotFound},
+		{"cancel another user's order", func() error { return e.Store.Release(ctx, r.OrderNo, 2, domain.StateCancelled) },
+			xerr.OrderNotFound},
 		{"release to a bad state", func() error { return e.Store.Release(ctx, r.OrderNo, 1, "paid") }, xerr.InvalidArgument},
 		{"expire before due", func() error { return e.Store.Expire(ctx, r.OrderNo) }, xerr.NotDue},
 		{"adjust by zero", func() error { _, err := e.Store.Adjust(ctx, aid, 0); return err }, xerr.InvalidArgument},
 		{"adjust by huge", func() error { _, err := e.Store.Adjust(ctx, aid, 1<<40); return err }, xerr.InvalidArgument},
-		{"withdraw more than remaining", func() error { _, err := e.Store.Adjust(ctx, aid, -5); return err }, xerr.InsufficientStock},
-		{"expire batch too large", func() error { _, err := e.Store.ExpireDue(ctx, aid, 5000); return err }, xerr.InvalidArgument},
+		{"withdraw more than remaining", func() error { _, err := e.Store.Adjust(ctx, aid, -5); return err },
+			xerr.InsufficientStock},
+		{"expire batch too large", func() error { _, err := e.Store.ExpireDue(ctx, aid, 5000); return err },
+			xerr.InvalidArgument},
 		{"expire batch zero", func() error { _, err := e.Store.ExpireDue(ctx, aid, 0); return err }, xerr.InvalidArgument},
 		{"order read malformed", func() error { _, err := e.Store.Order(ctx, "1-xyz"); return err }, xerr.InvalidArgument},
 	}
@@ -255,7 +267,8 @@ func TestParseOrderNo(t *testing.T) {
 	if aid, ok := domain.ParseOrderNo(no); !ok || aid != 123 {
 		t.Fatalf("%s -> %d %v", no, aid, ok)
 	}
-	for _, bad := range []string{"", "123", "-abc", "0-12345678", "12-xyz12345", "1-123456789012345678901234567890123456789012345678901234567890123"} {
+	for _, bad := range []string{"", "123", "-abc", "0-12345678", "12-xyz12345",
+		"1-123456789012345678901234567890123456789012345678901234567890123"} {
 		if _, ok := domain.ParseOrderNo(bad); ok {
 			t.Errorf("%q parsed", bad)
 		}
@@ -282,7 +295,8 @@ func TestReserveBySellBy(t *testing.T) {
 	if after := e.Dump(); len(after) != len(before) {
 		t.Fatalf("a lapsed reservation wrote: %d keys -> %d", len(before), len(after))
 	}
-	if r, err := e.Store.ReserveBy(ctx, aid, 1, 1, "sell-by-0001", time.Now().Add(-time.Second)); err != nil || !r.Replay || r.OrderNo != first.OrderNo {
+	if r, err := e.Store.ReserveBy(ctx, aid, 1, 1, "sell-by-0001", time.Now().Add(-time.Second)); err != nil ||
+		!r.Replay || r.OrderNo != first.OrderNo {
 		t.Fatalf("replay past the lease: %+v %v, want the first order", r, err)
 	}
 	if _, err := e.Store.ReserveBy(ctx, aid, 3, 1, "sell-by-0003", time.Time{}); err != nil {

@@ -151,16 +151,24 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 	cases := []tc{
 		// The server answered.
 		{"business outcome", answered(xerr.ToStatus(xerr.ErrSoldOut)), codes.FailedPrecondition, xerr.SoldOut},
-		{"BUSY answered", answered(xerr.ToStatus(xerr.Unavailable(errors.New("redis: i/o timeout")))), codes.Aborted, xerr.Busy},
-		{"server bug, our detail", answered(xerr.ToStatus(errors.New("duplicate entry for key PRIMARY"))), codes.Internal, xerr.Internal},
+		{"BUSY answered", answered(xerr.ToStatus(xerr.Unavailable(errors.New("redis: i/o timeout")))), codes.Aborted,
+			xerr.Busy},
+		{"server bug, our detail", answered(xerr.ToStatus(errors.New("duplicate entry for key PRIMARY"))), codes.Internal,
+			xerr.Internal},
 		// A server bug whose text is a transport text: the detail says the server answered.
-		{"server bug reading unexpected EOF, our detail", answered(xerr.ToStatus(io.ErrUnexpectedEOF)), codes.Internal, xerr.Internal},
-		{"foreign Internal with a message", answered(status.Error(codes.Internal, "nil pointer dereference")), codes.Internal, xerr.Internal},
-		{"go-zero recovered panic", answered(status.Error(codes.Internal, "panic: runtime error")), codes.Internal, xerr.Internal},
+		{"server bug reading unexpected EOF, our detail", answered(xerr.ToStatus(io.ErrUnexpectedEOF)), codes.Internal,
+			xerr.Internal},
+		{"foreign Internal with a message", answered(status.Error(codes.Internal, "nil pointer dereference")),
+			codes.Internal, xerr.Internal},
+		{"go-zero recovered panic", answered(status.Error(codes.Internal, "panic: runtime error")), codes.Internal,
+			xerr.Internal},
 		{"foreign Unknown", answered(errors.New("plain error")), codes.Unknown, xerr.Internal},
-		{"app refused", answered(status.Error(codes.Unauthenticated, "missing metadata")), codes.Unauthenticated, xerr.Internal},
-		{"server breaker (go-zero)", answered(status.Error(codes.Unavailable, breaker.ErrServiceUnavailable.Error())), codes.Unavailable, xerr.Busy},
-		{"server shedding (go-zero)", answered(status.Error(codes.ResourceExhausted, "service overloaded")), codes.ResourceExhausted, xerr.Busy},
+		{"app refused", answered(status.Error(codes.Unauthenticated, "missing metadata")), codes.Unauthenticated,
+			xerr.Internal},
+		{"server breaker (go-zero)", answered(status.Error(codes.Unavailable, breaker.ErrServiceUnavailable.Error())),
+			codes.Unavailable, xerr.Busy},
+		{"server shedding (go-zero)", answered(status.Error(codes.ResourceExhausted, "service overloaded")),
+			codes.ResourceExhausted, xerr.Busy},
 
 		// No answer.
 		{"connection refused", func(t *testing.T) error {
@@ -207,7 +215,8 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 			return call(t, l.Addr().String(), 5*time.Second)
 		}, codes.Unavailable, xerr.Busy},
 		{"the call's deadline", func(t *testing.T) error {
-			return call(t, grpcServer(t, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }), 100*time.Millisecond)
+			return call(t, grpcServer(t, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }),
+				100*time.Millisecond)
 		}, codes.DeadlineExceeded, xerr.Busy},
 		{"the call's context cancelled", func(t *testing.T) error {
 			addr := grpcServer(t, func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
@@ -259,8 +268,10 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 				http.Error(w, "bad gateway", http.StatusBadGateway)
 			}), 5*time.Second)
 		}, codes.Unavailable, xerr.Busy},
-		{"client breaker open (go-zero, not a status)", func(*testing.T) error { return breaker.ErrServiceUnavailable }, notAStatus, xerr.Busy},
-		{"a client-side error that is no dependency failure", func(*testing.T) error { return errors.New("bug") }, notAStatus, xerr.Internal},
+		{"client breaker open (go-zero, not a status)", func(*testing.T) error { return breaker.ErrServiceUnavailable },
+			notAStatus, xerr.Busy},
+		{"a client-side error that is no dependency failure", func(*testing.T) error { return errors.New("bug") },
+			notAStatus, xerr.Internal},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -287,9 +298,11 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 // The BUSY of a call without an answer carries the cause for the logs, and says what the
 // API promises.
 func TestNoAnswerBusyMessage(t *testing.T) {
-	err := status.Error(codes.Unavailable, `connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`)
+	err := status.Error(codes.Unavailable,
+		`connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`)
 	e := xerr.FromStatus(err)
-	if e.Code != xerr.Busy || e.Msg != "a dependency is unavailable, retry with the same request_id" || !errors.Is(e, xerr.ErrBusy) || e.Cause == nil {
+	if e.Code != xerr.Busy || e.Msg != "a dependency is unavailable, retry with the same request_id" || !errors.Is(e,
+		xerr.ErrBusy) || e.Cause == nil {
 		t.Fatalf("got %+v", e)
 	}
 	if fmt.Sprint(e) == e.Msg {

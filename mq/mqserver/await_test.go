@@ -57,7 +57,8 @@ func TestParkedEventAwaitsItsCancelPastPoisonAfter(t *testing.T) {
 	send(t, brokers, []kafkax.Message{cancelA})
 	xadd("XDEL", "1700000000001-1")
 	waitFor(t, "B applied once A's cancel arrived", 20*time.Second, func() bool {
-		return countOrders(t, db, "cancelled") == 1 && countOrders(t, db, "reserved") == 1 && s.Svc.Writer.Stats.Parked.Load() == 0
+		return countOrders(t, db, "cancelled") == 1 && countOrders(t, db, "reserved") == 1 &&
+			s.Svc.Writer.Stats.Parked.Load() == 0
 	})
 	if n := s.Svc.Writer.Stats.DeadLetters.Load(); n != 0 {
 		t.Fatalf("%d dead letters", n)

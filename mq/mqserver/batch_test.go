@@ -79,7 +79,8 @@ func TestBatchedShuffledDuplicatedDeliveries(t *testing.T) {
 	if perTx < 100 {
 		t.Fatalf("%.1f events per transaction: not batching", perTx)
 	}
-	t.Logf("%d messages, %d transactions, %.1f events/tx, %d repeats skipped", len(msgs), w.Batches.Load(), perTx, w.Duplicates.Load())
+	t.Logf("%d messages, %d transactions, %.1f events/tx, %d repeats skipped", len(msgs), w.Batches.Load(), perTx,
+		w.Duplicates.Load())
 }
 
 // A reservation that arrives before the cancel that freed its unit waits (parked) without
@@ -89,10 +90,12 @@ func TestParkedEventWaitsWithoutStallingThePipeline(t *testing.T) {
 	db := testenv.MySQL(t)
 	seed(t, db, 1)
 	const other, otherOrders = aid + 1, 2000
-	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) VALUES (?, 1, 'other', ?, 0, 1)", other, otherOrders); err != nil {
+	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) "+
+		"VALUES (?, 1, 'other', ?, 0, 1)", other, otherOrders); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)", other, otherOrders); err != nil {
+	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)", other,
+		otherOrders); err != nil {
 		t.Fatal(err)
 	}
 	c := testConfig(t, brokers, db.DSN)
@@ -106,7 +109,10 @@ func TestParkedEventWaitsWithoutStallingThePipeline(t *testing.T) {
 	send(t, brokers, []kafkax.Message{orderMsg(t, aid, 1, event.Reserved, 0)})
 	waitFor(t, "A reserved", 20*time.Second, func() bool { return countOrders(t, db, "reserved") == 1 })
 	send(t, brokers, []kafkax.Message{orderMsg(t, aid, 2, event.Reserved, 0)})
-	waitFor(t, "B parked", 20*time.Second, func() bool { return s.Svc.Writer.Stats.Events.Load() >= 1 && s.Svc.Writer.Stats.Parked.Load() >= 1 })
+	waitFor(t, "B parked", 20*time.Second, func() bool {
+		return s.Svc.Writer.Stats.Events.Load() >= 1 &&
+			s.Svc.Writer.Stats.Parked.Load() >= 1
+	})
 	// Meanwhile the rest of the pipeline flows: another activity's events are all applied.
 	var msgs []kafkax.Message
 	for i := range otherOrders {
@@ -121,7 +127,8 @@ func TestParkedEventWaitsWithoutStallingThePipeline(t *testing.T) {
 	}
 	send(t, brokers, []kafkax.Message{orderMsg(t, aid, 1, event.Cancelled, 1)})
 	waitFor(t, "B applied once A's cancel arrived", 15*time.Second, func() bool {
-		return countOrders(t, db, "cancelled") == 1 && countOrders(t, db, "reserved") == 1+otherOrders && s.Svc.Writer.Stats.Parked.Load() == 0
+		return countOrders(t, db, "cancelled") == 1 && countOrders(t, db, "reserved") == 1+otherOrders &&
+			s.Svc.Writer.Stats.Parked.Load() == 0
 	})
 	if n := s.Svc.Writer.Stats.DeadLetters.Load(); n != 0 {
 		t.Fatalf("%d dead letters", n)

@@ -79,7 +79,8 @@ func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server,
 		if err != nil {
 			return nil, err
 		}
-		ctx.Writer.Awaited = await.New(rds, stock.Keys{Prefix: c.Outbox.KeyPrefix}, progress, q.Handed).Awaited
+		outbox := stock.NewStore(rds, stock.Keys{Prefix: c.Outbox.KeyPrefix}).Outbox()
+		ctx.Writer.Awaited = await.New(outbox, progress, q.Handed).Awaited
 	}
 	group := service.NewServiceGroup()
 	group.Add(&pipeline{consumer: q, svc: ctx})

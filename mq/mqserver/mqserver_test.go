@@ -61,7 +61,8 @@ func seed(t testing.TB, db *testenv.Database, available int64) {
 		"VALUES (?, 1, 'mq', ?, 0, 1)", aid, available); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)", aid, available); err != nil {
+	if _, err := db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)", aid,
+		available); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -233,7 +234,8 @@ func TestPoisonGoesToDeadLetterTopicAndTheRestIsApplied(t *testing.T) {
 	waitFor(t, "the valid events", 60*time.Second, func() bool {
 		return countOrders(t, db, "paid") == orders && readInventory(t, db).Available == 100-orders+10
 	})
-	waitFor(t, "two dead letters counted", 30*time.Second, func() bool { return s.Svc.Writer.Stats.DeadLetters.Load() == 2 })
+	waitFor(t, "two dead letters counted", 30*time.Second,
+		func() bool { return s.Svc.Writer.Stats.DeadLetters.Load() == 2 })
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(event.DeadLetterTopic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))

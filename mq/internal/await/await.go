@@ -1,14 +1,7 @@
 // Package await tells the writer whether an event a parked event may be waiting for can
-// still arrive (writer.Writer.Awaited).
-//
-// Every change of an activity is an entry of the activity's outbox stream, and its
-// event_id is the entry's stream id, so a change Redis made before an event E has a
-// smaller id than E in the same stream. The relay, and the inventory service's Acker,
-// delete an entry only once Kafka has it. So once the stream holds no entry with an id below E's, every change E can wait for
-// is on the topic, below the end offsets read then; once the writer group has consumed up
-// to those ends (applied and committed by any member, or handed to this process's writer,
-// which then tries them before dead-lettering), nothing E waits for can still arrive. An
-// activity gone for good (its keys expired, its stream deleted) has an empty stream.
+// still arrive (writer.Writer.Awaited): not once its activity's outbox holds nothing older
+// and the writer group has consumed what was on the topic then (docs/DESIGN.md, "The writer
+// (mq)").
 package await
 
 import (
@@ -18,9 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	red "github.com/redis/go-redis/v9"
-	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -56,20 +46,15 @@ type mark struct {
 	at   time.Time
 }
 
-// New builds the check from the inventory's Redis and keys, the topic's progress and
-// this process's handed positions (consumer.Group.Handed).
-func New(rds *redis.Redis, keys stock.Keys, progress *kafkax.Progress, handed func() map[int]int64) *Check {
+// New builds the check from the inventory's outbox, the topic's progress and this
+// process's handed positions (consumer.Group.Handed).
+func New(outbox stock.Outbox, progress *kafkax.Progress, handed func() map[int]int64) *Check {
 	return &Check{
 		First: func(ctx context.Context, aid int64) (string, bool, error) {
-			var cmd *red.XMessageSliceCmd
-			err := rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
-				cmd = p.XRangeN(ctx, keys.Events(aid), "-", "+", 1)
-				return nil
-			})
+			msgs, err := outbox.Entries(ctx, aid, "-", "+", 1)
 			if err != nil {
 				return "", false, err
 			}
-			msgs := cmd.Val()
 			if len(msgs) == 0 {
 				return "", false, nil
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/mq/internal/await"
 )
 
@@ -28,7 +29,7 @@ func TestAwaitedFollowsTheOutboxAndTheGroup(t *testing.T) {
 	group := testenv.RandomName("g-")
 	progress := kafkax.NewProgress(brokers, event.Topic, group)
 	handed := map[int]int64{}
-	check := await.New(rds, keys, progress, func() map[int]int64 { return handed })
+	check := await.New(stock.NewStore(rds, keys).Outbox(), progress, func() map[int]int64 { return handed })
 	ev := event.Event{EventID: "1700000000000-9", ActivityID: aid}
 	awaited := func(want bool, why string) {
 		t.Helper()

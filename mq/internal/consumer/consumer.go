@@ -197,7 +197,8 @@ func (m *member) commit(ctx context.Context, q chan *entry) {
 			return
 		}
 		if err != nil {
-			logx.Errorf("consumer: partition %d offset %d not applied (%v): nothing after it is committed", e.msg.Partition, e.msg.Offset, err)
+			logx.Errorf("consumer: partition %d offset %d not applied (%v): nothing after it is committed", e.msg.Partition,
+				e.msg.Offset, err)
 			<-ctx.Done()
 			return
 		}

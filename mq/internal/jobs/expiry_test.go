@@ -79,7 +79,8 @@ func TestExpiryReleasesUnpaidOrdersWithinTheBound(t *testing.T) {
 		RequestId: "again-0000001"}); err != nil {
 		t.Fatalf("buyer 1 after expiry: %v", err)
 	}
-	_, err := f.inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: "again-0000002"})
+	_, err := f.inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1,
+		RequestId: "again-0000002"})
 	if xerr.FromStatus(err).Code != xerr.LimitExceeded {
 		t.Fatalf("buyer 2 (paid) again: %v, want LIMIT_EXCEEDED", err)
 	}

@@ -65,7 +65,8 @@ func (f *fixture) activity(total, limit, payTimeout int64, start, end time.Time)
 		f.t.Fatal(err)
 	}
 	id, _ := res.LastInsertId()
-	if _, err := f.db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)", id, total); err != nil {
+	if _, err := f.db.DB.Exec("INSERT INTO `inventory` (`activity_id`, `available`) VALUES (?, ?)", id,
+		total); err != nil {
 		f.t.Fatal(err)
 	}
 	return id
@@ -141,7 +142,8 @@ func testConf(t testing.TB) jobs.Conf {
 	if err := conf.FillDefault(&c); err != nil {
 		t.Fatal(err)
 	}
-	c.Expiry.Enabled, c.Reconcile.Enabled, c.Warmup.Enabled, c.Books.Enabled, c.Sweep.Enabled = false, false, false, false, false
+	c.Expiry.Enabled, c.Reconcile.Enabled, c.Warmup.Enabled, c.Books.Enabled, c.Sweep.Enabled = false, false, false,
+		false, false
 	return c
 }
 
@@ -168,7 +170,8 @@ func (f *fixture) waitFor(what string, limit time.Duration, cond func() bool) {
 func (f *fixture) reserve(aid, uid int64) string {
 	f.t.Helper()
 	r, err := f.inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1,
-		RequestId: "req-" + strconv.FormatInt(aid, 10) + "-" + strconv.FormatInt(uid, 10) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)})
+		RequestId: "req-" + strconv.FormatInt(aid, 10) + "-" + strconv.FormatInt(uid, 10) + "-" +
+			strconv.FormatInt(time.Now().UnixNano()%1e9, 10)})
 	if err != nil {
 		f.t.Fatalf("reserve for uid %d: %v", uid, err)
 	}

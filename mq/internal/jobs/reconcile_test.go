@@ -88,7 +88,8 @@ func (f *fixture) sale(aid int64, reserve, pay, cancel int) []string {
 
 func (f *fixture) mysqlStates(aid int64) map[string]int {
 	f.t.Helper()
-	rows, err := f.db.DB.Query("SELECT `status`, COUNT(*) FROM `seckill_order` WHERE `activity_id` = ? GROUP BY `status`", aid)
+	rows, err := f.db.DB.Query("SELECT `status`, COUNT(*) FROM `seckill_order` WHERE `activity_id` = ? GROUP BY `status`",
+		aid)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -154,7 +155,8 @@ func TestReconcileSaleInFlightThenConsistent(t *testing.T) {
 		t.Fatalf("mysql %v", r.Db)
 	}
 	states := f.mysqlStates(aid)
-	if states["paid"] != pay || states["cancelled"] != cancel || states["expired"] != reserve-pay-cancel || states["reserved"] != 0 {
+	if states["paid"] != pay || states["cancelled"] != cancel || states["expired"] != reserve-pay-cancel ||
+		states["reserved"] != 0 {
 		t.Fatalf("mysql order states %v", states)
 	}
 	// The scheduled reconcile job (1 s) reports the same through its gauges.
@@ -249,7 +251,8 @@ func TestReconcileInjectedDrift(t *testing.T) {
 		if g := gauge(t, "seckill_reconcile_drift_units", aid); g != 5 {
 			t.Fatalf("drift gauge %v, want 5", g)
 		}
-		if _, err := f.inv.Repair(ctx, &inventoryclient.ReconcileReq{ActivityId: aid}); status.Code(err) != codes.FailedPrecondition {
+		if _, err := f.inv.Repair(ctx,
+			&inventoryclient.ReconcileReq{ActivityId: aid}); status.Code(err) != codes.FailedPrecondition {
 			t.Fatalf("repair: %v, want FailedPrecondition", err)
 		}
 		if _, err := rds.HincrbyCtx(ctx, key, "remaining", -5); err != nil {
