@@ -6,11 +6,8 @@ import (
 	"time"
 )
 
-// classify looks a difference up in the previous run's record, notes it in this one's,
-// and says whether it is confirmed: seen for ConfirmAfter and, with a pipeline, still
-// there after the writer consumed everything that was on Kafka when it was first seen.
-// While the outbox could not be read to its end, nothing is confirmed (the rest of it
-// may explain the difference).
+// classify looks difference fp up in the previous runs' record, notes it in this run's, and says
+// whether it is confirmed missing or still pending.
 func (r *Reconciler) classify(ctx context.Context, res *result, fp string) (Class, string) {
 	first, marks := firstSeen(res.rds.history, fp, res.rds.nowMs)
 	age := time.Duration(res.rds.nowMs-first) * time.Millisecond

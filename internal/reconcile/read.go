@@ -112,14 +112,8 @@ func (b redisBook) counters() counters { return b.c }
 // pipeline, so reconciliation never holds the activity's shard for long.
 const orderChunk = 500
 
-// readRedis takes the activity as it was at one moment without blocking its shard: one
-// small MULTI (stock hash with its change count 'seq', the order count, the newest outbox
-// entry id, the clock, the recon history), then every order in chunks (ZSCAN of the
-// orders zset, which returns every member present throughout, and pipelined HMGETs;
-// paced by ReadDuty).
-// Orders changed meanwhile are put back as they were at the MULTI's seq: created after it
-// ('cseq' > seq) are left out, changed after it ('useq' > seq) were reserved then (every
-// change leaves reserved). So the snapshot is exact however busy the activity is.
+// readRedis takes the activity's Redis book as it was at one MULTI without blocking its shard:
+// the orders are read in chunks, paced by ReadDuty, and put back as they were at that MULTI.
 func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error) {
 	audit := r.store.Audit()
 	sg, err := audit.Sight(ctx, aid)

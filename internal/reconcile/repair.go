@@ -15,12 +15,8 @@ import (
 // changed behind the pipeline, or Redis itself is broken); it needs a person.
 var ErrRefused = errors.New("reconcile: repair refused")
 
-// Repair re-appends to the activity's outbox an event for every order whose MySQL row is
-// missing or behind Redis and whose change is not already in the outbox, so the relay
-// carries it and the writer (idempotent by order state) applies it. Harmless when the
-// event was merely late: the writer ignores a repeat. It refuses (ErrRefused) unless
-// applying those events would bring every MySQL counter to Redis's value, and does
-// nothing while the outbox holds more than MaxOutbox entries (a burst still running).
+// Repair re-appends to the outbox an event for every order whose MySQL row is missing or behind
+// Redis and whose change is not in the outbox; ErrRefused unless that would make the books agree.
 func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error) {
 	res, err := r.compare(ctx, aid)
 	if err != nil {

@@ -15,43 +15,21 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Acker holds a change's answer until its event is in Kafka, so that what a caller was
-// told stays true when Redis loses its data right after (DESIGN.md, "Acknowledged only
-// once in Kafka"). The instance that made the change produces the entry itself, to the
-// relay's topic (acks=all; kafka-go batches concurrent calls), and then checks
-// that the book that made it still sells: the activity's stock hash holds the epoch the
-// script saw (a flush or a rebuild since would have replaced it), and in the same step
-// deletes the entry from the outbox. Only then is the change acknowledged. The relay
-// waits Conf.AckWait before it produces a young entry, and skips what an Acker deleted
-// meanwhile: each acknowledged entry is produced once, but for an Acker slower than
-// that (at least once: the writer is idempotent). An entry whose Acker failed stays in
-// the outbox for the relay.
-//
-// Failing a step answers BUSY ("retry with the same request_id"): the change is
-// made in Redis, so a retry replays it (or, after a rebuild without it, makes it anew);
-// an event that reached Kafka but whose book was replaced is dropped by the writer's
-// epoch fence if the rebuild went ahead without it.
+// Acker holds a change's answer until its event is in Kafka and the book that made it still
+// sells (docs/DESIGN.md, "Acknowledged only once in Kafka"); a failed step answers BUSY.
 type Acker struct {
 	events kafkax.Sender
 	store  *stock.Store
 
-	// The epoch checks of one activity are batched: an entry whose send returned joins
-	// the activity's open round, and one goroutine per activity runs the rounds in order,
-	// each as one acked.lua call (after every send of its entries returned). Under a burst
-	// that is one Redis round trip for the many acknowledgements kafka-go's batch
-	// returned together, instead of one each.
+	// The epoch checks of one activity are batched in rounds, one acked.lua call each.
 	mu      sync.Mutex
 	rounds  map[int64][]*ackRound // per activity: rounds not yet run, the last one open
 	running map[int64]bool        // per activity: a goroutine runs its rounds
 	marks   map[int64]*ackMark    // per activity: what this Acker acknowledged (rollback check)
 }
 
-// ackMark is what an Acker acknowledged of one activity in one epoch: the highest change
-// count ('seq') and the entry of each of the last markWindow seqs. In a Redis that keeps
-// its writes the stock hash's seq never falls and no two entries share a seq, so the hash
-// below the highest, an entry above the hash, or a seq acknowledged for another entry
-// means Redis lost writes that were acknowledged: a partial rollback (a failover to a
-// replica that had not received them, a restart that lost the AOF's last second).
+// ackMark is what an Acker acknowledged of one activity in one epoch: the highest change count
+// ('seq') and the entry of each of the last markWindow seqs (the partial-rollback check).
 type ackMark struct {
 	epoch int64
 	max   int64

@@ -13,10 +13,8 @@ import (
 	"github.com/seckill/seckill/internal/kafkax"
 )
 
-// deliver produces msgs (events to the topic, unparsable entries to the dead-letter
-// topic), then XACKs and deletes exactly those Kafka acknowledged. Failed ones are retried
-// with backoff until they go through or the relay stops (then they stay pending and are
-// reclaimed later). It returns how many entries it removed from the outbox.
+// deliver produces msgs (unparsable ones as dead letters), retrying until Kafka has them or the
+// relay stops, and acknowledges and deletes those Kafka took; it returns how many it removed.
 func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
 	key := r.store.Outbox().Name(r.aid)
 	items, gone := toItems(key, msgs)

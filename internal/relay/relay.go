@@ -1,9 +1,6 @@
-// Package relay moves the Redis outbox to Kafka: for every active activity it reads the
-// outbox stream with a consumer group, produces the entries to the events topic (acks=all,
-// keyed by order_no), and only then XACKs and deletes them. Entries a dead relay had read
-// but not finished are reclaimed (XAUTOCLAIM) once idle long enough. Delivery is at least
-// once: a crash between Kafka's ack and XACK sends an entry again, and the writer is
-// idempotent.
+// Package relay moves each active activity's Redis outbox to Kafka, at least once: read with a
+// consumer group, produced (acks=all), then acknowledged and deleted; the Acker answers changes
+// only once their event is in Kafka (docs/DESIGN.md, "The relay" and "Acknowledged only once in Kafka").
 package relay
 
 import (

@@ -69,10 +69,8 @@ func (r *worker) relayNew(ctx context.Context, aid int64, block time.Duration) (
 	return r.deliver(ctx, msgs), nil
 }
 
-// unacknowledged waits until the youngest of msgs is AckWait old, then returns those the
-// outbox still holds: the others an Acker produced and deleted, and they are acknowledged
-// in the group here without producing them again. On a failed read it returns msgs (at
-// least once); when the relay stops meanwhile, none (they stay pending, reclaimed later).
+// unacknowledged waits until the youngest of msgs is AckWait old and returns those the outbox
+// still holds, acknowledging in the group the ones an Acker produced and deleted meanwhile.
 func (r *worker) unacknowledged(ctx context.Context, msgs []red.XMessage) []red.XMessage {
 	// Only an entry an Acker may produce is waited for: the expiry job's releases
 	// (type expired) are acknowledged to nobody, so a burst of expiries is relayed at

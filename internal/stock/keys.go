@@ -78,10 +78,8 @@ func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
 // lingering difference from one still in flight.
 func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
 
-// StockBack is the pub/sub channel on which every script that returns stock to remaining
-// (release, expire_due, adjust with delta > 0) publishes the activity id, so that gateways
-// drop their sold-out mark at once. Not a key (no slot): PUBLISH from a script reaches the
-// subscribers of every node of a Redis Cluster.
+// StockBack is the pub/sub channel on which the scripts that return stock to remaining publish
+// the activity id (a channel, not a key: it has no slot).
 func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
 
 // Active is the zset of warm activity ids scored by end time (unix seconds).

@@ -83,10 +83,8 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 	return s.ReserveBy(ctx, aid, uid, qty, requestID, time.Time{})
 }
 
-// ReserveBy is Reserve that sells nothing once Redis's clock is past sellBy (zero: no
-// limit): ErrLeaseLapsed, nothing written. Degrade mode passes the end of the instance's
-// lease on the activity's mode, so that a reservation delayed on its way into Redis cannot
-// sell after MySQL may have started to (degrade.Book).
+// ReserveBy is Reserve that sells nothing once Redis's clock is past sellBy (zero: no limit),
+// answering ErrLeaseLapsed (degrade mode passes the end of its lease on the activity's mode).
 func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string,
 	sellBy time.Time) (Reservation, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),

@@ -29,10 +29,8 @@ type Entry struct {
 	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
 }
 
-// Ack decides whether the change that wrote e may be acknowledged (relay.Acker: once its
-// event is in Kafka and the book that made it still sells). An error is returned to the
-// caller as it is; the change stays made and its entry stays in the outbox, so a retry of
-// the same call answers it (a replay).
+// Ack decides whether the change that wrote e may be acknowledged (relay.Acker); an error is
+// returned to the caller as it is, the change staying made for a retry to replay.
 type Ack func(ctx context.Context, e Entry) error
 
 // SetAck makes every acknowledged change wait for ack (nil: answer once Redis has it).
@@ -60,10 +58,8 @@ func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
 	return s.ack(ctx, e)
 }
 
-// ackUnsent hands to the ack hook, in order, the entries of an already-made change that
-// a script found still in the outbox (res[i]: unsent.lua's flat list; absent or empty:
-// all in Kafka already), so a replay, an "already paid" or "already cancelled", is
-// answered only once what it confirms is in Kafka, as the first answer would have been.
+// ackUnsent hands to the ack hook, in order, the entries of an already-made change that a script
+// found still in the outbox (res[i]: unsent.lua's flat list; absent or empty: none).
 func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) error {
 	if s.ack == nil || i >= len(res) {
 		return nil
@@ -105,10 +101,8 @@ func entryAt(aid int64, res []any, i int) (Entry, error) {
 // MaxAckedBatch bounds the entries of one Acked call.
 const MaxAckedBatch = 256
 
-// Acked is told that entries es of activity aid (1..MaxAckedBatch) are in Kafka (produced
-// by the Acker). Each whose epoch the stock hash still holds is deleted from the outbox
-// (the relay need not produce it again), reported true in same; another epoch: false,
-// nothing deleted. epoch is the hash's; ErrNotWarm when the hash is gone.
+// Acked deletes from the outbox the entries es (1..MaxAckedBatch, in Kafka) whose epoch the stock
+// hash still holds, reporting each in same, with the hash's epoch and seq; ErrNotWarm when it is gone.
 func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch, seq int64, err error) {
 	s := o.s
 	if len(es) == 0 || len(es) > MaxAckedBatch {

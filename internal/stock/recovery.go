@@ -15,21 +15,16 @@ type Recovery struct{ s *Store }
 // Recovery returns the store's recovery operations.
 func (s *Store) Recovery() Recovery { return Recovery{s: s} }
 
-// Fence claims epoch for a loss rebuild of aid before it bumps inventory.epoch to it: from
-// then on no stock hash of a lower epoch is written (Warmup answers ErrFenced), so a
-// rebuilder that stalled after its own bump cannot write a hash behind MySQL's epoch.
-// ErrAlreadyWarm when the stock hash exists (nothing written). The fence key expires at
-// expireAt (unix s), with the activity's keys.
+// Fence claims epoch for a loss rebuild of aid (fence.lua): no stock hash of a lower epoch is
+// written after it; ErrAlreadyWarm when the stock hash exists. The key expires at expireAt (unix s).
 func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
 	s := r.s
 	_, err := s.run(ctx, fenceScript, []string{s.keys.Stock(aid), s.keys.Fence(aid)}, epoch, expireAt)
 	return err
 }
 
-// Restore writes an activity's orders and its buyers' holdings (uid -> quantity held),
-// read from MySQL, into Redis in batches of RestoreBatch, every key expiring at expireAt
-// (unix s). It runs only while the stock hash is absent: ErrAlreadyWarm, with nothing
-// more written, once it exists. Writing the same data twice is harmless.
+// Restore writes an activity's orders and its buyers' holdings (uid -> quantity) into Redis in
+// batches of RestoreBatch, keys expiring at expireAt (unix s); ErrAlreadyWarm once the stock hash exists.
 func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Order, holdings map[int64]int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
@@ -86,12 +81,8 @@ func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
 // WipeChunk is how many orders one wipe script call deletes.
 const WipeChunk = 500
 
-// Wipe deletes, while the activity's stock hash is absent, what Redis still holds of its
-// orders and buyers: every order hash the orders set lists, with its request-id and
-// buyer keys, then the pending and orders sets (wipe.lua, WipeChunk orders a call). A
-// loss rebuild runs it before Restore: a Redis that came back with part of its state
-// would otherwise keep orders MySQL lacks, reserved, to return their stock on expiry.
-// ErrAlreadyWarm when the stock hash exists (nothing more deleted).
+// Wipe deletes, while the stock hash is absent, what Redis still holds of the activity's orders
+// and buyers (wipe.lua, WipeChunk orders a call); ErrAlreadyWarm once the stock hash exists.
 func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
@@ -109,13 +100,8 @@ func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 	}
 }
 
-// Forget deletes whatever Redis still holds of an activity's book: its stock hash, pending
-// and orders sets, outbox stream, missing mark, every order hash listed in the orders set
-// with its request-id and user keys. Degrade mode calls it before the rebuild that hands
-// the activity back to Redis (MySQL is then the complete book; what Redis kept is never
-// trusted). Deleting twice is harmless. Plain commands, not wipe.lua: it runs as Redis
-// comes back, possibly before the probe has loaded the scripts again (DESIGN.md, "Known
-// traps": a NOSCRIPT counts against go-zero's breaker).
+// Forget deletes, with plain commands, whatever Redis still holds of an activity's book: stock
+// hash, pending and orders sets, outbox, missing mark, and each listed order with its keys.
 func (r Recovery) Forget(ctx context.Context, aid int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {

@@ -156,11 +156,8 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 	}
 }
 
-// nothingAwaited reports whether r, rejected past PoisonAfter, may be dead-lettered: no
-// event it may wait for can still arrive (Awaited answered false), and r was rejected
-// again in a later round, after the flusher had tried every request submitted when Awaited
-// answered (a parked retry runs after the flusher has tried every request it has taken). Awaited is asked at most every
-// awaitEvery; while it answers true or fails, r stays parked.
+// nothingAwaited reports whether r, rejected past PoisonAfter, may be dead-lettered: Awaited
+// answered false and r was rejected again after every request submitted by then was tried.
 func (w *Writer) nothingAwaited(r *request) bool {
 	if w.Awaited == nil {
 		return true

@@ -95,13 +95,8 @@ func split(batch []*request) (orders, adjustments []event.Event) {
 	return orders, adjustments
 }
 
-// fence locks the inventory rows of the batch's activities (first, in activity order, as
-// degrade mode's transactions do) and drops every change made under an epoch older than
-// the activity's: a rebuild of the activity into Redis has bumped the epoch before it read
-// MySQL, so such a change is one the rebuilt Redis does not hold. It was never
-// acknowledged (relay.Acker answers only while the stock hash holds the epoch the change
-// was made in); applying it would put an order in MySQL that Redis sells again. A change
-// without an epoch (0) is applied.
+// fence locks the inventory rows of the batch's activities, in activity order, and drops every
+// change made under an epoch older than its activity's (0: no epoch, applied).
 func (t *txn) fence(orders, adjustments []event.Event) ([]event.Event, []event.Event, error) {
 	var aids []int64
 	for _, evs := range [][]event.Event{orders, adjustments} {

@@ -122,11 +122,8 @@ func (w *Writer) Consume(_ context.Context, key, value string) error {
 	return <-ch
 }
 
-// Submit hands one message to the writer without waiting: done is called exactly once,
-// with nil once the event is committed in MySQL (or, for a malformed or poison event,
-// acknowledged by the dead-letter topic), else with the reason it is not (ErrStopped).
-// It blocks only while the writer's queue is full. A parked event (one MySQL rejects
-// until the event it depends on arrives) waits in the writer, not in its caller.
+// Submit hands one message to the writer, blocking only while its queue is full: done is called
+// once, with nil once the event is committed (or dead-lettered), else with why not (ErrStopped).
 func (w *Writer) Submit(key, value string, done func(error)) {
 	ev, err := event.Unmarshal([]byte(value))
 	if err != nil {
