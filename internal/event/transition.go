@@ -5,12 +5,8 @@ import "github.com/seckill/seckill/internal/domain"
 // Delta is a change of one activity's inventory columns.
 type Delta struct{ Available, Locked, Sold int64 }
 
-// Transition is DESIGN.md's table, the one place it is written down in code; the writer
-// applies it and reconciliation replays it. An event names the order's target state; the
-// order moves from its current state to the target and the inventory changes by that
-// transition's delta only. Anything else (a repeat, a terminal order, a reserved event
-// after paid) changes nothing: that is what makes the writer idempotent and independent
-// of arrival order.
+// Transition moves an order from state from to the event's target state to, with the inventory
+// delta of that transition; anything else changes nothing (docs/DESIGN.md, "Events"):
 //
 //	from -> to                    available  locked  sold
 //	none -> reserved                 -q        +q

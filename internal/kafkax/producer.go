@@ -1,10 +1,6 @@
-// Package kafkax is the one Kafka producer of the project: a thin, synchronous wrapper over
-// kafka-go's Writer that waits for acks=all and reports, per message, what Kafka took.
-//
-// go-queue's kq.Pusher is not used for anything that must not be lost: it is acks=0,
-// buffers, and only logs failed writes; its sync mode waits kafka-go's default one-second
-// batch timeout per call. The relay, the writer's dead-letter output and the repair
-// command write through this package instead.
+// Package kafkax is the project's one Kafka producer, a synchronous wrapper over kafka-go's
+// Writer that waits for acks=all and reports per message what Kafka took; also dead letters
+// and the writer group's progress (docs/DESIGN.md, "The relay").
 package kafkax
 
 import (

@@ -12,11 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// UnaryServerInterceptor turns the errors a logic returns into gRPC statuses carrying
-// the API code word: the one place where that happens on the server side. Errors that
-// are not business outcomes are logged once, here, and leave as BUSY (a dependency
-// failure: xerr.Unavailable) or Internal (anything else); %+v prints the
-// stack that github.com/pkg/errors recorded where the error entered logic.
+// UnaryServerInterceptor turns the errors a logic returns into gRPC statuses carrying the code
+// word, logging once (with its stack) each that is not a business outcome.
 func UnaryServerInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)

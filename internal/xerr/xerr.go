@@ -103,11 +103,8 @@ func (e *Error) Error() string {
 // Unwrap exposes the cause of a dependency failure.
 func (e *Error) Unwrap() error { return e.Cause }
 
-// Unavailable is the one typed "a dependency failed" error: a Redis or MySQL error or
-// timeout, an open breaker, an unreachable Kafka. It is BUSY (503, retry with the same
-// request_id), never INTERNAL: the caller did nothing wrong and the same request may
-// succeed a moment later. An error that already is an *Error (a business outcome) is
-// returned as it is; nil stays nil.
+// Unavailable types err as a dependency failure, BUSY (retry with the same request_id); an
+// *Error is returned as it is, nil stays nil.
 func Unavailable(err error) error {
 	if err == nil {
 		return nil
@@ -196,12 +193,8 @@ func GRPCCode(c Code) codes.Code {
 	return codes.Internal
 }
 
-// ToStatus turns err into a gRPC status error carrying the code word. Dependency
-// failures (Unavailable, or recognised by IsDependencyFailure) become BUSY; any other
-// error that is not a business outcome becomes Internal. Every status it makes carries
-// the code word in an ErrorInfo detail, INTERNAL included: the detail is how a caller
-// tells "the inventory service answered" from a status its own gRPC client made up
-// (FromStatus).
+// ToStatus turns err into a gRPC status error carrying the code word in an ErrorInfo detail:
+// dependency failures become BUSY, anything else that is not a business outcome Internal.
 func ToStatus(err error) error {
 	if err == nil {
 		return nil
@@ -224,26 +217,8 @@ func ToStatus(err error) error {
 	return st.Err()
 }
 
-// FromStatus turns what a zRPC call returned into an *Error: the one mapping every
-// caller of the inventory service uses (the gateway's logic and error responder, mq's
-// jobs, tests). Three kinds of error reach it:
-//
-//   - An answer of the inventory service: a status with the code word in its ErrorInfo
-//     detail (ToStatus puts it on every status the service's logic answers, INTERNAL
-//     included). That code word, whatever the gRPC code: a business outcome stays itself,
-//     a real internal error of the server stays INTERNAL.
-//   - A status without the detail: not an answer of the service's logic. Either the
-//     gateway's own gRPC client made it up because the call got no answer (the connection
-//     refused, reset or closed, the call's deadline or cancellation, the stream broken in
-//     the middle of the answer), or one of go-zero's interceptors answered (the server's
-//     breaker, load shedder or timeout). Those are BUSY (noAnswer). InvalidArgument is
-//     INVALID_ARGUMENT; anything else (Unauthenticated or PermissionDenied: an app token the
-//     server refuses; Unimplemented: a server without the method; a panic go-zero's
-//     recover interceptor caught; a foreign server's Internal with its message) is
-//     INTERNAL: retrying the same request does not change it.
-//   - Not a status: an error of a client-side interceptor before or instead of the call,
-//     in practice go-zero's client breaker ("circuit breaker is open", breaker.
-//     ErrServiceUnavailable). BUSY when IsDependencyFailure says so, INTERNAL otherwise.
+// FromStatus turns what a zRPC call returned into an *Error, the one mapping every caller uses:
+// the service's code word when it answered, BUSY when the call got no answer (docs/DESIGN.md).
 func FromStatus(err error) *Error {
 	if err == nil {
 		return nil
@@ -274,19 +249,8 @@ func FromStatus(err error) *Error {
 	}
 }
 
-// noAnswer reports whether a status without our detail says the call got no answer from
-// the service's logic, so that the same request may well succeed a moment later:
-//
-//   - Unavailable: grpc-go's client for a refused, reset or closed connection, a failed
-//     dial, a GOAWAY, a connection that broke while the call was in flight; go-zero's
-//     server breaker.
-//   - DeadlineExceeded, Canceled: the call's context (the gateway's zRPC Timeout, its
-//     HTTP timeout, a buyer gone), a RST_STREAM CANCEL, the client connection or sub-
-//     connection closing; go-zero's server timeout interceptor.
-//   - ResourceExhausted, Aborted: go-zero's server load shedder; flow control.
-//   - Internal or Unknown with one of the texts grpc-go's client writes when the stream
-//     broke in the middle of the answer (brokenStream). Any other Internal or Unknown
-//     without our detail came from a server and stays INTERNAL.
+// noAnswer reports whether a status without our detail says the call got no answer from the
+// service's logic (a broken connection, a deadline, go-zero's breaker, shedder or timeout).
 func noAnswer(st *status.Status) bool {
 	switch st.Code() {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.ResourceExhausted, codes.Aborted:
@@ -297,13 +261,8 @@ func noAnswer(st *status.Status) bool {
 	return false
 }
 
-// brokenStream: the messages of the Internal / Unknown statuses grpc-go's client (v1.81,
-// internal/transport and rpc_util.toRPCErr) makes when the stream ends without the
-// server's status: the connection closed in the middle of a message (io.ErrUnexpectedEOF),
-// the stream ended without trailers, or the peer reset the stream (RST_STREAM: NO_ERROR,
-// PROTOCOL_ERROR, INTERNAL_ERROR, ... are Internal, an unmapped code Unknown).
-// TestTransportFailuresAreBusy provokes each one through a real grpc-go client, so an
-// upgrade that rewords them fails there, not in production.
+// brokenStream reports whether msg is one of the texts grpc-go's client writes when a stream
+// ends without the server's status (TestTransportFailuresAreBusy pins them).
 func brokenStream(msg string) bool {
 	return msg == io.ErrUnexpectedEOF.Error() ||
 		msg == "server closed the stream without sending trailers" ||

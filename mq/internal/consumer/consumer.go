@@ -1,11 +1,6 @@
-// Package consumer feeds the writer from the events topic in real batches: each group
-// member (a kafka-go Reader in the consumer group) fetches messages and hands them to the
-// writer without waiting, up to MaxInFlight uncommitted messages, so one MySQL
-// transaction can hold hundreds of events; offsets are committed per partition, in order,
-// and only up to the last message before which everything is in MySQL.
-//
-// go-queue's kq cannot express this: its handler returns per message, and with
-// CommitInOrder it runs NumCPU handlers at a time, so a group commit held ~8 events.
+// Package consumer feeds the writer from the events topic in real batches: group members hand
+// messages to the writer without waiting, up to MaxInFlight uncommitted, and commit each
+// partition in order up to what MySQL holds (docs/DESIGN.md, "The writer (mq)").
 package consumer
 
 import (

@@ -19,13 +19,8 @@ import (
 // (kafkax.Progress: the topic's end offsets, then Reached).
 type CaughtUp func(ctx context.Context) (bool, error)
 
-// Sweep closes the ledger's hole of orders whose Redis keys are gone: an order MySQL holds
-// as reserved, past its expire_at by After, of an activity no longer warm (not in the
-// active set: its keys expired with the activity, or Redis lost them and nothing rebuilt
-// them) is expired in MySQL with its stock released, in one transaction per order, by the
-// one transition table (event.Transition). It runs only while the writer group has caught
-// up, so an event still on its way (a pay) cannot arrive after the sweep decided; a warm
-// activity's orders are left to the expiry job and the scripts.
+// Sweep expires in MySQL, with their stock, the orders reserved past their expire_at by After
+// of activities no longer warm, once the writer group has caught up (docs/DESIGN.md, "Jobs").
 type Sweep struct {
 	c         SweepConf
 	inv       inventoryclient.Inventory
