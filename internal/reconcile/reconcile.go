@@ -49,11 +49,8 @@ type Conf struct {
 	// Kafka is in flight however far the writer lags. Without them only ConfirmAfter counts.
 	Brokers     []string `json:",optional"`
 	WriterGroup string   `json:",default=seckill-writer"`
-	// ReadDuty is the share of wall time a run's reading of Redis may take: after each
-	// chunk of orders (orderChunk) it pauses (1/ReadDuty - 1) times as long as the chunk
-	// took, 1 = no pause. A run goes on inside the inventory service, beside the sale it
-	// audits; unpaced, reading a 100,000-order activity back to back took most of a core
-	// of this 2-core machine and tripled the p50 of the reservations beside it.
+	// ReadDuty is the share of wall time a run's reading of Redis may take: after each chunk
+	// of orders it pauses (1/ReadDuty - 1) times as long as the chunk took; 1 = no pause.
 	ReadDuty float64 `json:",default=0.5,range=(0:1]"`
 	// Timeout bounds one Reconcile or Repair call on the inventory service, which gives
 	// these two methods this instead of its zRPC Timeout (2 s, meant for the sale's calls)
