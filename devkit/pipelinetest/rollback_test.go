@@ -22,7 +22,7 @@ type snapshot map[string]struct {
 // activityKeys lists the keys of activity aid in the PRIVATE Redis of the pipeline.
 func activityKeys(t *testing.T, p *pipelinetest.Pipeline, c *red.Client, aid int64) []string {
 	t.Helper()
-	pattern := strings.TrimSuffix(p.Store.Keys().Stock(aid), "stock") + "*"
+	pattern := strings.TrimSuffix(p.Keys.Stock(aid), "stock") + "*"
 	var keys []string
 	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
 	for iter.Next(ctx) {

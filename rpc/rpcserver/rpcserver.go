@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/config"
 	"github.com/seckill/seckill/rpc/internal/server"
@@ -127,7 +128,7 @@ func New(c Config) (*Server, error) {
 // writes Apps into it. StrictControl is forced on: without it go-zero lets a caller
 // through when its app is not in the hash (or the hash cannot be read).
 func authApps(ctx *ServiceContext, c *Config) error {
-	key := ctx.Store.Keys().RPCApps()
+	key := stock.Keys{Prefix: c.KeyPrefix}.RPCApps()
 	c.Redis = redis.RedisKeyConf{RedisConf: c.StockRedis, Key: key}
 	c.StrictControl = true
 	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

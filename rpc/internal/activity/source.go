@@ -167,7 +167,7 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock
 		return false, snap, err
 	}
 	// An explicit warm-up of a known activity clears a stale "missing" mark.
-	if _, err := l.Store.Redis().DelCtx(ctx, l.Store.Keys().Missing(id)); err != nil {
+	if err := l.Store.ClearMissing(ctx, id); err != nil {
 		return false, snap, xerr.Unavailable(err)
 	}
 	snap, err = l.Store.Stock(ctx, id)
@@ -190,7 +190,7 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 	if secs < 1 {
 		secs = 1
 	}
-	if err := l.Store.Redis().SetexCtx(ctx, l.Store.Keys().Missing(id), "1", secs); err != nil {
+	if err := l.Store.MarkMissing(ctx, id, secs); err != nil {
 		logc.Errorf(ctx, "cache missing activity %d: %v", id, err)
 	}
 }
@@ -260,7 +260,7 @@ func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Snapshot, er
 
 // checkMissing returns ErrActivityNotFound while "no such activity" is cached for id.
 func (l *Loader) checkMissing(ctx context.Context, id int64) error {
-	missing, err := l.Store.Redis().ExistsCtx(ctx, l.Store.Keys().Missing(id))
+	missing, err := l.Store.Missing(ctx, id)
 	if err != nil {
 		return xerr.Unavailable(err)
 	}

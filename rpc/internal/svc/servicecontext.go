@@ -58,7 +58,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := stock.NewStore(rds, stock.Keys{Prefix: c.KeyPrefix})
+	keys := stock.Keys{Prefix: c.KeyPrefix}
+	store := stock.NewStore(rds, keys)
 	if c.OrderKey != "" {
 		store.SetOrderKey([]byte(c.OrderKey))
 	}
@@ -69,7 +70,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	db := sqlx.NewMysql(c.Mysql.DataSource)
 	activities := model.NewActivityModel(db)
-	known := activity.NewKnown(rds, store.Keys().ActivityBloom(), c.Stock.BloomBits,
+	known := activity.NewKnown(rds, keys.ActivityBloom(), c.Stock.BloomBits,
 		activities.FindActivityIdsAfter, time.Duration(c.Stock.BloomRefreshMs)*time.Millisecond)
 	seedCtx, seedCancel := context.WithTimeout(context.Background(), time.Minute)
 	defer seedCancel()
