@@ -1,12 +1,15 @@
 package pipelinetest_test
 
 import (
+	"context"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	red "github.com/redis/go-redis/v9"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -28,7 +31,13 @@ func degradeOn(c *rpcserver.Config) {
 
 // buyers reserves one unit for each of uids concurrently, each retrying its request id
 // while BUSY; it returns each buyer's order number and how many were told SOLD_OUT.
-func buyers(t *testing.T, inv inventoryclient.Inventory, aid int64, round string, uids []int64) (map[int64]string, int) {
+func buyers(
+	t *testing.T,
+	inv inventoryclient.Inventory,
+	aid int64,
+	round string,
+	uids []int64,
+) (map[int64]string, int) {
 	t.Helper()
 	var mu sync.Mutex
 	orders, soldOut := map[int64]string{}, 0
@@ -38,7 +47,10 @@ func buyers(t *testing.T, inv inventoryclient.Inventory, aid int64, round string
 		go func() {
 			defer wg.Done()
 			r, err := pipelinetest.Retry(t, 60*time.Second, func() (*inventoryclient.ReserveResp, error) {
-				return inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)})
+				return inv.Reserve(
+					ctx,
+					&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)},
+				)
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -130,7 +142,8 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 		t.Fatalf("%d of 80 buyers reserved while Redis was down", len(during))
 	}
 	var inMySQL int
-	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND uid > 1000", aid).Scan(&inMySQL); err != nil {
+	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND uid > "+
+		"1000", aid).Scan(&inMySQL); err != nil {
 		t.Fatal(err)
 	}
 	if inMySQL != 80 {
@@ -147,14 +160,20 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if _, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1002], Uid: 1002}); err != nil {
 		t.Fatalf("cancel in degrade mode: %v", err)
 	}
-	if _, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001}); xerr.FromStatus(err).Code != xerr.OrderPaid {
+	_, err = p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001})
+	if xerr.FromStatus(err).Code != xerr.OrderPaid {
 		t.Fatalf("cancel a paid order in degrade mode: %v, want ORDER_PAID", err)
 	}
-	again, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1, RequestId: rid(1003, "a")})
+	again, err := p.Inv.Reserve(
+		ctx,
+		&inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1, RequestId: rid(1003, "a")},
+	)
 	if err != nil || !again.Replay || again.OrderNo != during[1003] {
 		t.Fatalf("replay in degrade mode: %+v %v, want %s", again, err, during[1003])
 	}
-	if _, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1, RequestId: rid(1003, "b")}); xerr.FromStatus(err).Code != xerr.LimitExceeded {
+	_, err = p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1,
+		RequestId: rid(1003, "b")})
+	if xerr.FromStatus(err).Code != xerr.LimitExceeded {
 		t.Fatalf("second request of a buyer at the limit in degrade mode: %v, want LIMIT_EXCEEDED", err)
 	}
 
@@ -166,7 +185,10 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	}
 	// The orders of both books are in Redis again, as they are.
 	for uid, no := range during {
-		r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")})
+		r, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")},
+		)
 		if err != nil || !r.Replay || r.OrderNo != no {
 			t.Fatalf("replay of %d after the rebuild: %+v %v, want %s", uid, r, err, no)
 		}
@@ -174,10 +196,17 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	rest, soldOut := buyers(t, p.Inv, aid, "c", uids(5001, 200))
 	// 40 + 80 sold, one cancelled: 31 left for Redis.
 	if want := total - 40 - 80 + 1; len(rest) != want || soldOut != 200-want {
-		t.Fatalf("after the rebuild %d sold, %d sold out; want exactly %d sold (oversold %d)", len(rest), soldOut, want, len(rest)-want)
+		t.Fatalf(
+			"after the rebuild %d sold, %d sold out; want exactly %d sold (oversold %d)",
+			len(rest),
+			soldOut,
+			want,
+			len(rest)-want,
+		)
 	}
 	snap, err := p.Store.Stock(ctx, aid)
-	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != total || snap.Total != total || snap.Sold != 1 {
+	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != total || snap.Total != total ||
+		snap.Sold != 1 {
 		t.Fatalf("redis after the sale: %+v %v", snap, err)
 	}
 	r := p.Drain(aid, 30*time.Second)
@@ -185,7 +214,8 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 		t.Fatalf("mysql after the sale: %+v", r.Db)
 	}
 	var live, dup int
-	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN ('reserved','paid')", aid).Scan(&live); err != nil {
+	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN "+
+		"('reserved','paid')", aid).Scan(&live); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM (SELECT uid FROM seckill_order WHERE activity_id = ? "+
@@ -197,38 +227,67 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	}
 }
 
-// booked is one reservation an instance made: the book and the call's interval.
+// booked is one sale of a book: when it sold (Redis: a point by Redis's clock; MySQL: the call's interval).
 type booked struct {
 	mysql        bool
 	began, ended time.Time
 }
 
-// saleLog records the reservations of one activity on every instance it hooks.
+// made is a call that made a new order of the log's activity, timed by the test's clock around it.
+type made struct {
+	orderNo      string
+	began, ended time.Time
+}
+
+// saleLog records the calls through its instances that made a new order of one activity.
 type saleLog struct {
 	aid   int64
 	mu    sync.Mutex
-	sales []booked
+	sales []made
 }
 
-// all returns what was recorded so far.
-func (l *saleLog) all() []booked {
+// timed is an instance's client whose new reservations of the log's activity are recorded.
+type timed struct {
+	inventoryclient.Inventory
+	log *saleLog
+}
+
+func (c timed) Reserve(ctx context.Context, in *inventoryclient.ReserveReq,
+	opts ...grpc.CallOption) (*inventoryclient.ReserveResp, error) {
+	began := time.Now()
+	r, err := c.Inventory.Reserve(ctx, in, opts...)
+	if err == nil && !r.Replay && in.ActivityId == c.log.aid {
+		c.log.mu.Lock()
+		c.log.sales = append(c.log.sales, made{r.OrderNo, began, time.Now()})
+		c.log.mu.Unlock()
+	}
+	return r, err
+}
+
+// books returns every sale of the activity by book: the Redis book's from its events on Kafka, the
+// MySQL book's as the calls that made an order no Redis event names; and the orders of each book.
+func (l *saleLog) books(p *pipelinetest.Pipeline) (sales []booked, byBook map[string]bool) {
+	redis := p.RedisSales(l.aid)
+	byBook = map[string]bool{}
+	for no, at := range redis {
+		sales = append(sales, booked{false, at, at})
+		byBook[no] = false
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]booked(nil), l.sales...)
-}
-
-func (l *saleLog) hook(a int64, mysql bool, began, ended time.Time) {
-	if a == l.aid {
-		l.mu.Lock()
-		l.sales = append(l.sales, booked{mysql, began, ended})
-		l.mu.Unlock()
+	for _, s := range l.sales {
+		if _, ok := redis[s.orderNo]; !ok {
+			sales = append(sales, booked{true, s.began, s.ended})
+			byBook[s.orderNo] = true
+		}
 	}
+	return sales, byBook
 }
 
 // secondInstance starts instance B of the pipeline's inventory service with conf, its
-// Redis reached through a proxy the test can cut, and hooks both instances' reservations
-// of aid into one log.
-func secondInstance(t *testing.T, p *pipelinetest.Pipeline, aid int64, conf func(*rpcserver.Config)) (inventoryclient.Inventory, *devenv.Proxy, *saleLog) {
+// Redis reached through a proxy the test can cut; both instances' clients record their sales of aid.
+func secondInstance(t *testing.T, p *pipelinetest.Pipeline, aid int64,
+	conf func(*rpcserver.Config)) (invA, invB inventoryclient.Inventory, proxy *devenv.Proxy, log *saleLog) {
 	t.Helper()
 	proxy, err := devenv.StartProxy(p.Redis.Addr)
 	if err != nil {
@@ -241,10 +300,9 @@ func secondInstance(t *testing.T, p *pipelinetest.Pipeline, aid int64, conf func
 	cb.Reconcile = p.RPC.Reconcile
 	cb.Stock = p.RPC.Stock
 	conf(&cb)
-	invB, srvB := rpctest.Start(t, cb)
-	log := &saleLog{aid: aid}
-	p.Server.Svc.Degrade.OnReserve, srvB.Svc.Degrade.OnReserve = log.hook, log.hook
-	return invB, proxy, log
+	b, _ := rpctest.Start(t, cb)
+	log = &saleLog{aid: aid}
+	return timed{p.Inv, log}, timed{b, log}, proxy, log
 }
 
 // TestDegradeFenceTwoInstances: instance A sees Redis, instance B reaches it through a
@@ -259,13 +317,14 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 	now := time.Now()
 	aid := p.Activity(total, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
 
-	invB, proxy, log := secondInstance(t, p, aid, degradeOn)
+	invA, invB, proxy, log := secondInstance(t, p, aid, degradeOn)
 
 	proxy.Cut()
 	var wg sync.WaitGroup
 	var ok, soldOut int
+	orders := map[int64]string{}
 	var omu sync.Mutex
-	for i, inv := range []inventoryclient.Inventory{p.Inv, invB} {
+	for i, inv := range []inventoryclient.Inventory{invA, invB} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -274,13 +333,14 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 				o, so := buyers(t, inv, aid, "f", uids(int64(100000*(i+1)+w*20), 20))
 				omu.Lock()
 				ok, soldOut = ok+len(o), soldOut+so
+				maps.Copy(orders, o)
 				omu.Unlock()
 				time.Sleep(300 * time.Millisecond)
 			}
 		}()
 	}
 	wg.Wait()
-	sales := log.all()
+	sales, byBook := log.books(p)
 	var byRedis, byMySQL int
 	for _, s := range sales {
 		if s.mysql {
@@ -299,17 +359,26 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 		}
 		for _, m := range sales {
 			if m.mysql && r.began.Before(m.ended) && m.began.Before(r.ended) {
-				t.Fatalf("both books sold in the same window: redis %v..%v, mysql %v..%v",
-					r.began.Format(time.StampMicro), r.ended.Format(time.StampMicro), m.began.Format(time.StampMicro), m.ended.Format(time.StampMicro))
+				t.Fatalf(
+					"both books sold in the same window: redis %v..%v, mysql %v..%v",
+					r.began.Format(
+						time.StampMicro,
+					),
+					r.ended.Format(time.StampMicro),
+					m.began.Format(time.StampMicro),
+					m.ended.Format(time.StampMicro),
+				)
 			}
 		}
 	}
-	// A sale can reach its buyer as a replay (the hook sees only the first call): an
-	// order made by a call answered BUSY (its event not acknowledged by Kafka in time, or
-	// the rebuild changed the stock hash's epoch under it) is returned to the buyer's retry.
-	// So at most one recorded sale per buyer's order, and exactly the stock sold.
-	if ok != total || len(sales) > ok {
-		t.Fatalf("%d sold (%d recorded), want exactly %d and no more recorded (oversold %d)", ok, len(sales), total, ok-total)
+	// Exactly the stock sold, and each buyer's order made by a book the checks above saw sell it.
+	if ok != total {
+		t.Fatalf("%d sold, want exactly %d (oversold %d)", ok, total, ok-total)
+	}
+	for uid, no := range orders {
+		if _, seen := byBook[no]; !seen {
+			t.Fatalf("buyer %d's order %s: neither a Redis event nor a MySQL sale seen", uid, no)
+		}
 	}
 	// Not checked here: the hand-back to Redis once B sees Redis again (it is in
 	// TestDegradeModeRedisDownMidSale); with the two instances flapping between the books
@@ -375,17 +444,21 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	now := time.Now()
 	aid := p.Activity(1_000_000, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
 
-	invB, proxy, log := secondInstance(t, p, aid, conf)
+	invA, invB, proxy, log := secondInstance(t, p, aid, conf)
 
 	var next atomic.Int64
 	next.Store(1000)
 	reserve := func(inv inventoryclient.Inventory, uid int64) error {
-		_, err := inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "lease")})
+		_, err := inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "lease")},
+		)
 		return err
 	}
 	// The activity warm in Redis (A's first sale backfills it); then A's lease goes stale
 	// and A renews it with one more sale, just before B's failure switches the activity.
-	if _, err := pipelinetest.Retry(t, 30*time.Second, func() (struct{}, error) { return struct{}{}, reserve(p.Inv, next.Add(1)) }); err != nil {
+	warm := func() (struct{}, error) { return struct{}{}, reserve(invA, next.Add(1)) }
+	if _, err := pipelinetest.Retry(t, 30*time.Second, warm); err != nil {
 		t.Fatalf("warm-up sale: %v", err)
 	}
 	_ = proxy.Close() // B's Redis address refuses connections from now on
@@ -404,7 +477,7 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 		}
 	}
 	time.Sleep(lease + 100*time.Millisecond)
-	if err := reserve(p.Inv, next.Add(1)); err != nil {
+	if err := reserve(invA, next.Add(1)); err != nil {
 		t.Fatalf("A's lease renewal sale: %v", err)
 	}
 	renewed := time.Now()
@@ -428,7 +501,7 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	// B) through MySQL.
 	stop := switchedAt.Add(2*lease + 1500*time.Millisecond)
 	var wg sync.WaitGroup
-	for _, inv := range []inventoryclient.Inventory{p.Inv, invB} {
+	for _, inv := range []inventoryclient.Inventory{invA, invB} {
 		for range 6 {
 			wg.Add(1)
 			go func() {
@@ -456,7 +529,7 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	}
 	wg.Wait()
 
-	sales := log.all()
+	sales, _ := log.books(p)
 	var lastRedis, firstMySQL booked
 	var redisAfterSwitch, byMySQL int
 	for _, s := range sales {
@@ -475,16 +548,32 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 			}
 		}
 	}
-	t.Logf("the switch %v after A renewed its lease; %d sales: %d by Redis after the switch (A on its lease), %d by MySQL; %d answered past their sell-by or timed out; the last Redis sale ended %v after the switch, the first MySQL sale began %v after it",
-		switchedAt.Sub(renewed).Round(time.Millisecond), len(sales), redisAfterSwitch, byMySQL, stuck.Load(),
-		lastRedis.ended.Sub(switchedAt).Round(time.Millisecond), firstMySQL.began.Sub(switchedAt).Round(time.Millisecond))
+	t.Logf(
+		"the switch %v after A renewed its lease; %d sales: %d by Redis after the switch (A on its lease), %d by MySQL; "+
+			"%d answered past their sell-by or timed out; the last Redis sale ended %v after the switch, "+
+			"the first MySQL sale began %v after it",
+		switchedAt.Sub(renewed).Round(time.Millisecond),
+		len(sales),
+		redisAfterSwitch,
+		byMySQL,
+		stuck.Load(),
+		lastRedis.ended.Sub(switchedAt).
+			Round(time.Millisecond),
+		firstMySQL.began.Sub(switchedAt).Round(time.Millisecond),
+	)
 	if byMySQL == 0 {
 		t.Fatal("the MySQL book never sold")
 	}
 	if !lastRedis.ended.Before(firstMySQL.began) {
-		t.Fatalf("both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
-			lastRedis.began.Format(time.StampMicro), lastRedis.ended.Format(time.StampMicro), firstMySQL.began.Format(time.StampMicro),
-			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond))
+		t.Fatalf(
+			"both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
+			lastRedis.began.Format(
+				time.StampMicro,
+			),
+			lastRedis.ended.Format(time.StampMicro),
+			firstMySQL.began.Format(time.StampMicro),
+			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond),
+		)
 	}
 	return fenceResult{redisAfterSwitch: redisAfterSwitch, stuck: int(stuck.Load())}
 }

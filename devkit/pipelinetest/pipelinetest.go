@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
@@ -183,6 +184,40 @@ func (p *Pipeline) OutboxEmpty(aid int64, limit time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// RedisSales returns the reservations of activity aid that the Redis book made, as the relay put
+// them on Kafka: order number → when Redis sold it, by Redis's clock (the MySQL book writes no events).
+func (p *Pipeline) RedisSales(aid int64) map[string]time.Time {
+	p.t.Helper()
+	p.OutboxEmpty(aid, 10*time.Second)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Brokers...), kgo.ConsumeTopics(event.Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer cl.Close()
+	out := map[string]time.Time{}
+	for quiet := 0; quiet < 3; {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		if len(fs.Records()) == 0 {
+			quiet++ // three empty polls in a row: the topic is read to its end
+			continue
+		}
+		quiet = 0
+		for _, r := range fs.Records() {
+			e, err := event.Unmarshal(r.Value)
+			if err != nil {
+				p.t.Fatalf("an event on %s: %v", event.Topic, err)
+			}
+			if e.Type == event.Reserved && e.ActivityID == aid {
+				out[e.OrderNo] = time.UnixMilli(e.AtMs)
+			}
+		}
+	}
+	return out
 }
 
 // Retry calls fn until it returns something other than BUSY (a rebuild in progress).
