@@ -21,7 +21,8 @@ var metricRebuilds = promauto.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "seckill",
 	Subsystem: "inventory",
 	Name:      "rebuilds_total",
-	Help:      "stock hash misses resolved, by kind: cold (never warmed), lost (rebuilt from MySQL), ended (short-lived read copy)",
+	Help: "stock hash misses resolved, by kind: cold (never warmed), lost (rebuilt from MySQL), ended " +
+		"(short-lived read copy)",
 }, []string{"kind"})
 
 // maxRebuild bounds one rebuild, the wait for the writer included.
@@ -318,8 +319,10 @@ func (l *Loader) snapshot(ctx context.Context, id int64) (*Record, []stock.Order
 			return rec, orders, nil
 		}
 		if attempt == 2 {
-			return nil, nil, xerr.Unavailable(fmt.Errorf("activity %d: mysql inventory (locked %d, sold %d) disagrees with its orders "+
-				"(locked %d, sold %d): not rebuilding", id, rec.Locked, rec.Sold, locked, sold))
+			return nil, nil, xerr.Unavailable(
+				fmt.Errorf("activity %d: mysql inventory (locked %d, sold %d) disagrees with its orders "+
+					"(locked %d, sold %d): not rebuilding", id, rec.Locked, rec.Sold, locked, sold),
+			)
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, nil, err

@@ -57,7 +57,11 @@ type MySQLSource struct {
 }
 
 // NewMySQLSource is the source over one database connection.
-func NewMySQLSource(activities model.ActivityModel, inventory model.InventoryModel, orders model.SeckillOrderModel) MySQLSource {
+func NewMySQLSource(
+	activities model.ActivityModel,
+	inventory model.InventoryModel,
+	orders model.SeckillOrderModel,
+) MySQLSource {
 	return MySQLSource{Activities: activities, Inventory: inventory, OrderRows: orders}
 }
 

@@ -55,7 +55,12 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 	// Into the Bloom filter of known ids, or its lookups would never see this activity.
 	if err := l.svcCtx.Known.Add(l.ctx, id); err != nil {
 		if err = l.svcCtx.Known.Add(l.ctx, id); err != nil {
-			l.Errorf("activity %d is not in the Bloom filter (reads answer ACTIVITY_NOT_FOUND until the service restarts and reseeds): %v", id, err)
+			l.Errorf(
+				"activity %d is not in the Bloom filter (reads answer ACTIVITY_NOT_FOUND until the service restarts and "+
+					"reseeds): %v",
+				id,
+				err,
+			)
 		}
 	}
 	l.Infof("merchant %d created activity %d (sku %d, stock %d)", in.MerchantId, id, in.SkuId, in.Total)
