@@ -30,9 +30,8 @@ func NewCreateActivityLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Cr
 	}
 }
 
-// CreateActivity writes the activity and its inventory row (available = total) in one
-// MySQL transaction: there is never an activity without its book. Redis is untouched;
-// warm-up (explicit or scheduled) or the first read loads it.
+// CreateActivity writes the activity and its inventory row in one MySQL transaction; Redis is
+// untouched until a warm-up or the first read loads it.
 func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*inventory.ActivityResp, error) {
 	if err := checkNewActivity(in); err != nil {
 		return nil, err
