@@ -233,6 +233,8 @@ type booked struct {
 	began, ended time.Time
 }
 
+func stamp(t time.Time) string { return t.Format(time.StampMicro) }
+
 // made is a call that made a new order of the log's activity, timed by the test's clock around it.
 type made struct {
 	orderNo      string
@@ -359,15 +361,8 @@ func TestDegradeFenceTwoInstances(t *testing.T) {
 		}
 		for _, m := range sales {
 			if m.mysql && r.began.Before(m.ended) && m.began.Before(r.ended) {
-				t.Fatalf(
-					"both books sold in the same window: redis %v..%v, mysql %v..%v",
-					r.began.Format(
-						time.StampMicro,
-					),
-					r.ended.Format(time.StampMicro),
-					m.began.Format(time.StampMicro),
-					m.ended.Format(time.StampMicro),
-				)
+				t.Fatalf("both books sold in the same window: redis %v..%v, mysql %v..%v",
+					stamp(r.began), stamp(r.ended), stamp(m.began), stamp(m.ended))
 			}
 		}
 	}
@@ -565,15 +560,9 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 		t.Fatal("the MySQL book never sold")
 	}
 	if !lastRedis.ended.Before(firstMySQL.began) {
-		t.Fatalf(
-			"both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
-			lastRedis.began.Format(
-				time.StampMicro,
-			),
-			lastRedis.ended.Format(time.StampMicro),
-			firstMySQL.began.Format(time.StampMicro),
-			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond),
-		)
+		t.Fatalf("both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
+			stamp(lastRedis.began), stamp(lastRedis.ended), stamp(firstMySQL.began),
+			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond))
 	}
 	return fenceResult{redisAfterSwitch: redisAfterSwitch, stuck: int(stuck.Load())}
 }

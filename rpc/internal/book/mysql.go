@@ -155,18 +155,8 @@ func (b *MySQL) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 
 // Confirm pays a reserved order of uid, with the Redis book's answers.
 func (b *MySQL) Confirm(ctx context.Context, orderNo string, uid int64) error {
-	if uid < 1 {
-		return xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
-	}
-	aid, err := b.Store.CheckOrderNo(orderNo)
-	if err != nil {
-		return err
-	}
-	return b.tx(ctx, aid, func(ctx context.Context, s sqlx.Session) error {
-		o, err := b.owned(ctx, s, orderNo, uid)
-		if err != nil {
-			return err
-		}
+	return b.order(ctx, orderNo, uid, func(ctx context.Context, s sqlx.Session, aid int64,
+		o *model.SeckillOrder) error {
 		switch o.Status {
 		case domain.StatePaid:
 			return nil
@@ -184,21 +174,14 @@ func (b *MySQL) Confirm(ctx context.Context, orderNo string, uid int64) error {
 // Release cancels (domain.StateCancelled) or expires (domain.StateExpired, once due) a reserved
 // order of uid, with the Redis book's answers.
 func (b *MySQL) Release(ctx context.Context, orderNo string, uid int64, target string) error {
-	if uid < 1 {
-		return xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
+	if err := checkOwner(uid); err != nil {
+		return err
 	}
 	if target != domain.StateCancelled && target != domain.StateExpired {
 		return xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
 	}
-	aid, err := b.Store.CheckOrderNo(orderNo)
-	if err != nil {
-		return err
-	}
-	return b.tx(ctx, aid, func(ctx context.Context, s sqlx.Session) error {
-		o, err := b.owned(ctx, s, orderNo, uid)
-		if err != nil {
-			return err
-		}
+	return b.order(ctx, orderNo, uid, func(ctx context.Context, s sqlx.Session, aid int64,
+		o *model.SeckillOrder) error {
 		switch o.Status {
 		case target:
 			return nil
@@ -212,6 +195,32 @@ func (b *MySQL) Release(ctx context.Context, orderNo string, uid int64, target s
 			return xerr.New(xerr.NotDue, "the order is not due to expire")
 		}
 		return b.move(ctx, s, aid, o, target)
+	})
+}
+
+func checkOwner(uid int64) error {
+	if uid < 1 {
+		return xerr.New(xerr.InvalidArgument, "uid must be >= 1 (the order's owner)")
+	}
+	return nil
+}
+
+// order runs fn in the fenced transaction of orderNo's activity on the order, locked, when uid owns it.
+func (b *MySQL) order(ctx context.Context, orderNo string, uid int64,
+	fn func(ctx context.Context, s sqlx.Session, aid int64, o *model.SeckillOrder) error) error {
+	if err := checkOwner(uid); err != nil {
+		return err
+	}
+	aid, err := b.Store.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	return b.tx(ctx, aid, func(ctx context.Context, s sqlx.Session) error {
+		o, err := b.owned(ctx, s, orderNo, uid)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, s, aid, o)
 	})
 }
 
