@@ -19,6 +19,7 @@ import (
 	"github.com/seckill/seckill/devkit/rpctest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/mq/mqserver"
@@ -191,6 +192,18 @@ func (p *Pipeline) OutboxEmpty(aid int64, limit time.Duration) {
 func (p *Pipeline) RedisSales(aid int64) map[string]time.Time {
 	p.t.Helper()
 	p.OutboxEmpty(aid, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ends, err := kafkax.NewProgress(p.Brokers, event.Topic, p.Group).Ends(ctx)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	left := map[int32]int64{} // partition → its end offset, until read up to it
+	for part, end := range ends {
+		if end > 0 {
+			left[int32(part)] = end
+		}
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Brokers...), kgo.ConsumeTopics(event.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
@@ -198,16 +211,15 @@ func (p *Pipeline) RedisSales(aid int64) map[string]time.Time {
 	}
 	defer cl.Close()
 	out := map[string]time.Time{}
-	for quiet := 0; quiet < 3; {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	for len(left) > 0 {
 		fs := cl.PollFetches(ctx)
-		cancel()
-		if len(fs.Records()) == 0 {
-			quiet++ // three empty polls in a row: the topic is read to its end
-			continue
+		if ctx.Err() != nil {
+			p.t.Fatalf("%s not read to its end in 30 s: %d partitions left", event.Topic, len(left))
 		}
-		quiet = 0
 		for _, r := range fs.Records() {
+			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
 			e, err := event.Unmarshal(r.Value)
 			if err != nil {
 				p.t.Fatalf("an event on %s: %v", event.Topic, err)
