@@ -2,18 +2,13 @@ package pipelinetest_test
 
 import (
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	red "github.com/redis/go-redis/v9"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/pipelinetest"
-	"github.com/seckill/seckill/devkit/rpctest"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -28,7 +23,13 @@ func degradeOn(c *rpcserver.Config) {
 
 // buyers reserves one unit for each of uids concurrently, each retrying its request id
 // while BUSY; it returns each buyer's order number and how many were told SOLD_OUT.
-func buyers(t *testing.T, inv inventoryclient.Inventory, aid int64, round string, uids []int64) (map[int64]string, int) {
+func buyers(
+	t *testing.T,
+	inv inventoryclient.Inventory,
+	aid int64,
+	round string,
+	uids []int64,
+) (map[int64]string, int) {
 	t.Helper()
 	var mu sync.Mutex
 	orders, soldOut := map[int64]string{}, 0
@@ -38,7 +39,10 @@ func buyers(t *testing.T, inv inventoryclient.Inventory, aid int64, round string
 		go func() {
 			defer wg.Done()
 			r, err := pipelinetest.Retry(t, 60*time.Second, func() (*inventoryclient.ReserveResp, error) {
-				return inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)})
+				return inv.Reserve(
+					ctx,
+					&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)},
+				)
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -130,7 +134,8 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 		t.Fatalf("%d of 80 buyers reserved while Redis was down", len(during))
 	}
 	var inMySQL int
-	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND uid > 1000", aid).Scan(&inMySQL); err != nil {
+	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND uid > "+
+		"1000", aid).Scan(&inMySQL); err != nil {
 		t.Fatal(err)
 	}
 	if inMySQL != 80 {
@@ -147,14 +152,20 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if _, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1002], Uid: 1002}); err != nil {
 		t.Fatalf("cancel in degrade mode: %v", err)
 	}
-	if _, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001}); xerr.FromStatus(err).Code != xerr.OrderPaid {
+	_, err = p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001})
+	if xerr.FromStatus(err).Code != xerr.OrderPaid {
 		t.Fatalf("cancel a paid order in degrade mode: %v, want ORDER_PAID", err)
 	}
-	again, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1, RequestId: rid(1003, "a")})
+	again, err := p.Inv.Reserve(
+		ctx,
+		&inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1, RequestId: rid(1003, "a")},
+	)
 	if err != nil || !again.Replay || again.OrderNo != during[1003] {
 		t.Fatalf("replay in degrade mode: %+v %v, want %s", again, err, during[1003])
 	}
-	if _, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1, RequestId: rid(1003, "b")}); xerr.FromStatus(err).Code != xerr.LimitExceeded {
+	_, err = p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1003, Quantity: 1,
+		RequestId: rid(1003, "b")})
+	if xerr.FromStatus(err).Code != xerr.LimitExceeded {
 		t.Fatalf("second request of a buyer at the limit in degrade mode: %v, want LIMIT_EXCEEDED", err)
 	}
 
@@ -166,7 +177,10 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	}
 	// The orders of both books are in Redis again, as they are.
 	for uid, no := range during {
-		r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")})
+		r, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")},
+		)
 		if err != nil || !r.Replay || r.OrderNo != no {
 			t.Fatalf("replay of %d after the rebuild: %+v %v, want %s", uid, r, err, no)
 		}
@@ -174,10 +188,17 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	rest, soldOut := buyers(t, p.Inv, aid, "c", uids(5001, 200))
 	// 40 + 80 sold, one cancelled: 31 left for Redis.
 	if want := total - 40 - 80 + 1; len(rest) != want || soldOut != 200-want {
-		t.Fatalf("after the rebuild %d sold, %d sold out; want exactly %d sold (oversold %d)", len(rest), soldOut, want, len(rest)-want)
+		t.Fatalf(
+			"after the rebuild %d sold, %d sold out; want exactly %d sold (oversold %d)",
+			len(rest),
+			soldOut,
+			want,
+			len(rest)-want,
+		)
 	}
 	snap, err := p.Store.Stock(ctx, aid)
-	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != total || snap.Total != total || snap.Sold != 1 {
+	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != total || snap.Total != total ||
+		snap.Sold != 1 {
 		t.Fatalf("redis after the sale: %+v %v", snap, err)
 	}
 	r := p.Drain(aid, 30*time.Second)
@@ -185,7 +206,8 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 		t.Fatalf("mysql after the sale: %+v", r.Db)
 	}
 	var live, dup int
-	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN ('reserved','paid')", aid).Scan(&live); err != nil {
+	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN "+
+		"('reserved','paid')", aid).Scan(&live); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM (SELECT uid FROM seckill_order WHERE activity_id = ? "+
@@ -195,296 +217,4 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if live != total || dup != 0 {
 		t.Fatalf("%d live orders in MySQL (want %d), %d request ids with two orders", live, total, dup)
 	}
-}
-
-// booked is one reservation an instance made: the book and the call's interval.
-type booked struct {
-	mysql        bool
-	began, ended time.Time
-}
-
-// saleLog records the reservations of one activity on every instance it hooks.
-type saleLog struct {
-	aid   int64
-	mu    sync.Mutex
-	sales []booked
-}
-
-// all returns what was recorded so far.
-func (l *saleLog) all() []booked {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]booked(nil), l.sales...)
-}
-
-func (l *saleLog) hook(a int64, mysql bool, began, ended time.Time) {
-	if a == l.aid {
-		l.mu.Lock()
-		l.sales = append(l.sales, booked{mysql, began, ended})
-		l.mu.Unlock()
-	}
-}
-
-// secondInstance starts instance B of the pipeline's inventory service with conf, its
-// Redis reached through a proxy the test can cut, and hooks both instances' reservations
-// of aid into one log.
-func secondInstance(t *testing.T, p *pipelinetest.Pipeline, aid int64, conf func(*rpcserver.Config)) (inventoryclient.Inventory, *devenv.Proxy, *saleLog) {
-	t.Helper()
-	proxy, err := devenv.StartProxy(p.Redis.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = proxy.Close() })
-	cb := rpctest.Config(t, p.Keys, p.DB.DSN)
-	cb.StockRedis.Host = proxy.Addr
-	cb.Relay = p.RPC.Relay
-	cb.Reconcile = p.RPC.Reconcile
-	cb.Stock = p.RPC.Stock
-	conf(&cb)
-	invB, srvB := rpctest.Start(t, cb)
-	log := &saleLog{aid: aid}
-	p.Server.Svc.Degrade.OnReserve, srvB.Svc.Degrade.OnReserve = log.hook, log.hook
-	return invB, proxy, log
-}
-
-// TestDegradeFenceTwoInstances: instance A sees Redis, instance B reaches it through a
-// cut proxy. Buyers on both: B's Redis failures switch the activity to MySQL; A stops
-// selling from Redis within its lease; the fence never lets the two books sell in the
-// same window (every reservation's call interval, per book: no Redis one overlaps a MySQL
-// one), and exactly the stock is sold (the switches flap: A hands the activity back to
-// Redis whenever it sees Redis, B's failures switch it to MySQL again).
-func TestDegradeFenceTwoInstances(t *testing.T) {
-	const total = 300
-	p := pipelinetest.Start(t, pipelinetest.Options{Inventory: degradeOn})
-	now := time.Now()
-	aid := p.Activity(total, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
-
-	invB, proxy, log := secondInstance(t, p, aid, degradeOn)
-
-	proxy.Cut()
-	var wg sync.WaitGroup
-	var ok, soldOut int
-	var omu sync.Mutex
-	for i, inv := range []inventoryclient.Inventory{p.Inv, invB} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Waves of buyers over a few seconds, so both books get their turn.
-			for w := range 10 {
-				o, so := buyers(t, inv, aid, "f", uids(int64(100000*(i+1)+w*20), 20))
-				omu.Lock()
-				ok, soldOut = ok+len(o), soldOut+so
-				omu.Unlock()
-				time.Sleep(300 * time.Millisecond)
-			}
-		}()
-	}
-	wg.Wait()
-	sales := log.all()
-	var byRedis, byMySQL int
-	for _, s := range sales {
-		if s.mysql {
-			byMySQL++
-		} else {
-			byRedis++
-		}
-	}
-	t.Logf("sold %d (redis book %d, mysql book %d), sold out %d", ok, byRedis, byMySQL, soldOut)
-	if byMySQL == 0 {
-		t.Fatal("the MySQL book never sold: the instance without Redis did not degrade")
-	}
-	for _, r := range sales {
-		if r.mysql {
-			continue
-		}
-		for _, m := range sales {
-			if m.mysql && r.began.Before(m.ended) && m.began.Before(r.ended) {
-				t.Fatalf("both books sold in the same window: redis %v..%v, mysql %v..%v",
-					r.began.Format(time.StampMicro), r.ended.Format(time.StampMicro), m.began.Format(time.StampMicro), m.ended.Format(time.StampMicro))
-			}
-		}
-	}
-	// A sale can reach its buyer as a replay (the hook sees only the first call): an
-	// order made by a call answered BUSY (its event not acknowledged by Kafka in time, or
-	// the rebuild changed the stock hash's epoch under it) is returned to the buyer's retry.
-	// So at most one recorded sale per buyer's order, and exactly the stock sold.
-	if ok != total || len(sales) > ok {
-		t.Fatalf("%d sold (%d recorded), want exactly %d and no more recorded (oversold %d)", ok, len(sales), total, ok-total)
-	}
-	// Not checked here: the hand-back to Redis once B sees Redis again (it is in
-	// TestDegradeModeRedisDownMidSale); with the two instances flapping between the books
-	// it can stall (open, see the branch's report).
-}
-
-// TestDegradeFenceWaitsOutTheLease: the 2L wait is what keeps the books apart. Instance A
-// sees Redis; instance B's Redis address refuses connections. A renews its lease (a Redis
-// sale), and B's next call, failing on Redis, switches the activity to MySQL at once. A
-// keeps selling from Redis on its lease, up to L after it renewed it; B may sell from MySQL
-// only 2L after it saw the switch. RelayMarginMs is 0 (B does not wait for a relay it
-// cannot see) and nobody hands the activity back (RecoverMs is long), so the lease wait
-// alone separates the books: every Redis sale must have ended before the first MySQL sale
-// began. Without the wait, B sells from MySQL while A still sells from Redis, and this test
-// fails.
-func TestDegradeFenceWaitsOutTheLease(t *testing.T) {
-	f := fenceScenario(t, 3*time.Second, nil)
-	if f.redisAfterSwitch == 0 {
-		t.Fatal("A sold nothing from Redis after the switch: the lease window was not exercised")
-	}
-}
-
-// TestDegradeFenceRedisWriteStall: as TestDegradeFenceWaitsOutTheLease (L 1 s), and right
-// after the switch Redis stalls its writes for 2.5 s (CLIENT PAUSE WRITE, as a failover
-// does). A's reservations sent inside its lease wait in Redis and run after the pause:
-// past A's lease, and past the 2L after which B sells from MySQL (their buyers were told
-// DeadlineExceeded at the service's 2 s Timeout, but the handlers go on). The reserve
-// script checks the lease's end (its sell-by, by Redis's clock) and sells nothing then
-// (stock.ErrLeaseLapsed, BUSY). Without that check the delayed reservations sold from
-// Redis while MySQL sold (measured: Redis sales ending 0.55-0.59 s after the first MySQL
-// sale began; sales whose buyers had been told to retry).
-func TestDegradeFenceRedisWriteStall(t *testing.T) {
-	f := fenceScenario(t, time.Second, func(p *pipelinetest.Pipeline) {
-		c := red.NewClient(&red.Options{Addr: p.Redis.Addr})
-		defer c.Close()
-		if err := c.Do(ctx, "CLIENT", "PAUSE", 2500, "WRITE").Err(); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if f.stuck == 0 {
-		t.Fatal("no reservation of A reached Redis during the stall: the stall was not exercised")
-	}
-}
-
-// fenceResult is what a fence scenario saw besides its own checks.
-type fenceResult struct {
-	redisAfterSwitch int // Redis sales that began after the switch (A on its lease)
-	stuck            int // reservations answered past their sell-by or timed out
-}
-
-// fenceScenario is the two-instance lease scenario of TestDegradeFenceWaitsOutTheLease
-// with lease L; stall, when set, runs right after the switch. It fails the test when both
-// books sold at once or MySQL never sold.
-func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest.Pipeline)) fenceResult {
-	t.Helper()
-	conf := func(c *rpcserver.Config) {
-		degradeOn(c)
-		c.DegradeMode.LeaseMs = int(lease / time.Millisecond)
-		c.DegradeMode.RelayMarginMs = 0
-		c.DegradeMode.RecoverMs = 60000
-	}
-	p := pipelinetest.Start(t, pipelinetest.Options{Inventory: conf})
-	now := time.Now()
-	aid := p.Activity(1_000_000, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
-
-	invB, proxy, log := secondInstance(t, p, aid, conf)
-
-	var next atomic.Int64
-	next.Store(1000)
-	reserve := func(inv inventoryclient.Inventory, uid int64) error {
-		_, err := inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "lease")})
-		return err
-	}
-	// The activity warm in Redis (A's first sale backfills it); then A's lease goes stale
-	// and A renews it with one more sale, just before B's failure switches the activity.
-	if _, err := pipelinetest.Retry(t, 30*time.Second, func() (struct{}, error) { return struct{}{}, reserve(p.Inv, next.Add(1)) }); err != nil {
-		t.Fatalf("warm-up sale: %v", err)
-	}
-	_ = proxy.Close() // B's Redis address refuses connections from now on
-	// B learns that its Redis is gone (Ping: no switch) until its Redis calls fail fast
-	// (go-redis redials and retries for up to about 2 s before that), so that its switch
-	// follows A's renewal closely.
-	deadline := time.Now().Add(20 * time.Second)
-	for fast := 0; fast < 3; {
-		began := time.Now()
-		r, err := invB.Ping(ctx, &inventoryclient.PingReq{})
-		if err == nil && r.RedisDown && time.Since(began) < 50*time.Millisecond {
-			fast++
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("B's Redis calls still slow to fail after 20 s (last ping %v, %v)", r, err)
-		}
-	}
-	time.Sleep(lease + 100*time.Millisecond)
-	if err := reserve(p.Inv, next.Add(1)); err != nil {
-		t.Fatalf("A's lease renewal sale: %v", err)
-	}
-	renewed := time.Now()
-	berr := reserve(invB, next.Add(1))
-	if xerr.FromStatus(berr).Code != xerr.Busy {
-		t.Fatalf("B's first call with Redis unreachable: %v, want BUSY (the switch)", berr)
-	}
-	switchedAt := time.Now()
-	if m := mode(t, p, aid); m != "mysql" {
-		t.Fatalf("mode %s after B's Redis failure, want mysql", m)
-	}
-	if stall != nil {
-		stall(p)
-	}
-
-	// stuck: reservations answered past their sell-by, or not answered in time (the
-	// service's Timeout: its handler, still waiting on Redis, goes on and its script runs
-	// when Redis serves it).
-	var stuck atomic.Int64
-	// Buyers on both instances until MySQL has sold for a while: A on its lease, then (like
-	// B) through MySQL.
-	stop := switchedAt.Add(2*lease + 1500*time.Millisecond)
-	var wg sync.WaitGroup
-	for _, inv := range []inventoryclient.Inventory{p.Inv, invB} {
-		for range 6 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Now().Before(stop) {
-					uid := next.Add(1)
-					for time.Now().Before(stop) {
-						err := reserve(inv, uid)
-						if err == nil {
-							break
-						}
-						c := xerr.FromStatus(err)
-						if c.Code != xerr.Busy {
-							t.Errorf("buyer %d: %v", uid, err)
-							return
-						}
-						if c.Msg == stock.ErrLeaseLapsed.Msg || status.Code(err) == codes.DeadlineExceeded {
-							stuck.Add(1)
-						}
-						time.Sleep(10 * time.Millisecond) // BUSY: the same request id again
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-
-	sales := log.all()
-	var lastRedis, firstMySQL booked
-	var redisAfterSwitch, byMySQL int
-	for _, s := range sales {
-		switch {
-		case s.mysql:
-			byMySQL++
-			if firstMySQL.began.IsZero() || s.began.Before(firstMySQL.began) {
-				firstMySQL = s
-			}
-		default:
-			if s.began.After(switchedAt) {
-				redisAfterSwitch++
-			}
-			if s.ended.After(lastRedis.ended) {
-				lastRedis = s
-			}
-		}
-	}
-	t.Logf("the switch %v after A renewed its lease; %d sales: %d by Redis after the switch (A on its lease), %d by MySQL; %d answered past their sell-by or timed out; the last Redis sale ended %v after the switch, the first MySQL sale began %v after it",
-		switchedAt.Sub(renewed).Round(time.Millisecond), len(sales), redisAfterSwitch, byMySQL, stuck.Load(),
-		lastRedis.ended.Sub(switchedAt).Round(time.Millisecond), firstMySQL.began.Sub(switchedAt).Round(time.Millisecond))
-	if byMySQL == 0 {
-		t.Fatal("the MySQL book never sold")
-	}
-	if !lastRedis.ended.Before(firstMySQL.began) {
-		t.Fatalf("both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
-			lastRedis.began.Format(time.StampMicro), lastRedis.ended.Format(time.StampMicro), firstMySQL.began.Format(time.StampMicro),
-			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond))
-	}
-	return fenceResult{redisAfterSwitch: redisAfterSwitch, stuck: int(stuck.Load())}
 }

@@ -38,7 +38,10 @@ func saleUntilKill(t *testing.T, p *pipelinetest.Pipeline, aid int64, d time.Dur
 			defer wg.Done()
 			for !stop.Load() {
 				uid := next.Add(1)
-				r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "k")})
+				r, err := p.Inv.Reserve(
+					ctx,
+					&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "k")},
+				)
 				if err == nil {
 					mu.Lock()
 					acks = append(acks, ack{r.OrderNo, uid, time.Now()})
@@ -88,7 +91,8 @@ func lostAfterRestart(t *testing.T, p *pipelinetest.Pipeline, persist devenv.Per
 // asserts the bound of each setting: with an AOF, nothing acknowledged more than one
 // fsync interval (1 s) before the kill is lost, and with appendfsync always nothing at all.
 func TestPersistenceLossOnKill(t *testing.T) {
-	for _, persist := range []devenv.Persistence{devenv.PersistNone, devenv.PersistNo, devenv.PersistEverysec, devenv.PersistAlways} {
+	for _, persist := range []devenv.Persistence{devenv.PersistNone, devenv.PersistNo, devenv.PersistEverysec,
+		devenv.PersistAlways} {
 		t.Run(string(persist), func(t *testing.T) {
 			p := pipelinetest.Start(t, pipelinetest.Options{Persistence: persist})
 			now := time.Now()
@@ -103,8 +107,15 @@ func TestPersistenceLossOnKill(t *testing.T) {
 			if len(lost) > 0 {
 				oldest = killed.Sub(lost[0].at)
 			}
-			t.Logf("persistence %s: %d reservations acknowledged in %v, %d lost after kill -9 and restart (oldest lost acknowledged %v before the kill)",
-				persist, len(acks), 1500*time.Millisecond, len(lost), oldest.Round(time.Millisecond))
+			t.Logf(
+				"persistence %s: %d reservations acknowledged in %v, %d lost after kill -9 and restart (oldest lost "+
+					"acknowledged %v before the kill)",
+				persist,
+				len(acks),
+				1500*time.Millisecond,
+				len(lost),
+				oldest.Round(time.Millisecond),
+			)
 			switch persist {
 			case devenv.PersistAlways:
 				if len(lost) > 0 {
@@ -117,7 +128,8 @@ func TestPersistenceLossOnKill(t *testing.T) {
 			}
 			// Whatever was lost, the books agree again and the stock adds up.
 			if _, err := pipelinetest.Retry(t, 30*time.Second, func() (*inventoryclient.ReserveResp, error) {
-				return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1 << 40, Quantity: 1, RequestId: rid(1, "after")})
+				return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1 << 40, Quantity: 1,
+					RequestId: rid(1, "after")})
 			}); err != nil {
 				t.Fatalf("selling after the restart: %v", err)
 			}
@@ -145,14 +157,25 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 	p := pipelinetest.Start(t, pipelinetest.Options{})
 	now := time.Now()
 	aid := p.Activity(100, 1, 600, now.Add(-time.Minute), now.Add(time.Hour))
-	r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 1, Quantity: 1, RequestId: rid(1, "down")})
+	r, err := p.Inv.Reserve(
+		ctx,
+		&inventoryclient.ReserveReq{ActivityId: aid, Uid: 1, Quantity: 1, RequestId: rid(1, "down")},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Redis.Kill()
 	calls := map[string]func(i int) error{
 		"reserve": func(i int) error {
-			_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: int64(100 + i), Quantity: 1, RequestId: rid(int64(100+i), "down")})
+			_, err := p.Inv.Reserve(
+				ctx,
+				&inventoryclient.ReserveReq{
+					ActivityId: aid,
+					Uid:        int64(100 + i),
+					Quantity:   1,
+					RequestId:  rid(int64(100+i), "down"),
+				},
+			)
 			return err
 		},
 		"pay": func(int) error {
@@ -198,7 +221,10 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	var last error
 	for {
-		_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: rid(2, "back")})
+		_, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: rid(2, "back")},
+		)
 		if err == nil {
 			break
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/seckill/seckill/devkit/rpctest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/mq/mqserver"
@@ -183,6 +185,51 @@ func (p *Pipeline) OutboxEmpty(aid int64, limit time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// RedisSales returns the reservations of activity aid that the Redis book made, as the relay put
+// them on Kafka: order number → when Redis sold it, by Redis's clock (the MySQL book writes no events).
+func (p *Pipeline) RedisSales(aid int64) map[string]time.Time {
+	p.t.Helper()
+	p.OutboxEmpty(aid, 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ends, err := kafkax.NewProgress(p.Brokers, event.Topic, p.Group).Ends(ctx)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	left := map[int32]int64{} // partition → its end offset, until read up to it
+	for part, end := range ends {
+		if end > 0 {
+			left[int32(part)] = end
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.Brokers...), kgo.ConsumeTopics(event.Topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer cl.Close()
+	out := map[string]time.Time{}
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			p.t.Fatalf("%s not read to its end in 30 s: %d partitions left", event.Topic, len(left))
+		}
+		for _, r := range fs.Records() {
+			if end, ok := left[r.Partition]; ok && r.Offset+1 >= end {
+				delete(left, r.Partition)
+			}
+			e, err := event.Unmarshal(r.Value)
+			if err != nil {
+				p.t.Fatalf("an event on %s: %v", event.Topic, err)
+			}
+			if e.Type == event.Reserved && e.ActivityID == aid {
+				out[e.OrderNo] = time.UnixMilli(e.AtMs)
+			}
+		}
+	}
+	return out
 }
 
 // Retry calls fn until it returns something other than BUSY (a rebuild in progress).

@@ -50,10 +50,21 @@ type sale struct {
 }
 
 // sell reserves for uids, pays every payEvery-th and cancels every cancelEvery-th.
-func sell(t *testing.T, p *pipelinetest.Pipeline, aid int64, s *sale, round string, uids []int64, payEvery, cancelEvery int) {
+func sell(
+	t *testing.T,
+	p *pipelinetest.Pipeline,
+	aid int64,
+	s *sale,
+	round string,
+	uids []int64,
+	payEvery, cancelEvery int,
+) {
 	t.Helper()
 	for i, uid := range uids {
-		r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)})
+		r, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, round)},
+		)
 		if err != nil {
 			t.Fatalf("reserve %d: %v", uid, err)
 		}
@@ -146,12 +157,16 @@ func lossScenario(t *testing.T, writerBehind bool) {
 	if err != nil || o.Order.Status != domain.StateReserved || o.Order.ExpireAt != s.reserved[reservedUID].ExpireAt {
 		t.Fatalf("reserved order after the loss: %+v %v (expire_at was %d)", o, err, s.reserved[reservedUID].ExpireAt)
 	}
-	if _, err := p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: s.reserved[reservedUID].OrderNo, Uid: reservedUID}); err != nil {
+	pay := &inventoryclient.OrderReq{OrderNo: s.reserved[reservedUID].OrderNo, Uid: reservedUID}
+	if _, err := p.Inv.Confirm(ctx, pay); err != nil {
 		t.Fatalf("pay a pre-loss reservation: %v", err)
 	}
 	// A replayed request id returns the original order.
 	for uid, r := range s.reserved {
-		again, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")})
+		again, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")},
+		)
 		if err != nil || again.OrderNo != r.OrderNo || !again.Replay {
 			t.Fatalf("replay of %d: %+v %v, want %s", uid, again, err, r.OrderNo)
 		}
@@ -161,7 +176,10 @@ func lossScenario(t *testing.T, writerBehind bool) {
 		if s.cancel[uid] {
 			continue
 		}
-		_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "b")})
+		_, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "b")},
+		)
 		if c := xerr.FromStatus(err); c == nil || c.Code != xerr.LimitExceeded {
 			t.Fatalf("buyer %d with a new request id after the loss: %v, want LIMIT_EXCEEDED", uid, err)
 		}
@@ -188,7 +206,10 @@ func sellsOut(t *testing.T, p *pipelinetest.Pipeline, aid int64, total, held int
 		go func() {
 			defer wg.Done()
 			r, err := pipelinetest.Retry(t, 10*time.Second, func() (*inventoryclient.ReserveResp, error) {
-				return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "c")})
+				return p.Inv.Reserve(
+					ctx,
+					&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "c")},
+				)
 			})
 			switch c := xerr.FromStatus(err); {
 			case err == nil && r.OrderNo != "":
@@ -207,7 +228,8 @@ func sellsOut(t *testing.T, p *pipelinetest.Pipeline, aid int64, total, held int
 			sold.Load(), soldOut.Load(), other.Load(), want, sold.Load()-want)
 	}
 	snap, err := p.Store.Stock(ctx, aid)
-	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != snap.Total || snap.Total != int64(total) {
+	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != snap.Total ||
+		snap.Total != int64(total) {
 		t.Fatalf("stock after the sale: %+v %v", snap, err)
 	}
 	if snap.Epoch < 2 {
@@ -218,7 +240,8 @@ func sellsOut(t *testing.T, p *pipelinetest.Pipeline, aid int64, total, held int
 		t.Fatalf("mysql after the sale: %+v", r.Db)
 	}
 	var rows int
-	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN ('reserved','paid')", aid).Scan(&rows); err != nil {
+	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN "+
+		"('reserved','paid')", aid).Scan(&rows); err != nil {
 		t.Fatal(err)
 	}
 	if rows != total {
@@ -255,7 +278,8 @@ func TestConcurrentAdjustmentsAllReachMySQL(t *testing.T) {
 	for _, aid := range ids {
 		r := p.Drain(aid, 30*time.Second)
 		var rows, total int64
-		if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM stock_adjustment WHERE activity_id = ?", aid).Scan(&rows); err != nil {
+		if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM stock_adjustment WHERE activity_id = "+
+			"?", aid).Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.DB.DB.QueryRow("SELECT total FROM activity WHERE id = ?", aid).Scan(&total); err != nil {
@@ -285,7 +309,10 @@ func TestOrderNearTheEndOutlivesTheGrace(t *testing.T) {
 	time.Sleep(time.Until(end.Add(-time.Second)))
 	var orders []*inventoryclient.ReserveResp
 	for uid := int64(1); uid <= 2; uid++ {
-		r, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "end")})
+		r, err := p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "end")},
+		)
 		if err != nil {
 			t.Fatalf("reserve at end - 1 s: %v", err)
 		}
@@ -309,7 +336,8 @@ func TestOrderNearTheEndOutlivesTheGrace(t *testing.T) {
 	p.Drain(aid, 20*time.Second)
 	for i, want := range []string{domain.StatePaid, domain.StateExpired} {
 		var status string
-		if err := p.DB.DB.QueryRow("SELECT status FROM seckill_order WHERE order_no = ?", orders[i].OrderNo).Scan(&status); err != nil {
+		if err := p.DB.DB.QueryRow("SELECT status FROM seckill_order WHERE order_no = "+
+			"?", orders[i].OrderNo).Scan(&status); err != nil {
 			t.Fatal(err)
 		}
 		if status != want {
@@ -317,7 +345,8 @@ func TestOrderNearTheEndOutlivesTheGrace(t *testing.T) {
 		}
 	}
 	var inv struct{ a, l, s int64 }
-	if err := p.DB.DB.QueryRow("SELECT available, locked, sold FROM inventory WHERE activity_id = ?", aid).Scan(&inv.a, &inv.l, &inv.s); err != nil {
+	if err := p.DB.DB.QueryRow("SELECT available, locked, sold FROM inventory WHERE activity_id = "+
+		"?", aid).Scan(&inv.a, &inv.l, &inv.s); err != nil {
 		t.Fatal(err)
 	}
 	if inv.a != 9 || inv.l != 0 || inv.s != 1 {
@@ -360,5 +389,9 @@ func TestRecoveryTimeFor10000Orders(t *testing.T) {
 	if err != nil || len(nos) != n {
 		t.Fatalf("%d orders restored (%v), want %d", len(nos), err, n)
 	}
-	t.Logf("recovery of an activity with %d orders: %v (loss seen to first answer served)", n, took.Round(time.Millisecond))
+	t.Logf(
+		"recovery of an activity with %d orders: %v (loss seen to first answer served)",
+		n,
+		took.Round(time.Millisecond),
+	)
 }

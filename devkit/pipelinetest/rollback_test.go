@@ -22,7 +22,7 @@ type snapshot map[string]struct {
 // activityKeys lists the keys of activity aid in the PRIVATE Redis of the pipeline.
 func activityKeys(t *testing.T, p *pipelinetest.Pipeline, c *red.Client, aid int64) []string {
 	t.Helper()
-	pattern := strings.TrimSuffix(p.Store.Keys().Stock(aid), "stock") + "*"
+	pattern := strings.TrimSuffix(p.Keys.Stock(aid), "stock") + "*"
 	var keys []string
 	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
 	for iter.Next(ctx) {
@@ -112,7 +112,10 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 	rollBack(t, p, c, aid, snap)
 
 	// The first change on the rolled-back book is not acknowledged.
-	_, err := p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 5000, Quantity: 1, RequestId: rid(5000, "c")})
+	_, err := p.Inv.Reserve(
+		ctx,
+		&inventoryclient.ReserveReq{ActivityId: aid, Uid: 5000, Quantity: 1, RequestId: rid(5000, "c")},
+	)
 	if code := xerr.FromStatus(err); err == nil || code.Code != xerr.Busy {
 		t.Fatalf("first reservation after the rollback: %v, want BUSY", err)
 	}
@@ -135,7 +138,10 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 	// Replays answer the original orders, and the per-user limit counts them.
 	for uid, r := range s.reserved {
 		again, err := pipelinetest.Retry(t, 10*time.Second, func() (*inventoryclient.ReserveResp, error) {
-			return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")})
+			return p.Inv.Reserve(
+				ctx,
+				&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")},
+			)
 		})
 		if err != nil || again.OrderNo != r.OrderNo || !again.Replay {
 			t.Fatalf("replay of %d: %+v %v, want %s", uid, again, err, r.OrderNo)
@@ -143,7 +149,10 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 		if s.cancel[uid] {
 			continue
 		}
-		_, err = p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "b")})
+		_, err = p.Inv.Reserve(
+			ctx,
+			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "b")},
+		)
 		if c := xerr.FromStatus(err); c == nil || c.Code != xerr.LimitExceeded {
 			t.Fatalf("buyer %d with a new request id after the rollback: %v, want LIMIT_EXCEEDED", uid, err)
 		}

@@ -153,12 +153,14 @@ func TestGetActivityIsMerchantScoped(t *testing.T) {
 		code codes.Code
 		word xerr.Code
 	}{
-		{"another merchant's", &inventory.GetActivityReq{ActivityId: id, MerchantId: 8}, codes.NotFound, xerr.ActivityNotFound},
+		{"another merchant's", &inventory.GetActivityReq{ActivityId: id, MerchantId: 8}, codes.NotFound,
+			xerr.ActivityNotFound},
 		{"unowned", &inventory.GetActivityReq{ActivityId: unowned, MerchantId: 7}, codes.NotFound, xerr.ActivityNotFound},
 		{"unknown", &inventory.GetActivityReq{ActivityId: 999999, MerchantId: 7}, codes.NotFound, xerr.ActivityNotFound},
 		{"activity id 0", &inventory.GetActivityReq{MerchantId: 7}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"no merchant", &inventory.GetActivityReq{ActivityId: id}, codes.InvalidArgument, xerr.InvalidArgument},
-		{"negative merchant", &inventory.GetActivityReq{ActivityId: id, MerchantId: -7}, codes.InvalidArgument, xerr.InvalidArgument},
+		{"negative merchant", &inventory.GetActivityReq{ActivityId: id, MerchantId: -7}, codes.InvalidArgument,
+			xerr.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := f.client.GetActivity(ctx, tc.in)

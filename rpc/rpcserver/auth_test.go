@@ -18,7 +18,9 @@ const gatewayToken = "9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e"
 
 func dial(t *testing.T, addr, app, token string) inventory.InventoryClient {
 	t.Helper()
-	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{addr}, App: app, Token: token, NonBlock: true, Timeout: 5000})
+	cli, err := zrpc.NewClient(
+		zrpc.RpcClientConf{Endpoints: []string{addr}, App: app, Token: token, NonBlock: true, Timeout: 5000},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,10 @@ func TestUnauthenticatedCallRefused(t *testing.T) {
 			},
 			"Repair": func() error { _, err := cli.Repair(ctx, &inventory.ReconcileReq{ActivityId: aid}); return err },
 			"Reserve": func() error {
-				_, err := cli.Reserve(ctx, &inventory.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: "auth-rsv-0002"})
+				_, err := cli.Reserve(
+					ctx,
+					&inventory.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: "auth-rsv-0002"},
+				)
 				return err
 			},
 		}
@@ -75,7 +80,8 @@ func TestUnauthenticatedCallRefused(t *testing.T) {
 	if s := env.CheckInvariant(aid); s.Total != 10 || s.Remaining != 9 || s.Sold != 0 {
 		t.Fatalf("refused calls changed the stock: %+v", s)
 	}
-	if o, err := good.GetOrder(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 1}); err != nil || o.Order.Status != "reserved" {
+	if o, err := good.GetOrder(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 1}); err != nil ||
+		o.Order.Status != "reserved" {
 		t.Fatalf("the order: %v %v", o, err)
 	}
 }
@@ -86,7 +92,10 @@ func TestUnauthenticatedCallRefused(t *testing.T) {
 func TestNoBuyerRPCTouchesAnotherBuyersOrder(t *testing.T) {
 	f := start(t)
 	aid := f.env.Warm(stocktest.Spec{Total: 10, Limit: 5, PayTimeout: 900})
-	a, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: aid, Uid: 1, Quantity: 2, RequestId: "owner-a-0001"})
+	a, err := f.client.Reserve(
+		ctx,
+		&inventory.ReserveReq{ActivityId: aid, Uid: 1, Quantity: 2, RequestId: "owner-a-0001"},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +116,10 @@ func TestNoBuyerRPCTouchesAnotherBuyersOrder(t *testing.T) {
 		}
 	}
 	// The same request id from another buyer is that buyer's own reservation.
-	b, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: "owner-a-0001"})
+	b, err := f.client.Reserve(
+		ctx,
+		&inventory.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: "owner-a-0001"},
+	)
 	if err != nil || b.OrderNo == a.OrderNo || b.Replay {
 		t.Fatalf("another buyer's request id: %+v %v", b, err)
 	}
@@ -121,7 +133,8 @@ func TestNoBuyerRPCTouchesAnotherBuyersOrder(t *testing.T) {
 	if _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: a.OrderNo, Uid: 1}); err != nil {
 		t.Fatalf("the owner pays: %v", err)
 	}
-	if _, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: a.OrderNo, Uid: 2}); status.Code(err) != codes.NotFound {
+	_, err = f.client.Release(ctx, &inventory.OrderReq{OrderNo: a.OrderNo, Uid: 2})
+	if status.Code(err) != codes.NotFound {
 		t.Fatalf("another buyer cancels a paid order: %v", err)
 	}
 }

@@ -11,9 +11,8 @@ import (
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
-// Metrics of the inventory service's outcomes, on the default Prometheus registry that
-// go-zero's DevServer and Prometheus agent serve. Labels are bounded: the code words of
-// internal/xerr plus "OK".
+// Metrics of the inventory service's outcomes on the default Prometheus registry, labelled by
+// the code words of internal/xerr plus "OK".
 var (
 	metricReservations = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "inventory", Name: "reservations_total",
@@ -31,9 +30,8 @@ var outcomeOp = map[string]string{
 	inventory.Inventory_Release_FullMethodName: "cancel",
 }
 
-// countOutcomes counts the outcome of the order RPCs (expiries are counted by the mq job
-// that calls ExpireDue: seckill_jobs_orders_expired_total). It runs inside xerr's interceptor,
-// so it sees the logic's error before it becomes a status.
+// countOutcomes counts the outcome of Reserve, Confirm and Release; it runs inside xerr's
+// interceptor, so it sees the logic's error before it becomes a status.
 func countOutcomes(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)

@@ -102,10 +102,12 @@ func TestOutcomeCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: orders[6].OrderNo, Uid: uidOf(orders[6])}); err == nil {
+	if _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: orders[6].OrderNo,
+		Uid: uidOf(orders[6])}); err == nil {
 		t.Fatal("paying a cancelled order succeeded")
 	}
-	if p, c, cl := op("pay", "OK")-payBefore, op("cancel", "OK")-cancelBefore, op("pay", "ORDER_CLOSED")-closedBefore; p != 4 || c != 3 || cl != 1 {
+	p, c := op("pay", "OK")-payBefore, op("cancel", "OK")-cancelBefore
+	if cl := op("pay", "ORDER_CLOSED") - closedBefore; p != 4 || c != 3 || cl != 1 {
 		t.Errorf("pay OK %v, cancel OK %v, pay ORDER_CLOSED %v; want 4, 3, 1", p, c, cl)
 	}
 	f.env.CheckInvariant(id)

@@ -83,7 +83,8 @@ func randomIdsStopBeforeMySQL(t *testing.T, degrade string) {
 	db := testenv.MySQL(t)
 	// Ten activities with ids 1000, 2000, ... 10000: every other id up to 10000 is unknown.
 	for id := 1000; id <= 10000; id += 1000 {
-		if _, err := db.DB.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time) VALUES (?, 3, 'tea', 5, UNIX_TIMESTAMP() - 60, UNIX_TIMESTAMP() + 3600)", id); err != nil {
+		if _, err := db.DB.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time) VALUES (?, 3, "+
+			"'tea', 5, UNIX_TIMESTAMP() - 60, UNIX_TIMESTAMP() + 3600)", id); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.DB.Exec("INSERT INTO inventory (activity_id, available) VALUES (?, 5)", id); err != nil {
@@ -139,7 +140,15 @@ func randomIdsStopBeforeMySQL(t *testing.T, degrade string) {
 				case 1:
 					_, err = cli.Warmup(ctx, &inventory.WarmupReq{ActivityId: id})
 				case 2:
-					_, err = cli.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: fmt.Sprintf("unknown-%08d", id)})
+					_, err = cli.Reserve(
+						ctx,
+						&inventory.ReserveReq{
+							ActivityId: id,
+							Uid:        1,
+							Quantity:   1,
+							RequestId:  fmt.Sprintf("unknown-%08d", id),
+						},
+					)
 				}
 				if status.Code(err) != codes.NotFound {
 					wrong.Add(1)

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/config"
 	"github.com/seckill/seckill/rpc/internal/server"
@@ -123,11 +124,10 @@ func New(c Config) (*Server, error) {
 	return srv, nil
 }
 
-// authApps points go-zero's zRPC authenticator at the StockRedis hash of app tokens and
-// writes Apps into it. StrictControl is forced on: without it go-zero lets a caller
-// through when its app is not in the hash (or the hash cannot be read).
+// authApps points go-zero's zRPC authenticator at the StockRedis hash of app tokens, writes Apps
+// into it and forces StrictControl on (docs/DESIGN.md, "Known traps").
 func authApps(ctx *ServiceContext, c *Config) error {
-	key := ctx.Store.Keys().RPCApps()
+	key := stock.Keys{Prefix: c.KeyPrefix}.RPCApps()
 	c.Redis = redis.RedisKeyConf{RedisConf: c.StockRedis, Key: key}
 	c.StrictControl = true
 	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -143,11 +143,8 @@ func authApps(ctx *ServiceContext, c *Config) error {
 // Start serves until Stop; it blocks.
 func (s *Server) Start() { s.group.Start() }
 
-// Stop stops serving and the background work.
-//
-// zrpc's RpcServer.Stop only closes go-zero's global logger; its gRPC server stops on the
-// process-wide proc shutdown. So that one process can stop this server and keep running
-// (the standalone launcher, tests), Stop keeps the logger and stops the gRPC server itself.
+// Stop stops serving and the background work, keeping go-zero's global logger open (zrpc's
+// own Stop would close it and leave the gRPC server to the process's shutdown).
 func (s *Server) Stop() {
 	w := logx.Reset()
 	s.group.Stop()
@@ -169,9 +166,8 @@ func (s *Server) Stop() {
 	}
 }
 
-// longCalls adds Reconcile and Repair, each with timeout, to the configured method timeouts
-// (those it names already keep theirs): the server's Timeout is for the sale's calls, and
-// a reconciliation of a large activity takes longer.
+// longCalls adds Reconcile and Repair with timeout to the configured method timeouts (those
+// already named keep theirs): a reconciliation outlasts the sale's Timeout.
 func longCalls(set []zrpc.MethodTimeoutConf, timeout time.Duration) []zrpc.MethodTimeoutConf {
 	out := append([]zrpc.MethodTimeoutConf{}, set...)
 	for _, m := range []string{inventory.Inventory_Reconcile_FullMethodName, inventory.Inventory_Repair_FullMethodName} {

@@ -43,8 +43,13 @@ func start(t *testing.T) *fixture {
 
 func (f *fixture) insert(t *testing.T, qty int64, start, end time.Time) int64 {
 	t.Helper()
-	res, err := f.db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (3, 'tea', ?, ?, ?, 1, 900)",
-		qty, start.Unix(), end.Unix())
+	res, err := f.db.DB.Exec(
+		"INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (3, "+
+			"'tea', ?, ?, ?, 1, 900)",
+		qty,
+		start.Unix(),
+		end.Unix(),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +112,10 @@ func TestSoldOutBurstKeepsTheBreakerClosed(t *testing.T) {
 func TestReserveBackfillsAColdActivity(t *testing.T) {
 	f := start(t)
 	id := f.insert(t, 3, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
-	r, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: "cold-000001"})
+	r, err := f.client.Reserve(
+		ctx,
+		&inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: "cold-000001"},
+	)
 	if err != nil || r.Remaining != 2 || r.ExpireAt < time.Now().Unix()+800 {
 		t.Fatalf("reserve on cold activity: %+v %v", r, err)
 	}
@@ -115,7 +123,8 @@ func TestReserveBackfillsAColdActivity(t *testing.T) {
 	if err != nil || o.Order.Status != "reserved" || o.Order.Quantity != 1 || o.Order.ActivityId != id {
 		t.Fatalf("order: %+v %v", o, err)
 	}
-	if _, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2}); status.Code(err) != codes.NotFound {
+	_, err = f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2})
+	if status.Code(err) != codes.NotFound {
 		t.Fatalf("another user's order: %v", err)
 	}
 	st, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: id})
@@ -128,7 +137,8 @@ func TestReserveBackfillsAColdActivity(t *testing.T) {
 func TestOrderReadFallsBackToMySQL(t *testing.T) {
 	f := start(t)
 	no := domain.NewOrderNo(77) // tagged like the service's (no OrderKey in tests)
-	if _, err := f.db.DB.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, status, expire_at, placed_at) VALUES (?, 'req-old-0001', 77, 5, 2, 'paid', 1700000900, 1700000000)", no); err != nil {
+	if _, err := f.db.DB.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, status, "+
+		"expire_at, placed_at) VALUES (?, 'req-old-0001', 77, 5, 2, 'paid', 1700000900, 1700000000)", no); err != nil {
 		t.Fatal(err)
 	}
 	o, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: no, Uid: 5})
@@ -143,7 +153,10 @@ func TestOrderReadFallsBackToMySQL(t *testing.T) {
 func TestBadInputToEveryRPC(t *testing.T) {
 	f := start(t)
 	id := f.insert(t, 5, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
-	r, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: "good-000001"})
+	r, err := f.client.Reserve(
+		ctx,
+		&inventory.ReserveReq{ActivityId: id, Uid: 1, Quantity: 1, RequestId: "good-000001"},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,18 +167,37 @@ func TestBadInputToEveryRPC(t *testing.T) {
 		code codes.Code
 		word xerr.Code
 	}{
-		{"warmup id 0", func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
-		{"warmup unknown", func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
+		{
+			"warmup id 0",
+			func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
+		{
+			"warmup unknown",
+			func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: 999999}); return err },
+			codes.NotFound,
+			xerr.ActivityNotFound,
+		},
 		{"reserve qty 0", func() error {
-			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 0, RequestId: "good-000002"})
+			_, err := f.client.Reserve(
+				ctx,
+				&inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 0, RequestId: "good-000002"},
+			)
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"reserve qty -3", func() error {
-			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: -3, RequestId: "good-000002"})
+			_, err := f.client.Reserve(
+				ctx,
+				&inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: -3, RequestId: "good-000002"},
+			)
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"reserve huge qty", func() error {
-			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1 << 60, RequestId: "good-000002"})
+			_, err := f.client.Reserve(
+				ctx,
+				&inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1 << 60, RequestId: "good-000002"},
+			)
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"reserve empty request id", func() error {
@@ -173,18 +205,32 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"reserve oversized request id", func() error {
-			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1, RequestId: string(make([]byte, 100))})
+			_, err := f.client.Reserve(
+				ctx,
+				&inventory.ReserveReq{ActivityId: id, Uid: 2, Quantity: 1, RequestId: string(make([]byte, 100))},
+			)
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"reserve no user", func() error {
-			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: id, Quantity: 1, RequestId: "good-000002"})
+			_, err := f.client.Reserve(
+				ctx,
+				&inventory.ReserveReq{ActivityId: id, Quantity: 1, RequestId: "good-000002"},
+			)
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"reserve unknown activity", func() error {
-			_, err := f.client.Reserve(ctx, &inventory.ReserveReq{ActivityId: 999999, Uid: 2, Quantity: 1, RequestId: "good-000002"})
+			_, err := f.client.Reserve(
+				ctx,
+				&inventory.ReserveReq{ActivityId: 999999, Uid: 2, Quantity: 1, RequestId: "good-000002"},
+			)
 			return err
 		}, codes.NotFound, xerr.ActivityNotFound},
-		{"confirm malformed", func() error { _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: "x", Uid: 1}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{
+			"confirm malformed",
+			func() error { _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: "x", Uid: 1}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
 		{"confirm unknown", func() error {
 			_, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: unknownOrder, Uid: 1})
 			return err
@@ -205,22 +251,62 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			_, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{ActivityId: id, Limit: 100000})
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
-		{"expire_due id 0", func() error { _, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
-		{"adjust zero", func() error { _, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{
+			"expire_due id 0",
+			func() error { _, err := f.client.ExpireDue(ctx, &inventory.ExpireDueReq{}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
+		{
+			"adjust zero",
+			func() error { _, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
 		{"adjust below zero", func() error {
 			_, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id, Delta: -100})
 			return err
 		}, codes.FailedPrecondition, xerr.InsufficientStock},
-		{"get stock id 0", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
-		{"get stock unknown", func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
-		{"books id 0", func() error { _, err := f.client.Books(ctx, &inventory.ReconcileReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
-		{"books unknown", func() error { _, err := f.client.Books(ctx, &inventory.ReconcileReq{ActivityId: 999999}); return err }, codes.NotFound, xerr.ActivityNotFound},
-		{"reconcile id 0", func() error { _, err := f.client.Reconcile(ctx, &inventory.ReconcileReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{
+			"get stock id 0",
+			func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
+		{
+			"get stock unknown",
+			func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{ActivityId: 999999}); return err },
+			codes.NotFound,
+			xerr.ActivityNotFound,
+		},
+		{
+			"books id 0",
+			func() error { _, err := f.client.Books(ctx, &inventory.ReconcileReq{}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
+		{
+			"books unknown",
+			func() error { _, err := f.client.Books(ctx, &inventory.ReconcileReq{ActivityId: 999999}); return err },
+			codes.NotFound,
+			xerr.ActivityNotFound,
+		},
+		{
+			"reconcile id 0",
+			func() error { _, err := f.client.Reconcile(ctx, &inventory.ReconcileReq{}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
 		{"reconcile unknown", func() error {
 			_, err := f.client.Reconcile(ctx, &inventory.ReconcileReq{ActivityId: 999999})
 			return err
 		}, codes.NotFound, xerr.ActivityNotFound},
-		{"repair id 0", func() error { _, err := f.client.Repair(ctx, &inventory.ReconcileReq{}); return err }, codes.InvalidArgument, xerr.InvalidArgument},
+		{
+			"repair id 0",
+			func() error { _, err := f.client.Repair(ctx, &inventory.ReconcileReq{}); return err },
+			codes.InvalidArgument,
+			xerr.InvalidArgument,
+		},
 		{"get order malformed", func() error {
 			_, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: "1-zz", Uid: 1})
 			return err
@@ -288,7 +374,8 @@ func TestReconcileOutlivesTheServerTimeout(t *testing.T) {
 		t.Fatalf("Reconcile past the server's Timeout: %v", err)
 	}
 	t.Logf("one run: %v, %s", time.Since(t0), res.Status)
-	if _, err := serve(true).Reconcile(ctx, &inventory.ReconcileReq{ActivityId: aid}); status.Code(err) != codes.DeadlineExceeded {
+	_, err = serve(true).Reconcile(ctx, &inventory.ReconcileReq{ActivityId: aid})
+	if status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("Reconcile named in MethodTimeouts (100 ms): %v, want DeadlineExceeded", err)
 	}
 }

@@ -24,16 +24,8 @@ var bloomRejected = promauto.NewCounter(prometheus.CounterOpts{
 // it (never seeded, or lost with Redis's data) is not trusted.
 var seededMark = []byte("seeded")
 
-// Known is the Bloom filter of every activity id MySQL has (go-zero core/bloom on
-// Redis, against cache penetration): seeded from MySQL when the service starts and
-// updated by CreateActivity. An id at or below the highest id seen that the filter does
-// not hold cannot exist, so its lookup never reaches MySQL. An id above it may be an
-// activity written since by other means (SQL, another instance whose Add failed): the
-// filter then reads the ids added since the highest one seen, at most once per Refresh
-// (callers wait for the next slot), so unknown ids cost MySQL at most one indexed read
-// per Refresh whatever their rate. A false positive (about 0.01 % at the default size)
-// costs one read, as every lookup did before; a filter that is not seeded, or a Redis
-// error, lets the lookup through to MySQL: the filter never hides an activity.
+// Known is the Bloom filter of every activity id MySQL has (go-zero core/bloom on Redis): a lookup
+// of an id that cannot exist never reaches MySQL (docs/DESIGN.md, "Warm-up, cache backfill ...").
 type Known struct {
 	filter  *bloom.Filter
 	page    Page

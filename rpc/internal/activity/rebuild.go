@@ -21,7 +21,8 @@ var metricRebuilds = promauto.NewCounterVec(prometheus.CounterOpts{
 	Namespace: "seckill",
 	Subsystem: "inventory",
 	Name:      "rebuilds_total",
-	Help:      "stock hash misses resolved, by kind: cold (never warmed), lost (rebuilt from MySQL), ended (short-lived read copy)",
+	Help: "stock hash misses resolved, by kind: cold (never warmed), lost (rebuilt from MySQL), ended " +
+		"(short-lived read copy)",
 }, []string{"kind"})
 
 // maxRebuild bounds one rebuild, the wait for the writer included.
@@ -58,7 +59,7 @@ func (r *rebuilds) start(l *Loader, id int64) (run *rebuild, started bool, err e
 	if lease <= 0 {
 		lease = 10 * time.Second
 	}
-	lock := redis.NewRedisLock(l.Store.Redis(), l.Store.Keys().Lock(id))
+	lock := l.Store.RebuildLock(id)
 	lock.SetExpire(max(int(lease/time.Second), 1))
 	ctx, cancel := context.WithTimeout(context.Background(), maxRebuild)
 	ok, err := lock.AcquireCtx(ctx)
@@ -89,10 +90,7 @@ func (r *rebuilds) start(l *Loader, id int64) (run *rebuild, started bool, err e
 	return run, true, nil
 }
 
-// renew re-acquires the lock (go-zero's RedisLock extends the lease of its own token)
-// every third of the lease; a renewal that fails cancels the rebuild, which then stops
-// before its next write, and whose writes are fenced anyway (restore writes only while
-// the stock hash is absent, warmup only creates it).
+// renew re-acquires the lock every third of the lease; a renewal that fails cancels the rebuild.
 func renew(ctx context.Context, cancel context.CancelFunc, lock *redis.RedisLock, lease time.Duration) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
@@ -128,22 +126,8 @@ func (r *rebuilds) close() {
 	r.wg.Wait()
 }
 
-// rebuild resolves a stock hash miss of activity id while holding its lock:
-//   - unknown: "missing" is cached, ACTIVITY_NOT_FOUND;
-//   - keys' expiry past (end + pay timeout + grace), or never warmed and ended: a
-//     short-lived copy of the counters for reads (MissingTTL), not marked active;
-//   - never warmed (epoch 0): the counters from MySQL (nothing was sold), epoch 1;
-//   - warmed before (epoch > 0): a loss. (1) note the order topic's end offsets, (2) wait
-//     until the writer group has committed past them, so MySQL holds everything Kafka
-//     had (every acknowledged change: relay.Acker), (3) bump the epoch (the writer's
-//     fence: changes of the old epoch still in flight are dropped from now on), (4) delete
-//     what Redis kept of the activity's orders and buyers (stock.Store.Wipe: a partial
-//     rollback keeps some) and write every order, request id, pending and orders set and
-//     holding from MySQL (stock.Store.Restore), (5) write the stock hash with the new
-//     epoch: selling resumes.
-//
-// Both are the same code after step 2, which only a loss needs. Issue 10's "back to
-// Redis only through a rebuild" calls this.
+// rebuild resolves a stock hash miss of activity id while holding its lock: a cold activity is
+// loaded, a lost one rebuilt from MySQL (docs/DESIGN.md, "Warm-up, cache backfill and recovery").
 func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error) {
 	start := time.Now()
 	// Between the caller's miss and the lock, another rebuild may have finished (its lock
@@ -292,9 +276,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// snapshot reads the activity's counters and its orders, checking that they agree (the
-// writer changes both in one transaction, and nothing changes them while the activity is
-// not in Redis; a disagreement is a read between two such transactions: read again).
+// snapshot reads the activity's counters and its orders, read again until they agree.
 func (l *Loader) snapshot(ctx context.Context, id int64) (*Record, []stock.Order, error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := l.Source.Load(ctx, id)
@@ -318,8 +300,10 @@ func (l *Loader) snapshot(ctx context.Context, id int64) (*Record, []stock.Order
 			return rec, orders, nil
 		}
 		if attempt == 2 {
-			return nil, nil, xerr.Unavailable(fmt.Errorf("activity %d: mysql inventory (locked %d, sold %d) disagrees with its orders "+
-				"(locked %d, sold %d): not rebuilding", id, rec.Locked, rec.Sold, locked, sold))
+			return nil, nil, xerr.Unavailable(
+				fmt.Errorf("activity %d: mysql inventory (locked %d, sold %d) disagrees with its orders "+
+					"(locked %d, sold %d): not rebuilding", id, rec.Locked, rec.Sold, locked, sold),
+			)
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, nil, err

@@ -1,7 +1,6 @@
-// Package activity loads activities from MySQL into Redis: warm-up, the cache backfill of
-// a read that missed, and the rebuild after Redis lost an activity, all through one
-// rebuild under a per-activity Redis lock with a lease, with "no such activity" cached so
-// that misses cannot hammer MySQL.
+// Package activity loads activities from MySQL into Redis: warm-up, the backfill of a miss and
+// the rebuild after a loss, under a per-activity lock, with "no such activity" cached.
+// docs/DESIGN.md, "Warm-up, cache backfill and recovery from Redis loss".
 package activity
 
 import (
@@ -57,7 +56,11 @@ type MySQLSource struct {
 }
 
 // NewMySQLSource is the source over one database connection.
-func NewMySQLSource(activities model.ActivityModel, inventory model.InventoryModel, orders model.SeckillOrderModel) MySQLSource {
+func NewMySQLSource(
+	activities model.ActivityModel,
+	inventory model.InventoryModel,
+	orders model.SeckillOrderModel,
+) MySQLSource {
 	return MySQLSource{Activities: activities, Inventory: inventory, OrderRows: orders}
 }
 
@@ -151,9 +154,8 @@ func (l *Loader) KeysExpireAt(a model.Activity) int64 {
 	return a.EndTime + int64(a.PayTimeoutSeconds) + int64(l.Grace/time.Second)
 }
 
-// Warmup loads the activity's stock into Redis if it is absent (never overwriting live
-// stock) and marks it active. ENDED after the activity's end, unless Redis lost an
-// activity that was warm: that is rebuilt (BUSY until it is).
+// Warmup loads the activity's stock into Redis if it is absent and marks it active; ENDED after
+// the activity's end, unless it is a lost one, which is rebuilt (BUSY until it is).
 func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Snapshot, err error) {
 	if err := domain.CheckActivityID(id); err != nil {
 		return false, snap, err
@@ -167,7 +169,7 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock
 		return false, snap, err
 	}
 	// An explicit warm-up of a known activity clears a stale "missing" mark.
-	if _, err := l.Store.Redis().DelCtx(ctx, l.Store.Keys().Missing(id)); err != nil {
+	if err := l.Store.ClearMissing(ctx, id); err != nil {
 		return false, snap, xerr.Unavailable(err)
 	}
 	snap, err = l.Store.Stock(ctx, id)
@@ -190,15 +192,13 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 	if secs < 1 {
 		secs = 1
 	}
-	if err := l.Store.Redis().SetexCtx(ctx, l.Store.Keys().Missing(id), "1", secs); err != nil {
+	if err := l.Store.MarkMissing(ctx, id, secs); err != nil {
 		logc.Errorf(ctx, "cache missing activity %d: %v", id, err)
 	}
 }
 
-// Stock returns the activity's stock from Redis; a miss is resolved by one rebuild (per
-// activity, across instances) that the caller waits for up to Wait, then BUSY: a cold
-// activity is loaded from MySQL, a lost one rebuilt with its orders, an ended one whose
-// keys have gone cached briefly (MissingTTL) so that reads of it stay off MySQL too.
+// Stock returns the activity's stock from Redis; a miss is resolved by one rebuild per activity,
+// which the caller waits for up to Wait (then BUSY).
 func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 	if err := domain.CheckActivityID(id); err != nil {
 		return stock.Snapshot{}, err
@@ -260,7 +260,7 @@ func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Snapshot, er
 
 // checkMissing returns ErrActivityNotFound while "no such activity" is cached for id.
 func (l *Loader) checkMissing(ctx context.Context, id int64) error {
-	missing, err := l.Store.Redis().ExistsCtx(ctx, l.Store.Keys().Missing(id))
+	missing, err := l.Store.Missing(ctx, id)
 	if err != nil {
 		return xerr.Unavailable(err)
 	}
@@ -277,9 +277,8 @@ func (l *Loader) Close() { l.rebuilds.close() }
 // too many connections, server shutdown, statement timeout.
 var transientMySQL = map[uint16]bool{1205: true, 1213: true, 1040: true, 1053: true, 3024: true, 1969: true}
 
-// DBError types a MySQL error for the edge: a dependency failure (xerr.Unavailable, BUSY)
-// unless the server answered with a rejection a retry cannot change (a constraint, a
-// syntax error: a bug, INTERNAL). Business outcomes pass through.
+// DBError types a MySQL error for the edge: a dependency failure (BUSY) unless a retry cannot
+// change it (INTERNAL); business outcomes pass through.
 func DBError(err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && !transientMySQL[me.Number] {

@@ -60,8 +60,13 @@ func newFixture(t *testing.T) *fixture {
 // insert creates an activity in MySQL and returns its id.
 func (f *fixture) insert(t *testing.T, stockQty int64, start, end time.Time) int64 {
 	t.Helper()
-	res, err := f.db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (9, 'phone', ?, ?, ?, 2, 60)",
-		stockQty, start.Unix(), end.Unix())
+	res, err := f.db.DB.Exec(
+		"INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (9, "+
+			"'phone', ?, ?, ?, 2, 60)",
+		stockQty,
+		start.Unix(),
+		end.Unix(),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,10 +209,12 @@ func TestRedisDownIsNoMiss(t *testing.T) {
 		t.Fatalf("%d MySQL reads with Redis down, want 0", n)
 	}
 	var epoch int64
-	if err := f.db.DB.QueryRow("SELECT epoch FROM inventory WHERE activity_id = ?", id).Scan(&epoch); err != nil || epoch != 1 {
+	if err := f.db.DB.QueryRow("SELECT epoch FROM inventory WHERE activity_id = ?", id).Scan(&epoch); err != nil ||
+		epoch != 1 {
 		t.Fatalf("epoch %d %v, want 1 (unmoved)", epoch, err)
 	}
-	if !errors.Is(fmt.Errorf("wrapped: %w", stock.ErrNotWarm), stock.ErrNotWarm) || !errors.Is(stock.ErrNotWarm, xerr.ErrBusy) {
+	if !errors.Is(fmt.Errorf("wrapped: %w", stock.ErrNotWarm), stock.ErrNotWarm) ||
+		!errors.Is(stock.ErrNotWarm, xerr.ErrBusy) {
 		t.Fatal("ErrNotWarm must still match itself and be BUSY")
 	}
 }

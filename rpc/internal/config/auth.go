@@ -16,9 +16,8 @@ type AppToken struct {
 	Token string // from the environment (${VAR} in the file), at least 32 random bytes
 }
 
-// Validate replaces zrpc.RpcServerConf's (which go-zero's loader calls): the Redis of
-// the authenticator is the StockRedis and its key is built by stock.Keys (rpcserver.New
-// fills them in), so the file names neither; with Auth on, Apps lists every caller.
+// Validate replaces zrpc.RpcServerConf's: the authenticator's Redis and key are filled in by
+// rpcserver.New, and with Auth on, Apps lists every caller.
 func (c Config) Validate() error {
 	if c.OrderKey != "" || c.Mode == service.ProMode {
 		if err := secrets.Check("OrderKey", c.OrderKey); err != nil {

@@ -1,13 +1,10 @@
 package logic
 
 import (
-	"context"
 	"errors"
 
-	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
@@ -43,17 +40,38 @@ func toActivity(s stock.Snapshot) *inventory.Activity {
 		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total}
 }
 
-// resolveMiss makes sure the activity of orderNo is in Redis when its stock hash is not:
-// the loader's one path for a miss (a cold activity is loaded, a lost one rebuilt, BUSY
-// while that runs; an unknown one is ACTIVITY_NOT_FOUND).
-func resolveMiss(ctx context.Context, svcCtx *svc.ServiceContext, orderNo string) error {
-	aid, err := domain.CheckOrderNo(orderNo)
+func toReserveResp(res stock.Reservation, err error) (*inventory.ReserveResp, error) {
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = svcCtx.Loader.Stock(ctx, aid)
+	return &inventory.ReserveResp{OrderNo: res.OrderNo, Quantity: res.Quantity, ExpireAt: res.ExpireAt / 1000,
+		Remaining: res.Remaining, Replay: res.Replay, Status: res.State}, nil
+}
+
+func toOrderState(orderNo, state string, err error) (*inventory.OrderStateResp, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &inventory.OrderStateResp{OrderNo: orderNo, Status: state}, nil
+}
+
+// expireLimit is an ExpireDue request's limit: 0 is the configured batch, else 1..stock.MaxExpireBatch.
+func expireLimit(limit int64, batch int) (int, error) {
+	if limit < 0 || limit > stock.MaxExpireBatch {
+		return 0, xerr.Newf(xerr.InvalidArgument, "limit must be 0..%d", stock.MaxExpireBatch)
+	}
+	if limit == 0 {
+		return batch, nil
+	}
+	return int(limit), nil
+}
+
+func toExpireDueResp(done []string, err error) (*inventory.ExpireDueResp, error) {
 	if errors.Is(err, xerr.ErrActivityNotFound) {
-		return xerr.ErrOrderNotFound // an order of no activity
+		return &inventory.ExpireDueResp{}, nil // nothing there, nothing to expire
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return &inventory.ExpireDueResp{Expired: int64(len(done)), OrderNos: done}, nil
 }

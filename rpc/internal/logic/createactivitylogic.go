@@ -30,9 +30,8 @@ func NewCreateActivityLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Cr
 	}
 }
 
-// CreateActivity writes the activity and its inventory row (available = total) in one
-// MySQL transaction: there is never an activity without its book. Redis is untouched;
-// warm-up (explicit or scheduled) or the first read loads it.
+// CreateActivity writes the activity and its inventory row in one MySQL transaction; Redis is
+// untouched until a warm-up or the first read loads it.
 func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*inventory.ActivityResp, error) {
 	if err := checkNewActivity(in); err != nil {
 		return nil, err
@@ -55,7 +54,12 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 	// Into the Bloom filter of known ids, or its lookups would never see this activity.
 	if err := l.svcCtx.Known.Add(l.ctx, id); err != nil {
 		if err = l.svcCtx.Known.Add(l.ctx, id); err != nil {
-			l.Errorf("activity %d is not in the Bloom filter (reads answer ACTIVITY_NOT_FOUND until the service restarts and reseeds): %v", id, err)
+			l.Errorf(
+				"activity %d is not in the Bloom filter (reads answer ACTIVITY_NOT_FOUND until the service restarts and "+
+					"reseeds): %v",
+				id,
+				err,
+			)
 		}
 	}
 	l.Infof("merchant %d created activity %d (sku %d, stock %d)", in.MerchantId, id, in.SkuId, in.Total)

@@ -30,9 +30,8 @@ func NewGetActivityLogic(ctx context.Context, svcCtx *svc.ServiceContext) *GetAc
 	}
 }
 
-// GetActivity reads the activity from MySQL if it belongs to the merchant. Another
-// merchant's activity is ACTIVITY_NOT_FOUND, like a missing one, so that merchants cannot
-// probe or change each other's sales. It never touches Redis.
+// GetActivity reads the activity from MySQL if it belongs to the merchant (another merchant's is
+// ACTIVITY_NOT_FOUND, like a missing one).
 func (l *GetActivityLogic) GetActivity(in *inventory.GetActivityReq) (*inventory.ActivityResp, error) {
 	if err := domain.CheckActivityID(in.ActivityId); err != nil {
 		return nil, err

@@ -36,14 +36,15 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 	}
 	// A number this service cannot have issued (its tag is wrong) is ORDER_NOT_FOUND by its
 	// shape: it never reaches Redis or MySQL.
-	if _, err := l.svcCtx.Store.CheckOrderNo(in.OrderNo); err != nil {
+	aid, err := l.svcCtx.Store.CheckOrderNo(in.OrderNo)
+	if err != nil {
 		return nil, err
 	}
 	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 	if errors.Is(err, xerr.ErrOrderNotFound) {
 		// Not in Redis. If the activity is not either, resolve that first: a lost activity
 		// is rebuilt (BUSY meanwhile) and then answers from Redis.
-		if err = resolveMiss(l.ctx, l.svcCtx, in.OrderNo); err == nil {
+		if err = l.svcCtx.Book.Backfill(l.ctx, aid, true); err == nil {
 			o, err = l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
+	"github.com/seckill/seckill/rpc/internal/book"
 	"github.com/seckill/seckill/rpc/internal/config"
 	"github.com/seckill/seckill/rpc/internal/degrade"
 )
@@ -37,8 +38,10 @@ type ServiceContext struct {
 	Relay *relay.Relay
 	// Reconciler compares Redis with MySQL (Reconcile, Repair).
 	Reconciler *reconcile.Reconciler
-	// Degrade is degrade mode and the fence (Degrade: mysql); Route is a no-op when off.
-	Degrade *degrade.Book
+	// Degrade is degrade mode's fence (Degrade: mysql); it routes every call to Redis when off.
+	Degrade *degrade.Fence
+	// Book serves reservations and order changes from the book the fence chooses.
+	Book *book.Router
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -58,7 +61,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := stock.NewStore(rds, stock.Keys{Prefix: c.KeyPrefix})
+	keys := stock.Keys{Prefix: c.KeyPrefix}
+	store := stock.NewStore(rds, keys)
 	if c.OrderKey != "" {
 		store.SetOrderKey([]byte(c.OrderKey))
 	}
@@ -69,13 +73,17 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	db := sqlx.NewMysql(c.Mysql.DataSource)
 	activities := model.NewActivityModel(db)
-	known := activity.NewKnown(rds, store.Keys().ActivityBloom(), c.Stock.BloomBits,
+	inventory, orders := model.NewInventoryModel(db), model.NewSeckillOrderModel(db)
+	known := activity.NewKnown(rds, keys.ActivityBloom(), c.Stock.BloomBits,
 		activities.FindActivityIdsAfter, time.Duration(c.Stock.BloomRefreshMs)*time.Millisecond)
 	seedCtx, seedCancel := context.WithTimeout(context.Background(), time.Minute)
 	defer seedCancel()
 	if n, err := known.Seed(seedCtx); err != nil {
 		// Not fatal: an unseeded filter lets every lookup through to MySQL, as before.
-		logx.Errorf("seeding the activity bloom filter from MySQL (lookups read MySQL until it is seeded at the next start): %v", err)
+		logx.Errorf(
+			"seeding the activity bloom filter from MySQL (lookups read MySQL until it is seeded at the next start): %v",
+			err,
+		)
 	} else {
 		logx.Infof("activity bloom filter seeded with %d ids", n)
 	}
@@ -100,8 +108,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	loader := &activity.Loader{
 		Store: store,
 		// The Bloom filter of known ids stops a random id before MySQL.
-		Source: activity.KnownSource{Source: activity.NewMySQLSource(activities, model.NewInventoryModel(db),
-			model.NewSeckillOrderModel(db)), Known: known},
+		Source:     activity.KnownSource{Source: activity.NewMySQLSource(activities, inventory, orders), Known: known},
 		Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
 		MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
 		Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
@@ -119,13 +126,14 @@ func New(c config.Config) (*ServiceContext, error) {
 			}
 		}
 	}
-	orders := model.NewSeckillOrderModel(db)
-	book := &degrade.Book{On: c.Degrade == "mysql", Conf: c.DegradeMode, DB: db,
-		Inventory: model.NewInventoryModel(db), Orders: orders, Activities: activities, Store: store, Rebuild: loader,
-		Known: known.MayExist}
+	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
+		Rebuild: loader, Known: known.MayExist}
 	if progress != nil {
-		book.Pipeline = progress
+		fence.Pipeline = progress
 	}
+	router := &book.Router{Fence: fence, Store: store, Loader: loader, MySQL: &book.MySQL{DB: db,
+		Inventory: inventory, Orders: orders, Activities: activities, Store: store,
+		Concurrency: c.DegradeMode.Concurrency, Seen: fence.Seen}}
 	if rl != nil && c.Relay.AckAfterKafka() {
 		// A change is answered once its event is in Kafka, its stock hash still of the
 		// epoch it was made in, and (degrade mode) the Redis book still the one selling.
@@ -134,7 +142,7 @@ func New(c config.Config) (*ServiceContext, error) {
 			if err := acker.Ack(ctx, e); err != nil {
 				return err
 			}
-			mysql, err := book.Route(ctx, e.ActivityID)
+			mysql, _, err := fence.Route(ctx, e.ActivityID)
 			if err == nil && mysql {
 				err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
 			}
@@ -142,7 +150,8 @@ func New(c config.Config) (*ServiceContext, error) {
 		})
 	}
 	return &ServiceContext{
-		Degrade:    book,
+		Degrade:    fence,
+		Book:       router,
 		Config:     c,
 		Redis:      rds,
 		Store:      store,

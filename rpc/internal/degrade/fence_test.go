@@ -30,7 +30,8 @@ func (c *countingInventory) FindMode(ctx context.Context, aid int64) (string, er
 // MySQL book, bounded degrade mode (the degrade bench: ~0.45 s per reservation).
 func TestModeReadsAreShared(t *testing.T) {
 	db := testenv.MySQL(t)
-	res, err := db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (9, 'phone', 10, 0, 4000000000, 2, 60)")
+	res, err := db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, " +
+		"pay_timeout_seconds) VALUES (9, 'phone', 10, 0, 4000000000, 2, 60)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestModeReadsAreShared(t *testing.T) {
 	const lease = 50 * time.Millisecond
 	inv := &countingInventory{InventoryModel: model.NewInventoryModel(db.Conn)}
 	var known atomic.Int64
-	b := &degrade.Book{On: true, Conf: degrade.Conf{Concurrency: 4, LeaseMs: int(lease / time.Millisecond)},
+	b := &degrade.Fence{On: true, Conf: degrade.Conf{Concurrency: 4, LeaseMs: int(lease / time.Millisecond)},
 		Inventory: inv, Known: func(context.Context, int64) bool {
 			known.Add(1)
 			time.Sleep(2 * lease) // slower than the lease
@@ -53,7 +54,7 @@ func TestModeReadsAreShared(t *testing.T) {
 		for range 32 {
 			wg.Go(func() {
 				<-start
-				if mysql, err := b.Route(context.Background(), aid); err != nil || mysql {
+				if mysql, _, err := b.Route(context.Background(), aid); err != nil || mysql {
 					t.Errorf("route: mysql %v, err %v", mysql, err)
 				}
 			})

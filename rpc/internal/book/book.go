@@ -1,0 +1,103 @@
+// Package book is the inventory's books behind one interface: the Redis book (stock.Store's
+// scripts), the MySQL book (degrade mode) and the Router that chooses between them per call.
+// docs/DESIGN.md, "Degrade mode".
+package book
+
+import (
+	"context"
+	"errors"
+
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/internal/degrade"
+)
+
+// A Book reserves stock and moves orders through their states, with the answers of docs/DESIGN.md's scripts.
+type Book interface {
+	Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error)
+	Confirm(ctx context.Context, orderNo string, uid int64) error
+	// Release moves a reserved order of uid to target (domain.StateCancelled or domain.StateExpired).
+	Release(ctx context.Context, orderNo string, uid int64, target string) error
+	ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error)
+}
+
+// A Router is the Book the RPCs use: it serves each call from the book the fence chooses,
+// backfills a Redis miss once and hands the Redis book's failures to the fence.
+type Router struct {
+	Fence  *degrade.Fence
+	Store  *stock.Store
+	MySQL  *MySQL
+	Loader degrade.Rebuilder
+}
+
+var _ Book = (*Router)(nil)
+
+// Reserve reserves qty of activity aid for uid, idempotent per request id.
+func (r *Router) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (res stock.Reservation,
+	err error) {
+	err = r.route(ctx, aid, false, func(b Book) (err error) {
+		res, err = b.Reserve(ctx, aid, uid, qty, requestID)
+		return err
+	})
+	return res, err
+}
+
+// Confirm pays a reserved order of uid.
+func (r *Router) Confirm(ctx context.Context, orderNo string, uid int64) error {
+	aid, err := r.Store.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	return r.route(ctx, aid, true, func(b Book) error { return b.Confirm(ctx, orderNo, uid) })
+}
+
+// Release moves a reserved order of uid to target.
+func (r *Router) Release(ctx context.Context, orderNo string, uid int64, target string) error {
+	aid, err := r.Store.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	return r.route(ctx, aid, true, func(b Book) error { return b.Release(ctx, orderNo, uid, target) })
+}
+
+// ExpireDue expires up to limit reserved orders of activity aid past their expire_at.
+func (r *Router) ExpireDue(ctx context.Context, aid int64, limit int) (done []string, err error) {
+	err = r.route(ctx, aid, false, func(b Book) (err error) {
+		done, err = b.ExpireDue(ctx, aid, limit)
+		return err
+	})
+	return done, err
+}
+
+// route runs call on the book the fence chooses for activity aid: on the Redis book a miss
+// is backfilled and call run once more, and a failure is handed to the fence.
+func (r *Router) route(ctx context.Context, aid int64, order bool, call func(Book) error) error {
+	mysql, sellBy, err := r.Fence.Route(ctx, aid)
+	if err != nil {
+		return err
+	}
+	if mysql {
+		return call(r.MySQL)
+	}
+	redis := Redis{Store: r.Store, SellBy: sellBy}
+	err = call(redis)
+	if errors.Is(err, stock.ErrNotWarm) {
+		if err = r.Backfill(ctx, aid, order); err == nil {
+			err = call(redis)
+		}
+	}
+	if err != nil {
+		err = r.Fence.Failed(ctx, aid, err) // Redis down: degrade mode
+	}
+	return err
+}
+
+// Backfill loads activity aid into Redis when it is not there (a lost one is rebuilt, BUSY
+// meanwhile); for a call on an order (order true) an unknown activity is ORDER_NOT_FOUND.
+func (r *Router) Backfill(ctx context.Context, aid int64, order bool) error {
+	_, err := r.Loader.Stock(ctx, aid)
+	if order && errors.Is(err, xerr.ErrActivityNotFound) {
+		return xerr.ErrOrderNotFound // an order of no activity
+	}
+	return err
+}

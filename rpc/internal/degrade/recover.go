@@ -1,0 +1,164 @@
+package degrade
+
+import (
+	"context"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
+)
+
+// modeLockSeconds is the lease of the lock one instance holds while it hands an activity back to Redis.
+const modeLockSeconds = 6
+
+// Recover hands activity aid back to Redis under its mode lock: mode mysql → rebuilding,
+// forget what Redis holds of it, rebuild it from MySQL, mode redis.
+func (f *Fence) Recover(ctx context.Context, aid int64) error {
+	// A short lease, renewed while this runs: a holder that died holds it up for modeLockSeconds at most.
+	lock := f.Store.ModeLock(aid)
+	lock.SetExpire(modeLockSeconds)
+	ok, err := lock.AcquireCtx(ctx)
+	if err != nil || !ok {
+		return err // another instance is at it (or Redis is not answering yet)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(modeLockSeconds * time.Second / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
+					logx.Errorf("degrade: activity %d: mode lock lost (%v): stopping", aid, err)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		<-renewed
+		if _, err := lock.ReleaseCtx(context.Background()); err != nil {
+			logx.Errorf("degrade: activity %d: release mode lock (it lapses in %ds): %v", aid, modeLockSeconds, err)
+		}
+	}()
+	mode, err := f.Inventory.FindMode(ctx, aid)
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case model.ModeRedis:
+		f.observe(aid, mode, time.Now())
+		return nil
+	case model.ModeMySQL:
+		// Not before MySQL is the complete book as this instance sees it: the Redis
+		// sellers' leases lapsed, the outbox relayed, the writer caught up (awaitBook).
+		if v := f.observe(aid, mode, time.Now()); !v.caught {
+			return nil
+		}
+		switched, err := f.Inventory.SwitchMode(ctx, aid, model.ModeMySQL, model.ModeRebuilding)
+		if err != nil || !switched {
+			return err
+		}
+		metricSwitches.WithLabelValues(model.ModeRebuilding).Inc()
+		logx.Infof("degrade: activity %d: Redis is back; mode rebuilding: forgetting what Redis holds, "+
+			"rebuilding from MySQL", aid)
+	}
+	f.observe(aid, model.ModeRebuilding, time.Now())
+	start := time.Now()
+	if err := f.Store.Recovery().Forget(ctx, aid); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for {
+		_, err := f.Rebuild.Stock(rctx, aid)
+		if err == nil {
+			break
+		}
+		if xerr.CodeOf(err) != xerr.Busy || rctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-rctx.Done():
+			return rctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	switched, err := f.Inventory.SwitchMode(ctx, aid, model.ModeRebuilding, model.ModeRedis)
+	if err != nil {
+		return err
+	}
+	if switched {
+		metricSwitches.WithLabelValues(model.ModeRedis).Inc()
+		logx.Infof("degrade: activity %d: rebuilt from MySQL in %v; mode redis: Redis sells again", aid,
+			time.Since(start).Round(time.Millisecond))
+	}
+	f.observe(aid, model.ModeRedis, time.Now())
+	return nil
+}
+
+// Start runs the recovery loop: every RecoverMs it hands the activities seen degraded back to Redis once it answers.
+func (f *Fence) Start() {
+	if !f.On {
+		return
+	}
+	f.life.Lock()
+	defer f.life.Unlock()
+	if f.stopped || f.stop != nil {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	f.stop, f.done = stop, done
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-stop
+		cancel() // a recovery in progress stops; the mode lock lapses
+	}()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Duration(f.Conf.RecoverMs) * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			ids := f.Degraded()
+			if len(ids) == 0 {
+				continue
+			}
+			pctx, pcancel := context.WithTimeout(ctx, time.Second)
+			up := f.Store.Ping(pctx)
+			pcancel()
+			if !up {
+				continue
+			}
+			for _, aid := range ids {
+				if err := f.Recover(ctx, aid); err != nil {
+					logx.Errorf("degrade: activity %d: back to Redis: %v", aid, err)
+				}
+			}
+		}
+	}()
+}
+
+// Stop ends the recovery loop; after it, Start does nothing.
+func (f *Fence) Stop() {
+	f.life.Lock()
+	defer f.life.Unlock()
+	f.stopped = true
+	if f.stop != nil {
+		close(f.stop)
+		<-f.done
+		f.stop = nil
+	}
+}
