@@ -30,7 +30,13 @@ func NewClient(c redis.RedisConf) red.UniversalClient {
 // subscription was down. It returns once the first subscription is confirmed (or ctx
 // ends, or wait is closed) and keeps running in the background until ctx ends; done is
 // closed when it stops.
-func Subscribe(ctx context.Context, cli red.UniversalClient, channel string, m *Marks, wait <-chan struct{}) (done <-chan struct{}) {
+func Subscribe(
+	ctx context.Context,
+	cli red.UniversalClient,
+	channel string,
+	m *Marks,
+	wait <-chan struct{},
+) (done <-chan struct{}) {
 	ps := cli.Subscribe(ctx, channel)
 	ch := ps.ChannelWithSubscriptions()
 	first := make(chan struct{})

@@ -58,9 +58,10 @@ func Classify(err error) *xerr.Error {
 	}
 }
 
-// ErrorHandler is installed with httpx.SetErrorHandlerCtx.
+// ErrorHandler is installed with httpx.SetErrorHandlerCtx; it records its answer in ctx's Outcome.
 func ErrorHandler(ctx context.Context, err error) (int, any) {
 	e := Classify(err)
+	record(ctx, e)
 	errorsTotal.WithLabelValues(string(e.Code)).Inc()
 	if e.Code == xerr.Internal {
 		logc.Errorf(ctx, "internal error: %v", err)

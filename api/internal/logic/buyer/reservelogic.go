@@ -8,7 +8,6 @@ import (
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
-	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -31,26 +30,16 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 	}
 }
 
-// Reserve validates, answers by itself what the gateway already knows (sold out, not
-// started, ended: before the rate limiter and zRPC), applies the per-user limit and asks
-// the inventory service, whose Lua script decides (replay, window, per-user limit, stock)
-// in one atomic step.
+// Reserve applies the per-user limit to a reservation the edge checked (edge.Gate) and asks
+// the inventory service, whose Lua script decides (replay, window, per-user limit, stock).
 func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
 	uid, err := auth.UID(l.ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := validate.Reserve(req); err != nil {
-		return nil, err
-	}
-	marks := l.svcCtx.Edge
-	if err := marks.Check(req.ActivityId); err != nil {
-		return nil, err
-	}
 	if err := l.allow(uid); err != nil {
 		return nil, err
 	}
-	gen := marks.Gen()
 	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
 		ActivityId: req.ActivityId,
 		Uid:        uid,
@@ -58,14 +47,7 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		RequestId:  req.RequestId,
 	})
 	if err != nil {
-		e := xerr.FromStatus(err)
-		switch e.Code {
-		case xerr.SoldOut:
-			marks.SoldOut(req.ActivityId, gen)
-		case xerr.NotStarted, xerr.Ended:
-			l.svcCtx.LearnWindow(req.ActivityId)
-		}
-		return nil, e
+		return nil, xerr.FromStatus(err)
 	}
 	status := res.Status // a replay reports the order as it is now
 	if status == "" {    // an inventory service from before the field
