@@ -151,7 +151,13 @@ func BenchmarkSoldOut(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		e := benchEnv(b)
 		a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
-		e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_999), reserveBody(a.ActivityID, "the-only-one", 1), nil)
+		e.call(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(b, 999_999),
+			reserveBody(a.ActivityID, "the-only-one", 1),
+			nil,
+		)
 		toks := tokens(b, 1, 256)
 		url := e.base + "/v1/seckill/orders"
 		r := load(b, b.N, func(i int) *http.Request {
@@ -200,9 +206,22 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 	soldOut := func(b *testing.B) (*env, int64) {
 		e := benchEnv(b)
 		a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
-		e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_999), reserveBody(a.ActivityID, "the-only-one", 1), nil)
+		e.call(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(b, 999_999),
+			reserveBody(a.ActivityID, "the-only-one", 1),
+			nil,
+		)
 		// One rejection through the inventory service sets the mark.
-		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_998), reserveBody(a.ActivityID, "the-mark-one", 1), http.StatusConflict, "SOLD_OUT")
+		e.expectErr(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(b, 999_998),
+			reserveBody(a.ActivityID, "the-mark-one", 1),
+			http.StatusConflict,
+			"SOLD_OUT",
+		)
 		return e, a.ActivityID
 	}
 	gateway := func(b *testing.B, toks []string) {
@@ -224,7 +243,12 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 		h := bare.Handler()
 		toks := tokens(b, 1, 256)
 		serve(b, h, func(i int) *http.Request {
-			return inProcess(b, baseline.BarePath, toks[i%len(toks)], []byte(`{"activity_id":1,"request_id":"bare-000000000001","quantity":1}`))
+			return inProcess(
+				b,
+				baseline.BarePath,
+				toks[i%len(toks)],
+				[]byte(`{"activity_id":1,"request_id":"bare-000000000001","quantity":1}`),
+			)
 		}, baseline.IsBare)
 	})
 }

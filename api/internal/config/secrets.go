@@ -40,7 +40,11 @@ func (c *Config) loadSecrets() error {
 		} {
 			// ${VAR} in the file is expanded by the loader: that value came from the environment.
 			if s.val != "" && s.val != os.Getenv(s.env) {
-				return fmt.Errorf("config: %s is written in the config file; in pro mode secrets come only from %s or SecretsFile", s.name, s.env)
+				return fmt.Errorf(
+					"config: %s is written in the config file; in pro mode secrets come only from %s or SecretsFile",
+					s.name,
+					s.env,
+				)
 			}
 		}
 	}
@@ -72,11 +76,19 @@ func readSecretsFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("config: SecretsFile: %w", err)
 	}
 	if fi.Mode().Perm()&0o007 != 0 {
-		return nil, fmt.Errorf("config: SecretsFile %s is accessible to other users (mode %v): chmod 600 it", abs, fi.Mode().Perm())
+		return nil, fmt.Errorf(
+			"config: SecretsFile %s is accessible to other users (mode %v): chmod 600 it",
+			abs,
+			fi.Mode().Perm(),
+		)
 	}
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-			return nil, fmt.Errorf("config: SecretsFile %s is inside a source checkout (%s): keep secrets outside the repository", abs, dir)
+			return nil, fmt.Errorf(
+				"config: SecretsFile %s is inside a source checkout (%s): keep secrets outside the repository",
+				abs,
+				dir,
+			)
 		}
 		if dir == filepath.Dir(dir) {
 			break

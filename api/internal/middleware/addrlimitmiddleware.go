@@ -51,8 +51,15 @@ type ReserveLimiter interface {
 
 // NewAddrLimit wraps router. authFailPeriod is how long an address over its quota stays
 // blocked on this gateway.
-func NewAddrLimit(router httpx.Router, reserve ReserveLimiter, authFail *limit.PeriodLimit, authFailPeriod time.Duration,
-	keys stock.Keys, header string, failure FailurePolicy) (*AddrLimit, error) {
+func NewAddrLimit(
+	router httpx.Router,
+	reserve ReserveLimiter,
+	authFail *limit.PeriodLimit,
+	authFailPeriod time.Duration,
+	keys stock.Keys,
+	header string,
+	failure FailurePolicy,
+) (*AddrLimit, error) {
 	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))
 	if err != nil {
 		return nil, err
