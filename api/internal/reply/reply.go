@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -54,8 +55,23 @@ func Classify(err error) *xerr.Error {
 	case xerr.IsDependencyFailure(err): // context deadline and cancellation included
 		return xerr.FromStatus(err)
 	default:
-		return xerr.New(xerr.InvalidArgument, err.Error())
+		return xerr.New(xerr.InvalidArgument, Clip(err.Error()))
 	}
+}
+
+// maxEcho bounds what an error message repeats of a request.
+const maxEcho = 200
+
+// Clip shortens s, a message that may repeat client input, to at most maxEcho bytes and "…".
+func Clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // ErrorHandler is installed with httpx.SetErrorHandlerCtx; it records its answer in ctx's Outcome.
@@ -88,7 +104,7 @@ func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
 func Unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 	msg := "missing or invalid token"
 	if err != nil {
-		msg = "invalid token: " + err.Error()
+		msg = "invalid token: " + Clip(err.Error())
 	}
 	LogUnauthorized(r, msg)
 	Write(w, xerr.New(xerr.Unauthorized, msg))
@@ -96,12 +112,12 @@ func Unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 
 // NotFound answers unknown routes (rest.WithNotFoundHandler).
 var NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	Write(w, xerr.New(xerr.NotFound, "no route "+r.URL.Path))
+	Write(w, xerr.New(xerr.NotFound, "no route "+Clip(r.URL.Path)))
 })
 
 // NotAllowed answers a known path with the wrong method (rest.WithNotAllowedHandler).
 var NotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	Write(w, xerr.New(xerr.MethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
+	Write(w, xerr.New(xerr.MethodNotAllowed, "method "+Clip(r.Method)+" not allowed on "+Clip(r.URL.Path)))
 })
 
 // forStatus names the outcome of an error status go-zero wrote without a body.
