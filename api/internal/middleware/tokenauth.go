@@ -95,6 +95,10 @@ func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int
 			goZero.ServeHTTP(w, r)
 			return
 		}
+		if err := auth.HS256(tok); err != nil {
+			refuse(w, r, err)
+			return
+		}
 		claims, ok := tok.Claims.(jwt.MapClaims)
 		if !ok {
 			goZero.ServeHTTP(w, r)
