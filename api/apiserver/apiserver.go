@@ -81,10 +81,15 @@ func New(c Config) (*Server, error) {
 	if ctx.AddrReserve != nil { // a nil *AddrLimiter in the interface would not be nil
 		addrReserve = ctx.AddrReserve
 	}
-	addrs, err := middleware.NewAddrLimit(router.NewRouter(), addrReserve, ctx.AddrAuthFail,
-		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, c.AddrLimit.ClientIPHeader, ctx.LimiterFailure)
+	client, err := middleware.NewClientIP(c.AddrLimit.ClientIPHeader, c.AddrLimit.TrustedProxies)
 	if err != nil {
-		ctx.RpcClient.Conn().Close()
+		ctx.Close()
+		return nil, err
+	}
+	addrs, err := middleware.NewAddrLimit(router.NewRouter(), addrReserve, ctx.AddrAuthFail,
+		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, client, ctx.LimiterFailure)
+	if err != nil {
+		ctx.Close()
 		return nil, err
 	}
 	srv, err := rest.NewServer(c.RestConf,
@@ -109,6 +114,7 @@ func New(c Config) (*Server, error) {
 // Start serves until Stop; it blocks.
 func (s *Server) Start() {
 	s.rest.StartWithOpts(func(hs *http.Server) {
+		hs.Handler = console.Secure(hs.Handler) // go-zero's file server is outside every router
 		s.mu.Lock()
 		s.http = hs
 		s.mu.Unlock()

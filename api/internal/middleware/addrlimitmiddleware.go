@@ -2,9 +2,8 @@ package middleware
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"strings"
+	"path"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/collection"
@@ -38,7 +37,7 @@ type AddrLimit struct {
 	AuthFail *limit.PeriodLimit // nil: no failed-authentication limit
 	blocked  *collection.Cache
 	Keys     stock.Keys
-	Header   string // trusted client-address header; "": RemoteAddr
+	Client   ClientIP
 	Failure  FailurePolicy
 }
 
@@ -57,7 +56,7 @@ func NewAddrLimit(
 	authFail *limit.PeriodLimit,
 	authFailPeriod time.Duration,
 	keys stock.Keys,
-	header string,
+	client ClientIP,
 	failure FailurePolicy,
 ) (*AddrLimit, error) {
 	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))
@@ -65,36 +64,19 @@ func NewAddrLimit(
 		return nil, err
 	}
 	return &AddrLimit{Router: router, Reserve: reserve, AuthFail: authFail, blocked: blocked,
-		Keys: keys, Header: header, Failure: failure}, nil
-}
-
-// ClientAddr is the request's client address: the trusted header when configured and
-// present, else the host of RemoteAddr.
-func ClientAddr(r *http.Request, header string) string {
-	if header != "" {
-		if v := strings.TrimSpace(r.Header.Get(header)); v != "" {
-			if ip := net.ParseIP(v); ip != nil {
-				return ip.String()
-			}
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+		Keys: keys, Client: client, Failure: failure}, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	reserve := m.Reserve != nil && r.Method == http.MethodPost && r.URL.Path == ReservePath
+	reserve := m.Reserve != nil && r.Method == http.MethodPost && path.Clean(r.URL.Path) == ReservePath
 	if m.AuthFail == nil && !reserve {
 		// Nothing to count: no address is ever blocked without a failed-authentication
 		// limit.
 		m.Router.ServeHTTP(w, r)
 		return
 	}
-	addr := ClientAddr(r, m.Header)
+	addr := m.Client.Addr(r)
 	if _, ok := m.blocked.Get(addr); ok {
 		httpx.ErrorCtx(r.Context(), w, errAddrBlocked)
 		return
