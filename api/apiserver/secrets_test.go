@@ -38,6 +38,8 @@ var badSecrets = []struct{ name, secret, why string }{
 	{"short", "Zx8#kQ2!vB7@", "too short"},
 	{"low entropy", strings.Repeat("ab", 24), "entropy"},
 	{"one character", strings.Repeat("x", 64), "entropy"},
+	{"sequential", "abcdefghijklmnopqrstuvwxyz012345", "entropy"},
+	{"sequential digits", "0123456789012345678901234567890123456789", "entropy"},
 	{"published (etc, buyer)", "demo-buyer-secret-change-me", "published"},
 	{"published (etc, merchant)", "demo-merchant-secret-change-me", "published"},
 	{"published (deploy, buyer)", "set-SECKILL_BUYER_SECRET-in-the-environment", "published"},
