@@ -27,8 +27,9 @@ type ServiceContext struct {
 	// Inventory is the inventory service: every read and write of activities and stock.
 	Inventory inventoryclient.Inventory
 	Keys      stock.Keys
-	// Limiter counts reservations per buyer; nil when RateLimit.Enabled is false.
-	Limiter *UserLimiter
+	// Limiter counts reservations per buyer, ReadLimiter reads, ChangeLimiter pays and
+	// cancels (in memory); nil when RateLimit.Enabled is false.
+	Limiter, ReadLimiter, ChangeLimiter *UserLimiter
 	// LimiterFailure is what every limiter does when its Redis fails (LimiterFailure).
 	LimiterFailure middleware.FailurePolicy
 	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
@@ -51,7 +52,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
-	var limiter *UserLimiter
+	var limiter, reads, changes *UserLimiter
 	if c.RateLimit.Enabled {
 		var shared *limit.PeriodLimit
 		if c.RateLimit.Shared {
@@ -63,6 +64,8 @@ func New(c config.Config) (*ServiceContext, error) {
 			shared = limit.NewPeriodLimit(c.RateLimit.Period, c.RateLimit.Quota, rds, "")
 		}
 		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, keys)
+		reads = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ReadQuota, nil, keys)
+		changes = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ChangeQuota, nil, keys)
 	}
 	addrReserve, addrAuthFail, err := addrLimiters(c, keys)
 	if err != nil {
@@ -77,6 +80,8 @@ func New(c config.Config) (*ServiceContext, error) {
 		Inventory:      inventoryclient.NewInventory(cli),
 		Keys:           keys,
 		Limiter:        limiter,
+		ReadLimiter:    reads,
+		ChangeLimiter:  changes,
 		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
 		AddrReserve:    addrReserve,
 		AddrAuthFail:   addrAuthFail,

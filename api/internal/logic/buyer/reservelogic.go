@@ -13,8 +13,6 @@ import (
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
-var errRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts, slow down")
-
 type ReserveLogic struct {
 	logx.Logger
 	ctx    context.Context
@@ -37,7 +35,7 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	if err != nil {
 		return nil, err
 	}
-	if err := l.allow(uid); err != nil {
+	if err := allow(l.ctx, l.svcCtx, l.svcCtx.Limiter, errRateLimited); err != nil {
 		return nil, err
 	}
 	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
@@ -61,23 +59,4 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil
-}
-
-// allow takes one unit of the buyer's quota (svc.UserLimiter: in memory, then Redis when
-// shared). A limiter that cannot reach Redis does what LimiterFailure says (open: let
-// through, counted; closed: BUSY): the limiter protects the service, it does not decide
-// stock, and the inventory script stays the one gate for correctness.
-func (l *ReserveLogic) allow(uid int64) error {
-	lim := l.svcCtx.Limiter
-	if lim == nil {
-		return nil
-	}
-	ok, err := lim.Allow(l.ctx, uid)
-	if err != nil {
-		return l.svcCtx.LimiterFailure.Failed(l.ctx, "user", err)
-	}
-	if !ok {
-		return errRateLimited
-	}
-	return nil
 }
