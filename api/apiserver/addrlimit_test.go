@@ -111,19 +111,25 @@ func (l *lines) add(v any) {
 	l.all = append(l.all, fmt.Sprint(v))
 }
 
-// Failed authentications are limited per address, and each 401 is one log line without
-// the request's headers or body.
-func TestPerAddressFailedAuthLimit(t *testing.T) {
-	e := start(t, addrLimited(1000, 3))
-	a := e.warm(nil)
-	// The gateway's writer chain with the capture under its redaction, as it runs.
+// captureLogs captures the log lines at info level until the test ends: the gateway's
+// writer chain with the capture under its redaction, as it runs.
+func captureLogs(t *testing.T) *lines {
 	capture := &lines{}
 	prev := logx.Reset()
 	capture.Writer = prev
 	logx.SetWriter(capture)
 	reply.RedactLogs()
 	logx.SetLevel(logx.InfoLevel)
-	defer func() { logx.SetLevel(logx.SevereLevel); logx.Reset(); logx.SetWriter(prev) }()
+	t.Cleanup(func() { logx.SetLevel(logx.SevereLevel); logx.Reset(); logx.SetWriter(prev) })
+	return capture
+}
+
+// Failed authentications are limited per address, and each 401 is one log line without
+// the request's headers or body.
+func TestPerAddressFailedAuthLimit(t *testing.T) {
+	e := start(t, addrLimited(1000, 3))
+	a := e.warm(nil)
+	capture := captureLogs(t)
 
 	path := "/v1/seckill/orders"
 	body := map[string]any{

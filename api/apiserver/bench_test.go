@@ -145,19 +145,20 @@ func BenchmarkReserve(b *testing.B) {
 	})
 }
 
+// soldOneUnit starts a gateway with an activity of one unit, sold.
+func soldOneUnit(b *testing.B) (*env, activity) {
+	e := benchEnv(b)
+	a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
+	e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_999), reserveBody(a.ActivityID, "the-only-one", 1),
+		nil)
+	return e, a
+}
+
 // BenchmarkSoldOut: rejections of a sold-out activity through the gateway, beside a
 // bare go-zero handler (same profile, no JWT, no zRPC).
 func BenchmarkSoldOut(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
-		e := benchEnv(b)
-		a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
-		e.call(
-			http.MethodPost,
-			"/v1/seckill/orders",
-			buyerToken(b, 999_999),
-			reserveBody(a.ActivityID, "the-only-one", 1),
-			nil,
-		)
+		e, a := soldOneUnit(b)
 		toks := tokens(b, 1, 256)
 		url := e.base + "/v1/seckill/orders"
 		r := load(b, b.N, func(i int) *http.Request {
@@ -204,15 +205,7 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 		b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	soldOut := func(b *testing.B) (*env, int64) {
-		e := benchEnv(b)
-		a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
-		e.call(
-			http.MethodPost,
-			"/v1/seckill/orders",
-			buyerToken(b, 999_999),
-			reserveBody(a.ActivityID, "the-only-one", 1),
-			nil,
-		)
+		e, a := soldOneUnit(b)
 		// One rejection through the inventory service sets the mark.
 		e.expectErr(
 			http.MethodPost,

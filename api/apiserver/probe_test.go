@@ -12,10 +12,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
-	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/api/apiserver"
-	"github.com/seckill/seckill/api/internal/reply"
 )
 
 // The probes of issue 23, each sent to a real gateway.
@@ -164,13 +162,7 @@ func TestClientAddrOnlyFromTrustedProxies(t *testing.T) {
 // Nothing a client sends starts a log line.
 func TestClientInputCannotStartALogLine(t *testing.T) {
 	e := start(t)
-	capture := &lines{}
-	prev := logx.Reset()
-	capture.Writer = prev
-	logx.SetWriter(capture)
-	reply.RedactLogs()
-	logx.SetLevel(logx.InfoLevel)
-	defer func() { logx.SetLevel(logx.SevereLevel); logx.Reset(); logx.SetWriter(prev) }()
+	capture := captureLogs(t)
 	code, _, _ := e.send(http.MethodGet, "/v1/seckill/orders/1-x%0aFAKE%20LINE%0d", nil, "Authorization", "Bearer x")
 	if code != http.StatusUnauthorized {
 		t.Fatalf("probe: %d, want 401", code)
