@@ -68,13 +68,8 @@ func (a *answers) String() string {
 	return strings.Join(out, ", ")
 }
 
-// TestInventoryDownIsBusy: a real gateway in front of a real inventory service, through
-// a proxy. Buyers reserve concurrently; the service's connections are reset mid-burst
-// (as a kill -9 does), then the service is stopped and every connection to it fails.
-// Every answer after the reset — the calls in flight, the calls that find no connection,
-// and the calls go-zero's client breaker refuses once it opened — is 503 BUSY with a
-// message, never 500; so is every other route that calls the service (pay, cancel, poll,
-// the activity, the merchant routes, healthz).
+// TestInventoryDownIsBusy: buyers reserving through a proxy whose connections to the inventory
+// service are reset mid-burst get 200 or 503 BUSY, and a BUSY retried answers as a replay.
 func TestInventoryDownIsBusy(t *testing.T) {
 	_, keys := testenv.Redis(t)
 	db := testenv.MySQL(t)

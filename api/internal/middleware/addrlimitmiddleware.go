@@ -23,14 +23,8 @@ var (
 	errAddrBlocked     = xerr.New(xerr.RateLimited, "too many failed authentications from this address, retry later")
 )
 
-// AddrLimit limits per client address. It wraps the router (rest.WithRouter), outside
-// every route's chain, because it must see requests before go-zero's JWT middleware
-// answers them and see the 401s that middleware writes:
-//   - POST /v1/seckill/orders takes one unit of the address's reservation quota;
-//   - every 401 answer takes one unit of the address's failed-authentication quota; an
-//     address over it is answered 429 on every route, without a JWT check, a log line or a
-//     Redis call, until the period has passed. The count is shared in Redis, so every
-//     gateway learns it at the address's next 401.
+// AddrLimit limits reservations and 401 answers per client address, around the router so that
+// it sees requests before go-zero's JWT middleware (docs/DESIGN.md "Security").
 type AddrLimit struct {
 	httpx.Router
 	Reserve  ReserveLimiter     // nil: no reservation limit per address

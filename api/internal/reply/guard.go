@@ -14,18 +14,9 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Router wraps go-zero's router (rest.WithRouter) so that it sits outside every route's
-// middleware chain. It does two things go-zero's chain does not:
-//   - caps the body at MaxBytes even without a Content-Length (go-zero's MaxBytesHandler
-//     only checks the header; its JSON parser skips such bodies today, but any reader of
-//     the body stays bounded);
-//   - gives a {"code","msg"} body to error statuses written without a JSON body: go-zero's
-//     shedder, breaker and MaxConns write a bare 503, MaxBytes a bare 413. The status is
-//     kept and the body is chosen by status (503 -> BUSY, 413 -> PAYLOAD_TOO_LARGE ...);
-//   - reads a body sent without "Content-Type: application/json" (none, curl -d's form type,
-//     text/plain) as JSON when it parses as JSON, and answers 415 UNSUPPORTED_MEDIA_TYPE
-//     naming the header when it does not. go-zero's httpx.Parse reads a body only with the
-//     JSON content type and would report its fields as missing.
+// Router wraps go-zero's router (rest.WithRouter), outside every route's chain: it bounds the
+// body at MaxBytes (inflated, for gzip), reads a JSON body sent without the JSON content type
+// (415 when it is not JSON) and gives go-zero's bare error statuses a {"code","msg"} body.
 type Router struct {
 	httpx.Router
 	MaxBytes int64

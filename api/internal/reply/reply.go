@@ -31,15 +31,8 @@ var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Help:      "error responses of the gateway by API code word",
 }, []string{"code"})
 
-// Classify turns any error reaching the edge into its API outcome. What a zRPC call
-// returned — a status, or go-zero's client breaker open ("circuit breaker is open", no
-// status) — is mapped by xerr.FromStatus, the single code mapping: the service's own
-// answers keep their code word (INTERNAL included), a call that got no answer (refused,
-// reset, killed, timed out, cancelled, breaker open) is BUSY. Any other dependency failure
-// that never became a status (a timeout, a refused connection, a Redis error of the
-// gateway's rate limiter) is BUSY too (xerr.IsDependencyFailure). Logic returns nothing
-// else, so any other untyped error comes from httpx.Parse: a request that does not parse
-// (bad JSON, wrong type, missing field, bad path value) is INVALID_ARGUMENT.
+// Classify turns any error reaching the edge into its API outcome: an *xerr.Error as it is, a
+// zRPC or dependency failure by xerr.FromStatus (BUSY when unanswered), anything else (httpx.Parse's) INVALID_ARGUMENT.
 func Classify(err error) *xerr.Error {
 	var e *xerr.Error
 	if errors.As(err, &e) {
