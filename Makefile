@@ -21,7 +21,8 @@ test:
 FUZZTIME ?= 10s
 FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzReserveBody api/internal/validate:FuzzCreateActivityRequest \
 	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream \
-	internal/stock:FuzzStoreArguments api/internal/middleware:FuzzFastHS256
+	internal/stock:FuzzStoreArguments api/internal/middleware:FuzzFastHS256 api/internal/middleware:FuzzTokenSegments \
+	api/internal/reply:FuzzGzipBody
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$fn ./$$pkg ($(FUZZTIME))"; \

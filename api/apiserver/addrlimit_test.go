@@ -52,6 +52,7 @@ func addrLimited(quota, authFails int) func(*apiserver.Config) {
 	return func(c *apiserver.Config) {
 		c.AddrLimit.Enabled = true
 		c.AddrLimit.ClientIPHeader = "X-Real-IP"
+		c.AddrLimit.TrustedProxies = []string{"127.0.0.1"} // the tests' client stands for a proxy
 		c.AddrLimit.Period, c.AddrLimit.ReserveQuota = 60, quota
 		c.AddrLimit.AuthFailPeriod, c.AddrLimit.AuthFailQuota = 60, authFails
 	}
@@ -90,7 +91,8 @@ func TestPerAddressReservationLimit(t *testing.T) {
 		t.Fatalf("another address: %d %+v", code, eb)
 	}
 	// Other routes are not counted against the reservation quota.
-	if code, eb := e.doFrom("10.1.1.1", http.MethodGet, fmt.Sprintf("/v1/activities/%d", a.ActivityID), "Bearer "+buyerToken(t, 100), nil); code != http.StatusOK {
+	if code, eb := e.doFrom("10.1.1.1", http.MethodGet, fmt.Sprintf("/v1/activities/%d", a.ActivityID),
+		"Bearer "+buyerToken(t, 100), nil); code != http.StatusOK {
 		t.Fatalf("a read from the limited address: %d %+v", code, eb)
 	}
 }
@@ -109,40 +111,55 @@ func (l *lines) add(v any) {
 	l.all = append(l.all, fmt.Sprint(v))
 }
 
-// Failed authentications are limited per address, and each 401 is one log line without
-// the request's headers or body.
-func TestPerAddressFailedAuthLimit(t *testing.T) {
-	e := start(t, addrLimited(1000, 3))
-	a := e.warm(nil)
-	// The gateway's writer chain with the capture under its redaction, as it runs.
+// captureLogs captures the log lines at info level until the test ends: the gateway's
+// writer chain with the capture under its redaction, as it runs.
+func captureLogs(t *testing.T) *lines {
 	capture := &lines{}
 	prev := logx.Reset()
 	capture.Writer = prev
 	logx.SetWriter(capture)
 	reply.RedactLogs()
 	logx.SetLevel(logx.InfoLevel)
-	defer func() { logx.SetLevel(logx.SevereLevel); logx.Reset(); logx.SetWriter(prev) }()
+	t.Cleanup(func() { logx.SetLevel(logx.SevereLevel); logx.Reset(); logx.SetWriter(prev) })
+	return capture
+}
+
+// Failed authentications are limited per address, and each 401 is one log line without
+// the request's headers or body.
+func TestPerAddressFailedAuthLimit(t *testing.T) {
+	e := start(t, addrLimited(1000, 3))
+	a := e.warm(nil)
+	capture := captureLogs(t)
 
 	path := "/v1/seckill/orders"
-	body := map[string]any{"activity_id": a.ActivityID, "request_id": "auth-flood-0001", "flood": strings.Repeat("B", 2000)}
+	body := map[string]any{
+		"activity_id": a.ActivityID,
+		"request_id":  "auth-flood-0001",
+		"flood":       strings.Repeat("B", 2000),
+	}
 	for i := 0; i < 4; i++ { // 3 within the quota, the 4th goes over it
-		if code, eb := e.doFrom("10.2.2.2", http.MethodPost, path, "Bearer not.a.token", body); code != http.StatusUnauthorized {
+		if code, eb := e.doFrom("10.2.2.2", http.MethodPost, path, "Bearer not.a.token",
+			body); code != http.StatusUnauthorized {
 			t.Fatalf("bad token %d: %d %+v", i, code, eb)
 		}
 	}
 	// Over the quota: refused before the JWT check, even with a valid token.
-	if code, eb := e.doFrom("10.2.2.2", http.MethodPost, path, "Bearer "+buyerToken(t, 1), reserveBody(a.ActivityID, "auth-flood-0002", 1)); code != http.StatusTooManyRequests || eb.Code != "RATE_LIMITED" {
+	if code, eb := e.doFrom("10.2.2.2", http.MethodPost, path, "Bearer "+buyerToken(t, 1),
+		reserveBody(a.ActivityID, "auth-flood-0002", 1)); code != http.StatusTooManyRequests ||
+		eb.Code != "RATE_LIMITED" {
 		t.Fatalf("blocked address: %d %+v, want 429 RATE_LIMITED", code, eb)
 	}
 	// Another address is not affected.
-	if code, eb := e.doFrom("10.2.2.3", http.MethodPost, path, "Bearer "+buyerToken(t, 1), reserveBody(a.ActivityID, "auth-flood-0003", 1)); code != http.StatusOK {
+	if code, eb := e.doFrom("10.2.2.3", http.MethodPost, path, "Bearer "+buyerToken(t, 1),
+		reserveBody(a.ActivityID, "auth-flood-0003", 1)); code != http.StatusOK {
 		t.Fatalf("other address: %d %+v", code, eb)
 	}
 	capture.mu.Lock()
 	defer capture.mu.Unlock()
 	n := 0
 	for _, l := range capture.all {
-		if strings.Contains(l, "BBBB") || strings.Contains(l, "not.a.token") || strings.Contains(l, "authorize failed") {
+		if strings.Contains(l, "BBBB") || strings.Contains(l, "not.a.token") ||
+			strings.Contains(l, "authorize failed") {
 			t.Errorf("a 401 logged its request: %.200q", l)
 		}
 		if strings.HasPrefix(l, "unauthorized: POST "+path) {
@@ -178,7 +195,13 @@ func TestLimiterFailurePolicy(t *testing.T) {
 			})
 			a := e.warm(nil)
 			before := counter()
-			code, eb := e.doFrom("10.3.3.3", http.MethodPost, "/v1/seckill/orders", "Bearer "+buyerToken(t, 5), reserveBody(a.ActivityID, "limiter-down-01", 1))
+			code, eb := e.doFrom(
+				"10.3.3.3",
+				http.MethodPost,
+				"/v1/seckill/orders",
+				"Bearer "+buyerToken(t, 5),
+				reserveBody(a.ActivityID, "limiter-down-01", 1),
+			)
 			switch policy {
 			case "closed":
 				if code != http.StatusServiceUnavailable || eb.Code != "BUSY" || e.orderCount(a.ActivityID) != 0 {

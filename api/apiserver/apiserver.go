@@ -31,9 +31,8 @@ const (
 	EnvMerchantSecret = config.EnvMerchantSecret
 )
 
-// LoadConfig reads a config file with go-zero defaults, then the secrets: SecretsFile,
-// then the environment. In pro mode a secret written in the file itself is an error.
-// The secrets are checked by Validate (New calls it).
+// LoadConfig reads a config file with go-zero defaults, then the secrets (SecretsFile, then the
+// environment; in pro mode one written in the file is an error), which New checks.
 func LoadConfig(file string) (Config, error) {
 	// Loaded as a type without Config's methods: go-zero's loader calls Validate, which
 	// must run after the secrets were applied.
@@ -61,11 +60,8 @@ type Server struct {
 	started chan struct{}
 }
 
-// New builds the gateway. A Config built in code should pass through conf.FillDefault
-// first (go-zero defaults only apply through the loader).
-//
-// The error responder is go-zero's process-wide httpx error handler: every error in the
-// process leaves as {"code","msg"}.
+// New builds the gateway from c (built in code: through conf.FillDefault first) and installs
+// the process-wide error responder, so every error leaves as {"code","msg"}.
 func New(c Config) (*Server, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -81,10 +77,15 @@ func New(c Config) (*Server, error) {
 	if ctx.AddrReserve != nil { // a nil *AddrLimiter in the interface would not be nil
 		addrReserve = ctx.AddrReserve
 	}
-	addrs, err := middleware.NewAddrLimit(router.NewRouter(), addrReserve, ctx.AddrAuthFail,
-		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, c.AddrLimit.ClientIPHeader, ctx.LimiterFailure)
+	client, err := middleware.NewClientIP(c.AddrLimit.ClientIPHeader, c.AddrLimit.TrustedProxies)
 	if err != nil {
-		ctx.RpcClient.Conn().Close()
+		ctx.Close()
+		return nil, err
+	}
+	addrs, err := middleware.NewAddrLimit(router.NewRouter(), addrReserve, ctx.AddrAuthFail,
+		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, client, ctx.LimiterFailure)
+	if err != nil {
+		ctx.Close()
 		return nil, err
 	}
 	srv, err := rest.NewServer(c.RestConf,
@@ -109,6 +110,7 @@ func New(c Config) (*Server, error) {
 // Start serves until Stop; it blocks.
 func (s *Server) Start() {
 	s.rest.StartWithOpts(func(hs *http.Server) {
+		hs.Handler = console.Secure(hs.Handler) // go-zero's file server is outside every router
 		s.mu.Lock()
 		s.http = hs
 		s.mu.Unlock()

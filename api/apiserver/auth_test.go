@@ -36,7 +36,10 @@ func TestAuthFailures(t *testing.T) {
 		return tok
 	}
 	buyerRoute := struct{ method, path string }{http.MethodPost, "/v1/seckill/orders"}
-	merchantRoute := struct{ method, path string }{http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/stock", a.ActivityID)}
+	merchantRoute := struct{ method, path string }{
+		http.MethodPost,
+		fmt.Sprintf("/v1/admin/activities/%d/stock", a.ActivityID),
+	}
 
 	for _, tc := range []struct {
 		name          string
@@ -46,18 +49,25 @@ func TestAuthFailures(t *testing.T) {
 		{"missing", "", true, true},
 		{"not a jwt", "Bearer not.a.token", true, true},
 		{"wrong scheme", "Basic " + buyerToken(t, 1), true, false},
-		{"forged buyer (wrong secret)", "Bearer " + sign("some-other-secret-xxxxxxxx", jwt.MapClaims{"uid": 1}, time.Hour), true, false},
-		{"forged merchant (wrong secret)", "Bearer " + sign("some-other-secret-xxxxxxxx", jwt.MapClaims{"mid": merchantID}, time.Hour), false, true},
+		{"forged buyer (wrong secret)", "Bearer " + sign("some-other-secret-xxxxxxxx", jwt.MapClaims{"uid": 1},
+			time.Hour), true, false},
+		{"forged merchant (wrong secret)", "Bearer " + sign("some-other-secret-xxxxxxxx",
+			jwt.MapClaims{"mid": merchantID}, time.Hour), false, true},
 		{"alg none", "Bearer " + unsigned, true, true},
 		{"expired buyer", "Bearer " + sign(buyerSecret, jwt.MapClaims{"uid": 1}, -time.Minute), true, false},
-		{"expired merchant", "Bearer " + sign(merchantSecret, jwt.MapClaims{"mid": merchantID}, -time.Minute), false, true},
+		{"expired merchant", "Bearer " + sign(merchantSecret, jwt.MapClaims{"mid": merchantID}, -time.Minute),
+			false, true},
 		{"buyer token without exp", "Bearer " + noExp(buyerSecret, jwt.MapClaims{"uid": 1}), true, false},
-		{"merchant token without exp", "Bearer " + noExp(merchantSecret, jwt.MapClaims{"mid": merchantID}), false, true},
-		{"buyer token, exp a string", "Bearer " + noExp(buyerSecret, jwt.MapClaims{"uid": 1, "exp": "never"}), true, false},
+		{"merchant token without exp", "Bearer " + noExp(merchantSecret, jwt.MapClaims{"mid": merchantID}),
+			false, true},
+		{"buyer token, exp a string", "Bearer " + noExp(buyerSecret, jwt.MapClaims{"uid": 1, "exp": "never"}),
+			true, false},
 		{"buyer token on merchant route", "Bearer " + buyerToken(t, 1), false, true},
 		{"merchant token on buyer route", "Bearer " + merchantToken(t, merchantID), true, false},
-		{"buyer secret, merchant claim", "Bearer " + sign(buyerSecret, jwt.MapClaims{"mid": merchantID}, time.Hour), true, true},
-		{"merchant secret, buyer claim", "Bearer " + sign(merchantSecret, jwt.MapClaims{"uid": 1}, time.Hour), true, true},
+		{"buyer secret, merchant claim", "Bearer " + sign(buyerSecret, jwt.MapClaims{"mid": merchantID},
+			time.Hour), true, true},
+		{"merchant secret, buyer claim", "Bearer " + sign(merchantSecret, jwt.MapClaims{"uid": 1}, time.Hour),
+			true, true},
 		{"uid not an integer", "Bearer " + sign(buyerSecret, jwt.MapClaims{"uid": "abc"}, time.Hour), true, false},
 		{"uid zero", "Bearer " + sign(buyerSecret, jwt.MapClaims{"uid": 0}, time.Hour), true, false},
 		{"uid negative", "Bearer " + sign(buyerSecret, jwt.MapClaims{"uid": -5}, time.Hour), true, false},
@@ -68,7 +78,8 @@ func TestAuthFailures(t *testing.T) {
 				t.Helper()
 				code, raw := e.doHeader(method, path, tc.header, body)
 				var eb errBody
-				if code != http.StatusUnauthorized || decode(raw, &eb) != nil || eb.Code != "UNAUTHORIZED" || eb.Msg == "" {
+				if code != http.StatusUnauthorized || decode(raw, &eb) != nil || eb.Code != "UNAUTHORIZED" ||
+					eb.Msg == "" {
 					t.Errorf("%s %s: got %d %s, want 401 UNAUTHORIZED", method, path, code, raw)
 				}
 			}

@@ -37,7 +37,12 @@ func TestBadRequests(t *testing.T) {
 	adjust := func(body string) (string, string, string, any) {
 		return http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/stock", aid), merchant, body
 	}
-	big := `{"activity_id":` + fmt.Sprint(aid) + `,"request_id":"big-body-1","pad":"` + strings.Repeat("x", 70<<10) + `"}`
+	big := `{"activity_id":` + fmt.Sprint(
+		aid,
+	) + `,"request_id":"big-body-1","pad":"` + strings.Repeat(
+		"x",
+		70<<10,
+	) + `"}`
 
 	type req struct {
 		method, path, token string
@@ -51,21 +56,35 @@ func TestBadRequests(t *testing.T) {
 		code   string
 	}{
 		// reservation body
-		{"activity_id as string", r(reserve(fmt.Sprintf(`{"activity_id":"%d","request_id":"abcdefgh"}`, aid))), 400, "INVALID_ARGUMENT"},
+		{"activity_id as string", r(reserve(fmt.Sprintf(`{"activity_id":"%d","request_id":"abcdefgh"}`, aid))),
+			400, "INVALID_ARGUMENT"},
 		{"activity_id missing", r(reserve(`{"request_id":"abcdefgh"}`)), 400, "INVALID_ARGUMENT"},
 		{"activity_id zero", r(reserve(`{"activity_id":0,"request_id":"abcdefgh"}`)), 400, "INVALID_ARGUMENT"},
 		{"activity_id negative", r(reserve(`{"activity_id":-1,"request_id":"abcdefgh"}`)), 400, "INVALID_ARGUMENT"},
-		{"activity_id overflows int64", r(reserve(`{"activity_id":92233720368547758070,"request_id":"abcdefgh"}`)), 400, "INVALID_ARGUMENT"},
-		{"quantity zero", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":0,"request_id":"abcdefgh"}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"quantity negative", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":-3,"request_id":"abcdefgh"}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"quantity fractional", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":1.5,"request_id":"abcdefgh"}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"quantity too large", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":1000000001,"request_id":"abcdefgh"}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"quantity as string", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":"1","request_id":"abcdefgh"}`, aid))), 400, "INVALID_ARGUMENT"},
+		{"activity_id overflows int64",
+			r(reserve(`{"activity_id":92233720368547758070,"request_id":"abcdefgh"}`)), 400, "INVALID_ARGUMENT"},
+		{"quantity zero", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":0,"request_id":"abcdefgh"}`,
+			aid))), 400, "INVALID_ARGUMENT"},
+		{"quantity negative", r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":-3,"request_id":"abcdefgh"}`,
+			aid))), 400, "INVALID_ARGUMENT"},
+		{"quantity fractional",
+			r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":1.5,"request_id":"abcdefgh"}`, aid))), 400,
+			"INVALID_ARGUMENT"},
+		{"quantity too large",
+			r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":1000000001,"request_id":"abcdefgh"}`, aid))),
+			400, "INVALID_ARGUMENT"},
+		{"quantity as string",
+			r(reserve(fmt.Sprintf(`{"activity_id":%d,"quantity":"1","request_id":"abcdefgh"}`, aid))), 400,
+			"INVALID_ARGUMENT"},
 		{"request_id missing", r(reserve(fmt.Sprintf(`{"activity_id":%d}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"request_id too short", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":"abcdefg"}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"request_id too long", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":"%s"}`, aid, strings.Repeat("a", 65)))), 400, "INVALID_ARGUMENT"},
-		{"request_id bad chars", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":"abc def:gh"}`, aid))), 400, "INVALID_ARGUMENT"},
-		{"request_id as number", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":12345678}`, aid))), 400, "INVALID_ARGUMENT"},
+		{"request_id too short", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":"abcdefg"}`, aid))), 400,
+			"INVALID_ARGUMENT"},
+		{"request_id too long", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":"%s"}`, aid,
+			strings.Repeat("a", 65)))), 400, "INVALID_ARGUMENT"},
+		{"request_id bad chars", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":"abc def:gh"}`, aid))),
+			400, "INVALID_ARGUMENT"},
+		{"request_id as number", r(reserve(fmt.Sprintf(`{"activity_id":%d,"request_id":12345678}`, aid))), 400,
+			"INVALID_ARGUMENT"},
 		{"malformed json", r(reserve(`{"activity_id":1,`)), 400, "INVALID_ARGUMENT"},
 		{"json array", r(reserve(`[1,2,3]`)), 400, "INVALID_ARGUMENT"},
 		{"empty body", r(reserve(``)), 400, "INVALID_ARGUMENT"},
@@ -95,16 +114,22 @@ func TestBadRequests(t *testing.T) {
 		// path values
 		{"activity id not a number", r(http.MethodGet, "/v1/activities/abc", buyer, nil), 400, "INVALID_ARGUMENT"},
 		{"activity id zero", r(http.MethodGet, "/v1/activities/0", buyer, nil), 400, "INVALID_ARGUMENT"},
-		{"admin activity id negative", r(http.MethodPost, "/v1/admin/activities/-1/warmup", merchant, nil), 400, "INVALID_ARGUMENT"},
-		{"order_no malformed", r(http.MethodGet, "/v1/seckill/orders/not-an-order", buyer, nil), 400, "INVALID_ARGUMENT"},
-		{"order_no malformed on pay", r(http.MethodPost, "/v1/seckill/orders/1-XYZ/pay", buyer, nil), 400, "INVALID_ARGUMENT"},
-		{"order_no too long", r(http.MethodPost, "/v1/seckill/orders/1-"+strings.Repeat("a", 80)+"/cancel", buyer, nil), 400, "INVALID_ARGUMENT"},
+		{"admin activity id negative", r(http.MethodPost, "/v1/admin/activities/-1/warmup", merchant, nil), 400,
+			"INVALID_ARGUMENT"},
+		{"order_no malformed", r(http.MethodGet, "/v1/seckill/orders/not-an-order", buyer, nil), 400,
+			"INVALID_ARGUMENT"},
+		{"order_no malformed on pay", r(http.MethodPost, "/v1/seckill/orders/1-XYZ/pay", buyer, nil), 400,
+			"INVALID_ARGUMENT"},
+		{"order_no too long", r(http.MethodPost, "/v1/seckill/orders/1-"+strings.Repeat("a", 80)+"/cancel",
+			buyer, nil), 400, "INVALID_ARGUMENT"},
 		// routes and methods
 		{"unknown route", r(http.MethodGet, "/v1/nope", buyer, nil), 404, "NOT_FOUND"},
 		{"unknown route without token", r(http.MethodPost, "/v2/seckill/orders", "", nil), 404, "NOT_FOUND"},
 		{"wrong method on orders", r(http.MethodDelete, "/v1/seckill/orders", buyer, nil), 405, "METHOD_NOT_ALLOWED"},
-		{"wrong method on pay", r(http.MethodGet, "/v1/seckill/orders/1-17000000000000000000/pay", buyer, nil), 405, "METHOD_NOT_ALLOWED"},
-		{"wrong method on warmup", r(http.MethodPut, fmt.Sprintf("/v1/admin/activities/%d/warmup", aid), merchant, nil), 405, "METHOD_NOT_ALLOWED"},
+		{"wrong method on pay", r(http.MethodGet, "/v1/seckill/orders/1-17000000000000000000/pay", buyer, nil),
+			405, "METHOD_NOT_ALLOWED"},
+		{"wrong method on warmup", r(http.MethodPut, fmt.Sprintf("/v1/admin/activities/%d/warmup", aid),
+			merchant, nil), 405, "METHOD_NOT_ALLOWED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.expectErr(tc.req.method, tc.req.path, tc.req.token, tc.req.body, tc.status, tc.code)
@@ -114,7 +139,11 @@ func TestBadRequests(t *testing.T) {
 	t.Run("oversized chunked body", func(t *testing.T) {
 		// No Content-Length: go-zero's MaxBytes check cannot see it, and its JSON parser
 		// reads no body without one (so the fields are missing); API.md allows 400 or 413.
-		req, err := http.NewRequest(http.MethodPost, e.base+"/v1/seckill/orders", io.MultiReader(strings.NewReader(big)))
+		req, err := http.NewRequest(
+			http.MethodPost,
+			e.base+"/v1/seckill/orders",
+			io.MultiReader(strings.NewReader(big)),
+		)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -145,13 +145,20 @@ func BenchmarkReserve(b *testing.B) {
 	})
 }
 
+// soldOneUnit starts a gateway with an activity of one unit, sold.
+func soldOneUnit(b *testing.B) (*env, activity) {
+	e := benchEnv(b)
+	a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
+	e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_999), reserveBody(a.ActivityID, "the-only-one", 1),
+		nil)
+	return e, a
+}
+
 // BenchmarkSoldOut: rejections of a sold-out activity through the gateway, beside a
 // bare go-zero handler (same profile, no JWT, no zRPC).
 func BenchmarkSoldOut(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
-		e := benchEnv(b)
-		a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
-		e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_999), reserveBody(a.ActivityID, "the-only-one", 1), nil)
+		e, a := soldOneUnit(b)
 		toks := tokens(b, 1, 256)
 		url := e.base + "/v1/seckill/orders"
 		r := load(b, b.N, func(i int) *http.Request {
@@ -198,11 +205,16 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 		b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 	soldOut := func(b *testing.B) (*env, int64) {
-		e := benchEnv(b)
-		a := e.warm(map[string]any{"stock": 1, "per_user_limit": 1_000_000_000})
-		e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_999), reserveBody(a.ActivityID, "the-only-one", 1), nil)
+		e, a := soldOneUnit(b)
 		// One rejection through the inventory service sets the mark.
-		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyerToken(b, 999_998), reserveBody(a.ActivityID, "the-mark-one", 1), http.StatusConflict, "SOLD_OUT")
+		e.expectErr(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(b, 999_998),
+			reserveBody(a.ActivityID, "the-mark-one", 1),
+			http.StatusConflict,
+			"SOLD_OUT",
+		)
 		return e, a.ActivityID
 	}
 	gateway := func(b *testing.B, toks []string) {
@@ -224,7 +236,12 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 		h := bare.Handler()
 		toks := tokens(b, 1, 256)
 		serve(b, h, func(i int) *http.Request {
-			return inProcess(b, baseline.BarePath, toks[i%len(toks)], []byte(`{"activity_id":1,"request_id":"bare-000000000001","quantity":1}`))
+			return inProcess(
+				b,
+				baseline.BarePath,
+				toks[i%len(toks)],
+				[]byte(`{"activity_id":1,"request_id":"bare-000000000001","quantity":1}`),
+			)
 		}, baseline.IsBare)
 	})
 }

@@ -35,12 +35,24 @@ func sellOut(t *testing.T, e *env, n int, fields map[string]any, gws ...*env) (a
 	var orders []string
 	for i := range n {
 		var r reserved
-		e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(t, int64(1000+i)), reserveBody(a.ActivityID, fmt.Sprintf("sell-%04d", i), 1), &r)
+		e.call(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(t, int64(1000+i)),
+			reserveBody(a.ActivityID, fmt.Sprintf("sell-%04d", i), 1),
+			&r,
+		)
 		orders = append(orders, r.OrderNo)
 	}
 	for _, g := range gws {
-		g.expectErr(http.MethodPost, "/v1/seckill/orders", buyerToken(t, 9999), reserveBody(a.ActivityID, "set-the-mark", 1),
-			http.StatusConflict, "SOLD_OUT")
+		g.expectErr(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(t, 9999),
+			reserveBody(a.ActivityID, "set-the-mark", 1),
+			http.StatusConflict,
+			"SOLD_OUT",
+		)
 	}
 	return a, orders
 }
@@ -70,7 +82,12 @@ func until(t *testing.T, g *env, aid int64, d time.Duration, uidBase int64) time
 	t.Helper()
 	start := time.Now()
 	for i := int64(0); time.Since(start) < d; i++ {
-		code, raw := g.do(http.MethodPost, "/v1/seckill/orders", buyerToken(t, uidBase+i), reserveBody(aid, fmt.Sprintf("retry-%06d", i), 1))
+		code, raw := g.do(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyerToken(t, uidBase+i),
+			reserveBody(aid, fmt.Sprintf("retry-%06d", i), 1),
+		)
 		if code == http.StatusOK {
 			return time.Since(start)
 		}
@@ -118,7 +135,8 @@ func TestStockBackClearsTheMarkOnEveryGateway(t *testing.T) {
 		{"cancel", nil, func(t *testing.T, aid int64, orders []string) {
 			// Through the inventory service directly: neither gateway sees the call.
 			for i, o := range orders { // sellOut's buyer i is uid 1000+i
-				if _, err := e.inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: o, Uid: int64(1000 + i)}); err != nil {
+				if _, err := e.inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: o,
+					Uid: int64(1000 + i)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -142,8 +160,14 @@ func TestStockBackClearsTheMarkOnEveryGateway(t *testing.T) {
 			a, orders := sellOut(t, e, 2, r.fields, e, g2)
 			// Stock sneaked in without a message stays behind the marks.
 			for _, g := range []*env{e, g2} {
-				g.expectErr(http.MethodPost, "/v1/seckill/orders", buyerToken(t, 7000), reserveBody(a.ActivityID, "still-marked", 1),
-					http.StatusConflict, "SOLD_OUT")
+				g.expectErr(
+					http.MethodPost,
+					"/v1/seckill/orders",
+					buyerToken(t, 7000),
+					reserveBody(a.ActivityID, "still-marked", 1),
+					http.StatusConflict,
+					"SOLD_OUT",
+				)
 			}
 			r.back(t, a.ActivityID, orders)
 			for j, g := range []*env{e, g2} {
@@ -189,7 +213,12 @@ func TestCancelDuringSoldOutStorm(t *testing.T) {
 				}
 				u := uid.Add(1)
 				sent := time.Now()
-				code, raw := g.do(http.MethodPost, "/v1/seckill/orders", buyerToken(t, u), reserveBody(a.ActivityID, fmt.Sprintf("storm-%08d", u), 1))
+				code, raw := g.do(
+					http.MethodPost,
+					"/v1/seckill/orders",
+					buyerToken(t, u),
+					reserveBody(a.ActivityID, fmt.Sprintf("storm-%08d", u), 1),
+				)
 				got := time.Now()
 				var eb errBody
 				_ = decode(raw, &eb)
@@ -209,7 +238,8 @@ func TestCancelDuringSoldOutStorm(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond) // the storm is on, answered at the edge
-	if _, err := e.inv.Release(context.Background(), &inventoryclient.OrderReq{OrderNo: orders[0], Uid: 1000}); err != nil {
+	if _, err := e.inv.Release(context.Background(), &inventoryclient.OrderReq{OrderNo: orders[0],
+		Uid: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	back.Store(time.Now().UnixNano())
@@ -225,7 +255,11 @@ func TestCancelDuringSoldOutStorm(t *testing.T) {
 		t.Fatalf("the returned unit was sold %v after the cancel returned (TTL %v)", d, ttl)
 	}
 	if !lastSold.IsZero() && lastSold.Sub(backAt) > ttl {
-		t.Fatalf("a buyer was told SOLD_OUT %v after the cancel returned, the unit still unsold (TTL %v)", lastSold.Sub(backAt), ttl)
+		t.Fatalf(
+			"a buyer was told SOLD_OUT %v after the cancel returned, the unit still unsold (TTL %v)",
+			lastSold.Sub(backAt),
+			ttl,
+		)
 	}
 	e.invariant(a.ActivityID)
 	t.Logf("the returned unit was sold %v after the cancel returned", resold[0].Sub(backAt))
@@ -241,7 +275,14 @@ func TestWindowAnswersAtTheEdge(t *testing.T) {
 		a    activity
 		code string
 	}{{upcoming, "NOT_STARTED"}, {ended, "ENDED"}} {
-		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(c.a.ActivityID, "learn-window", 1), http.StatusConflict, c.code)
+		e.expectErr(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyer,
+			reserveBody(c.a.ActivityID, "learn-window", 1),
+			http.StatusConflict,
+			c.code,
+		)
 	}
 	// The window is learnt in the background (one GetStock over loopback); then the
 	// answers come from the gateway: with the inventory service gone, they still do.
@@ -251,7 +292,14 @@ func TestWindowAnswersAtTheEdge(t *testing.T) {
 		a    activity
 		code string
 	}{{upcoming, "NOT_STARTED"}, {ended, "ENDED"}} {
-		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(c.a.ActivityID, "edge-window", 1), http.StatusConflict, c.code)
+		e.expectErr(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyer,
+			reserveBody(c.a.ActivityID, "edge-window", 1),
+			http.StatusConflict,
+			c.code,
+		)
 	}
 }
 

@@ -54,9 +54,8 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// apiConfig is the gateway on a free loopback port, calling rpcAddr; it has no database.
-// Mode test turns go-zero's load shedding off (the benchmark profile: CpuThreshold has
-// no effect).
+// apiConfig is the gateway on a free loopback port, calling rpcAddr, in Mode test (no load
+// shedding: the benchmark profile); it has no database.
 func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	var c apiserver.Config
 	if err := conf.FillDefault(&c); err != nil {

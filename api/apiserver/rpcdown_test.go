@@ -68,13 +68,8 @@ func (a *answers) String() string {
 	return strings.Join(out, ", ")
 }
 
-// TestInventoryDownIsBusy: a real gateway in front of a real inventory service, through
-// a proxy. Buyers reserve concurrently; the service's connections are reset mid-burst
-// (as a kill -9 does), then the service is stopped and every connection to it fails.
-// Every answer after the reset — the calls in flight, the calls that find no connection,
-// and the calls go-zero's client breaker refuses once it opened — is 503 BUSY with a
-// message, never 500; so is every other route that calls the service (pay, cancel, poll,
-// the activity, the merchant routes, healthz).
+// TestInventoryDownIsBusy: buyers reserving through a proxy whose connections to the inventory
+// service are reset mid-burst get 200 or 503 BUSY, and a BUSY retried answers as a replay.
 func TestInventoryDownIsBusy(t *testing.T) {
 	_, keys := testenv.Redis(t)
 	db := testenv.MySQL(t)
@@ -102,7 +97,13 @@ func TestInventoryDownIsBusy(t *testing.T) {
 	var orders []reserved
 	for i := range 3 {
 		var r reserved
-		e.call(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(a.ActivityID, fmt.Sprintf("before-%04d", i), 1), &r)
+		e.call(
+			http.MethodPost,
+			"/v1/seckill/orders",
+			buyer,
+			reserveBody(a.ActivityID, fmt.Sprintf("before-%04d", i), 1),
+			&r,
+		)
 		orders = append(orders, r)
 	}
 
@@ -169,12 +170,24 @@ func TestInventoryDownIsBusy(t *testing.T) {
 		{"cancel", http.MethodPost, "/v1/seckill/orders/" + orders[1].OrderNo + "/cancel", buyer, nil},
 		{"poll order", http.MethodGet, "/v1/seckill/orders/" + orders[2].OrderNo, buyer, nil},
 		{"activity", http.MethodGet, fmt.Sprintf("/v1/activities/%d", aid), buyer, nil},
-		{"create activity", http.MethodPost, "/v1/admin/activities", merchant, map[string]any{"sku_id": 42, "name": "phone", "stock": 10,
-			"start_time": time.Now().Unix() - 60, "end_time": time.Now().Unix() + 3600}},
+		{
+			"create activity",
+			http.MethodPost,
+			"/v1/admin/activities",
+			merchant,
+			map[string]any{"sku_id": 42, "name": "phone", "stock": 10,
+				"start_time": time.Now().Unix() - 60, "end_time": time.Now().Unix() + 3600},
+		},
 		{"list activities", http.MethodGet, "/v1/admin/activities", merchant, nil},
 		{"admin activity", http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", aid), merchant, nil},
 		{"warmup", http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", aid), merchant, nil},
-		{"adjust stock", http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/stock", aid), merchant, map[string]any{"delta": 5}},
+		{
+			"adjust stock",
+			http.MethodPost,
+			fmt.Sprintf("/v1/admin/activities/%d/stock", aid),
+			merchant,
+			map[string]any{"delta": 5},
+		},
 		{"reconcile", http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d/reconcile", aid), merchant, nil},
 		{"healthz", http.MethodGet, "/healthz", "", nil},
 	}
@@ -200,7 +213,11 @@ func TestInventoryDownIsBusy(t *testing.T) {
 	}{{"connections reset", &killed}, {"service stopped", &stopped}} {
 		t.Logf("%s: %s", phase.name, phase.a)
 		if phase.a.counts["503 BUSY"] < 2*workers {
-			t.Errorf("%s: only %d reservations answered BUSY: the fault did not bite", phase.name, phase.a.counts["503 BUSY"])
+			t.Errorf(
+				"%s: only %d reservations answered BUSY: the fault did not bite",
+				phase.name,
+				phase.a.counts["503 BUSY"],
+			)
 		}
 		if bad := phase.a.notBusy(); len(bad) > 0 {
 			t.Errorf("%s: reservations answered other than 503 BUSY: %s", phase.name, strings.Join(bad, "; "))

@@ -38,6 +38,8 @@ var badSecrets = []struct{ name, secret, why string }{
 	{"short", "Zx8#kQ2!vB7@", "too short"},
 	{"low entropy", strings.Repeat("ab", 24), "entropy"},
 	{"one character", strings.Repeat("x", 64), "entropy"},
+	{"sequential", "abcdefghijklmnopqrstuvwxyz012345", "entropy"},
+	{"sequential digits", "0123456789012345678901234567890123456789", "entropy"},
 	{"published (etc, buyer)", "demo-buyer-secret-change-me", "published"},
 	{"published (etc, merchant)", "demo-merchant-secret-change-me", "published"},
 	{"published (deploy, buyer)", "set-SECKILL_BUYER_SECRET-in-the-environment", "published"},
@@ -111,7 +113,8 @@ func TestProModeSecretsOnlyFromEnvironmentOrFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Validate(); err != nil || c.BuyerAuth.AccessSecret != goodBuyer || c.MerchantAuth.AccessSecret != goodMerchant {
+		if err := c.Validate(); err != nil || c.BuyerAuth.AccessSecret != goodBuyer ||
+			c.MerchantAuth.AccessSecret != goodMerchant {
 			t.Fatalf("%v %+v %+v", err, c.BuyerAuth, c.MerchantAuth)
 		}
 	})
@@ -148,7 +151,8 @@ func TestProModeSecretsOnlyFromEnvironmentOrFile(t *testing.T) {
 		if err := os.Chmod(sf, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := apiserver.LoadConfig(writeConfig(t, "\nSecretsFile: "+sf+"\n")); err == nil || !strings.Contains(err.Error(), "other users") {
+		if _, err := apiserver.LoadConfig(writeConfig(t, "\nSecretsFile: "+sf+"\n")); err == nil ||
+			!strings.Contains(err.Error(), "other users") {
 			t.Fatalf("a world-readable secrets file: got %v", err)
 		}
 		// Inside the repository (this checkout has a .git above the test's directory).
@@ -157,7 +161,8 @@ func TestProModeSecretsOnlyFromEnvironmentOrFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Remove(in)
-		if _, err := apiserver.LoadConfig(writeConfig(t, "\nSecretsFile: "+in+"\n")); err == nil || !strings.Contains(err.Error(), "source checkout") {
+		if _, err := apiserver.LoadConfig(writeConfig(t, "\nSecretsFile: "+in+"\n")); err == nil ||
+			!strings.Contains(err.Error(), "source checkout") {
 			t.Fatalf("a secrets file in the repository: got %v", err)
 		}
 	})
@@ -173,7 +178,11 @@ func TestMainRefusesBadSecrets(t *testing.T) {
 	for _, tc := range badSecrets {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, "-f", "../../etc/seckill-api.yaml")
-			cmd.Env = append(os.Environ(), apiserver.EnvBuyerSecret+"="+tc.secret, apiserver.EnvMerchantSecret+"="+goodMerchant)
+			cmd.Env = append(
+				os.Environ(),
+				apiserver.EnvBuyerSecret+"="+tc.secret,
+				apiserver.EnvMerchantSecret+"="+goodMerchant,
+			)
 			out, err := cmd.CombinedOutput()
 			ee, ok := err.(*exec.ExitError)
 			if !ok || ee.ExitCode() != 1 {

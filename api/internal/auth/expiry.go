@@ -12,10 +12,11 @@ import (
 
 var errNoExpiry = xerr.New(xerr.Unauthorized, "token has no exp claim: tokens must expire")
 
-// RequireExpiry refuses a token without a numeric `exp` claim. go-zero's JWT middleware,
-// which runs before and has verified the signature, checks `exp` only when present (a
-// token without one would never expire) and does not pass it on in the context, so the
-// claim middlewares read it again from the same header, with the same extractor.
+// ErrNotHS256 refuses a token signed by another algorithm than HS256.
+var ErrNotHS256 = xerr.New(xerr.Unauthorized, "token must be signed with HS256")
+
+// RequireExpiry refuses a token go-zero's JWT middleware verified that is not HS256 or has
+// no numeric `exp` claim, reading it again from the same header with the same extractor.
 func RequireExpiry(r *http.Request) error {
 	raw, err := request.AuthorizationHeaderExtractor.ExtractToken(r)
 	if err != nil {
@@ -23,10 +24,22 @@ func RequireExpiry(r *http.Request) error {
 	}
 	claims := jwt.MapClaims{}
 	p := jwt.NewParser(jwt.WithJSONNumber())
-	if _, _, err := p.ParseUnverified(raw, claims); err != nil {
+	tok, _, err := p.ParseUnverified(raw, claims)
+	if err != nil {
 		return errNoExpiry
 	}
+	if err := HS256(tok); err != nil {
+		return err
+	}
 	return Expiry(claims)
+}
+
+// HS256 refuses tok unless it is signed with HS256 (go-zero's parser takes any HMAC).
+func HS256(tok *jwt.Token) error {
+	if tok.Method == nil || tok.Method.Alg() != jwt.SigningMethodHS256.Alg() {
+		return ErrNotHS256
+	}
+	return nil
 }
 
 // Expiry refuses verified claims without a numeric `exp` claim (RequireExpiry's check,

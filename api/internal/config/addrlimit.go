@@ -15,10 +15,13 @@ type AddrLimitConf struct {
 	// it, the address gets 429 RATE_LIMITED on every route until AuthFailPeriod has passed.
 	AuthFailPeriod int `json:",default=60,range=[1:86400]"`
 	AuthFailQuota  int `json:",default=20,range=[1:1000000]"`
-	// ClientIPHeader names a header a trusted load balancer sets to the client's address
-	// (e.g. X-Real-IP); empty: the connection's remote address. Never set it when clients
-	// reach the gateway directly: they could then choose their own address.
+	// ClientIPHeader names the header a load balancer sets to the client's address
+	// (X-Real-IP, or X-Forwarded-For: its last address not in TrustedProxies); it is read
+	// only on requests from TrustedProxies. Empty: the connection's remote address.
 	ClientIPHeader string `json:",optional"`
+	// TrustedProxies are the addresses or CIDR blocks of the load balancers whose
+	// ClientIPHeader is believed; empty (the default): no request's.
+	TrustedProxies []string `json:",optional"`
 }
 
 // Limiter failure policies (Config.LimiterFailure): what a limiter does when its Redis

@@ -59,7 +59,11 @@ type RateLimitConf struct {
 	Enabled bool `json:",default=true"`
 	Period  int  `json:",default=1,range=[1:3600]"`
 	Quota   int  `json:",default=5,range=[1:1000000]"`
-	Shared  bool `json:",default=false"`
+	// ReadQuota limits a buyer's reads (activity, order), ChangeQuota its pays and cancels,
+	// per Period, counted like Quota.
+	ReadQuota   int  `json:",default=20,range=[1:1000000]"`
+	ChangeQuota int  `json:",default=5,range=[1:1000000]"`
+	Shared      bool `json:",default=false"`
 }
 
 // ApplyEnv overrides the secrets from the environment when set.

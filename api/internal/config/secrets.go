@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,35 @@ func CheckSecret(name, secret string) error {
 	if secret == "" {
 		return fmt.Errorf("config: %s is missing (set %s or SecretsFile)", name, envOf(name))
 	}
-	return secrets.Check(name, secret)
+	if err := secrets.Check(name, secret); err != nil {
+		return err
+	}
+	if bits := stepBits(secret); bits < secrets.MinBits {
+		return fmt.Errorf("config: %s has too little entropy in its steps (about %.0f bits, at least %d; a "+
+			"sequence such as abc…xyz012): use random bytes, e.g. `openssl rand -hex 32`", name, bits, secrets.MinBits)
+	}
+	return nil
+}
+
+// stepBits estimates the information in s's steps (the differences of consecutive bytes):
+// their count times the Shannon entropy of their distribution; a sequence has nearly none.
+func stepBits(s string) float64 {
+	if len(s) < 2 {
+		return 0
+	}
+	var counts [256]int
+	for i := 1; i < len(s); i++ {
+		counts[s[i]-s[i-1]]++
+	}
+	n := float64(len(s) - 1)
+	var h float64
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h * n
 }
 
 func envOf(name string) string {
@@ -40,7 +69,11 @@ func (c *Config) loadSecrets() error {
 		} {
 			// ${VAR} in the file is expanded by the loader: that value came from the environment.
 			if s.val != "" && s.val != os.Getenv(s.env) {
-				return fmt.Errorf("config: %s is written in the config file; in pro mode secrets come only from %s or SecretsFile", s.name, s.env)
+				return fmt.Errorf(
+					"config: %s is written in the config file; in pro mode secrets come only from %s or SecretsFile",
+					s.name,
+					s.env,
+				)
 			}
 		}
 	}
@@ -72,11 +105,19 @@ func readSecretsFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("config: SecretsFile: %w", err)
 	}
 	if fi.Mode().Perm()&0o007 != 0 {
-		return nil, fmt.Errorf("config: SecretsFile %s is accessible to other users (mode %v): chmod 600 it", abs, fi.Mode().Perm())
+		return nil, fmt.Errorf(
+			"config: SecretsFile %s is accessible to other users (mode %v): chmod 600 it",
+			abs,
+			fi.Mode().Perm(),
+		)
 	}
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-			return nil, fmt.Errorf("config: SecretsFile %s is inside a source checkout (%s): keep secrets outside the repository", abs, dir)
+			return nil, fmt.Errorf(
+				"config: SecretsFile %s is inside a source checkout (%s): keep secrets outside the repository",
+				abs,
+				dir,
+			)
 		}
 		if dir == filepath.Dir(dir) {
 			break

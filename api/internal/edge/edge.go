@@ -1,16 +1,6 @@
-// Package edge lets the gateway answer, by itself, reservations that cannot succeed: an
-// activity it saw sold out (until stock comes back, or a short TTL passes), and an
-// activity whose window it knows has not started or has ended. Such answers cost no rate
-// limiter call, no zRPC hop and no Lua script, which matters because in a flash sale
-// almost every request is one.
-//
-// A sold-out mark is set by a SOLD_OUT answer of the inventory service and dropped when
-// stock comes back: every script that returns stock to remaining PUBLISHes the activity
-// id on the stock-back channel (stock.Keys.StockBack), to which every gateway subscribes
-// (Subscribe). The mark's TTL bounds how long a buyer can be told SOLD_OUT after stock
-// came back when that message is lost or the gateway was not subscribed yet. A SOLD_OUT
-// answer sets a mark only if no stock came back (on any activity) while its request was
-// in flight, so a stale answer never outlives the message that cleared it.
+// Package edge lets the gateway answer by itself the reservations that cannot succeed (sold
+// out, not started, ended): Marks holds what it knows, Gate decodes, checks and learns on the
+// reservation route. docs/DESIGN.md "Sold-out at the edge".
 package edge
 
 import (

@@ -25,12 +25,15 @@ func NewClient(c redis.RedisConf) red.UniversalClient {
 		DisableIdentity: c.DisableIdentity})
 }
 
-// Subscribe drops marks as stock-back messages arrive on channel, until ctx ends. Every
-// (re)subscription drops every mark first: messages may have been missed while the
-// subscription was down. It returns once the first subscription is confirmed (or ctx
-// ends, or wait is closed) and keeps running in the background until ctx ends; done is
-// closed when it stops.
-func Subscribe(ctx context.Context, cli red.UniversalClient, channel string, m *Marks, wait <-chan struct{}) (done <-chan struct{}) {
+// Subscribe drops marks on the stock-back messages of channel (all of them at each
+// (re)subscription) until ctx ends, returning once subscribed, ctx ends or wait is closed.
+func Subscribe(
+	ctx context.Context,
+	cli red.UniversalClient,
+	channel string,
+	m *Marks,
+	wait <-chan struct{},
+) (done <-chan struct{}) {
 	ps := cli.Subscribe(ctx, channel)
 	ch := ps.ChannelWithSubscriptions()
 	first := make(chan struct{})

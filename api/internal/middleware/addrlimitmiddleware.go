@@ -2,9 +2,8 @@ package middleware
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"strings"
+	"path"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/collection"
@@ -24,21 +23,15 @@ var (
 	errAddrBlocked     = xerr.New(xerr.RateLimited, "too many failed authentications from this address, retry later")
 )
 
-// AddrLimit limits per client address. It wraps the router (rest.WithRouter), outside
-// every route's chain, because it must see requests before go-zero's JWT middleware
-// answers them and see the 401s that middleware writes:
-//   - POST /v1/seckill/orders takes one unit of the address's reservation quota;
-//   - every 401 answer takes one unit of the address's failed-authentication quota; an
-//     address over it is answered 429 on every route, without a JWT check, a log line or a
-//     Redis call, until the period has passed. The count is shared in Redis, so every
-//     gateway learns it at the address's next 401.
+// AddrLimit limits reservations and 401 answers per client address, around the router so that
+// it sees requests before go-zero's JWT middleware (docs/DESIGN.md "Security").
 type AddrLimit struct {
 	httpx.Router
 	Reserve  ReserveLimiter     // nil: no reservation limit per address
 	AuthFail *limit.PeriodLimit // nil: no failed-authentication limit
 	blocked  *collection.Cache
 	Keys     stock.Keys
-	Header   string // trusted client-address header; "": RemoteAddr
+	Client   ClientIP
 	Failure  FailurePolicy
 }
 
@@ -51,43 +44,33 @@ type ReserveLimiter interface {
 
 // NewAddrLimit wraps router. authFailPeriod is how long an address over its quota stays
 // blocked on this gateway.
-func NewAddrLimit(router httpx.Router, reserve ReserveLimiter, authFail *limit.PeriodLimit, authFailPeriod time.Duration,
-	keys stock.Keys, header string, failure FailurePolicy) (*AddrLimit, error) {
+func NewAddrLimit(
+	router httpx.Router,
+	reserve ReserveLimiter,
+	authFail *limit.PeriodLimit,
+	authFailPeriod time.Duration,
+	keys stock.Keys,
+	client ClientIP,
+	failure FailurePolicy,
+) (*AddrLimit, error) {
 	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))
 	if err != nil {
 		return nil, err
 	}
 	return &AddrLimit{Router: router, Reserve: reserve, AuthFail: authFail, blocked: blocked,
-		Keys: keys, Header: header, Failure: failure}, nil
-}
-
-// ClientAddr is the request's client address: the trusted header when configured and
-// present, else the host of RemoteAddr.
-func ClientAddr(r *http.Request, header string) string {
-	if header != "" {
-		if v := strings.TrimSpace(r.Header.Get(header)); v != "" {
-			if ip := net.ParseIP(v); ip != nil {
-				return ip.String()
-			}
-		}
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
+		Keys: keys, Client: client, Failure: failure}, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	reserve := m.Reserve != nil && r.Method == http.MethodPost && r.URL.Path == ReservePath
+	reserve := m.Reserve != nil && r.Method == http.MethodPost && path.Clean(r.URL.Path) == ReservePath
 	if m.AuthFail == nil && !reserve {
 		// Nothing to count: no address is ever blocked without a failed-authentication
 		// limit.
 		m.Router.ServeHTTP(w, r)
 		return
 	}
-	addr := ClientAddr(r, m.Header)
+	addr := m.Client.Addr(r)
 	if _, ok := m.blocked.Get(addr); ok {
 		httpx.ErrorCtx(r.Context(), w, errAddrBlocked)
 		return

@@ -126,7 +126,8 @@ func intClaims(p []byte, claim string) (id int64, b tokenBounds, ok bool) {
 		}
 		i++
 		start := i
-		for i < len(p) && (p[i] >= 'a' && p[i] <= 'z' || p[i] >= 'A' && p[i] <= 'Z' || p[i] >= '0' && p[i] <= '9' || p[i] == '_') {
+		for i < len(p) && (p[i] >= 'a' && p[i] <= 'z' || p[i] >= 'A' && p[i] <= 'Z' || p[i] >= '0' && p[i] <= '9' ||
+			p[i] == '_') {
 			i++
 		}
 		key := p[start:i]

@@ -19,25 +19,34 @@ import (
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
 const soldOutAID = 5
 
-func reserveEdge(t *testing.T) http.HandlerFunc {
+func testMarks() *edge.Marks {
+	return edge.New(edge.Conf{Enabled: true, SoldOutTTL: time.Minute, WindowTTL: time.Minute, ClockMargin: time.Second})
+}
+
+// reserveEdge is the middleware with activity soldOutAID marked, before a handler that
+// echoes the reservation it was handed.
+func reserveEdge(t *testing.T) (http.HandlerFunc, *edge.Marks) {
 	t.Helper()
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
-	marks := edge.New(edge.Conf{Enabled: true, SoldOutTTL: time.Minute, WindowTTL: time.Minute, ClockMargin: time.Second})
+	marks := testMarks()
 	marks.SoldOut(soldOutAID, marks.Gen())
-	return middleware.NewReserveEdgeMiddleware(marks).Handle(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(r.Body)
-		w.Header().Set("X-Next", "called")
-		msg := ""
-		if err != nil {
-			msg = err.Error()
-		}
-		_ = json.NewEncoder(w).Encode(map[string]string{"body": string(b), "err": msg})
-	})
+	return middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
+		func(w http.ResponseWriter, r *http.Request) {
+			req, ok := middleware.Reservation(r.Context())
+			if !ok {
+				t.Error("the handler got no reservation")
+				return
+			}
+			w.Header().Set("X-Next", "called")
+			_ = json.NewEncoder(w).Encode(req)
+		}), marks
 }
 
 func buyerRequest(t *testing.T, body io.Reader, n int64) *http.Request {
@@ -52,40 +61,69 @@ func buyerRequest(t *testing.T, body io.Reader, n int64) *http.Request {
 	return r.WithContext(ctx)
 }
 
-// serve returns the status, whether the handler ran, and what it read.
-func serve(t *testing.T, h http.HandlerFunc, r *http.Request) (int, bool, string, string) {
-	t.Helper()
-	w := httptest.NewRecorder()
-	h(w, r)
-	var got struct{ Body, Err, Code string }
-	_ = json.Unmarshal(w.Body.Bytes(), &got)
-	if w.Header().Get("X-Next") != "called" {
-		return w.Code, false, got.Code, ""
+// viaParse is what the reservation route answered before edge.Gate: go-zero's httpx.Parse
+// in the handler, then ReserveLogic's buyer, input and mark checks.
+func viaParse(r *http.Request, marks *edge.Marks) (*types.ReserveReq, error) {
+	var req types.ReserveReq
+	if err := httpx.Parse(r, &req); err != nil {
+		return nil, err
 	}
-	return w.Code, true, got.Body, got.Err
+	if _, err := auth.UID(r.Context()); err != nil {
+		return nil, err
+	}
+	if err := validate.Reserve(&req); err != nil {
+		return nil, err
+	}
+	if err := marks.Check(req.ActivityId); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// sameAnswer checks that the middleware answers newReq() as viaParse does: the same
+// error response, or the handler with the same reservation.
+func sameAnswer(t *testing.T, name string, newReq func() *http.Request) {
+	t.Helper()
+	h, marks := reserveEdge(t)
+	got := httptest.NewRecorder()
+	h(got, newReq())
+	want := httptest.NewRecorder()
+	if req, err := viaParse(newReq(), marks); err != nil {
+		httpx.ErrorCtx(context.Background(), want, err)
+	} else {
+		want.Header().Set("X-Next", "called")
+		_ = json.NewEncoder(want).Encode(req)
+	}
+	if got.Code != want.Code || got.Body.String() != want.Body.String() ||
+		got.Header().Get("X-Next") != want.Header().Get("X-Next") {
+		t.Errorf("%s: got %d %q (next %q), want %d %q (next %q)", name, got.Code, got.Body, got.Header().Get("X-Next"),
+			want.Code, want.Body, want.Header().Get("X-Next"))
+	}
 }
 
 // TestReserveEdgeAnswersSoldOut: a valid reservation of a marked activity is answered 409
-// SOLD_OUT without the handler; of another activity it reaches the handler with its body.
+// SOLD_OUT without the handler; of another activity it reaches the handler decoded.
 func TestReserveEdgeAnswersSoldOut(t *testing.T) {
-	h := reserveEdge(t)
+	h, _ := reserveEdge(t)
 	body := `{"activity_id":5,"quantity":1,"request_id":"abcdefgh"}`
-	code, next, word, _ := serve(t, h, buyerRequest(t, strings.NewReader(body), int64(len(body))))
-	if code != http.StatusConflict || next || word != "SOLD_OUT" {
-		t.Fatalf("sold-out activity: %d, handler ran %v, code %q; want 409 SOLD_OUT by the middleware", code, next, word)
+	w := httptest.NewRecorder()
+	h(w, buyerRequest(t, strings.NewReader(body), int64(len(body))))
+	if w.Code != http.StatusConflict || w.Header().Get("X-Next") != "" || !strings.Contains(w.Body.String(), "SOLD_OUT") {
+		t.Fatalf("sold-out activity: %d %q, next %q; want 409 SOLD_OUT by the middleware", w.Code, w.Body,
+			w.Header().Get("X-Next"))
 	}
 	other := `{"activity_id":6,"request_id":"abcdefgh"}`
-	code, next, read, _ := serve(t, h, buyerRequest(t, strings.NewReader(other), int64(len(other))))
-	if code != http.StatusOK || !next || read != other {
-		t.Fatalf("unmarked activity: %d, handler ran %v, read %q; want the handler with the whole body", code, next, read)
+	w = httptest.NewRecorder()
+	h(w, buyerRequest(t, strings.NewReader(other), int64(len(other))))
+	want := `{"activity_id":6,"quantity":1,"request_id":"abcdefgh"}` + "\n"
+	if w.Code != http.StatusOK || w.Header().Get("X-Next") != "called" || w.Body.String() != want {
+		t.Fatalf("unmarked activity: %d %q; want the handler with %q", w.Code, w.Body, want)
 	}
 }
 
-// TestReserveEdgeLeavesTheRestToTheHandler: whatever the middleware cannot answer exactly
-// as the handler would (bad input for the activity that is sold out, a body it does not
-// decode, another transfer) reaches the handler with the same bytes.
-func TestReserveEdgeLeavesTheRestToTheHandler(t *testing.T) {
-	h := reserveEdge(t)
+// TestReserveEdgeAnswersAsParse: whatever the fast decoder does not take (bad input, a body
+// it does not decode, another transfer) is answered as httpx.Parse and the checks answer it.
+func TestReserveEdgeAnswersAsParse(t *testing.T) {
 	for _, body := range []string{
 		`{"activity_id":5,"quantity":0,"request_id":"abcdefgh"}`,                    // quantity out of bounds: 400
 		`{"activity_id":5,"request_id":"short"}`,                                    // request_id too short: 400
@@ -94,11 +132,10 @@ func TestReserveEdgeLeavesTheRestToTheHandler(t *testing.T) {
 		`{"activity_id":5,"request_id":"abcdefgh","extra":true}`,                    // an unknown key
 		`{"activity_id":5,"activity_id":5,"request_id":"abcdefgh"}`,                 // a repeated key
 		`{"activity_id":5,"request_id":"abcdefgh"` + strings.Repeat(" ", 600) + `}`, // longer than the fast path reads
+		`{"activity_id":6,"request_id":"abcdefgh","extra":true}`,                    // unmarked, by httpx.Parse
+		`{"activity_id":6,"request_id":"abcdefgh"}`,                                 // unmarked, fast
 	} {
-		code, next, read, _ := serve(t, h, buyerRequest(t, strings.NewReader(body), int64(len(body))))
-		if code != http.StatusOK || !next || read != body {
-			t.Errorf("%.60q: %d, handler ran %v, read %q; want the handler with the whole body", body, code, next, read)
-		}
+		sameAnswer(t, body, func() *http.Request { return buyerRequest(t, strings.NewReader(body), int64(len(body))) })
 	}
 	valid := `{"activity_id":5,"request_id":"abcdefgh"}`
 	for name, tweak := range map[string]func(*http.Request){
@@ -111,26 +148,22 @@ func TestReserveEdgeLeavesTheRestToTheHandler(t *testing.T) {
 		"no buyer":      func(r *http.Request) { *r = *r.WithContext(context.Background()) },
 		"short content": func(r *http.Request) { r.ContentLength = int64(len(valid)) + 5 },
 	} {
-		r := buyerRequest(t, strings.NewReader(valid), int64(len(valid)))
-		tweak(r)
-		code, next, read, _ := serve(t, h, r)
-		if code != http.StatusOK || !next || read != valid {
-			t.Errorf("%s: %d, handler ran %v, read %q; want the handler with the whole body", name, code, next, read)
-		}
+		sameAnswer(t, name, func() *http.Request {
+			r := buyerRequest(t, strings.NewReader(valid), int64(len(valid)))
+			tweak(r)
+			return r
+		})
 	}
 }
 
-// TestReserveEdgeKeepsReadErrors: a body whose read fails reaches the handler with the
-// bytes read and then the same error.
+// TestReserveEdgeKeepsReadErrors: a body whose read fails is answered as httpx.Parse
+// answers the bytes read and then the same error.
 func TestReserveEdgeKeepsReadErrors(t *testing.T) {
-	h := reserveEdge(t)
 	boom := errors.New("connection reset")
 	prefix := `{"activity_id":5,`
-	body := io.MultiReader(strings.NewReader(prefix), &failing{boom})
-	code, next, read, msg := serve(t, h, buyerRequest(t, body, 40))
-	if code != http.StatusOK || !next || read != prefix || msg != boom.Error() {
-		t.Fatalf("%d, handler ran %v, read %q, error %q; want the handler, %q then %q", code, next, read, msg, prefix, boom)
-	}
+	sameAnswer(t, "read error", func() *http.Request {
+		return buyerRequest(t, io.MultiReader(strings.NewReader(prefix), &failing{boom}), 40)
+	})
 }
 
 type failing struct{ err error }
@@ -143,22 +176,42 @@ func (f *failing) Read([]byte) (int, error) { return 0, f.err }
 func TestReserveEdgeAnswersAsErrorCtx(t *testing.T) {
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	now := time.Now()
-	marks := edge.New(edge.Conf{Enabled: true, SoldOutTTL: time.Minute, WindowTTL: time.Minute, ClockMargin: time.Second})
+	marks := testMarks()
 	marks.SoldOut(1, marks.Gen())
 	marks.Window(2, now.Add(time.Hour).Unix(), now.Add(2*time.Hour).Unix())
 	marks.Window(3, now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix())
-	h := middleware.NewReserveEdgeMiddleware(marks).Handle(func(w http.ResponseWriter, r *http.Request) {
-		t.Error("the handler ran")
-	})
+	h := middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
+		func(w http.ResponseWriter, r *http.Request) { t.Error("the handler ran") })
 	for aid, e := range map[int]*xerr.Error{1: xerr.ErrSoldOut, 2: xerr.ErrNotStarted, 3: xerr.ErrEnded} {
 		body := `{"activity_id":` + strconv.Itoa(aid) + `,"request_id":"abcdefgh"}`
 		got := httptest.NewRecorder()
 		h(got, buyerRequest(t, strings.NewReader(body), int64(len(body))))
 		want := httptest.NewRecorder()
 		httpx.ErrorCtx(context.Background(), want, e)
-		if got.Code != want.Code || !reflect.DeepEqual(got.Header(), want.Header()) || got.Body.String() != want.Body.String() {
+		if got.Code != want.Code || !reflect.DeepEqual(got.Header(), want.Header()) ||
+			got.Body.String() != want.Body.String() {
 			t.Errorf("activity %d: %d %v %q; httpx.ErrorCtx(%s): %d %v %q", aid, got.Code, got.Header(), got.Body,
 				e.Code, want.Code, want.Header(), want.Body)
+		}
+	}
+}
+
+// TestReserveEdgeObserves: a SOLD_OUT answer of the handler (the inventory service's)
+// sets the activity's mark; another answer does not.
+func TestReserveEdgeObserves(t *testing.T) {
+	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
+	marks := testMarks()
+	answer := map[int64]error{7: xerr.ErrSoldOut, 8: xerr.New(xerr.LimitExceeded, "limit")}
+	h := middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
+		func(w http.ResponseWriter, r *http.Request) {
+			req, _ := middleware.Reservation(r.Context())
+			httpx.ErrorCtx(r.Context(), w, answer[req.ActivityId])
+		})
+	for aid, want := range map[int64]error{7: xerr.ErrSoldOut, 8: nil} {
+		body := `{"activity_id":` + strconv.FormatInt(aid, 10) + `,"request_id":"abcdefgh"}`
+		h(httptest.NewRecorder(), buyerRequest(t, strings.NewReader(body), int64(len(body))))
+		if got := marks.Check(aid); got != want {
+			t.Errorf("activity %d after a %v answer: marks say %v, want %v", aid, answer[aid], got, want)
 		}
 	}
 }

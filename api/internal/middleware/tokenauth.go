@@ -22,26 +22,7 @@ const (
 )
 
 // TokenAuth authenticates one JWT audience (one secret, one id claim) as go-zero's jwt
-// middleware does, and remembers the tokens its parser verified, so that a buyer who
-// retries in a storm is not parsed and verified again.
-//
-//   - A token is verified by go-zero's own token parser (rest/token, what rest.WithJwt
-//     runs) with this audience's secret, then must carry a numeric exp (auth.Expiry) and
-//     the audience's id claim (auth.ClaimID). A token of the plain shape internal/authtoken
-//     mints (HS256, integer claims) is first tried by fastHS256, which accepts only what
-//     that parser and those checks accept, with the same id, and costs no reflection (about
-//     0.4 µs, less than a cache lookup on a large cache): whatever it accepts is never
-//     cached, whatever it does not accept goes to the cache and then to the parser.
-//   - Only a token the parser accepted and that passed those checks is cached, under its
-//     exact string as go-zero's extractor reads it from the Authorization header, with its
-//     verified claims; the cache belongs to one audience (one secret), so a token of the
-//     other audience never finds an entry.
-//   - A cached token is accepted only while its claims are still valid now (jwt's
-//     MapClaims.Valid: exp, nbf, iat, what the parser checks at each parse), and for at
-//     most TokenCacheTTL; the cache holds at most TokenCacheLimit tokens (tokenCache).
-//   - A token the parser refuses is answered by go-zero's own jwt middleware
-//     (rest/handler.Authorize, with reply.Unauthorized), which parses it again and writes
-//     the same 401 as before, and is never cached.
+// middleware does, remembering the tokens its parser verified (docs/DESIGN.md "Sold-out at the edge").
 type TokenAuth struct {
 	secret string
 	claim  string
@@ -93,6 +74,10 @@ func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int
 		tok, err := a.parser.ParseToken(r, a.secret, "")
 		if err != nil || !tok.Valid {
 			goZero.ServeHTTP(w, r)
+			return
+		}
+		if err := auth.HS256(tok); err != nil {
+			refuse(w, r, err)
 			return
 		}
 		claims, ok := tok.Claims.(jwt.MapClaims)

@@ -5,13 +5,8 @@ import (
 	"time"
 )
 
-// tokenCache is a bounded map of verified tokens: two generations of at most limit/2
-// entries each. A Set fills the current generation; a full one becomes the previous
-// (the one before is dropped whole); a Get that finds an entry in the previous
-// generation moves it to the current one. So the cache holds at most limit entries, keeps
-// the recently used, and costs one lock and a map access per call, no goroutine (go-zero's
-// collection.Cache hands every Set to its timing wheel's goroutine, which a storm of new
-// tokens pays on every request). An entry older than ttl is not returned.
+// tokenCache is a bounded map of verified tokens, two generations of at most limit/2 entries
+// and no goroutine; an entry older than ttl is not returned.
 type tokenCache struct {
 	half int
 	ttl  time.Duration

@@ -2,28 +2,21 @@ package reply
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/zeromicro/go-zero/rest/httpx"
 
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Router wraps go-zero's router (rest.WithRouter) so that it sits outside every route's
-// middleware chain. It does two things go-zero's chain does not:
-//   - caps the body at MaxBytes even without a Content-Length (go-zero's MaxBytesHandler
-//     only checks the header; its JSON parser skips such bodies today, but any reader of
-//     the body stays bounded);
-//   - gives a {"code","msg"} body to error statuses written without a JSON body: go-zero's
-//     shedder, breaker and MaxConns write a bare 503, MaxBytes a bare 413. The status is
-//     kept and the body is chosen by status (503 -> BUSY, 413 -> PAYLOAD_TOO_LARGE ...);
-//   - reads a body sent without "Content-Type: application/json" (none, curl -d's form type,
-//     text/plain) as JSON when it parses as JSON, and answers 415 UNSUPPORTED_MEDIA_TYPE
-//     naming the header when it does not. go-zero's httpx.Parse reads a body only with the
-//     JSON content type and would report its fields as missing.
+// Router wraps go-zero's router (rest.WithRouter), outside every route's chain: it bounds the
+// body at MaxBytes (inflated, for gzip), reads a JSON body sent without the JSON content type
+// (415 when it is not JSON) and gives go-zero's bare error statuses a {"code","msg"} body.
 type Router struct {
 	httpx.Router
 	MaxBytes int64
@@ -34,7 +27,7 @@ func (rt Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.MaxBytes > 0 && r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBytes)
 	}
-	if !readAsJSON(w, r) {
+	if !inflate(w, r, rt.MaxBytes) || !readAsJSON(w, r) {
 		return
 	}
 	g := &guardWriter{ResponseWriter: w}
@@ -84,6 +77,36 @@ func (g *guardWriter) finish() {
 	}
 }
 
+// inflate replaces a gzip body (which go-zero's gunzip handler would inflate without a
+// bound) by its inflated bytes, at most maxBytes of them; otherwise it answers (413, 400).
+func inflate(w http.ResponseWriter, r *http.Request, maxBytes int64) bool {
+	if r.Body == nil || r.Body == http.NoBody || !strings.Contains(r.Header.Get("Content-Encoding"), "gzip") {
+		return true
+	}
+	defer r.Body.Close()
+	zr, err := gzip.NewReader(r.Body)
+	var body []byte
+	if err == nil {
+		var in io.Reader = zr
+		if maxBytes > 0 {
+			in = io.LimitReader(zr, maxBytes+1)
+		}
+		body, err = io.ReadAll(in)
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge) || maxBytes > 0 && int64(len(body)) > maxBytes:
+		Write(w, xerr.Newf(xerr.TooLarge, "request body larger than %d bytes", maxBytes))
+		return false
+	case err != nil:
+		Write(w, xerr.New(xerr.InvalidArgument, "the gzip request body does not inflate"))
+		return false
+	}
+	r.Header.Del("Content-Encoding")
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return true
+}
+
 // readAsJSON makes a body without the JSON content type readable by httpx.Parse when it is
 // JSON; otherwise it answers (415, or 413 over MaxBytes) and returns false.
 func readAsJSON(w http.ResponseWriter, r *http.Request) bool {
@@ -111,7 +134,7 @@ func readAsJSON(w http.ResponseWriter, r *http.Request) bool {
 			ct = "none"
 		}
 		Write(w, xerr.New(xerr.UnsupportedMedia, "the request body must be JSON sent with "+
-			"\"Content-Type: application/json\" (got Content-Type: "+ct+")"))
+			"\"Content-Type: application/json\" (got Content-Type: "+Clip(ct)+")"))
 		return false
 	}
 	r.Header.Set("Content-Type", "application/json")

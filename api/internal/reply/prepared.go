@@ -14,12 +14,8 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Prepared is one error answer encoded once: Write writes, for its error, what
-// httpx.ErrorCtx writes with ErrorHandler installed (the HTTP status of the code word, the
-// JSON content type, the {"code","msg"} body as go-zero's jsonx encodes it) and counts it
-// in seckill_api_errors_total, without classifying or encoding at each request. For the
-// answers a storm repeats (a sold-out rejection); TestPreparedIsErrorCtx compares the two
-// byte for byte.
+// Prepared is one error answer encoded once, written as httpx.ErrorCtx writes it with
+// ErrorHandler installed and counted alike (TestPreparedIsErrorCtx compares the bytes).
 type Prepared struct {
 	status int
 	body   []byte

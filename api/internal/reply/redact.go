@@ -3,7 +3,9 @@ package reply
 import (
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/zeromicro/go-zero/core/logc"
 	"github.com/zeromicro/go-zero/core/logx"
@@ -40,9 +42,27 @@ func (w redactingWriter) Debug(v any, fields ...logx.LogField) {
 
 func redact(v any) any {
 	if s, ok := v.(string); ok {
-		return credentialHeader.ReplaceAllString(s, "${1}${2}[redacted]")
+		return escapeControl(credentialHeader.ReplaceAllString(s, "${1}${2}[redacted]"))
 	}
 	return v
+}
+
+// escapeControl writes control characters as Go escapes (\n, \x1b): nothing logged can
+// start a line or drive a terminal.
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // RedactLogs wraps go-zero's process-wide log writer (once) so that no credential is

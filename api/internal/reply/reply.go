@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -30,15 +31,8 @@ var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Help:      "error responses of the gateway by API code word",
 }, []string{"code"})
 
-// Classify turns any error reaching the edge into its API outcome. What a zRPC call
-// returned — a status, or go-zero's client breaker open ("circuit breaker is open", no
-// status) — is mapped by xerr.FromStatus, the single code mapping: the service's own
-// answers keep their code word (INTERNAL included), a call that got no answer (refused,
-// reset, killed, timed out, cancelled, breaker open) is BUSY. Any other dependency failure
-// that never became a status (a timeout, a refused connection, a Redis error of the
-// gateway's rate limiter) is BUSY too (xerr.IsDependencyFailure). Logic returns nothing
-// else, so any other untyped error comes from httpx.Parse: a request that does not parse
-// (bad JSON, wrong type, missing field, bad path value) is INVALID_ARGUMENT.
+// Classify turns any error reaching the edge into its API outcome: an *xerr.Error as it is, a
+// zRPC or dependency failure by xerr.FromStatus (BUSY when unanswered), anything else (httpx.Parse's) INVALID_ARGUMENT.
 func Classify(err error) *xerr.Error {
 	var e *xerr.Error
 	if errors.As(err, &e) {
@@ -54,13 +48,29 @@ func Classify(err error) *xerr.Error {
 	case xerr.IsDependencyFailure(err): // context deadline and cancellation included
 		return xerr.FromStatus(err)
 	default:
-		return xerr.New(xerr.InvalidArgument, err.Error())
+		return xerr.New(xerr.InvalidArgument, Clip(err.Error()))
 	}
 }
 
-// ErrorHandler is installed with httpx.SetErrorHandlerCtx.
+// maxEcho bounds what an error message repeats of a request.
+const maxEcho = 200
+
+// Clip shortens s, a message that may repeat client input, to at most maxEcho bytes and "…".
+func Clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// ErrorHandler is installed with httpx.SetErrorHandlerCtx; it records its answer in ctx's Outcome.
 func ErrorHandler(ctx context.Context, err error) (int, any) {
 	e := Classify(err)
+	record(ctx, e)
 	errorsTotal.WithLabelValues(string(e.Code)).Inc()
 	if e.Code == xerr.Internal {
 		logc.Errorf(ctx, "internal error: %v", err)
@@ -87,7 +97,7 @@ func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
 func Unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 	msg := "missing or invalid token"
 	if err != nil {
-		msg = "invalid token: " + err.Error()
+		msg = "invalid token: " + Clip(err.Error())
 	}
 	LogUnauthorized(r, msg)
 	Write(w, xerr.New(xerr.Unauthorized, msg))
@@ -95,12 +105,12 @@ func Unauthorized(w http.ResponseWriter, r *http.Request, err error) {
 
 // NotFound answers unknown routes (rest.WithNotFoundHandler).
 var NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	Write(w, xerr.New(xerr.NotFound, "no route "+r.URL.Path))
+	Write(w, xerr.New(xerr.NotFound, "no route "+Clip(r.URL.Path)))
 })
 
 // NotAllowed answers a known path with the wrong method (rest.WithNotAllowedHandler).
 var NotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	Write(w, xerr.New(xerr.MethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
+	Write(w, xerr.New(xerr.MethodNotAllowed, "method "+Clip(r.Method)+" not allowed on "+Clip(r.URL.Path)))
 })
 
 // forStatus names the outcome of an error status go-zero wrote without a body.

@@ -76,7 +76,8 @@ func TestGoZeroBareErrorsGetBodies(t *testing.T) {
 		{"panic recovered", handler.RecoverHandler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 			panic("test panic")
 		})), get(), 500, xerr.Internal},
-		{"unknown route", http.NotFoundHandler(), httptest.NewRequest(http.MethodGet, "/nope", nil), 404, xerr.NotFound},
+		{"unknown route", http.NotFoundHandler(), httptest.NewRequest(http.MethodGet, "/nope", nil), 404,
+			xerr.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body, hdr := serve(t, tc.h, tc.req)
@@ -110,9 +111,11 @@ func TestClassify(t *testing.T) {
 		{"zrpc deadline", status.Error(codes.DeadlineExceeded, "slow"), xerr.Busy},
 		{"zrpc internal", status.Error(codes.Internal, "bug"), xerr.Internal},
 		{"zrpc internal answered with our detail", xerr.ToStatus(errors.New("duplicate entry")), xerr.Internal},
-		{"zrpc cancelled (client connection closing)", status.Error(codes.Canceled, "grpc: the client connection is closing"), xerr.Busy},
+		{"zrpc cancelled (client connection closing)", status.Error(codes.Canceled,
+			"grpc: the client connection is closing"), xerr.Busy},
 		{"zrpc stream broken mid-answer", status.Error(codes.Internal, "unexpected EOF"), xerr.Busy},
-		{"zrpc stream reset", status.Error(codes.Internal, "stream terminated by RST_STREAM with error code: INTERNAL_ERROR"), xerr.Busy},
+		{"zrpc stream reset", status.Error(codes.Internal,
+			"stream terminated by RST_STREAM with error code: INTERNAL_ERROR"), xerr.Busy},
 		{"zrpc app refused", status.Error(codes.Unauthenticated, "missing metadata"), xerr.Internal},
 		{"body too large", &http.MaxBytesError{Limit: 10}, xerr.TooLarge},
 		{"timeout", context.DeadlineExceeded, xerr.Busy},

@@ -1,15 +1,8 @@
 package svc
 
 import (
-	"context"
-	"strconv"
-	"time"
-
-	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/limit"
-	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
-	"github.com/zeromicro/go-zero/core/syncx"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
@@ -21,9 +14,6 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
-
-// windowFetchTimeout bounds the background read of an activity's window.
-const windowFetchTimeout = 2 * time.Second
 
 // ServiceContext holds everything that outlives a request, created once.
 type ServiceContext struct {
@@ -37,20 +27,17 @@ type ServiceContext struct {
 	// Inventory is the inventory service: every read and write of activities and stock.
 	Inventory inventoryclient.Inventory
 	Keys      stock.Keys
-	// Limiter counts reservations per buyer; nil when RateLimit.Enabled is false.
-	Limiter *UserLimiter
+	// Limiter counts reservations per buyer, ReadLimiter reads, ChangeLimiter pays and
+	// cancels (in memory); nil when RateLimit.Enabled is false.
+	Limiter, ReadLimiter, ChangeLimiter *UserLimiter
 	// LimiterFailure is what every limiter does when its Redis fails (LimiterFailure).
 	LimiterFailure middleware.FailurePolicy
 	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
 	AddrReserve  *AddrLimiter
 	AddrAuthFail *limit.PeriodLimit
-	// Edge holds the sold-out marks and known windows; nil when Edge.Enabled is false.
-	Edge *edge.Marks
-
-	windows syncx.SingleFlight
-	sub     red.UniversalClient
-	stop    context.CancelFunc
-	stopped <-chan struct{}
+	// Edge is the reservation route's gate (sold-out marks, known windows; none when
+	// Edge.Enabled is false).
+	Edge *edge.Gate
 }
 
 // New builds the context: the zRPC client of the inventory service (which owns the
@@ -65,7 +52,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
-	var limiter *UserLimiter
+	var limiter, reads, changes *UserLimiter
 	if c.RateLimit.Enabled {
 		var shared *limit.PeriodLimit
 		if c.RateLimit.Shared {
@@ -77,6 +64,8 @@ func New(c config.Config) (*ServiceContext, error) {
 			shared = limit.NewPeriodLimit(c.RateLimit.Period, c.RateLimit.Quota, rds, "")
 		}
 		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, keys)
+		reads = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ReadQuota, nil, keys)
+		changes = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ChangeQuota, nil, keys)
 	}
 	addrReserve, addrAuthFail, err := addrLimiters(c, keys)
 	if err != nil {
@@ -91,55 +80,24 @@ func New(c config.Config) (*ServiceContext, error) {
 		Inventory:      inventoryclient.NewInventory(cli),
 		Keys:           keys,
 		Limiter:        limiter,
+		ReadLimiter:    reads,
+		ChangeLimiter:  changes,
 		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
 		AddrReserve:    addrReserve,
 		AddrAuthFail:   addrAuthFail,
-		windows:        syncx.NewSingleFlight(),
 	}
+	var marks *edge.Marks
 	if c.Edge.Enabled {
-		s.Edge = edge.New(c.Edge)
-		s.sub = edge.NewClient(c.Redis)
-		ctx, cancel := context.WithCancel(context.Background())
-		s.stop = cancel
-		// Waits for the first subscription (bounded), so that a gateway that serves has
-		// subscribed; if Redis is down it serves anyway and the marks' TTL bounds them.
-		sctx, scancel := context.WithTimeout(ctx, 3*time.Second)
-		s.stopped = edge.Subscribe(ctx, s.sub, keys.StockBack(), s.Edge, sctx.Done())
-		scancel()
+		marks = edge.New(c.Edge)
 	}
+	s.Edge = edge.NewGate(marks, s.Inventory)
+	s.Edge.Subscribe(c.Redis, keys.StockBack())
 	s.ReserveEdge = middleware.NewReserveEdgeMiddleware(s.Edge).Handle
 	return s, nil
 }
 
-// LearnWindow reads aid's window from the inventory service in the background (one
-// read per activity at a time), for the edge's NOT_STARTED / ENDED answers.
-func (s *ServiceContext) LearnWindow(aid int64) {
-	if s.Edge == nil || s.Edge.HasWindow(aid) {
-		return
-	}
-	go func() {
-		_, _ = s.windows.Do(strconv.FormatInt(aid, 10), func() (any, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), windowFetchTimeout)
-			defer cancel()
-			res, err := s.Inventory.GetStock(ctx, &inventoryclient.GetStockReq{ActivityId: aid})
-			if err != nil {
-				logx.Infof("edge: window of activity %d: %v", aid, err)
-				return nil, err
-			}
-			if a := res.GetActivity(); a != nil && a.GetEndTime() > a.GetStartTime() {
-				s.Edge.Window(aid, a.GetStartTime(), a.GetEndTime())
-			}
-			return nil, nil
-		})
-	}()
-}
-
 // Close stops the stock-back subscription and closes the zRPC connection.
 func (s *ServiceContext) Close() {
-	if s.stop != nil {
-		s.stop()
-		<-s.stopped
-		_ = s.sub.Close()
-	}
+	s.Edge.Close()
 	_ = s.RpcClient.Conn().Close()
 }

@@ -11,11 +11,8 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 )
 
-// UserLimiter is the per-buyer reservation limit: Quota per Period, counted first in this
-// gateway's memory (PeriodLimit's semantics: a buyer's window opens with their first
-// request and lasts Period; no Redis round trip), then,
-// when shared is set, in Redis by go-zero's PeriodLimit so that every gateway shares the
-// quota. A buyer over the local count is rejected without Redis.
+// UserLimiter is a per-buyer limit of Quota per Period, counted in this gateway's memory and,
+// when shared is set, in Redis by go-zero's PeriodLimit (docs/DESIGN.md "Security").
 type UserLimiter struct {
 	*local[int64]
 	shared *limit.PeriodLimit // nil: local only

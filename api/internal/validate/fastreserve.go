@@ -6,14 +6,8 @@ import "github.com/seckill/seckill/api/internal/types"
 // (a 64-character request_id and two numbers).
 const MaxFastReserveBody = 512
 
-// ReserveBody decodes the body of a reservation without reflection, for the gateway's own
-// answers (sold out, not started, ended) in a storm. It accepts only a plain subset of
-// JSON: one object with the keys activity_id and request_id and optionally quantity, each
-// at most once; the numbers as unsigned integers of at most 18 digits without a leading
-// zero, the request_id as a string of [A-Za-z0-9_-], JSON whitespace between tokens and
-// after the object. ok means go-zero's httpx.Parse of the same JSON POST decodes exactly
-// req (quantity defaults to 1, as its tag says; FuzzReserveBody checks the equivalence);
-// anything else is !ok and must go to httpx.Parse, which answers it as it always did.
+// ReserveBody decodes a reservation in a plain subset of JSON without reflection; ok means
+// httpx.Parse decodes the same body to exactly req (FuzzReserveBody), else it must decode it.
 func ReserveBody(b []byte) (req types.ReserveReq, ok bool) {
 	p := scanner{b: b}
 	var seenA, seenQ, seenR bool

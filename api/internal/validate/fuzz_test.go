@@ -55,7 +55,8 @@ func FuzzReserveRequest(f *testing.F) {
 			invalid(t, err)
 			return
 		}
-		if req.ActivityId < 1 || req.Quantity < 1 || req.Quantity > domain.MaxQuantity || !requestID.MatchString(req.RequestId) {
+		if req.ActivityId < 1 || req.Quantity < 1 || req.Quantity > domain.MaxQuantity ||
+			!requestID.MatchString(req.RequestId) {
 			t.Fatalf("accepted out of bounds: %+v", req)
 		}
 	})
@@ -64,7 +65,8 @@ func FuzzReserveRequest(f *testing.F) {
 // FuzzCreateActivityRequest: as FuzzReserveRequest, for a new activity.
 func FuzzCreateActivityRequest(f *testing.F) {
 	f.Add([]byte(`{"sku_id":1,"name":"phone","stock":10,"start_time":1790000000,"end_time":1790003600}`))
-	f.Add([]byte(`{"sku_id":1,"name":"\u00e9t\u00e9","stock":1000000000,"start_time":0,"end_time":1,"per_user_limit":2,"pay_timeout_seconds":86400}`))
+	f.Add([]byte(`{"sku_id":1,"name":"\u00e9t\u00e9","stock":1000000000,"start_time":0,"end_time":1,` +
+		`"per_user_limit":2,"pay_timeout_seconds":86400}`))
 	f.Add([]byte(`{"sku_id":1,"name":"","stock":0,"start_time":5,"end_time":4}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req types.CreateActivityReq
@@ -77,8 +79,11 @@ func FuzzCreateActivityRequest(f *testing.F) {
 		}
 		n := utf8.RuneCountInString(req.Name)
 		if req.SkuId < 1 || req.Stock < 1 || req.Stock > 1_000_000_000 || !utf8.ValidString(req.Name) || n < 1 || n > 128 ||
-			req.StartTime < 0 || req.EndTime <= req.StartTime || req.PerUserLimit < 1 ||
-			req.PayTimeoutSeconds < 1 || req.PayTimeoutSeconds > 86400 {
+			req.StartTime < 0 ||
+			req.EndTime <= req.StartTime ||
+			req.PerUserLimit < 1 ||
+			req.PayTimeoutSeconds < 1 ||
+			req.PayTimeoutSeconds > 86400 {
 			t.Fatalf("accepted out of bounds: %+v", req)
 		}
 	})
@@ -97,7 +102,8 @@ func FuzzOrderNo(f *testing.F) {
 			return
 		}
 		aid, ok := domain.ParseOrderNo(s)
-		if !ok || aid < 1 || len(s) > domain.MaxOrderNoLen || s[:len(strconv.FormatInt(aid, 10))] != strconv.FormatInt(aid, 10) {
+		if !ok || aid < 1 || len(s) > domain.MaxOrderNoLen ||
+			s[:len(strconv.FormatInt(aid, 10))] != strconv.FormatInt(aid, 10) {
 			t.Fatalf("accepted %q (activity %d)", s, aid)
 		}
 	})
@@ -146,8 +152,10 @@ var reserveBodySeeds = []string{
 // TestReserveBody: what the fast decoding takes and what it leaves to httpx.Parse.
 func TestReserveBody(t *testing.T) {
 	for body, want := range map[string]types.ReserveReq{
-		`{"activity_id":1,"request_id":"abcdefgh"}`:                   {ActivityId: 1, Quantity: 1, RequestId: "abcdefgh"},
-		`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`: {ActivityId: 12, Quantity: 3, RequestId: "r-1_23456789"},
+		`{"activity_id":1,"request_id":"abcdefgh"}`: {ActivityId: 1, Quantity: 1,
+			RequestId: "abcdefgh"},
+		`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`: {ActivityId: 12, Quantity: 3,
+			RequestId: "r-1_23456789"},
 		" {\n\t\"request_id\" : \"x\" , \"quantity\":0,\"activity_id\": 999999999999999999 } \r\n": {
 			ActivityId: 999999999999999999, Quantity: 0, RequestId: "x"},
 	} {

@@ -7,22 +7,27 @@ import (
 	"net/http"
 
 	"github.com/seckill/seckill/api/internal/logic/buyer"
+	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/svc"
-	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/xerr"
 	"github.com/zeromicro/go-zero/rest/httpx"
 )
+
+// errNoReservation: the route runs without the ReserveEdge middleware (a wiring error).
+var errNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")
 
 // reserve stock
 func ReserveHandler(svcCtx *svc.ServiceContext) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req types.ReserveReq
-		if err := httpx.Parse(r, &req); err != nil {
-			httpx.ErrorCtx(r.Context(), w, err)
+		// The ReserveEdge middleware decoded and checked the body (edge.Gate).
+		req, ok := middleware.Reservation(r.Context())
+		if !ok {
+			httpx.ErrorCtx(r.Context(), w, errNoReservation)
 			return
 		}
 
 		l := buyer.NewReserveLogic(r.Context(), svcCtx)
-		resp, err := l.Reserve(&req)
+		resp, err := l.Reserve(req)
 		if err != nil {
 			httpx.ErrorCtx(r.Context(), w, err)
 		} else {

@@ -30,6 +30,9 @@ func (l *CancelLogic) Cancel(req *types.OrderPathReq) (*types.OrderStateResp, er
 	if err != nil {
 		return nil, err
 	}
+	if err := allow(l.ctx, l.svcCtx, l.svcCtx.ChangeLimiter, errChangesLimited); err != nil {
+		return nil, err
+	}
 	res, err := l.svcCtx.Inventory.Release(l.ctx, in)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,9 @@ func (l *GetActivityLogic) GetActivity(req *types.ActivityPathReq) (*types.Activ
 	if err := validate.ActivityID(req.Id); err != nil {
 		return nil, err
 	}
+	if err := allow(l.ctx, l.svcCtx, l.svcCtx.ReadLimiter, errReadsLimited); err != nil {
+		return nil, err
+	}
 	res, err := l.svcCtx.Inventory.GetStock(l.ctx, &inventoryclient.GetStockReq{ActivityId: req.Id})
 	if err != nil {
 		return nil, err

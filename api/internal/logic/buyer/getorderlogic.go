@@ -31,6 +31,9 @@ func (l *GetOrderLogic) GetOrder(req *types.OrderPathReq) (*types.OrderResp, err
 	if err != nil {
 		return nil, err
 	}
+	if err := allow(l.ctx, l.svcCtx, l.svcCtx.ReadLimiter, errReadsLimited); err != nil {
+		return nil, err
+	}
 	res, err := l.svcCtx.Inventory.GetOrder(l.ctx, in)
 	if err != nil {
 		return nil, err

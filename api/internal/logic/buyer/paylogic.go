@@ -29,6 +29,9 @@ func (l *PayLogic) Pay(req *types.OrderPathReq) (*types.OrderStateResp, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := allow(l.ctx, l.svcCtx, l.svcCtx.ChangeLimiter, errChangesLimited); err != nil {
+		return nil, err
+	}
 	res, err := l.svcCtx.Inventory.Confirm(l.ctx, in)
 	if err != nil {
 		return nil, err

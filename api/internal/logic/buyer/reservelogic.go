@@ -8,13 +8,10 @@ import (
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
-	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
-
-var errRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts, slow down")
 
 type ReserveLogic struct {
 	logx.Logger
@@ -31,26 +28,16 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 	}
 }
 
-// Reserve validates, answers by itself what the gateway already knows (sold out, not
-// started, ended: before the rate limiter and zRPC), applies the per-user limit and asks
-// the inventory service, whose Lua script decides (replay, window, per-user limit, stock)
-// in one atomic step.
+// Reserve applies the per-user limit to a reservation the edge checked (edge.Gate) and asks
+// the inventory service, whose Lua script decides (replay, window, per-user limit, stock).
 func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
 	uid, err := auth.UID(l.ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := validate.Reserve(req); err != nil {
+	if err := allow(l.ctx, l.svcCtx, l.svcCtx.Limiter, errRateLimited); err != nil {
 		return nil, err
 	}
-	marks := l.svcCtx.Edge
-	if err := marks.Check(req.ActivityId); err != nil {
-		return nil, err
-	}
-	if err := l.allow(uid); err != nil {
-		return nil, err
-	}
-	gen := marks.Gen()
 	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
 		ActivityId: req.ActivityId,
 		Uid:        uid,
@@ -58,14 +45,7 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		RequestId:  req.RequestId,
 	})
 	if err != nil {
-		e := xerr.FromStatus(err)
-		switch e.Code {
-		case xerr.SoldOut:
-			marks.SoldOut(req.ActivityId, gen)
-		case xerr.NotStarted, xerr.Ended:
-			l.svcCtx.LearnWindow(req.ActivityId)
-		}
-		return nil, e
+		return nil, xerr.FromStatus(err)
 	}
 	status := res.Status // a replay reports the order as it is now
 	if status == "" {    // an inventory service from before the field
@@ -79,23 +59,4 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil
-}
-
-// allow takes one unit of the buyer's quota (svc.UserLimiter: in memory, then Redis when
-// shared). A limiter that cannot reach Redis does what LimiterFailure says (open: let
-// through, counted; closed: BUSY): the limiter protects the service, it does not decide
-// stock, and the inventory script stays the one gate for correctness.
-func (l *ReserveLogic) allow(uid int64) error {
-	lim := l.svcCtx.Limiter
-	if lim == nil {
-		return nil
-	}
-	ok, err := lim.Allow(l.ctx, uid)
-	if err != nil {
-		return l.svcCtx.LimiterFailure.Failed(l.ctx, "user", err)
-	}
-	if !ok {
-		return errRateLimited
-	}
-	return nil
 }

@@ -1,0 +1,71 @@
+package edge
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+
+	"github.com/zeromicro/go-zero/rest/httpx"
+
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/api/internal/validate"
+)
+
+// decode is r's reservation: a plain JSON body decoded without reflection
+// (validate.ReserveBody), anything else by go-zero's httpx.Parse from the same bytes.
+func decode(r *http.Request) (types.ReserveReq, error) {
+	// httpx.Parse reads a JSON body only with a Content-Length and a JSON content type;
+	// a query string goes through its form parsing; an encoded body is decoded by
+	// go-zero's gunzip handler to another length.
+	if r.ContentLength > 0 && r.ContentLength <= validate.MaxFastReserveBody && r.URL.RawQuery == "" &&
+		plainJSON(r.Header) {
+		body := make([]byte, r.ContentLength)
+		n, err := 0, error(nil)
+		for n < len(body) && err == nil {
+			var k int
+			k, err = r.Body.Read(body[n:])
+			n += k
+		}
+		if n == len(body) {
+			if req, ok := validate.ReserveBody(body); ok {
+				return req, nil
+			}
+		}
+		// httpx.Parse reads what was read, then the error the read ended with, if any,
+		// then whatever the original body still has.
+		r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body[:n]), &onceErr{err: err}, r.Body),
+			Closer: r.Body}
+	}
+	var req types.ReserveReq
+	err := httpx.Parse(r, &req)
+	return req, err
+}
+
+func plainJSON(h http.Header) bool {
+	if len(h.Values("Content-Encoding")) > 0 {
+		return false
+	}
+	switch h.Get("Content-Type") {
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8":
+		return true
+	}
+	return false
+}
+
+type replayBody struct {
+	io.Reader
+	io.Closer
+}
+
+// onceErr returns err on its first read (nil: io.EOF, so that io.MultiReader moves on),
+// then io.EOF.
+type onceErr struct{ err error }
+
+func (e *onceErr) Read([]byte) (int, error) {
+	err := e.err
+	e.err = nil
+	if err == nil || err == io.EOF {
+		return 0, io.EOF
+	}
+	return 0, err
+}

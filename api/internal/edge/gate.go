@@ -1,0 +1,124 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/core/syncx"
+
+	"github.com/seckill/seckill/api/internal/auth"
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/api/internal/validate"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/inventoryclient"
+)
+
+const (
+	// windowFetchTimeout bounds the background read of an activity's window.
+	windowFetchTimeout = 2 * time.Second
+	// subscribeWait bounds how long Subscribe waits for the first subscription.
+	subscribeWait = 3 * time.Second
+)
+
+// A Gate is the reservation route's edge: it decodes and checks a reservation once
+// (Check) and learns from the inventory service's answer to it (Observe).
+type Gate struct {
+	marks   *Marks // nil: the edge answers nothing
+	inv     inventoryclient.Inventory
+	windows syncx.SingleFlight
+
+	sub     red.UniversalClient
+	stop    context.CancelFunc
+	stopped <-chan struct{}
+}
+
+// NewGate returns a gate answering from marks (nil: Edge off) and reading windows from inv.
+func NewGate(marks *Marks, inv inventoryclient.Inventory) *Gate {
+	return &Gate{marks: marks, inv: inv, windows: syncx.NewSingleFlight()}
+}
+
+// Subscribe drops marks on the stock-back messages of channel on c's Redis until Close,
+// waiting at most subscribeWait for the first subscription; without marks it does nothing.
+func (g *Gate) Subscribe(c redis.RedisConf, channel string) {
+	if g.marks == nil {
+		return
+	}
+	g.sub = NewClient(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	g.stop = cancel
+	wait, waited := context.WithTimeout(ctx, subscribeWait)
+	defer waited()
+	g.stopped = Subscribe(ctx, g.sub, channel, g.marks, wait.Done())
+}
+
+// Check decodes r's reservation, checks the buyer and the input and asks the marks: err is
+// the answer when the request ends here (bad input, or the marks know); gen goes to Observe.
+func (g *Gate) Check(r *http.Request) (req types.ReserveReq, gen uint64, err error) {
+	if req, err = decode(r); err != nil {
+		return req, 0, err
+	}
+	if _, err = auth.UID(r.Context()); err != nil {
+		return req, 0, err
+	}
+	if err = validate.Reserve(&req); err != nil {
+		return req, 0, err
+	}
+	if err = g.marks.Check(req.ActivityId); err != nil {
+		return req, 0, err
+	}
+	return req, g.marks.Gen(), nil
+}
+
+// Observe learns from answer, the error a reservation of aid checked at gen was answered
+// with (nil: it succeeded): a sold-out mark, or the activity's window.
+func (g *Gate) Observe(aid int64, gen uint64, answer *xerr.Error) {
+	if answer == nil {
+		return
+	}
+	switch answer.Code {
+	case xerr.SoldOut:
+		g.marks.SoldOut(aid, gen)
+	case xerr.NotStarted, xerr.Ended:
+		g.learn(aid)
+	}
+}
+
+// StockBack drops aid's sold-out mark: this gateway returned stock to it.
+func (g *Gate) StockBack(aid int64) { g.marks.StockBack(aid) }
+
+// learn reads aid's window from the inventory service in the background (one read per
+// activity at a time), for the NOT_STARTED / ENDED answers.
+func (g *Gate) learn(aid int64) {
+	if g.marks == nil || g.marks.HasWindow(aid) {
+		return
+	}
+	go func() {
+		_, _ = g.windows.Do(strconv.FormatInt(aid, 10), func() (any, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), windowFetchTimeout)
+			defer cancel()
+			res, err := g.inv.GetStock(ctx, &inventoryclient.GetStockReq{ActivityId: aid})
+			if err != nil {
+				logx.Infof("edge: window of activity %d: %v", aid, err)
+				return nil, err
+			}
+			if a := res.GetActivity(); a != nil && a.GetEndTime() > a.GetStartTime() {
+				g.marks.Window(aid, a.GetStartTime(), a.GetEndTime())
+			}
+			return nil, nil
+		})
+	}()
+}
+
+// Close stops the stock-back subscription.
+func (g *Gate) Close() {
+	if g.stop != nil {
+		g.stop()
+		<-g.stopped
+		_ = g.sub.Close()
+	}
+}
