@@ -78,7 +78,9 @@ type listed struct {
 
 func goList(t *testing.T) []listed {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-tags", "no_k8s", "-json=ImportPath,Deps", module+"/...")
+	// "./..." matches the main module's packages only; the pattern module+"/..." also searches
+	// every module in the build list, which needs go.mod files the build never downloads.
+	cmd := exec.Command("go", "list", "-tags", "no_k8s", "-json=ImportPath,Deps", "./...")
 	cmd.Dir = moduleRoot(t)
 	out, err := cmd.Output()
 	if err != nil {
