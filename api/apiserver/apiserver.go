@@ -130,7 +130,7 @@ func (s *Server) Handler() http.Handler {
 	return s.http.Handler
 }
 
-// Routes are the routes the gateway registered (method, path; for the API document's test).
+// Routes are the routes the gateway serves (method and path), as go-zero registered them.
 func (s *Server) Routes() []rest.Route { return s.rest.Routes() }
 
 // Stop shuts the HTTP server down gracefully and closes the zRPC connection. Unlike
