@@ -1,7 +1,19 @@
 package standalone
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/seckill/seckill/devkit/testenv"
 )
 
 func TestTelemetry(t *testing.T) {
@@ -72,5 +84,92 @@ func TestBuildConfigsTrace(t *testing.T) {
 	bad.defaults()
 	if err := (&System{}).buildConfigs(bad, "127.0.0.1", 5, 6); err == nil {
 		t.Fatal("a bad -trace accepted")
+	}
+}
+
+// make run -trace FILE: one reservation's spans, from the gateway's HTTP handler to the
+// script's EVALSHA, are in the file once the system is closed, in the trace the gateway
+// answered with.
+func TestStandaloneTraceToFile(t *testing.T) {
+	_, keys := testenv.Redis(t)
+	db := testenv.MySQL(t)
+	file := filepath.Join(t.TempDir(), "spans.jsonl")
+	sys := start(t, Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix, Trace: file})
+	closed := false
+	defer func() {
+		if !closed {
+			sys.Close()
+		}
+	}()
+	post := func(path, token, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, sys.APIURL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
+		return resp
+	}
+	now := time.Now().Unix()
+	var a struct {
+		ActivityID int64 `json:"activity_id"`
+	}
+	resp := post("/v1/admin/activities", sys.MerchantToken,
+		fmt.Sprintf(`{"sku_id":1,"name":"traced","stock":5,"start_time":%d,"end_time":%d}`, now-10, now+3600))
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+		t.Fatal(err)
+	}
+	post(fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID), sys.MerchantToken, "")
+	resp = post("/v1/seckill/orders", sys.BuyerToken, fmt.Sprintf(`{"activity_id":%d,"request_id":"traced-0001"}`,
+		a.ActivityID))
+	traceID := strings.Split(resp.Header.Get("traceparent"), "-")
+	if len(traceID) != 4 {
+		t.Fatalf("the reservation's answer has no traceparent: %q", resp.Header.Get("traceparent"))
+	}
+	sys.Close() // flushes the spans
+	closed = true
+
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var s struct {
+			Name        string
+			SpanContext struct{ TraceID string }
+			Attributes  []struct {
+				Key   string
+				Value struct{ Value any }
+			}
+		}
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		if s.SpanContext.TraceID != traceID[1] {
+			continue
+		}
+		for _, kv := range s.Attributes {
+			if kv.Key == "redis.cmds" {
+				s.Name += fmt.Sprint(kv.Value.Value)
+			}
+		}
+		names = append(names, s.Name)
+	}
+	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/Reserve", "redis[evalsha]"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no span %q in trace %s: %q", want, traceID[1], names)
+		}
 	}
 }
