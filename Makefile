@@ -58,7 +58,9 @@ tools:
 	@mkdir -p $(PROTOC_GEN)
 	GOBIN=$(PROTOC_GEN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
 
-## gen: regenerate every goctl output (models, rpc stubs, api routes and types)
+## gen: regenerate every goctl output (models, rpc stubs, api routes and types, the API
+## document the gateway serves at /openapi.json)
+API_DOC := api/internal/apidoc/openapi.json
 gen: tools
 	rm -f model/*_gen.go
 	$(GO) tool goctl model mysql ddl -src sql/schema.sql -dir model --style gozero
@@ -67,7 +69,11 @@ gen: tools
 	rm -rf rpc/etc
 	@if [ -f api/seckill.api ]; then $(GO) tool goctl api go -api api/seckill.api -dir api --style gozero; rm -rf api/etc; fi
 	gofmt -w model rpc api
+	rm -rf bin/swagger
+	$(GO) tool goctl api swagger --api api/seckill.api --dir bin/swagger
+	$(GO) run ./devkit/openapi -swagger bin/swagger/seckill.json -codes docs/API.md -o $(API_DOC)
 
 ## gen-check: fail when generated code is stale
 gen-check: gen
-	@git diff --exit-code -- model rpc api || (echo "generated code is stale: run make gen and commit" && exit 1)
+	@git diff --exit-code -- model rpc api $(API_DOC) || (echo "generated code is stale: run make gen and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- model rpc api)" || (echo "untracked generated files: run make gen and commit" && exit 1)

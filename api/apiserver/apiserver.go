@@ -132,6 +132,9 @@ func (s *Server) Handler() http.Handler {
 	return s.http.Handler
 }
 
+// Routes are the routes the gateway serves (method and path), as go-zero registered them.
+func (s *Server) Routes() []rest.Route { return s.rest.Routes() }
+
 // Stop shuts the HTTP server down gracefully and closes the zRPC connection. Unlike
 // rest.Server.Stop it does not close go-zero's global logger, so that one process can
 // stop and start servers (tests, the standalone launcher).

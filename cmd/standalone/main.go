@@ -5,6 +5,7 @@
 // apt-get when it can, and an in-process Kafka broker). Ctrl-C stops everything it started.
 //
 //	make run
+//	go run -tags no_k8s ./cmd/standalone -trace otlpgrpc://127.0.0.1:4317   # spans to Jaeger / a collector
 //	SECKILL_REDIS=127.0.0.1:6379 SECKILL_MYSQL_DSN='root:@tcp(127.0.0.1:3306)/seckill' make run
 package main
 
@@ -24,20 +25,32 @@ func main() {
 	var cfg standalone.Config
 	var kafka string
 	flag.StringVar(&cfg.EtcDir, "etc", "etc", "directory of the services' YAML configs")
-	flag.StringVar(&cfg.RedisAddr, "redis", "", "Redis host:port to use (env "+standalone.EnvRedis+"; default: start a private redis-server)")
-	flag.StringVar(&cfg.MySQLDSN, "mysql", "", "MySQL DSN to use (env "+standalone.EnvMySQL+"; default: start a private MariaDB)")
-	flag.StringVar(&kafka, "kafka", "", "comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
+	flag.StringVar(&cfg.RedisAddr, "redis", "",
+		"Redis host:port to use (env "+standalone.EnvRedis+"; default: start a private redis-server)")
+	flag.StringVar(&cfg.MySQLDSN, "mysql", "",
+		"MySQL DSN to use (env "+standalone.EnvMySQL+"; default: start a private MariaDB)")
+	flag.StringVar(&kafka, "kafka", "",
+		"comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
 	flag.StringVar(&cfg.KafkaDataDir, "kafka-data-dir", "", "keep the in-process broker's log here (default: in memory)")
 	flag.IntVar(&cfg.KafkaPartitions, "partitions", 8, "partitions of the in-process broker's topics")
 	flag.StringVar(&cfg.APIAddr, "api", "127.0.0.1:8888", "gateway listen address (a free port if taken)")
 	flag.StringVar(&cfg.Mode, "mode", "dev", "go-zero mode of the services (pro enables load shedding)")
 	flag.StringVar(&cfg.LogLevel, "log-level", "error", "go-zero log level (debug, info, error, severe)")
 	flag.StringVar(&cfg.KeyPrefix, "key-prefix", "", "Redis key prefix")
+	flag.StringVar(&cfg.Trace, "trace", "", "send spans to otlpgrpc://host:4317, otlphttp://host:4318, "+
+		"a zipkin http(s):// URL or a file (default: tracing off, as in etc/)")
+	traceHeaders := flag.String("trace-headers", "", "key=value,... sent with each OTLP export")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
 	flag.Parse()
 	if kafka != "" {
 		cfg.KafkaBrokers = strings.Split(kafka, ",")
 	}
+	headers, err := standalone.ParseHeaders(*traceHeaders)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "standalone:", err)
+		os.Exit(2)
+	}
+	cfg.TraceHeaders = headers
 	cfg.FromEnv()
 	cfg.Install = !*noInstall
 	cfg.Log = os.Stderr
@@ -59,6 +72,7 @@ seckill is running.
   mysql          %s
   kafka          %s
   configs        %s (addresses set by the launcher)
+  traces         %s
   started here   %s
 
 demo tokens (buyer uid 1, merchant mid 1, valid 24 h):
@@ -66,20 +80,30 @@ demo tokens (buyer uid 1, merchant mid 1, valid 24 h):
   export MERCHANT=%s
 
 try:
-  curl -s -H "Authorization: Bearer $MERCHANT" -H "Content-Type: application/json" -d "{\"sku_id\":1,\"name\":\"demo\",\"stock\":100,\"start_time\":%s,\"end_time\":%s}" %s/v1/admin/activities
+  curl -s -H "Authorization: Bearer $MERCHANT" -H "Content-Type: application/json" \
+    -d "{\"sku_id\":1,\"name\":\"demo\",\"stock\":100,\"start_time\":%s,\"end_time\":%s}" \
+    %s/v1/admin/activities
 a whole sale (20,000 buyers, 1,000 stock):
   SECKILL_BUYER_SECRET=%s SECKILL_MERCHANT_SECRET=%s \
     go run -tags no_k8s ./cmd/loadgen -url %s -html report.html
 
 Ctrl-C stops everything.
-`, sys.APIURL, sys.APIURL, sys.MetricsURL, sys.RPCAddr, sys.RedisAddr, sys.MySQLDSN, strings.Join(sys.KafkaBrokers, ","),
-		cfg.EtcDir, private(sys.Private), sys.BuyerToken, sys.MerchantToken,
+`, sys.APIURL, sys.APIURL, sys.MetricsURL, sys.RPCAddr, sys.RedisAddr, sys.MySQLDSN,
+		strings.Join(sys.KafkaBrokers, ","),
+		cfg.EtcDir, traces(cfg.Trace), private(sys.Private), sys.BuyerToken, sys.MerchantToken,
 		"$(date +%s)", "$(( $(date +%s) + 3600 ))", sys.APIURL, sys.BuyerSecret, sys.MerchantSecret, sys.APIURL)
 	<-ctx.Done()
 	stop()
 	fmt.Fprintln(os.Stderr, "stopping...")
 	sys.Close()
 	fmt.Fprintln(os.Stderr, "stopped")
+}
+
+func traces(dest string) string {
+	if dest == "" {
+		return "off (-trace otlpgrpc://127.0.0.1:4317 or -trace spans.jsonl turns them on)"
+	}
+	return dest
 }
 
 func private(names []string) string {

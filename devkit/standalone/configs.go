@@ -32,13 +32,19 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 		return nil
 	}
 	c := &s.Configs
-	if err := load("inventory.yaml", func(f string) (err error) { c.Inventory, err = rpcserver.LoadConfig(f); return }); err != nil {
+	if err := load("inventory.yaml", func(f string) (err error) {
+		c.Inventory, err = rpcserver.LoadConfig(f)
+		return
+	}); err != nil {
 		return err
 	}
 	if err := load("mq.yaml", func(f string) (err error) { c.Writer, err = mqserver.LoadConfig(f); return }); err != nil {
 		return err
 	}
-	if err := load("seckill-api.yaml", func(f string) (err error) { c.Gateway, err = apiserver.LoadConfig(f); return }); err != nil {
+	if err := load("seckill-api.yaml", func(f string) (err error) {
+		c.Gateway, err = apiserver.LoadConfig(f)
+		return
+	}); err != nil {
 		return err
 	}
 
@@ -69,6 +75,13 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 	g.Redis.Host, g.Redis.Type = s.RedisAddr, "node"
 	g.KeyPrefix = s.KeyPrefix
 	Secure(inv, w, g)
+	if cfg.Trace != "" {
+		tel, err := Telemetry(cfg.Trace, cfg.TraceHeaders)
+		if err != nil {
+			return err
+		}
+		inv.Telemetry, w.Telemetry, g.Telemetry = tel, tel, tel
+	}
 	return nil
 }
 

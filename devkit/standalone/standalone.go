@@ -1,8 +1,9 @@
 // Package standalone runs the whole system in one process on one machine: the inventory
 // service (zRPC, with its relay to Kafka), the order writer (Kafka -> MySQL) with its jobs
-// (expiry, reconciliation, warm-up) and the HTTP gateway, wired over their real protocols. For each dependency a configured address is
-// used as is; otherwise the launcher starts its own: a private redis-server and MariaDB from
-// the installed binaries (devkit/devenv) and the in-process Kafka-protocol broker (kfake).
+// (expiry, reconciliation, warm-up) and the HTTP gateway, wired over their real protocols.
+// For each dependency a configured address is used as is; otherwise the launcher starts its
+// own: a private redis-server and MariaDB from the installed binaries (devkit/devenv) and
+// the in-process Kafka-protocol broker (kfake).
 //
 // The services are built by their public constructors (rpcserver.New, mqserver.New,
 // apiserver.New) from the same YAML files their production mains read (etc/), loaded by
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/zeromicro/go-zero/core/trace"
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/devenv"
@@ -62,6 +64,10 @@ type Config struct {
 	// tens of thousands of 503s, each logged with its request.
 	LogDir    string
 	KeyPrefix string // Redis key prefix ("" unless a shared Redis needs one, see Start)
+	// Trace, when set, turns go-zero's Telemetry on (off in etc/) and sends every span
+	// there (see Telemetry); TraceHeaders go with each OTLP export.
+	Trace        string
+	TraceHeaders map[string]string
 
 	Install bool      // apt-get install a missing redis-server / mariadb-server when possible
 	Log     io.Writer // start-up progress (default: discarded)
@@ -181,6 +187,9 @@ func Start(ctx context.Context, cfg Config) (_ *System, err error) {
 
 	if err := sys.buildConfigs(cfg, apiHost, mustAtoi(apiPort), metricsPort); err != nil {
 		return nil, err
+	}
+	if cfg.Trace != "" {
+		sys.onClose("traces", trace.StopAgent) // after the services: flushes their last spans
 	}
 	if cfg.Configure != nil {
 		cfg.Configure(&sys.Configs)

@@ -80,10 +80,12 @@ func TestStandaloneOnItsOwnServers(t *testing.T) {
 
 	sys.Close()
 	closed = true
-	for _, addr := range []string{sys.RedisAddr, sys.KafkaBrokers[0], strings.TrimPrefix(sys.APIURL, "http://"), sys.RPCAddr} {
+	api := strings.TrimPrefix(sys.APIURL, "http://")
+	for _, addr := range []string{sys.RedisAddr, sys.KafkaBrokers[0], api, sys.RPCAddr} {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			t.Errorf("%s still accepts connections after Close (redis %s, kafka %v, api %s, rpc %s)", addr, sys.RedisAddr, sys.KafkaBrokers, sys.APIURL, sys.RPCAddr)
+			t.Errorf("%s still accepts connections after Close (redis %s, kafka %v, api %s, rpc %s)",
+				addr, sys.RedisAddr, sys.KafkaBrokers, sys.APIURL, sys.RPCAddr)
 		}
 	}
 }

@@ -117,6 +117,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				Path:    "/healthz",
 				Handler: ops.HealthzHandler(serverCtx),
 			},
+			{
+				// this API as a Swagger 2.0 document (make gen writes it from this file)
+				Method:  http.MethodGet,
+				Path:    "/openapi.json",
+				Handler: ops.OpenAPIHandler(serverCtx),
+			},
 		},
 	)
 }

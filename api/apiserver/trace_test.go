@@ -1,0 +1,122 @@
+package apiserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/trace"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
+)
+
+// recordSpans adds an in-memory exporter to go-zero's tracer provider (one per process,
+// started by the first service's Telemetry; Sampler 1 in the test configs) for this test.
+func recordSpans(t *testing.T) *tracetest.InMemoryExporter {
+	t.Helper()
+	trace.StartAgent(trace.Config{Name: "seckill-test", Sampler: 1, Batcher: "otlpgrpc"}) // no-op once started
+	tp, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
+	if !ok {
+		t.Fatalf("go-zero's tracer provider is a %T, not the OpenTelemetry SDK's", otel.GetTracerProvider())
+	}
+	exp := tracetest.NewInMemoryExporter()
+	sp := sdktrace.NewSimpleSpanProcessor(exp)
+	tp.RegisterSpanProcessor(sp)
+	t.Cleanup(func() { tp.UnregisterSpanProcessor(sp) })
+	return exp
+}
+
+// TestReservationTrace follows one reservation that arrives with a W3C traceparent through
+// the real gateway, the real inventory service and Redis: the gateway's HTTP span, the
+// zRPC client and server spans and the script's EVALSHA all belong to the caller's trace,
+// each span the child of the one before (the trace context crosses HTTP and zRPC).
+func TestReservationTrace(t *testing.T) {
+	e := start(t)
+	exp := recordSpans(t)
+	a := e.warm(map[string]any{"stock": 5})
+	exp.Reset()
+
+	traceID, parentID := "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	raw, _ := json.Marshal(reserveBody(a.ActivityID, "traced-reservation-1", 1))
+	req, err := http.NewRequest(http.MethodPost, e.base+"/v1/seckill/orders", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+buyerToken(t, 101))
+	req.Header.Set("traceparent", "00-"+traceID+"-"+parentID+"-01")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reserve: %d", resp.StatusCode)
+	}
+	if tp := resp.Header.Get("traceparent"); !strings.Contains(tp, traceID) {
+		t.Errorf("the answer's traceparent %q is not of trace %s", tp, traceID)
+	}
+
+	// The HTTP span ends after the answer is written: wait for it.
+	var spans tracetest.SpanStubs
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		spans = nil
+		for _, s := range exp.GetSpans() {
+			if s.SpanContext.TraceID().String() == traceID {
+				spans = append(spans, s)
+			}
+		}
+		httpSpan := func(s tracetest.SpanStub) bool {
+			return s.SpanKind == oteltrace.SpanKindServer && s.Name == "/v1/seckill/orders"
+		}
+		if slices.ContainsFunc(spans, httpSpan) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, s := range spans {
+		t.Logf("%-8s %-32s %9s  %s", s.SpanKind, s.Name, s.EndTime.Sub(s.StartTime).Round(time.Microsecond),
+			attrs(s))
+	}
+
+	// The chain from the caller to the script, each span the parent of the next.
+	chain := []struct {
+		kind oteltrace.SpanKind
+		name string
+		cmd  string
+	}{
+		{oteltrace.SpanKindServer, "/v1/seckill/orders", ""},
+		{oteltrace.SpanKindClient, "inventory.Inventory/Reserve", ""},
+		{oteltrace.SpanKindServer, "inventory.Inventory/Reserve", ""},
+		{oteltrace.SpanKindClient, "redis", "evalsha"},
+	}
+	parent := parentID
+	for _, link := range chain {
+		i := slices.IndexFunc(spans, func(s tracetest.SpanStub) bool {
+			return s.SpanKind == link.kind && s.Name == link.name && s.Parent.SpanID().String() == parent &&
+				strings.Contains(attrs(s), link.cmd)
+		})
+		if i < 0 {
+			t.Fatalf("no %s span %q (%s) under span %s in trace %s (%d spans)",
+				link.kind, link.name, link.cmd, parent, traceID, len(spans))
+		}
+		parent = spans[i].SpanContext.SpanID().String()
+	}
+}
+
+// attrs is a span's attributes as key=value text.
+func attrs(s tracetest.SpanStub) string {
+	var b strings.Builder
+	for _, kv := range s.Attributes {
+		fmt.Fprintf(&b, "%s=%s ", kv.Key, kv.Value.Emit())
+	}
+	return strings.TrimSpace(b.String())
+}
