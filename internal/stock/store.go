@@ -43,16 +43,6 @@ func NewStore(rds *redis.Redis, keys Keys) *Store {
 	return &Store{rds: rds, keys: keys, reqTTL: DefaultReqTTL}
 }
 
-// Keys returns the key naming the store uses.
-//
-// Deprecated: going once rpc/ no longer uses it; an activity's keys are read and written only here.
-func (s *Store) Keys() Keys { return s.keys }
-
-// Redis returns the client.
-//
-// Deprecated: going once rpc/ no longer uses it; an activity's keys are read and written only here.
-func (s *Store) Redis() *redis.Redis { return s.rds }
-
 // now is Redis's clock in ms: the same clock the scripts use.
 func (s *Store) now(ctx context.Context) (int64, error) {
 	v, err := s.rds.EvalCtx(ctx, "local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)", nil)
