@@ -43,29 +43,42 @@ func digest(s string) string {
 // Published reports whether s is a secret the repository ships or shipped.
 func Published(s string) bool { return publishedSecrets[digest(strings.TrimSpace(s))] }
 
-// entropyBits estimates the information in s: its length times the Shannon entropy of
-// its byte distribution.
+// entropyBits estimates the information in s: its length times the Shannon entropy of its bytes.
 func entropyBits(s string) float64 {
-	if s == "" {
-		return 0
-	}
 	var counts [256]int
 	for i := 0; i < len(s); i++ {
 		counts[s[i]]++
 	}
+	return shannonBits(counts[:], len(s))
+}
+
+// stepBits estimates the information in s's steps (the differences of consecutive bytes):
+// a sequence such as abc…xyz012 has nearly none.
+func stepBits(s string) float64 {
+	if len(s) < 2 {
+		return 0
+	}
+	var counts [256]int
+	for i := 1; i < len(s); i++ {
+		counts[s[i]-s[i-1]]++
+	}
+	return shannonBits(counts[:], len(s)-1)
+}
+
+// shannonBits is n times the Shannon entropy of the distribution counts (of n samples).
+func shannonBits(counts []int, n int) float64 {
 	var h float64
-	n := float64(len(s))
 	for _, c := range counts {
 		if c > 0 {
-			p := float64(c) / n
+			p := float64(c) / float64(n)
 			h -= p * math.Log2(p)
 		}
 	}
-	return h * n
+	return h * float64(n)
 }
 
 // Check says why secret is not fit to sign or authenticate anything (nil when it is):
-// empty, published in the repository, shorter than MinBytes or of too little entropy.
+// empty, published in the repository, shorter than MinBytes, or of too little entropy in its bytes or steps.
 // name is the config field, for the message.
 func Check(name, secret string) error {
 	switch {
@@ -80,6 +93,10 @@ func Check(name, secret string) error {
 		return fmt.Errorf("config: %s has too little entropy (about %.0f bits, at least %d): "+
 			"use random bytes, e.g. `openssl rand -hex 32`",
 			name, entropyBits(secret), MinBits)
+	case stepBits(secret) < MinBits:
+		return fmt.Errorf("config: %s has too little entropy in its steps (about %.0f bits, at least %d; a "+
+			"sequence such as abc…xyz012): use random bytes, e.g. `openssl rand -hex 32`",
+			name, stepBits(secret), MinBits)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,35 +19,7 @@ func CheckSecret(name, secret string) error {
 	if secret == "" {
 		return fmt.Errorf("config: %s is missing (set %s or SecretsFile)", name, envOf(name))
 	}
-	if err := secrets.Check(name, secret); err != nil {
-		return err
-	}
-	if bits := stepBits(secret); bits < secrets.MinBits {
-		return fmt.Errorf("config: %s has too little entropy in its steps (about %.0f bits, at least %d; a "+
-			"sequence such as abc…xyz012): use random bytes, e.g. `openssl rand -hex 32`", name, bits, secrets.MinBits)
-	}
-	return nil
-}
-
-// stepBits estimates the information in s's steps (the differences of consecutive bytes):
-// their count times the Shannon entropy of their distribution; a sequence has nearly none.
-func stepBits(s string) float64 {
-	if len(s) < 2 {
-		return 0
-	}
-	var counts [256]int
-	for i := 1; i < len(s); i++ {
-		counts[s[i]-s[i-1]]++
-	}
-	n := float64(len(s) - 1)
-	var h float64
-	for _, c := range counts {
-		if c > 0 {
-			p := float64(c) / n
-			h -= p * math.Log2(p)
-		}
-	}
-	return h * n
+	return secrets.Check(name, secret)
 }
 
 func envOf(name string) string {
