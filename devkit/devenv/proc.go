@@ -209,3 +209,10 @@ func ChildProcAttr() *syscall.SysProcAttr { return sysProcAttr() }
 
 // Pid is the server's process id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Freeze stops the process (SIGSTOP): it holds its sockets but reads nothing, as a stalled
+// server would. Thaw resumes it.
+func (p *Proc) Freeze() error { return freeze(p.cmd.Process) }
+
+// Thaw resumes a frozen process (SIGCONT).
+func (p *Proc) Thaw() error { return thaw(p.cmd.Process) }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,6 +62,12 @@ type Row struct {
 	Expect string
 	// Forbid names an answer no buyer may get: the row fails if one did ("": none).
 	Forbid string
+	// Statuses, when set, are the only HTTP statuses buyers may see (a transport failure
+	// counts as status 0).
+	Statuses []int
+	// Check runs once the row is consistent and audited; what it returns are violations
+	// (the row fails) and notes (reported). Nil: none.
+	Check func(ctx context.Context, s *System, aid int64) (violations, notes []string)
 }
 
 // Rows are the suite, in order.
@@ -215,7 +220,8 @@ type Result struct {
 	Lost, Duplicated int
 	Consistent       bool
 	TimeToConsistent time.Duration
-	Status           string // PASS, FAIL
+	Busy             time.Duration // from the first BUSY a buyer was answered to the last
+	Status           string        // PASS, FAIL
 	Reasons          []string
 	Codes            map[string]int // non-200 answers the buyers got, by code
 }
@@ -231,6 +237,9 @@ type Config struct {
 	Options
 	Scale Scale
 	Only  []string // run only rows whose name contains one of these (empty: all)
+	// Cluster runs the cluster table (ClusterRows on StartCluster) instead of the
+	// single-node one.
+	Cluster bool
 }
 
 // Run starts the system, runs every row and returns the results (an error: the suite could
@@ -241,20 +250,25 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		log = io.Discard
 	}
 	logx.SetLevel(logx.ErrorLevel) // the suite's own MySQL reads would log every query
-	s, err := Start(ctx, cfg.Options)
+	start, rows := Start, Rows()
+	if cfg.Cluster {
+		start, rows = StartCluster, ClusterRows()
+	}
+	s, err := start(ctx, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	var results []Result
-	for _, row := range Rows() {
+	for _, row := range rows {
 		if !selected(row.Name, cfg.Only) {
 			continue
 		}
 		fmt.Fprintf(log, "row: %s\n", row.Name)
 		r := runRow(ctx, s, row, cfg.Scale)
-		fmt.Fprintf(log, "  %s: acknowledged %d, oversold %d, lost %d, duplicated %d, consistent %v in %s\n",
-			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Consistent, r.TimeToConsistent.Round(100*time.Millisecond))
+		fmt.Fprintf(log, "  %s: acknowledged %d, oversold %d, lost %d, duplicated %d, BUSY %s, consistent %v in %s\n",
+			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Busy.Round(100*time.Millisecond), r.Consistent,
+			r.TimeToConsistent.Round(100*time.Millisecond))
 		results = append(results, r)
 		if ctx.Err() != nil {
 			return results, ctx.Err()
@@ -306,12 +320,15 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	if row.Burst != nil {
 		row.Burst(&b)
 	}
-	c := newClient(s.APIURL)
+	var cs []*client // the buyers spread over every gateway
+	for _, u := range s.gatewayURLs() {
+		cs = append(cs, newClient(u))
+	}
 	mt, err := authtoken.Merchant(s.MerchantSecret, 1, 24*time.Hour)
 	if err != nil {
 		return fail("%v", err)
 	}
-	m := &merchant{c: c, token: mt}
+	m := &merchant{c: newClient(s.APIURL), token: mt}
 	aid, err := m.create(ctx, "fault: "+row.Name, b)
 	if err != nil {
 		return fail("create the activity: %v", err)
@@ -320,10 +337,11 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	var idb [4]byte
 	_, _ = rand.Read(idb[:])
 	t := newTally()
+	s.Hot = aid
 	burstEnd := make(chan struct{})
 	go func() {
 		defer close(burstEnd)
-		buyers(ctx, c, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
+		buyers(ctx, cs, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
 			time.Now().Add(b.Arrive+sc.RequestDeadline), t)
 	}()
 	faultEnd := time.Now()
@@ -338,8 +356,8 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	if b.PayNearExpiry { // every unpaid order must have expired before the books can agree
 		time.Sleep(time.Duration(b.PayTimeout)*time.Second + 2*time.Second)
 	}
-	for _, ch := range []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway} {
-		if !ch.alive() {
+	for _, ch := range s.children() {
+		if !ch.alive() && !ch.wasKilled() {
 			res.Reasons = append(res.Reasons, ch.name+" exited on its own (log "+ch.log+")")
 		}
 	}
@@ -354,9 +372,22 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound, firstN(last.Diffs, 2)))
 	}
 	n, err := audit(ctx, m, newOrderModel(s.MariaDB.DSN), aid, b, t)
+	forbidden := false
 	res.Acknowledged, res.Oversold, res.Lost, res.Duplicated = n.acknowledged, n.oversold, n.lost, n.duplicated
 	res.Reasons = append(res.Reasons, firstNList(n.violations, 4)...)
-	res.Codes = t.codes
+	res.Codes, res.Busy = t.codes, t.busyLast.Sub(t.busyFirst)
+	if row.Statuses != nil {
+		if bad := unexpectedStatuses(cs, row.Statuses); bad != "" {
+			res.Reasons = append(res.Reasons, "buyers saw HTTP statuses this row forbids: "+bad)
+			forbidden = true
+		}
+	}
+	if row.Check != nil && ok {
+		v, notes := row.Check(ctx, s, aid)
+		res.Reasons = append(res.Reasons, notes...)
+		res.Reasons = append(res.Reasons, v...)
+		n.violations = append(n.violations, v...)
+	}
 	if n := t.codes["INVALID_ARGUMENT"]; n > 0 {
 		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
 	}
@@ -364,8 +395,8 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the inventory service, DESIGN.md \"Failure stance\"), retried", n))
 	}
 	missingEvidence := row.Expect != "" && t.codes[row.Expect] == 0
-	forbidden := row.Forbid != "" && t.codes[row.Forbid] > 0
-	if forbidden {
+	if row.Forbid != "" && t.codes[row.Forbid] > 0 {
+		forbidden = true
 		res.Reasons = append(res.Reasons, fmt.Sprintf("%d buyers answered %s, which this row forbids", t.codes[row.Forbid], row.Forbid))
 	}
 	if missingEvidence {
@@ -413,73 +444,4 @@ func redisDo(ctx context.Context, addr string, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return c.Do(ctx, args...).Err()
-}
-
-// Failed reports whether any row failed.
-func Failed(results []Result) bool {
-	for _, r := range results {
-		if r.Status == Fail {
-			return true
-		}
-	}
-	return false
-}
-
-// Print writes the table, then one line per reason and the non-200 answers of each row.
-func Print(w io.Writer, results []Result) {
-	head := []string{"fault", "acknowledged", "oversold", "lost", "duplicated", "time to consistent", "result"}
-	rows := [][]string{head}
-	for _, r := range results {
-		ttc := "-"
-		if r.Consistent {
-			ttc = r.TimeToConsistent.Round(100 * time.Millisecond).String()
-		} else if r.Status == Fail {
-			ttc = "not consistent"
-		}
-		cell := itoa
-		rows = append(rows, []string{r.Row.Name, cell(int64(r.Acknowledged)), cell(r.Oversold), cell(int64(r.Lost)),
-			cell(int64(r.Duplicated)), ttc, r.Status})
-	}
-	width := make([]int, len(head))
-	for _, row := range rows {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	line := func(row []string) {
-		for i, c := range row {
-			if i > 0 {
-				fmt.Fprint(w, " | ")
-			}
-			fmt.Fprintf(w, "%-*s", width[i], c)
-		}
-		fmt.Fprintln(w)
-	}
-	line(rows[0])
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", width[i])
-	}
-	line(sep)
-	for _, row := range rows[1:] {
-		line(row)
-	}
-	fmt.Fprintln(w)
-	for _, r := range results {
-		var codes []string
-		for c, n := range r.Codes {
-			codes = append(codes, fmt.Sprintf("%s %d", c, n))
-		}
-		sort.Strings(codes)
-		if len(r.Reasons) == 0 && len(codes) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "%s:\n", r.Row.Name)
-		if len(codes) > 0 {
-			fmt.Fprintf(w, "  answers besides 200: %s\n", strings.Join(codes, ", "))
-		}
-		for _, reason := range r.Reasons {
-			fmt.Fprintf(w, "  %s\n", reason)
-		}
-	}
 }

@@ -102,6 +102,23 @@ func (c *child) start(ctx context.Context) error {
 	}
 }
 
+// wasKilled reports whether the suite stopped the process (its exit is no finding).
+func (c *child) wasKilled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.killed
+}
+
+// pid is the running process's id (0: none started).
+func (c *child) pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
 // alive reports whether the process is running.
 func (c *child) alive() bool {
 	c.mu.Lock()
@@ -165,6 +182,17 @@ type System struct {
 
 	BuyerSecret, MerchantSecret string
 
+	// The cluster table's system (StartCluster) runs several of each service: Inventory,
+	// Writer and Gateway are the first of each, APIURL the first gateway's. Empty in the
+	// single-node system.
+	Inventories, Writers, Gateways []*child
+	APIURLs                        []string
+	Cluster                        *devenv.RedisCluster
+	Etcd                           *devenv.Proc
+	Topology                       Topology
+	// Hot is the activity the current row's burst buys.
+	Hot int64
+
 	rpcAddr string
 	invCfg  rpcserver.Config // what rpc runs with, unless a row says otherwise
 	closers []func()
@@ -181,57 +209,33 @@ type Options struct {
 
 // Start builds the mains and brings the system up.
 func Start(ctx context.Context, o Options) (s *System, err error) {
-	if o.Root == "" {
-		if o.Root, err = os.Getwd(); err != nil {
-			return nil, err
-		}
+	sys, o, err := newSystem(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	if o.EtcDir == "" {
-		o.EtcDir = filepath.Join(o.Root, "etc")
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	sys := &System{}
 	s = sys
 	defer func() {
 		if err != nil {
-			sys.Close() // s may be nil already: a return nil, err
+			sys.Close() // s is nil already: a return nil, err
 			s = nil
 		}
 	}()
-	if s.Dir = o.Dir; s.Dir == "" {
-		if s.Dir, err = os.MkdirTemp("", "seckill-faults-"); err != nil {
-			return nil, err
-		}
-		dir := s.Dir
-		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
-	}
-	if err := build(ctx, o.Root, s.Dir, o.Log); err != nil {
+	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage); err != nil {
 		return nil, err
-	}
-	for _, pkg := range []devenv.Package{devenv.RedisPackage, devenv.MariaDBPackage} {
-		if o.Install {
-			if _, err := devenv.EnsureInstalled(ctx, pkg, o.Log); err != nil {
-				return nil, err
-			}
-		} else if err := devenv.Check(pkg); err != nil {
-			return nil, err
-		}
 	}
 	if s.Redis, err = devenv.StartRedis(ctx); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = s.Redis.Close() })
+	s.closers = append(s.closers, func() { _ = sys.Redis.Close() })
 	fmt.Fprintf(o.Log, "private redis-server on %s\n", s.Redis.Addr)
 	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = s.MariaDB.Close() })
+	s.closers = append(s.closers, func() { _ = sys.MariaDB.Close() })
 	if s.MySQLCut, err = devenv.StartProxy(s.MariaDB.Addr); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = s.MySQLCut.Close() })
+	s.closers = append(s.closers, func() { _ = sys.MySQLCut.Close() })
 	fmt.Fprintf(o.Log, "private MariaDB on %s (services through the proxy on %s)\n", s.MariaDB.Addr, s.MySQLCut.Addr)
 
 	ports, err := freePorts(3)
@@ -240,12 +244,7 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 	}
 	s.KafkaAddr, s.rpcAddr = devenv.Loopback(ports[0]), devenv.Loopback(ports[1])
 	s.APIURL = "http://" + devenv.Loopback(ports[2])
-
-	s.Kafka = &child{name: "kafka", bin: filepath.Join(s.Dir, "kafka"), log: filepath.Join(s.Dir, "kafka.log"),
-		args:  []string{"-addr", s.KafkaAddr, "-data-dir", filepath.Join(s.Dir, "kafka-data"), "-partitions", "8"},
-		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
-	s.closers = append(s.closers, s.Kafka.stop)
-	if err := s.Kafka.start(ctx); err != nil {
+	if err := s.startKafka(ctx, 8); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "kfake broker (its own process) on %s\n", s.KafkaAddr)
@@ -269,6 +268,60 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 		fmt.Fprintf(o.Log, "%s started (log %s)\n", c.name, c.log)
 	}
 	return s, nil
+}
+
+// newSystem fills o's defaults, makes the work directory and builds the mains into it. On
+// an error it has cleaned up.
+func newSystem(ctx context.Context, o Options) (s *System, _ Options, err error) {
+	if o.Root == "" {
+		if o.Root, err = os.Getwd(); err != nil {
+			return nil, o, err
+		}
+	}
+	if o.EtcDir == "" {
+		o.EtcDir = filepath.Join(o.Root, "etc")
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s = &System{}
+	if s.Dir = o.Dir; s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", "seckill-faults-"); err != nil {
+			return nil, o, err
+		}
+		dir := s.Dir
+		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
+	}
+	if err := build(ctx, o.Root, s.Dir, o.Log); err != nil {
+		s.Close()
+		return nil, o, err
+	}
+	return s, o, nil
+}
+
+// ensureTools installs (o.Install) or checks the packages the system runs.
+func ensureTools(ctx context.Context, o Options, pkgs ...devenv.Package) error {
+	for _, pkg := range pkgs {
+		if o.Install {
+			if _, err := devenv.EnsureInstalled(ctx, pkg, o.Log); err != nil {
+				return err
+			}
+		} else if err := devenv.Check(pkg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startKafka starts the kfake broker process on s.KafkaAddr, its topics seeded with
+// partitions partitions.
+func (s *System) startKafka(ctx context.Context, partitions int) error {
+	s.Kafka = &child{name: "kafka", bin: filepath.Join(s.Dir, "kafka"), log: filepath.Join(s.Dir, "kafka.log"),
+		args: []string{"-addr", s.KafkaAddr, "-data-dir", filepath.Join(s.Dir, "kafka-data"),
+			"-partitions", strconv.Itoa(partitions)},
+		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
+	s.closers = append(s.closers, s.Kafka.stop)
+	return s.Kafka.start(ctx)
 }
 
 // writeConfigs loads etc/*.yaml through each service's LoadConfig, points them at this
@@ -367,7 +420,7 @@ func (s *System) restartRedis(ctx context.Context) error {
 // waits for the gateway to be healthy. It returns the names it had to restart.
 func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 	var restarted []string
-	for _, c := range []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway} {
+	for _, c := range s.children() {
 		if !c.alive() {
 			restarted = append(restarted, c.name)
 			if err := c.start(ctx); err != nil {
@@ -378,7 +431,12 @@ func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
-		err := healthy(wctx, s.APIURL+"/healthz")
+		var err error
+		for _, u := range s.gatewayURLs() {
+			if err = healthy(wctx, u+"/healthz"); err != nil {
+				break
+			}
+		}
 		if err == nil {
 			return restarted, nil
 		}
@@ -388,6 +446,25 @@ func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// children are every service process, the broker first.
+func (s *System) children() []*child {
+	if s.Inventories == nil {
+		return []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway}
+	}
+	out := []*child{s.Kafka}
+	out = append(out, s.Inventories...)
+	out = append(out, s.Writers...)
+	return append(out, s.Gateways...)
+}
+
+// gatewayURLs are the base URLs of every gateway.
+func (s *System) gatewayURLs() []string {
+	if s.APIURLs == nil {
+		return []string{s.APIURL}
+	}
+	return s.APIURLs
 }
 
 func freePorts(n int) ([]int, error) {
