@@ -313,7 +313,7 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 		var r reserveResp
 		ok, code := retry(ctx, t, func() (string, error) {
 			return c.call(ctx, http.MethodPost, "/v1/seckill/orders", token,
-				map[string]any{"activity_id": aid, "quantity": 1, "request_id": fmt.Sprintf("probe-%d", try)}, &r)
+				map[string]any{"activity_id": aid, "quantity": 1, "request_id": fmt.Sprintf("probe-%04d", try)}, &r)
 		})
 		if ok {
 			return r.OrderNo, ""
@@ -329,8 +329,9 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 	}
 	uid := aid * 1_000_000
 	holder, no, from := uid+1, "", ga
-	if no, _ = reserve(ga, holder); no == "" {
-		return []string{"probe: the only unit did not sell"}, nil
+	no, code := reserve(ga, holder)
+	if no == "" {
+		return []string{"probe: the only unit did not sell: " + code}, nil
 	}
 	for round, to := range []*client{gb, ga} {
 		waiter := uid + 10 + int64(round)
