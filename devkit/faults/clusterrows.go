@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -154,7 +155,8 @@ func killMaster(ctx context.Context, s *System) ([]string, error) {
 		return nil, err
 	}
 	if err := waitRole(ctx, replica.Addr, "master"); err != nil {
-		return nil, err
+		log, _ := os.ReadFile(replica.Log)
+		return nil, fmt.Errorf("%w; its log ends:\n%s", err, log[max(0, len(log)-3000):])
 	}
 	promoted := time.Since(killed)
 	if err := s.Cluster.Restart(ctx, m); err != nil {
