@@ -12,23 +12,31 @@ import (
 
 // TestFaultSuite runs every row at the short scale against the real services (separate
 // processes over a private Redis, MariaDB and kfake): every row must PASS.
-func TestFaultSuite(t *testing.T) {
+func TestFaultSuite(t *testing.T) { runTable(t, false, len(Rows()), 12*time.Minute) }
+
+// TestClusterFaultSuite runs the cluster table at the short scale on the deploy/multinode
+// topology (Redis Cluster with replicas, etcd, several of each service): every row must
+// PASS.
+func TestClusterFaultSuite(t *testing.T) { runTable(t, true, len(ClusterRows()), 8*time.Minute) }
+
+func runTable(t *testing.T, cluster bool, rows int, bound time.Duration) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	var log strings.Builder
-	results, err := Run(ctx, Config{Options: Options{Root: root, Install: true, Log: &log}, Scale: Short})
+	results, err := Run(ctx, Config{Options: Options{Root: root, Install: true, Log: &log}, Scale: Short,
+		Cluster: cluster})
 	var table strings.Builder
 	Print(&table, results)
 	t.Logf("progress:\n%s\n%s", log.String(), table.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(results) != len(Rows()) {
-		t.Fatalf("%d results for %d rows", len(results), len(Rows()))
+	if len(results) != rows {
+		t.Fatalf("%d results for %d rows", len(results), rows)
 	}
 	for _, r := range results {
 		if r.Status != Pass {
