@@ -28,7 +28,8 @@ func main() {
 	short := flag.Bool("short", false, "the test's smaller bursts and shorter outages")
 	only := flag.String("only", "", "comma-separated: run only the rows whose name contains one of these")
 	flag.StringVar(&cfg.EtcDir, "etc", "etc", "directory of the services' YAML configs")
-	flag.StringVar(&cfg.Dir, "dir", "", "keep binaries, configs and logs here (default: a temporary directory, removed)")
+	flag.StringVar(&cfg.Dir, "dir", "",
+		"keep binaries, configs and logs here (default: a temporary directory, removed)")
 	flag.BoolVar(&cfg.Cluster, "cluster", false, "the cluster table (deploy/multinode/topology.yaml) instead")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
 	flag.Parse()

@@ -103,7 +103,8 @@ func (p *Proc) waitReady(ctx context.Context, ready func(context.Context) error)
 		case <-p.exited:
 			return fmt.Errorf("%s exited during start-up (%v); log %s:\n%s", p.Name, p.err, p.Log, tail(p.Log, 2048))
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last error: %v); log %s:\n%s", p.Name, ctx.Err(), last, p.Log, tail(p.Log, 2048))
+			return fmt.Errorf("%s not ready: %w (last error: %v); log %s:\n%s", p.Name, ctx.Err(), last, p.Log,
+				tail(p.Log, 2048))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

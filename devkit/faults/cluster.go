@@ -11,7 +11,6 @@ import (
 
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/discov"
-	"github.com/zeromicro/go-zero/core/service"
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/devenv"
@@ -56,12 +55,7 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		return nil, err
 	}
 	s = sys
-	defer func() {
-		if err != nil {
-			sys.Close() // s is nil already: a return nil, err
-			s = nil
-		}
-	}()
+	defer sys.closeOnError(&err)
 	deploy := filepath.Join(o.Root, "deploy")
 	if s.Topology, err = LoadTopology(filepath.Join(deploy, "multinode", "topology.yaml")); err != nil {
 		return nil, err
@@ -70,8 +64,9 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage, devenv.EtcdPackage); err != nil {
 		return nil, err
 	}
-	if s.Cluster, err = devenv.StartRedisClusterOf(ctx, devenv.ClusterSpec{Masters: topo.Redis.Masters,
-		Replicas: topo.Redis.ReplicasPerMaster, Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}); err != nil {
+	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
+		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
+	if s.Cluster, err = devenv.StartRedisClusterOf(ctx, spec); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, func() { _ = sys.Cluster.Close() })
@@ -141,12 +136,6 @@ type clusterFiles struct {
 // service's LoadConfig, points them at this system (Redis Cluster, etcd, MariaDB, the
 // broker; every rpc and api instance on its own port) and writes the JSON files.
 func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (files clusterFiles, err error) {
-	common := func(sc *service.ServiceConf) {
-		sc.Mode = "dev" // no load shedding: the suite counts faults, not the CPU of 2 cores
-		sc.Log.Mode, sc.Log.Encoding, sc.Log.Level, sc.Log.Stat = "console", "plain", "error", false
-		sc.DevServer.Enabled = false
-		sc.Prometheus.Host, sc.Prometheus.Port = "", 0 // a fixed port per instance in deploy/
-	}
 	// The secrets deploy/ takes from the environment: fresh ones where unset (the
 	// processes get theirs from the written files, standalone.Secure).
 	for _, k := range []string{"SECKILL_MYSQL_PASSWORD", "SECKILL_ORDER_KEY", "SECKILL_RPC_API_TOKEN",

@@ -34,27 +34,17 @@ func ClusterRows() []Row {
 		// relays' rollback check (relay.Acker) sees the acknowledged change count above
 		// the stock hash's and has the activity rebuilt from MySQL.
 		{Name: "Redis Cluster: kill -9 the hot master, a lagging replica promoted", Expect: "BUSY",
+			Inject: recording(&shard, killMaster), Check: notes(&shard)},
+		{Name: "Redis Cluster: CLUSTER FAILOVER of the hot master", Inject: recording(&shard, failover),
+			Check: notes(&shard)},
+		{Name: "writers: kill -9 one of the group, start another",
 			Inject: func(ctx context.Context, s *System, _ Scale) error {
-				var err error
-				shard, err = killMaster(ctx, s)
-				return err
-			}, Check: notes(&shard)},
-		{Name: "Redis Cluster: CLUSTER FAILOVER of the hot master", Inject: func(ctx context.Context, s *System, _ Scale) error {
-			var err error
-			shard, err = failover(ctx, s)
-			return err
-		}, Check: notes(&shard)},
-		{Name: "writers: kill -9 one of the group, start another", Inject: func(ctx context.Context, s *System, _ Scale) error {
-			s.Writers[0].kill()
-			time.Sleep(time.Second)
-			return s.Writers[0].start(ctx)
-		}, Check: writerLag},
+				s.Writers[0].kill()
+				time.Sleep(time.Second)
+				return s.Writers[0].start(ctx)
+			}, Check: writerLag},
 		{Name: "inventory services (etcd): kill -9 one mid-burst", Statuses: []int{200, 409, 503},
-			Inject: func(ctx context.Context, s *System, _ Scale) error {
-				var err error
-				pendingAtKill, err = killInventory(ctx, s)
-				return err
-			}, Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
+			Inject: recording(&pendingAtKill, killInventory), Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
 				v, n := relayDrained(ctx, s, aid)
 				return v, append(pendingAtKill, n...)
 			}},
@@ -62,6 +52,17 @@ func ClusterRows() []Row {
 	}
 }
 
+// recording is an Inject running f and keeping what it says in into.
+func recording(into *[]string, f func(context.Context, *System) ([]string, error)) func(context.Context, *System,
+	Scale) error {
+	return func(ctx context.Context, s *System, _ Scale) error {
+		var err error
+		*into, err = f(ctx, s)
+		return err
+	}
+}
+
+// notes is a Check reporting n.
 func notes(n *[]string) func(context.Context, *System, int64) ([]string, []string) {
 	return func(context.Context, *System, int64) ([]string, []string) { return nil, *n }
 }
@@ -214,7 +215,7 @@ func writerLag(ctx context.Context, s *System, _ int64) ([]string, []string) {
 		var err error
 		lag, err = groupLag(ctx, p)
 		if err == nil && lag == 0 {
-			return nil, []string{fmt.Sprintf("writer group lag 0 after %s more", time.Since(start).Round(100*time.Millisecond))}
+			return nil, []string{"writer group lag 0 after " + time.Since(start).Round(100*time.Millisecond).String() + " more"}
 		}
 		if time.Since(start) > clusterBound || ctx.Err() != nil {
 			return []string{fmt.Sprintf("writer group lag %d after %s (%v)", lag, clusterBound, err)}, nil
@@ -263,7 +264,8 @@ func killInventory(ctx context.Context, s *System) ([]string, error) {
 			held++
 		}
 	}
-	return []string{fmt.Sprintf("%s killed holding %d of the hot activity's outbox entries", s.Inventories[0].name, held)}, nil
+	return []string{fmt.Sprintf("%s killed holding %d of the hot activity's outbox entries",
+		s.Inventories[0].name, held)}, nil
 }
 
 // relayDrained waits until no relay holds an entry of activity aid's outbox.
@@ -275,7 +277,8 @@ func relayDrained(ctx context.Context, s *System, aid int64) ([]string, []string
 	for {
 		p, err := c.XPending(ctx, stream, relay.Group).Result()
 		if err == nil && p.Count == 0 {
-			return nil, []string{fmt.Sprintf("relays' pending entries 0 after %s more", time.Since(start).Round(100*time.Millisecond))}
+			return nil, []string{"relays' pending entries 0 after " + time.Since(start).Round(100*time.Millisecond).String() +
+				" more"}
 		}
 		if time.Since(start) > clusterBound || ctx.Err() != nil {
 			return []string{fmt.Sprintf("the relays still hold entries of activity %d after %s: %+v %v",
@@ -303,7 +306,8 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 	if err != nil {
 		return []string{err.Error()}, nil
 	}
-	aid, err := (&merchant{c: ga, token: mt}).create(ctx, "fault: sold-out marks", Burst{Stock: 1, Limit: 1, PayTimeout: 600})
+	probe := Burst{Stock: 1, Limit: 1, PayTimeout: 600}
+	aid, err := (&merchant{c: ga, token: mt}).create(ctx, "fault: sold-out marks", probe)
 	if err != nil {
 		return []string{"create the probe activity: " + err.Error()}, nil
 	}

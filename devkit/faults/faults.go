@@ -75,11 +75,12 @@ func Rows() []Row {
 	return []Row{
 		// The inventory service gone is BUSY at the gateway, never 500 (DESIGN.md "Errors
 		// across zRPC"; it was 187 INTERNAL: go-zero's open client breaker).
-		{Name: "kill -9 inventory service (rpc)", Forbid: "INTERNAL", Inject: func(ctx context.Context, s *System, _ Scale) error {
-			s.Inventory.kill()
-			time.Sleep(time.Second)
-			return s.Inventory.start(ctx)
-		}},
+		{Name: "kill -9 inventory service (rpc)", Forbid: "INTERNAL",
+			Inject: func(ctx context.Context, s *System, _ Scale) error {
+				s.Inventory.kill()
+				time.Sleep(time.Second)
+				return s.Inventory.start(ctx)
+			}},
 		{Name: "kill -9 writer (mq)", Inject: func(ctx context.Context, s *System, _ Scale) error {
 			s.Writer.kill()
 			time.Sleep(2 * time.Second)
@@ -108,9 +109,10 @@ func Rows() []Row {
 		// second: Redis holds the stock hash, same epoch, without its latest writes. The
 		// Acker sees its acknowledged change count above the hash's and has the activity
 		// rebuilt from MySQL (relay.Acker, "a partial rollback").
-		{Name: "Redis rolled back (lost its last second of writes)", Expect: "BUSY", Inject: func(ctx context.Context, s *System, sc Scale) error {
-			return rollBack(ctx, s.Redis.Addr, time.Second)
-		}},
+		{Name: "Redis rolled back (lost its last second of writes)", Expect: "BUSY",
+			Inject: func(ctx context.Context, s *System, sc Scale) error {
+				return rollBack(ctx, s.Redis.Addr, time.Second)
+			}},
 		{Name: "MySQL unreachable (proxy cut)", Inject: func(ctx context.Context, s *System, sc Scale) error {
 			s.MySQLCut.Cut()
 			time.Sleep(sc.MySQLDown)
@@ -125,15 +127,16 @@ func Rows() []Row {
 		// "already paid") is answered only once its event is in Kafka. Redis emptied
 		// while Kafka is still down then loses nothing acknowledged: before, such retries
 		// were answered from Redis alone, and the FLUSHALL lost them.
-		{Name: "Kafka down, then Redis emptied (FLUSHALL), then Kafka back", Expect: "BUSY", Inject: func(ctx context.Context, s *System, sc Scale) error {
-			s.Kafka.kill()
-			time.Sleep(sc.Pause) // buyers get BUSY and retry with the same request ids
-			if err := redisDo(ctx, s.Redis.Addr, "FLUSHALL"); err != nil {
-				return err
-			}
-			time.Sleep(time.Second)
-			return s.Kafka.start(ctx) // same port, same data directory
-		}},
+		{Name: "Kafka down, then Redis emptied (FLUSHALL), then Kafka back", Expect: "BUSY",
+			Inject: func(ctx context.Context, s *System, sc Scale) error {
+				s.Kafka.kill()
+				time.Sleep(sc.Pause) // buyers get BUSY and retry with the same request ids
+				if err := redisDo(ctx, s.Redis.Addr, "FLUSHALL"); err != nil {
+					return err
+				}
+				time.Sleep(time.Second)
+				return s.Kafka.start(ctx) // same port, same data directory
+			}},
 		{Name: "pay-vs-expiry race during a burst", Burst: func(b *Burst) {
 			b.PayTimeout, b.PayNearExpiry, b.Pay, b.Cancel = 2, true, 0.7, 0
 			b.Stock /= 4
@@ -267,8 +270,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		fmt.Fprintf(log, "row: %s\n", row.Name)
 		r := runRow(ctx, s, row, cfg.Scale)
 		fmt.Fprintf(log, "  %s: acknowledged %d, oversold %d, lost %d, duplicated %d, BUSY %s, consistent %v in %s\n",
-			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Busy.Round(100*time.Millisecond), r.Consistent,
-			r.TimeToConsistent.Round(100*time.Millisecond))
+			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Busy.Round(100*time.Millisecond),
+			r.Consistent, r.TimeToConsistent.Round(100*time.Millisecond))
 		results = append(results, r)
 		if ctx.Err() != nil {
 			return results, ctx.Err()
@@ -315,8 +318,8 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 			}
 		}()
 	}
-	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2, SecondTry: 0.2,
-		Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}
+	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2,
+		SecondTry: 0.2, Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}
 	if row.Burst != nil {
 		row.Burst(&b)
 	}
@@ -369,7 +372,8 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	if ok {
 		res.TimeToConsistent = time.Since(faultEnd)
 	} else {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound, firstN(last.Diffs, 2)))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound,
+			firstN(last.Diffs, 2)))
 	}
 	n, err := audit(ctx, m, newOrderModel(s.MariaDB.DSN), aid, b, t)
 	forbidden := false
@@ -389,21 +393,25 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 		n.violations = append(n.violations, v...)
 	}
 	if n := t.codes["INVALID_ARGUMENT"]; n > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: "+
+			"the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
 	}
 	if n := t.codes["INTERNAL"]; n > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the inventory service, DESIGN.md \"Failure stance\"), retried", n))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the "+
+			"inventory service, DESIGN.md \"Failure stance\"), retried", n))
 	}
 	missingEvidence := row.Expect != "" && t.codes[row.Expect] == 0
 	if row.Forbid != "" && t.codes[row.Forbid] > 0 {
 		forbidden = true
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d buyers answered %s, which this row forbids", t.codes[row.Forbid], row.Forbid))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d buyers answered %s, which this row forbids",
+			t.codes[row.Forbid], row.Forbid))
 	}
 	if missingEvidence {
 		res.Reasons = append(res.Reasons, "no buyer was answered "+row.Expect+": the fault did not bite")
 	}
 	if t.unanswered > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d requests unanswered at the deadline (not a loss: never acknowledged)", t.unanswered))
+		res.Reasons = append(res.Reasons, fmt.Sprintf(
+			"%d requests unanswered at the deadline (not a loss: never acknowledged)", t.unanswered))
 	}
 	if err != nil {
 		return fail("audit: %v", err)

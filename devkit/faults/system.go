@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/discov"
@@ -43,126 +42,6 @@ func build(ctx context.Context, root, dir string, log io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// child is one service process: its binary, its arguments, its log; restartable.
-type child struct {
-	name string
-	bin  string
-	args []string
-	log  string
-	// ready is what "started" means (a port listens, /healthz answers); nil: none.
-	ready func(ctx context.Context) error
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	killed bool // by the suite: its exit is no finding
-}
-
-func (c *child) start(ctx context.Context) error {
-	out, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\n=== %s start %s\n", c.name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(c.bin, c.args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = devenv.ChildProcAttr()
-	if err := cmd.Start(); err != nil {
-		_ = out.Close()
-		return fmt.Errorf("start %s: %w", c.name, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = out.Close()
-		close(exited)
-	}()
-	c.mu.Lock()
-	c.cmd, c.exited, c.killed = cmd, exited, false
-	c.mu.Unlock()
-	if c.ready == nil {
-		return nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
-		err := c.ready(wctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("%s exited during start-up; log %s", c.name, c.log)
-		case <-wctx.Done():
-			return fmt.Errorf("%s not ready: %v; log %s", c.name, err, c.log)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// wasKilled reports whether the suite stopped the process (its exit is no finding).
-func (c *child) wasKilled() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.killed
-}
-
-// pid is the running process's id (0: none started).
-func (c *child) pid() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cmd == nil {
-		return 0
-	}
-	return c.cmd.Process.Pid
-}
-
-// alive reports whether the process is running.
-func (c *child) alive() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cmd == nil {
-		return false
-	}
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill is kill -9 (os.Process.Kill), then waits for the exit.
-func (c *child) kill() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.killed = true
-	c.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-}
-
-// stop is SIGTERM (a graceful stop), then kill -9 after 10 s.
-func (c *child) stop() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.killed = true
-	c.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
 }
 
 // System is the seckill services as separate processes over private servers: a
@@ -214,12 +93,7 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 		return nil, err
 	}
 	s = sys
-	defer func() {
-		if err != nil {
-			sys.Close() // s is nil already: a return nil, err
-			s = nil
-		}
-	}()
+	defer sys.closeOnError(&err)
 	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage); err != nil {
 		return nil, err
 	}
@@ -299,6 +173,14 @@ func newSystem(ctx context.Context, o Options) (s *System, _ Options, err error)
 	return s, o, nil
 }
 
+// closeOnError closes s when *err is set (a Start that failed; its named result is nil by
+// then, so the closers use the system they were given).
+func (s *System) closeOnError(err *error) {
+	if *err != nil {
+		s.Close()
+	}
+}
+
 // ensureTools installs (o.Install) or checks the packages the system runs.
 func ensureTools(ctx context.Context, o Options, pkgs ...devenv.Package) error {
 	for _, pkg := range pkgs {
@@ -330,11 +212,6 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	mysqlDSN, err := viaProxy(s.MariaDB.DSN, s.MySQLCut.Addr)
 	if err != nil {
 		return err
-	}
-	common := func(sc *service.ServiceConf) {
-		sc.Mode = "dev" // no load shedding: the suite counts faults, not the CPU of 2 cores
-		sc.Log.Mode, sc.Log.Encoding, sc.Log.Level, sc.Log.Stat = "console", "plain", "error", false
-		sc.DevServer.Enabled = false // the fixed metrics ports of etc/ may be in use
 	}
 
 	inv, err := rpcserver.LoadConfig(filepath.Join(etcDir, "inventory.yaml"))
@@ -377,6 +254,16 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	return writeConfig(filepath.Join(s.Dir, "seckill-api.json"), g, apiserver.LoadConfig)
 }
 
+// common sets what every service of the suite runs with: dev mode (no load shedding: the
+// suite counts faults, not the CPU of 2 cores), console logging at error level, and no
+// DevServer or Prometheus agent (their fixed ports of etc/ and deploy/ may be in use).
+func common(sc *service.ServiceConf) {
+	sc.Mode = "dev"
+	sc.Log.Mode, sc.Log.Encoding, sc.Log.Level, sc.Log.Stat = "console", "plain", "error", false
+	sc.DevServer.Enabled = false
+	sc.Prometheus.Host, sc.Prometheus.Port = "", 0
+}
+
 // Close stops everything Start started, services before their servers.
 func (s *System) Close() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
@@ -387,7 +274,8 @@ func (s *System) Close() {
 
 // withInventory restarts rpc with its config changed by change (a row's setting, e.g.
 // degrade mode) and returns what puts the suite's config back (another restart).
-func (s *System) withInventory(ctx context.Context, change func(*rpcserver.Config)) (restore func(context.Context) error, err error) {
+func (s *System) withInventory(ctx context.Context, change func(*rpcserver.Config)) (
+	restore func(context.Context) error, err error) {
 	c := s.invCfg
 	change(&c)
 	file := filepath.Join(s.Dir, "inventory-row.json")
