@@ -100,12 +100,18 @@ func (c *child) alive() bool {
 	}
 }
 
+// stopping marks the process as stopped by the suite (its exit is no finding) and returns
+// it and its exit channel.
+func (c *child) stopping() (*exec.Cmd, chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.killed = true
+	return c.cmd, c.exited
+}
+
 // kill is kill -9 (os.Process.Kill), then waits for the exit.
 func (c *child) kill() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.killed = true
-	c.mu.Unlock()
+	cmd, exited := c.stopping()
 	if cmd == nil {
 		return
 	}
@@ -115,10 +121,7 @@ func (c *child) kill() {
 
 // stop is SIGTERM (a graceful stop), then kill -9 after 10 s.
 func (c *child) stop() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.killed = true
-	c.mu.Unlock()
+	cmd, exited := c.stopping()
 	if cmd == nil {
 		return
 	}
