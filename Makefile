@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short fuzz bench faults gen gen-check build vet fmt tools
+.PHONY: run test test-short fuzz bench faults faults-cluster gen gen-check build vet fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured)
 run:
@@ -43,6 +43,11 @@ bench:
 ## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
 faults:
 	$(GO) run $(GOFLAGS_T) ./cmd/faults
+
+## faults-cluster: the fault suite on the multi-node topology of deploy/multinode/topology.yaml (Redis Cluster
+## with replicas, etcd, several rpc, mq and api processes)
+faults-cluster:
+	$(GO) run $(GOFLAGS_T) ./cmd/faults -cluster
 
 build:
 	$(GO) build $(GOFLAGS_T) -o bin/ ./api ./rpc ./mq ./cmd/...

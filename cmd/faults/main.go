@@ -3,7 +3,11 @@
 // for real during a burst of buyers, and one table of what each fault cost. It exits
 // non-zero when any row fails.
 //
+// With -cluster it runs the cluster table instead: the deploy/multinode topology (Redis
+// Cluster with replicas, etcd, several of each service) on this machine.
+//
 //	make faults
+//	make faults-cluster
 //	go run -tags no_k8s ./cmd/faults -short -only kafka,writer
 package main
 
@@ -24,7 +28,9 @@ func main() {
 	short := flag.Bool("short", false, "the test's smaller bursts and shorter outages")
 	only := flag.String("only", "", "comma-separated: run only the rows whose name contains one of these")
 	flag.StringVar(&cfg.EtcDir, "etc", "etc", "directory of the services' YAML configs")
-	flag.StringVar(&cfg.Dir, "dir", "", "keep binaries, configs and logs here (default: a temporary directory, removed)")
+	flag.StringVar(&cfg.Dir, "dir", "",
+		"keep binaries, configs and logs here (default: a temporary directory, removed)")
+	flag.BoolVar(&cfg.Cluster, "cluster", false, "the cluster table (deploy/multinode/topology.yaml) instead")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
 	flag.Parse()
 	cfg.Scale = faults.Full

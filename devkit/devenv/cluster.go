@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// RedisCluster is a private Redis Cluster of masters without replicas, for tests and
-// demos of the multi-node key layout (every key of an activity in one hash slot).
+// RedisCluster is a private Redis Cluster: masters, optionally with replicas, for tests and
+// the fault suite's cluster table (every key of an activity in one hash slot).
 type RedisCluster struct {
 	Nodes []*Proc
 }
@@ -38,8 +39,26 @@ func (c *RedisCluster) Close() error {
 // them with `redis-cli --cluster create` (slots split evenly) and waits until the cluster
 // reports ok.
 func StartRedisCluster(ctx context.Context, n int) (*RedisCluster, error) {
-	if n < 3 {
-		return nil, fmt.Errorf("a redis cluster needs at least 3 masters, got %d", n)
+	return StartRedisClusterOf(ctx, ClusterSpec{Masters: n})
+}
+
+// ClusterSpec is the shape of a private Redis Cluster.
+type ClusterSpec struct {
+	Masters  int
+	Replicas int // per master
+	// Conf is a redis.conf every node starts from (e.g. deploy/redis/redis-cluster.conf);
+	// port, bind, directory and the cluster config file are replaced. "": no AOF, 5 s
+	// node timeout.
+	Conf string
+}
+
+// StartRedisClusterOf runs Masters x (1 + Replicas) cluster-enabled redis-servers on free
+// loopback ports, joins them with `redis-cli --cluster create --cluster-replicas` and waits
+// until every node reports the cluster ok.
+func StartRedisClusterOf(ctx context.Context, spec ClusterSpec) (*RedisCluster, error) {
+	n := spec.Masters * (1 + spec.Replicas)
+	if spec.Masters < 3 {
+		return nil, fmt.Errorf("a redis cluster needs at least 3 masters, got %d", spec.Masters)
 	}
 	cli, err := LookPath("redis-cli")
 	if err != nil {
@@ -47,9 +66,12 @@ func StartRedisCluster(ctx context.Context, n int) (*RedisCluster, error) {
 	}
 	c := &RedisCluster{}
 	for i := 0; i < n; i++ {
-		p, err := startRedis(ctx, "redis-cluster", func(dir string) []string {
-			return []string{"--appendonly", "no", "--cluster-enabled", "yes",
-				"--cluster-config-file", filepath.Join(dir, "nodes.conf"), "--cluster-node-timeout", "5000"}
+		p, err := startRedis(ctx, "redis-cluster", spec.Conf, func(dir string) []string {
+			args := []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf")}
+			if spec.Conf == "" {
+				args = append(args, "--appendonly", "no", "--cluster-node-timeout", "5000")
+			}
+			return args
 		})
 		if err != nil {
 			_ = c.Close()
@@ -58,22 +80,53 @@ func StartRedisCluster(ctx context.Context, n int) (*RedisCluster, error) {
 		c.Nodes = append(c.Nodes, p)
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(spec.Replicas), "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	host, port, _ := strings.Cut(c.Nodes[0].Addr, ":")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out, _ := exec.CommandContext(ctx, cli, "-h", host, "-p", port, "cluster", "info").Output()
-		if strings.Contains(string(out), "cluster_state:ok") {
-			return c, nil
-		}
-		if time.Now().After(deadline) {
-			_ = c.Close()
-			return nil, fmt.Errorf("redis cluster not ok after 20s:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := c.WaitOK(ctx, 20*time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
 	}
+	return c, nil
+}
+
+// WaitOK waits until every running node reports cluster_state:ok, for at most bound.
+func (c *RedisCluster) WaitOK(ctx context.Context, bound time.Duration) error {
+	cli, err := LookPath("redis-cli")
+	if err != nil {
+		return notInstalled(RedisPackage, "redis-cli not found")
+	}
+	deadline := time.Now().Add(bound)
+	for _, n := range c.Nodes {
+		select {
+		case <-n.Exited():
+			continue
+		default:
+		}
+		host, port, _ := strings.Cut(n.Addr, ":")
+		for {
+			out, _ := exec.CommandContext(ctx, cli, "-h", host, "-p", port, "cluster", "info").Output()
+			if strings.Contains(string(out), "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("redis cluster node %s not ok after %s:\n%s", n.Addr, bound, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// Restart starts node i again after it exited (kill -9), on its port and directory: it
+// rejoins the cluster with its nodes.conf (a failed-over master comes back as a replica).
+func (c *RedisCluster) Restart(ctx context.Context, i int) error {
+	p, err := RestartRedis(ctx, c.Nodes[i])
+	if err != nil {
+		return err
+	}
+	c.Nodes[i] = p
+	return nil
 }

@@ -103,7 +103,8 @@ func (p *Proc) waitReady(ctx context.Context, ready func(context.Context) error)
 		case <-p.exited:
 			return fmt.Errorf("%s exited during start-up (%v); log %s:\n%s", p.Name, p.err, p.Log, tail(p.Log, 2048))
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last error: %v); log %s:\n%s", p.Name, ctx.Err(), last, p.Log, tail(p.Log, 2048))
+			return fmt.Errorf("%s not ready: %w (last error: %v); log %s:\n%s", p.Name, ctx.Err(), last, p.Log,
+				tail(p.Log, 2048))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -209,3 +210,10 @@ func ChildProcAttr() *syscall.SysProcAttr { return sysProcAttr() }
 
 // Pid is the server's process id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Freeze stops the process (SIGSTOP): it holds its sockets but reads nothing, as a stalled
+// server would. Thaw resumes it.
+func (p *Proc) Freeze() error { return freeze(p.cmd.Process) }
+
+// Thaw resumes a frozen process (SIGCONT).
+func (p *Proc) Thaw() error { return thaw(p.cmd.Process) }

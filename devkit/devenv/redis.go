@@ -41,7 +41,7 @@ func (p Persistence) args() []string {
 
 // StartRedisPersist is StartRedis with the given persistence.
 func StartRedisPersist(ctx context.Context, p Persistence) (*Proc, error) {
-	return startRedis(ctx, "redis", func(string) []string { return p.args() })
+	return startRedis(ctx, "redis", "", func(string) []string { return p.args() })
 }
 
 // StartRedisOn starts a redis-server on the directory and address of a server that was
@@ -57,12 +57,12 @@ func StartRedisOn(ctx context.Context, old *Proc, p Persistence) (*Proc, error) 
 		return nil, err
 	}
 	port, _ := strconv.Atoi(portStr)
-	return runRedis(ctx, bin, old.Name, old.Dir, port, p.args())
+	return runRedis(ctx, bin, old.Name, "", old.Dir, port, p.args())
 }
 
 // startRedis runs redis-server on a free loopback port in a fresh temporary directory
 // with the arguments of every private server plus extra(dir), and waits for PING.
-func startRedis(ctx context.Context, name string, extra func(dir string) []string) (*Proc, error) {
+func startRedis(ctx context.Context, name, conf string, extra func(dir string) []string) (*Proc, error) {
 	bin, err := LookPath("redis-server")
 	if err != nil {
 		return nil, notInstalled(RedisPackage, "not found in PATH or sbin")
@@ -72,7 +72,7 @@ func startRedis(ctx context.Context, name string, extra func(dir string) []strin
 		if err != nil {
 			return nil, err
 		}
-		p, err := runRedis(ctx, bin, name, dir, port, extra(dir))
+		p, err := runRedis(ctx, bin, name, conf, dir, port, extra(dir))
 		if err != nil {
 			_ = os.RemoveAll(dir)
 		}
@@ -81,9 +81,13 @@ func startRedis(ctx context.Context, name string, extra func(dir string) []strin
 }
 
 // runRedis runs redis-server on port with its data in dir and waits for PING.
-func runRedis(ctx context.Context, bin, name, dir string, port int, extra []string) (*Proc, error) {
+func runRedis(ctx context.Context, bin, name, conf, dir string, port int, extra []string) (*Proc, error) {
 	{
-		args := append([]string{
+		var args []string
+		if conf != "" {
+			args = []string{conf} // redis-server takes the file first; the options below override it
+		}
+		args = append(args, []string{
 			"--port", strconv.Itoa(port),
 			"--bind", "127.0.0.1",
 			"--protected-mode", "yes",
@@ -92,7 +96,8 @@ func runRedis(ctx context.Context, bin, name, dir string, port int, extra []stri
 			"--save", "",
 			"--daemonize", "no",
 			"--logfile", "",
-		}, extra...)
+		}...)
+		args = append(args, extra...)
 		p, err := startProc(name, Loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
 		if err != nil {
 			return nil, err
@@ -135,7 +140,7 @@ func redisPing(ctx context.Context, addr string) error {
 // PING. p is finished with: its Close no longer stops anything or removes the directory,
 // which now belongs to the returned Proc.
 func RestartRedis(ctx context.Context, p *Proc) (*Proc, error) {
-	if p.Name != "redis" {
+	if p.Name != "redis" && p.Name != "redis-cluster" {
 		return nil, fmt.Errorf("RestartRedis: %s is not a private redis-server", p.Name)
 	}
 	select {

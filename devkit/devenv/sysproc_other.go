@@ -2,7 +2,10 @@
 
 package devenv
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // sysProcAttr puts a server in its own process group, so a Ctrl-C on the terminal reaches
 // only the launcher, which stops the services before their databases.
@@ -11,3 +14,7 @@ func sysProcAttr() *syscall.SysProcAttr {
 }
 
 func processAlive(pid int) bool { return syscall.Kill(pid, 0) != syscall.ESRCH }
+
+func freeze(p *os.Process) error { return p.Signal(syscall.SIGSTOP) }
+
+func thaw(p *os.Process) error { return p.Signal(syscall.SIGCONT) }

@@ -8,6 +8,7 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,11 +23,15 @@ const codeTransport = "TRANSPORT"
 type client struct {
 	base string
 	http *http.Client
+
+	mu       sync.Mutex
+	statuses map[int]int // every answer's HTTP status (0: none came), by status
 }
 
 func newClient(base string) *client {
 	tr := &http.Transport{Proxy: nil, MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
-	return &client{base: strings.TrimRight(base, "/"), http: &http.Client{Transport: tr, Timeout: 5 * time.Second}}
+	return &client{base: strings.TrimRight(base, "/"), http: &http.Client{Transport: tr, Timeout: 5 * time.Second},
+		statuses: map[int]int{}}
 }
 
 // call sends one request; code is "" for a 200 (decoded into out), the API's code word,
@@ -48,6 +53,13 @@ func (c *client) call(ctx context.Context, method, path, token string, body, out
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.http.Do(req)
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	}
+	c.mu.Lock()
+	c.statuses[status]++
+	c.mu.Unlock()
 	if err != nil {
 		return codeTransport, err
 	}
@@ -112,6 +124,8 @@ type tally struct {
 	cancelled  map[string]bool     // cancel answered 200
 	codes      map[string]int      // every non-200 answer, by code
 	unanswered int                 // requests still failing when the row's deadline came
+	// busyFirst and busyLast are when the first and the last BUSY answer came.
+	busyFirst, busyLast time.Time
 }
 
 func newTally() *tally {
@@ -122,12 +136,18 @@ func newTally() *tally {
 func (t *tally) code(c string) {
 	t.mu.Lock()
 	t.codes[c]++
+	if c == "BUSY" {
+		if t.busyFirst.IsZero() {
+			t.busyFirst = time.Now()
+		}
+		t.busyLast = time.Now()
+	}
 	t.mu.Unlock()
 }
 
-// buyers runs the burst against activity aid and returns when every buyer is done or
-// deadline passed.
-func buyers(ctx context.Context, c *client, secret string, aid int64, b Burst, runID string, uidBase int64,
+// buyers runs the burst against activity aid, buyer i through cs[i mod len(cs)], and
+// returns when every buyer is done or deadline passed.
+func buyers(ctx context.Context, cs []*client, secret string, aid int64, b Burst, runID string, uidBase int64,
 	deadline time.Time, t *tally) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -143,7 +163,7 @@ func buyers(ctx context.Context, c *client, secret string, aid int64, b Burst, r
 			case <-ctx.Done():
 				return
 			}
-			buyer(ctx, c, secret, aid, b, uidBase+int64(i)+1, fmt.Sprintf("%s-%d", runID, i), t)
+			buyer(ctx, cs[i%len(cs)], secret, aid, b, uidBase+int64(i)+1, fmt.Sprintf("%s-%d", runID, i), t)
 		}(i)
 	}
 	wg.Wait()
@@ -242,4 +262,19 @@ func retry(ctx context.Context, t *tally, send func() (string, error)) (bool, st
 			wait = time.Second
 		}
 	}
+}
+
+// unexpectedStatuses lists the HTTP statuses the clients saw outside allowed ("": none).
+func unexpectedStatuses(cs []*client, allowed []int) string {
+	var bad []string
+	for _, c := range cs {
+		c.mu.Lock()
+		for st, n := range c.statuses {
+			if !slices.Contains(allowed, st) {
+				bad = append(bad, fmt.Sprintf("%d x%d (%s)", st, n, c.base))
+			}
+		}
+		c.mu.Unlock()
+	}
+	return strings.Join(bad, ", ")
 }

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,6 +62,12 @@ type Row struct {
 	Expect string
 	// Forbid names an answer no buyer may get: the row fails if one did ("": none).
 	Forbid string
+	// Statuses, when set, are the only HTTP statuses buyers may see (a transport failure
+	// counts as status 0).
+	Statuses []int
+	// Check runs once the row is consistent and audited; what it returns are violations
+	// (the row fails) and notes (reported). Nil: none.
+	Check func(ctx context.Context, s *System, aid int64) (violations, notes []string)
 }
 
 // Rows are the suite, in order.
@@ -70,11 +75,12 @@ func Rows() []Row {
 	return []Row{
 		// The inventory service gone is BUSY at the gateway, never 500 (DESIGN.md "Errors
 		// across zRPC"; it was 187 INTERNAL: go-zero's open client breaker).
-		{Name: "kill -9 inventory service (rpc)", Forbid: "INTERNAL", Inject: func(ctx context.Context, s *System, _ Scale) error {
-			s.Inventory.kill()
-			time.Sleep(time.Second)
-			return s.Inventory.start(ctx)
-		}},
+		{Name: "kill -9 inventory service (rpc)", Forbid: "INTERNAL",
+			Inject: func(ctx context.Context, s *System, _ Scale) error {
+				s.Inventory.kill()
+				time.Sleep(time.Second)
+				return s.Inventory.start(ctx)
+			}},
 		{Name: "kill -9 writer (mq)", Inject: func(ctx context.Context, s *System, _ Scale) error {
 			s.Writer.kill()
 			time.Sleep(2 * time.Second)
@@ -103,9 +109,10 @@ func Rows() []Row {
 		// second: Redis holds the stock hash, same epoch, without its latest writes. The
 		// Acker sees its acknowledged change count above the hash's and has the activity
 		// rebuilt from MySQL (relay.Acker, "a partial rollback").
-		{Name: "Redis rolled back (lost its last second of writes)", Expect: "BUSY", Inject: func(ctx context.Context, s *System, sc Scale) error {
-			return rollBack(ctx, s.Redis.Addr, time.Second)
-		}},
+		{Name: "Redis rolled back (lost its last second of writes)", Expect: "BUSY",
+			Inject: func(ctx context.Context, s *System, sc Scale) error {
+				return rollBack(ctx, s.Redis.Addr, time.Second)
+			}},
 		{Name: "MySQL unreachable (proxy cut)", Inject: func(ctx context.Context, s *System, sc Scale) error {
 			s.MySQLCut.Cut()
 			time.Sleep(sc.MySQLDown)
@@ -120,15 +127,16 @@ func Rows() []Row {
 		// "already paid") is answered only once its event is in Kafka. Redis emptied
 		// while Kafka is still down then loses nothing acknowledged: before, such retries
 		// were answered from Redis alone, and the FLUSHALL lost them.
-		{Name: "Kafka down, then Redis emptied (FLUSHALL), then Kafka back", Expect: "BUSY", Inject: func(ctx context.Context, s *System, sc Scale) error {
-			s.Kafka.kill()
-			time.Sleep(sc.Pause) // buyers get BUSY and retry with the same request ids
-			if err := redisDo(ctx, s.Redis.Addr, "FLUSHALL"); err != nil {
-				return err
-			}
-			time.Sleep(time.Second)
-			return s.Kafka.start(ctx) // same port, same data directory
-		}},
+		{Name: "Kafka down, then Redis emptied (FLUSHALL), then Kafka back", Expect: "BUSY",
+			Inject: func(ctx context.Context, s *System, sc Scale) error {
+				s.Kafka.kill()
+				time.Sleep(sc.Pause) // buyers get BUSY and retry with the same request ids
+				if err := redisDo(ctx, s.Redis.Addr, "FLUSHALL"); err != nil {
+					return err
+				}
+				time.Sleep(time.Second)
+				return s.Kafka.start(ctx) // same port, same data directory
+			}},
 		{Name: "pay-vs-expiry race during a burst", Burst: func(b *Burst) {
 			b.PayTimeout, b.PayNearExpiry, b.Pay, b.Cancel = 2, true, 0.7, 0
 			b.Stock /= 4
@@ -215,7 +223,8 @@ type Result struct {
 	Lost, Duplicated int
 	Consistent       bool
 	TimeToConsistent time.Duration
-	Status           string // PASS, FAIL
+	Busy             time.Duration // from the first BUSY a buyer was answered to the last
+	Status           string        // PASS, FAIL
 	Reasons          []string
 	Codes            map[string]int // non-200 answers the buyers got, by code
 }
@@ -231,6 +240,9 @@ type Config struct {
 	Options
 	Scale Scale
 	Only  []string // run only rows whose name contains one of these (empty: all)
+	// Cluster runs the cluster table (ClusterRows on StartCluster) instead of the
+	// single-node one.
+	Cluster bool
 }
 
 // Run starts the system, runs every row and returns the results (an error: the suite could
@@ -241,20 +253,25 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		log = io.Discard
 	}
 	logx.SetLevel(logx.ErrorLevel) // the suite's own MySQL reads would log every query
-	s, err := Start(ctx, cfg.Options)
+	start, rows := Start, Rows()
+	if cfg.Cluster {
+		start, rows = StartCluster, ClusterRows()
+	}
+	s, err := start(ctx, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
 	var results []Result
-	for _, row := range Rows() {
+	for _, row := range rows {
 		if !selected(row.Name, cfg.Only) {
 			continue
 		}
 		fmt.Fprintf(log, "row: %s\n", row.Name)
 		r := runRow(ctx, s, row, cfg.Scale)
-		fmt.Fprintf(log, "  %s: acknowledged %d, oversold %d, lost %d, duplicated %d, consistent %v in %s\n",
-			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Consistent, r.TimeToConsistent.Round(100*time.Millisecond))
+		fmt.Fprintf(log, "  %s: acknowledged %d, oversold %d, lost %d, duplicated %d, BUSY %s, consistent %v in %s\n",
+			r.Status, r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.Busy.Round(100*time.Millisecond),
+			r.Consistent, r.TimeToConsistent.Round(100*time.Millisecond))
 		results = append(results, r)
 		if ctx.Err() != nil {
 			return results, ctx.Err()
@@ -301,17 +318,20 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 			}
 		}()
 	}
-	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2, SecondTry: 0.2,
-		Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}
+	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2,
+		SecondTry: 0.2, Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}
 	if row.Burst != nil {
 		row.Burst(&b)
 	}
-	c := newClient(s.APIURL)
+	var cs []*client // the buyers spread over every gateway
+	for _, u := range s.gatewayURLs() {
+		cs = append(cs, newClient(u))
+	}
 	mt, err := authtoken.Merchant(s.MerchantSecret, 1, 24*time.Hour)
 	if err != nil {
 		return fail("%v", err)
 	}
-	m := &merchant{c: c, token: mt}
+	m := &merchant{c: newClient(s.APIURL), token: mt}
 	aid, err := m.create(ctx, "fault: "+row.Name, b)
 	if err != nil {
 		return fail("create the activity: %v", err)
@@ -320,10 +340,11 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	var idb [4]byte
 	_, _ = rand.Read(idb[:])
 	t := newTally()
+	s.Hot = aid
 	burstEnd := make(chan struct{})
 	go func() {
 		defer close(burstEnd)
-		buyers(ctx, c, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
+		buyers(ctx, cs, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
 			time.Now().Add(b.Arrive+sc.RequestDeadline), t)
 	}()
 	faultEnd := time.Now()
@@ -338,8 +359,8 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	if b.PayNearExpiry { // every unpaid order must have expired before the books can agree
 		time.Sleep(time.Duration(b.PayTimeout)*time.Second + 2*time.Second)
 	}
-	for _, ch := range []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway} {
-		if !ch.alive() {
+	for _, ch := range s.children() {
+		if !ch.alive() && !ch.wasKilled() {
 			res.Reasons = append(res.Reasons, ch.name+" exited on its own (log "+ch.log+")")
 		}
 	}
@@ -351,28 +372,46 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	if ok {
 		res.TimeToConsistent = time.Since(faultEnd)
 	} else {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound, firstN(last.Diffs, 2)))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound,
+			firstN(last.Diffs, 2)))
 	}
 	n, err := audit(ctx, m, newOrderModel(s.MariaDB.DSN), aid, b, t)
+	forbidden := false
 	res.Acknowledged, res.Oversold, res.Lost, res.Duplicated = n.acknowledged, n.oversold, n.lost, n.duplicated
 	res.Reasons = append(res.Reasons, firstNList(n.violations, 4)...)
-	res.Codes = t.codes
+	res.Codes, res.Busy = t.codes, t.busyLast.Sub(t.busyFirst)
+	if row.Statuses != nil {
+		if bad := unexpectedStatuses(cs, row.Statuses); bad != "" {
+			res.Reasons = append(res.Reasons, "buyers saw HTTP statuses this row forbids: "+bad)
+			forbidden = true
+		}
+	}
+	if row.Check != nil && ok {
+		v, notes := row.Check(ctx, s, aid)
+		res.Reasons = append(res.Reasons, notes...)
+		res.Reasons = append(res.Reasons, v...)
+		n.violations = append(n.violations, v...)
+	}
 	if n := t.codes["INVALID_ARGUMENT"]; n > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: "+
+			"the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
 	}
 	if n := t.codes["INTERNAL"]; n > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the inventory service, DESIGN.md \"Failure stance\"), retried", n))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the "+
+			"inventory service, DESIGN.md \"Failure stance\"), retried", n))
 	}
 	missingEvidence := row.Expect != "" && t.codes[row.Expect] == 0
-	forbidden := row.Forbid != "" && t.codes[row.Forbid] > 0
-	if forbidden {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d buyers answered %s, which this row forbids", t.codes[row.Forbid], row.Forbid))
+	if row.Forbid != "" && t.codes[row.Forbid] > 0 {
+		forbidden = true
+		res.Reasons = append(res.Reasons, fmt.Sprintf("%d buyers answered %s, which this row forbids",
+			t.codes[row.Forbid], row.Forbid))
 	}
 	if missingEvidence {
 		res.Reasons = append(res.Reasons, "no buyer was answered "+row.Expect+": the fault did not bite")
 	}
 	if t.unanswered > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d requests unanswered at the deadline (not a loss: never acknowledged)", t.unanswered))
+		res.Reasons = append(res.Reasons, fmt.Sprintf(
+			"%d requests unanswered at the deadline (not a loss: never acknowledged)", t.unanswered))
 	}
 	if err != nil {
 		return fail("audit: %v", err)
@@ -413,73 +452,4 @@ func redisDo(ctx context.Context, addr string, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return c.Do(ctx, args...).Err()
-}
-
-// Failed reports whether any row failed.
-func Failed(results []Result) bool {
-	for _, r := range results {
-		if r.Status == Fail {
-			return true
-		}
-	}
-	return false
-}
-
-// Print writes the table, then one line per reason and the non-200 answers of each row.
-func Print(w io.Writer, results []Result) {
-	head := []string{"fault", "acknowledged", "oversold", "lost", "duplicated", "time to consistent", "result"}
-	rows := [][]string{head}
-	for _, r := range results {
-		ttc := "-"
-		if r.Consistent {
-			ttc = r.TimeToConsistent.Round(100 * time.Millisecond).String()
-		} else if r.Status == Fail {
-			ttc = "not consistent"
-		}
-		cell := itoa
-		rows = append(rows, []string{r.Row.Name, cell(int64(r.Acknowledged)), cell(r.Oversold), cell(int64(r.Lost)),
-			cell(int64(r.Duplicated)), ttc, r.Status})
-	}
-	width := make([]int, len(head))
-	for _, row := range rows {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
-		}
-	}
-	line := func(row []string) {
-		for i, c := range row {
-			if i > 0 {
-				fmt.Fprint(w, " | ")
-			}
-			fmt.Fprintf(w, "%-*s", width[i], c)
-		}
-		fmt.Fprintln(w)
-	}
-	line(rows[0])
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", width[i])
-	}
-	line(sep)
-	for _, row := range rows[1:] {
-		line(row)
-	}
-	fmt.Fprintln(w)
-	for _, r := range results {
-		var codes []string
-		for c, n := range r.Codes {
-			codes = append(codes, fmt.Sprintf("%s %d", c, n))
-		}
-		sort.Strings(codes)
-		if len(r.Reasons) == 0 && len(codes) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "%s:\n", r.Row.Name)
-		if len(codes) > 0 {
-			fmt.Fprintf(w, "  answers besides 200: %s\n", strings.Join(codes, ", "))
-		}
-		for _, reason := range r.Reasons {
-			fmt.Fprintf(w, "  %s\n", reason)
-		}
-	}
 }

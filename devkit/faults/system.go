@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/discov"
@@ -45,109 +44,6 @@ func build(ctx context.Context, root, dir string, log io.Writer) error {
 	return nil
 }
 
-// child is one service process: its binary, its arguments, its log; restartable.
-type child struct {
-	name string
-	bin  string
-	args []string
-	log  string
-	// ready is what "started" means (a port listens, /healthz answers); nil: none.
-	ready func(ctx context.Context) error
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
-	killed bool // by the suite: its exit is no finding
-}
-
-func (c *child) start(ctx context.Context) error {
-	out, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\n=== %s start %s\n", c.name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(c.bin, c.args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = devenv.ChildProcAttr()
-	if err := cmd.Start(); err != nil {
-		_ = out.Close()
-		return fmt.Errorf("start %s: %w", c.name, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = out.Close()
-		close(exited)
-	}()
-	c.mu.Lock()
-	c.cmd, c.exited, c.killed = cmd, exited, false
-	c.mu.Unlock()
-	if c.ready == nil {
-		return nil
-	}
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	for {
-		err := c.ready(wctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("%s exited during start-up; log %s", c.name, c.log)
-		case <-wctx.Done():
-			return fmt.Errorf("%s not ready: %v; log %s", c.name, err, c.log)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// alive reports whether the process is running.
-func (c *child) alive() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cmd == nil {
-		return false
-	}
-	select {
-	case <-c.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill is kill -9 (os.Process.Kill), then waits for the exit.
-func (c *child) kill() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.killed = true
-	c.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Kill()
-	<-exited
-}
-
-// stop is SIGTERM (a graceful stop), then kill -9 after 10 s.
-func (c *child) stop() {
-	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
-	c.killed = true
-	c.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-}
-
 // System is the seckill services as separate processes over private servers: a
 // redis-server and a MariaDB started by devenv (never the shared 6379/3306), a kfake broker
 // in its own process with a data directory, and a TCP proxy between the services and
@@ -165,6 +61,17 @@ type System struct {
 
 	BuyerSecret, MerchantSecret string
 
+	// The cluster table's system (StartCluster) runs several of each service: Inventory,
+	// Writer and Gateway are the first of each, APIURL the first gateway's. Empty in the
+	// single-node system.
+	Inventories, Writers, Gateways []*child
+	APIURLs                        []string
+	Cluster                        *devenv.RedisCluster
+	Etcd                           *devenv.Proc
+	Topology                       Topology
+	// Hot is the activity the current row's burst buys.
+	Hot int64
+
 	rpcAddr string
 	invCfg  rpcserver.Config // what rpc runs with, unless a row says otherwise
 	closers []func()
@@ -181,57 +88,28 @@ type Options struct {
 
 // Start builds the mains and brings the system up.
 func Start(ctx context.Context, o Options) (s *System, err error) {
-	if o.Root == "" {
-		if o.Root, err = os.Getwd(); err != nil {
-			return nil, err
-		}
-	}
-	if o.EtcDir == "" {
-		o.EtcDir = filepath.Join(o.Root, "etc")
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
-	sys := &System{}
-	s = sys
-	defer func() {
-		if err != nil {
-			sys.Close() // s may be nil already: a return nil, err
-			s = nil
-		}
-	}()
-	if s.Dir = o.Dir; s.Dir == "" {
-		if s.Dir, err = os.MkdirTemp("", "seckill-faults-"); err != nil {
-			return nil, err
-		}
-		dir := s.Dir
-		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
-	}
-	if err := build(ctx, o.Root, s.Dir, o.Log); err != nil {
+	sys, o, err := newSystem(ctx, o)
+	if err != nil {
 		return nil, err
 	}
-	for _, pkg := range []devenv.Package{devenv.RedisPackage, devenv.MariaDBPackage} {
-		if o.Install {
-			if _, err := devenv.EnsureInstalled(ctx, pkg, o.Log); err != nil {
-				return nil, err
-			}
-		} else if err := devenv.Check(pkg); err != nil {
-			return nil, err
-		}
+	s = sys
+	defer sys.closeOnError(&err)
+	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage); err != nil {
+		return nil, err
 	}
 	if s.Redis, err = devenv.StartRedis(ctx); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = s.Redis.Close() })
+	s.closers = append(s.closers, func() { _ = sys.Redis.Close() })
 	fmt.Fprintf(o.Log, "private redis-server on %s\n", s.Redis.Addr)
 	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = s.MariaDB.Close() })
+	s.closers = append(s.closers, func() { _ = sys.MariaDB.Close() })
 	if s.MySQLCut, err = devenv.StartProxy(s.MariaDB.Addr); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = s.MySQLCut.Close() })
+	s.closers = append(s.closers, func() { _ = sys.MySQLCut.Close() })
 	fmt.Fprintf(o.Log, "private MariaDB on %s (services through the proxy on %s)\n", s.MariaDB.Addr, s.MySQLCut.Addr)
 
 	ports, err := freePorts(3)
@@ -240,12 +118,7 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 	}
 	s.KafkaAddr, s.rpcAddr = devenv.Loopback(ports[0]), devenv.Loopback(ports[1])
 	s.APIURL = "http://" + devenv.Loopback(ports[2])
-
-	s.Kafka = &child{name: "kafka", bin: filepath.Join(s.Dir, "kafka"), log: filepath.Join(s.Dir, "kafka.log"),
-		args:  []string{"-addr", s.KafkaAddr, "-data-dir", filepath.Join(s.Dir, "kafka-data"), "-partitions", "8"},
-		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
-	s.closers = append(s.closers, s.Kafka.stop)
-	if err := s.Kafka.start(ctx); err != nil {
+	if err := s.startKafka(ctx, 8); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "kfake broker (its own process) on %s\n", s.KafkaAddr)
@@ -271,17 +144,74 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 	return s, nil
 }
 
+// newSystem fills o's defaults, makes the work directory and builds the mains into it. On
+// an error it has cleaned up.
+func newSystem(ctx context.Context, o Options) (s *System, _ Options, err error) {
+	if o.Root == "" {
+		if o.Root, err = os.Getwd(); err != nil {
+			return nil, o, err
+		}
+	}
+	if o.EtcDir == "" {
+		o.EtcDir = filepath.Join(o.Root, "etc")
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s = &System{}
+	if s.Dir = o.Dir; s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", "seckill-faults-"); err != nil {
+			return nil, o, err
+		}
+		dir := s.Dir
+		s.closers = append(s.closers, func() { _ = os.RemoveAll(dir) })
+	}
+	if err := build(ctx, o.Root, s.Dir, o.Log); err != nil {
+		s.Close()
+		return nil, o, err
+	}
+	return s, o, nil
+}
+
+// closeOnError closes s when *err is set (a Start that failed; its named result is nil by
+// then, so the closers use the system they were given).
+func (s *System) closeOnError(err *error) {
+	if *err != nil {
+		s.Close()
+	}
+}
+
+// ensureTools installs (o.Install) or checks the packages the system runs.
+func ensureTools(ctx context.Context, o Options, pkgs ...devenv.Package) error {
+	for _, pkg := range pkgs {
+		if o.Install {
+			if _, err := devenv.EnsureInstalled(ctx, pkg, o.Log); err != nil {
+				return err
+			}
+		} else if err := devenv.Check(pkg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startKafka starts the kfake broker process on s.KafkaAddr, its topics seeded with
+// partitions partitions.
+func (s *System) startKafka(ctx context.Context, partitions int) error {
+	s.Kafka = &child{name: "kafka", bin: filepath.Join(s.Dir, "kafka"), log: filepath.Join(s.Dir, "kafka.log"),
+		args: []string{"-addr", s.KafkaAddr, "-data-dir", filepath.Join(s.Dir, "kafka-data"),
+			"-partitions", strconv.Itoa(partitions)},
+		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
+	s.closers = append(s.closers, s.Kafka.stop)
+	return s.Kafka.start(ctx)
+}
+
 // writeConfigs loads etc/*.yaml through each service's LoadConfig, points them at this
 // system and writes them out as the JSON files the services' -f flags load.
 func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	mysqlDSN, err := viaProxy(s.MariaDB.DSN, s.MySQLCut.Addr)
 	if err != nil {
 		return err
-	}
-	common := func(sc *service.ServiceConf) {
-		sc.Mode = "dev" // no load shedding: the suite counts faults, not the CPU of 2 cores
-		sc.Log.Mode, sc.Log.Encoding, sc.Log.Level, sc.Log.Stat = "console", "plain", "error", false
-		sc.DevServer.Enabled = false // the fixed metrics ports of etc/ may be in use
 	}
 
 	inv, err := rpcserver.LoadConfig(filepath.Join(etcDir, "inventory.yaml"))
@@ -324,6 +254,16 @@ func (s *System) writeConfigs(etcDir string, apiPort int) error {
 	return writeConfig(filepath.Join(s.Dir, "seckill-api.json"), g, apiserver.LoadConfig)
 }
 
+// common sets what every service of the suite runs with: dev mode (no load shedding: the
+// suite counts faults, not the CPU of 2 cores), console logging at error level, and no
+// DevServer or Prometheus agent (their fixed ports of etc/ and deploy/ may be in use).
+func common(sc *service.ServiceConf) {
+	sc.Mode = "dev"
+	sc.Log.Mode, sc.Log.Encoding, sc.Log.Level, sc.Log.Stat = "console", "plain", "error", false
+	sc.DevServer.Enabled = false
+	sc.Prometheus.Host, sc.Prometheus.Port = "", 0
+}
+
 // Close stops everything Start started, services before their servers.
 func (s *System) Close() {
 	for i := len(s.closers) - 1; i >= 0; i-- {
@@ -334,7 +274,8 @@ func (s *System) Close() {
 
 // withInventory restarts rpc with its config changed by change (a row's setting, e.g.
 // degrade mode) and returns what puts the suite's config back (another restart).
-func (s *System) withInventory(ctx context.Context, change func(*rpcserver.Config)) (restore func(context.Context) error, err error) {
+func (s *System) withInventory(ctx context.Context, change func(*rpcserver.Config)) (
+	restore func(context.Context) error, err error) {
 	c := s.invCfg
 	change(&c)
 	file := filepath.Join(s.Dir, "inventory-row.json")
@@ -367,7 +308,7 @@ func (s *System) restartRedis(ctx context.Context) error {
 // waits for the gateway to be healthy. It returns the names it had to restart.
 func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 	var restarted []string
-	for _, c := range []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway} {
+	for _, c := range s.children() {
 		if !c.alive() {
 			restarted = append(restarted, c.name)
 			if err := c.start(ctx); err != nil {
@@ -378,7 +319,12 @@ func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
-		err := healthy(wctx, s.APIURL+"/healthz")
+		var err error
+		for _, u := range s.gatewayURLs() {
+			if err = healthy(wctx, u+"/healthz"); err != nil {
+				break
+			}
+		}
 		if err == nil {
 			return restarted, nil
 		}
@@ -388,6 +334,25 @@ func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// children are every service process, the broker first.
+func (s *System) children() []*child {
+	if s.Inventories == nil {
+		return []*child{s.Kafka, s.Inventory, s.Writer, s.Gateway}
+	}
+	out := []*child{s.Kafka}
+	out = append(out, s.Inventories...)
+	out = append(out, s.Writers...)
+	return append(out, s.Gateways...)
+}
+
+// gatewayURLs are the base URLs of every gateway.
+func (s *System) gatewayURLs() []string {
+	if s.APIURLs == nil {
+		return []string{s.APIURL}
+	}
+	return s.APIURLs
 }
 
 func freePorts(n int) ([]int, error) {

@@ -152,6 +152,9 @@ func (a *Acker) run(aid int64) {
 				// Every call then finds the activity not warm and rebuilds it from MySQL,
 				// which has every acknowledged change once the writer drained Kafka.
 				gone, err := a.store.Recovery().Lost(ctx, aid, r.epoch)
+				if err == nil { // else the mark stays: the next round finds the loss again
+					a.forgetMark(aid) // the rebuild starts a new epoch
+				}
 				logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d "+
 					"(its change count is %d): stock hash deleted for a rebuild: %v (%v)", aid, r.epoch, seq, gone, err)
 			}
@@ -190,7 +193,6 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 		}
 	}
 	if lost {
-		delete(a.marks, aid) // the rebuild starts a new epoch
 		return true
 	}
 	for i, e := range r.entries {

@@ -1,0 +1,213 @@
+package faults
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/discov"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/standalone"
+	"github.com/seckill/seckill/mq/mqserver"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+// Topology is deploy/multinode/topology.yaml: the counts of the multi-node deployment,
+// which the cluster table runs.
+type Topology struct {
+	Redis struct {
+		Masters           int `json:",range=[3:16]"`
+		ReplicasPerMaster int `json:",range=[1:4]"`
+	}
+	Kafka struct {
+		Partitions int `json:",range=[1:256]"`
+	}
+	Instances struct {
+		Inventory int `json:",range=[2:8]"`
+		Writer    int `json:",range=[2:8]"`
+		Gateway   int `json:",range=[2:8]"`
+	}
+	WriterConns int `json:",range=[1:64]"`
+}
+
+// LoadTopology reads a topology file.
+func LoadTopology(file string) (Topology, error) {
+	var t Topology
+	err := conf.Load(file, &t)
+	return t, err
+}
+
+// StartCluster builds the mains and brings up the multi-node topology of deploy/ on this
+// machine: a Redis Cluster of masters and replicas (each node on
+// deploy/redis/redis-cluster.conf), a single-member etcd, MariaDB, the kfake broker with
+// the topology's partitions, and every instance of rpc, mq and api on the
+// deploy/multinode configs with the addresses replaced.
+func StartCluster(ctx context.Context, o Options) (s *System, err error) {
+	sys, o, err := newSystem(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s = sys
+	defer sys.closeOnError(&err)
+	deploy := filepath.Join(o.Root, "deploy")
+	if s.Topology, err = LoadTopology(filepath.Join(deploy, "multinode", "topology.yaml")); err != nil {
+		return nil, err
+	}
+	topo := s.Topology
+	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage, devenv.EtcdPackage); err != nil {
+		return nil, err
+	}
+	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
+		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
+	if s.Cluster, err = devenv.StartRedisClusterOf(ctx, spec); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = sys.Cluster.Close() })
+	fmt.Fprintf(o.Log, "private Redis Cluster (%d masters x %d replicas) on %s\n", topo.Redis.Masters,
+		topo.Redis.ReplicasPerMaster, strings.Join(s.Cluster.Addrs(), ","))
+	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = sys.MariaDB.Close() })
+	if s.Etcd, err = devenv.StartEtcd(ctx); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, func() { _ = sys.Etcd.Close() })
+	fmt.Fprintf(o.Log, "private MariaDB on %s, etcd on %s\n", s.MariaDB.Addr, s.Etcd.Addr)
+
+	ni, ng := topo.Instances.Inventory, topo.Instances.Gateway
+	ports, err := freePorts(1 + ni + ng)
+	if err != nil {
+		return nil, err
+	}
+	s.KafkaAddr = devenv.Loopback(ports[0])
+	if err := s.startKafka(ctx, topo.Kafka.Partitions); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "kfake broker (%d partitions) on %s\n", topo.Kafka.Partitions, s.KafkaAddr)
+	files, err := s.writeClusterConfigs(filepath.Join(deploy, "multinode"), ports[1:1+ni], ports[1+ni:])
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range files.inventory {
+		addr := devenv.Loopback(ports[1+i])
+		s.Inventories = append(s.Inventories, s.service(fmt.Sprintf("rpc-%d", i+1), "rpc", f,
+			func(ctx context.Context) error { return dialOK(ctx, addr) }))
+	}
+	for i := range topo.Instances.Writer {
+		s.Writers = append(s.Writers, s.service(fmt.Sprintf("mq-%d", i+1), "mq", files.writer, nil))
+	}
+	for i, f := range files.gateway {
+		url := "http://" + devenv.Loopback(ports[1+ni+i])
+		s.APIURLs = append(s.APIURLs, url)
+		s.Gateways = append(s.Gateways, s.service(fmt.Sprintf("api-%d", i+1), "api", f,
+			func(ctx context.Context) error { return healthy(ctx, url+"/healthz") }))
+	}
+	s.Inventory, s.Writer, s.Gateway, s.APIURL = s.Inventories[0], s.Writers[0], s.Gateways[0], s.APIURLs[0]
+	for _, c := range s.children()[1:] {
+		s.closers = append(s.closers, c.stop)
+		if err := c.start(ctx); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(o.Log, "%s started (log %s)\n", c.name, c.log)
+	}
+	return s, nil
+}
+
+// service is a service process running bin with the config file f.
+func (s *System) service(name, bin, f string, ready func(context.Context) error) *child {
+	return &child{name: name, bin: filepath.Join(s.Dir, bin), log: filepath.Join(s.Dir, name+".log"),
+		args: []string{"-f", f}, ready: ready}
+}
+
+type clusterFiles struct {
+	inventory, gateway []string
+	writer             string
+}
+
+// writeClusterConfigs loads deploy/multinode's rpc.yaml, mq.yaml and api.yaml through each
+// service's LoadConfig, points them at this system (Redis Cluster, etcd, MariaDB, the
+// broker; every rpc and api instance on its own port) and writes the JSON files.
+func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (files clusterFiles, err error) {
+	// The secrets deploy/ takes from the environment: fresh ones where unset (the
+	// processes get theirs from the written files, standalone.Secure).
+	for _, k := range []string{"SECKILL_MYSQL_PASSWORD", "SECKILL_ORDER_KEY", "SECKILL_RPC_API_TOKEN",
+		"SECKILL_RPC_MQ_TOKEN", "SECKILL_RPC_OPS_TOKEN", "SECKILL_BUYER_SECRET", "SECKILL_MERCHANT_SECRET"} {
+		if os.Getenv(k) == "" {
+			var b [32]byte
+			_, _ = rand.Read(b[:])
+			if err := os.Setenv(k, hex.EncodeToString(b[:])); err != nil {
+				return files, err
+			}
+		}
+	}
+	etcd := discov.EtcdConf{Hosts: []string{s.Etcd.Addr}}
+	inv, err := rpcserver.LoadConfig(filepath.Join(dir, "rpc.yaml"))
+	if err != nil {
+		return files, err
+	}
+	common(&inv.ServiceConf)
+	etcd.Key = inv.Etcd.Key
+	inv.Etcd = etcd
+	inv.StockRedis.Host, inv.StockRedis.Type = strings.Join(s.Cluster.Addrs(), ","), "cluster"
+	inv.Mysql.DataSource = s.MariaDB.DSN
+	inv.Relay.Brokers = []string{s.KafkaAddr}
+
+	w, err := mqserver.LoadConfig(filepath.Join(dir, "mq.yaml"))
+	if err != nil {
+		return files, err
+	}
+	common(&w.ServiceConf)
+	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
+	w.Consumer.Conns = s.Topology.WriterConns
+	w.Mysql.DataSource = s.MariaDB.DSN
+	w.Outbox.Redis, w.Outbox.KeyPrefix = inv.StockRedis, inv.KeyPrefix
+	w.Inventory.Etcd, w.Inventory.Endpoints = etcd, nil
+
+	g, err := apiserver.LoadConfig(filepath.Join(dir, "api.yaml"))
+	if err != nil {
+		return files, err
+	}
+	common(&g.ServiceConf)
+	g.Inventory.Etcd, g.Inventory.Endpoints = etcd, nil
+	g.Redis.Host, g.Redis.Type = inv.StockRedis.Host, "cluster"
+	standalone.Secure(&inv, &w, &g)
+	// The gateway takes its secrets from the environment before its file: the same ones.
+	for k, v := range map[string]string{"SECKILL_BUYER_SECRET": g.BuyerAuth.AccessSecret,
+		"SECKILL_MERCHANT_SECRET": g.MerchantAuth.AccessSecret} {
+		if err := os.Setenv(k, v); err != nil {
+			return files, err
+		}
+	}
+	s.invCfg = inv
+	s.BuyerSecret, s.MerchantSecret = g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret
+
+	for i, p := range rpcPorts {
+		inv.ListenOn = devenv.Loopback(p)
+		f := filepath.Join(s.Dir, fmt.Sprintf("rpc-%d.json", i+1))
+		if err := writeConfig(f, inv, rpcserver.LoadConfig); err != nil {
+			return files, err
+		}
+		files.inventory = append(files.inventory, f)
+	}
+	files.writer = filepath.Join(s.Dir, "mq.json")
+	if err := writeConfig(files.writer, w, mqserver.LoadConfig); err != nil {
+		return files, err
+	}
+	for i, p := range apiPorts {
+		g.Host, g.Port = "127.0.0.1", p
+		f := filepath.Join(s.Dir, fmt.Sprintf("api-%d.json", i+1))
+		if err := writeConfig(f, g, apiserver.LoadConfig); err != nil {
+			return files, err
+		}
+		files.gateway = append(files.gateway, f)
+	}
+	return files, nil
+}
