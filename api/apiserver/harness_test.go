@@ -254,12 +254,23 @@ func (e *env) create(fields map[string]any) activity {
 	return a
 }
 
-// warm creates and warms an activity.
+// warm creates and warms an activity, retrying BUSY as docs/API.md tells a client to
+// (on a loaded machine the rebuild lock's Redis call may time out).
 func (e *env) warm(fields map[string]any) activity {
 	e.t.Helper()
 	a := e.create(fields)
-	e.call(http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID),
-		merchantToken(e.t, merchantID), nil, nil)
+	path := fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID)
+	for range 10 {
+		code, raw := e.do(http.MethodPost, path, merchantToken(e.t, merchantID), nil)
+		if code != http.StatusServiceUnavailable {
+			if code != http.StatusOK {
+				e.t.Fatalf("POST %s: %d %s", path, code, raw)
+			}
+			return a
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.t.Fatalf("POST %s: BUSY after 10 tries", path)
 	return a
 }
 
