@@ -16,10 +16,12 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/internal/caller"
 	"github.com/seckill/seckill/rpc/internal/config"
 	"github.com/seckill/seckill/rpc/internal/server"
 	"github.com/seckill/seckill/rpc/internal/svc"
@@ -63,8 +65,9 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var authn *caller.Authenticator
 	if c.Auth {
-		if err := authApps(ctx, &c); err != nil {
+		if authn, err = authApps(ctx, c.Apps); err != nil {
 			return nil, err
 		}
 	}
@@ -76,7 +79,9 @@ func New(c Config) (*Server, error) {
 	}
 	srv := &Server{Svc: ctx}
 	c.MethodTimeouts = longCalls(c.MethodTimeouts, c.Reconcile.Timeout)
-	s, err := zrpc.NewServer(c.RpcServerConf, func(g *grpc.Server) {
+	sc := c.RpcServerConf
+	sc.Auth = false // authApps' authenticator in place of go-zero's
+	s, err := zrpc.NewServer(sc, func(g *grpc.Server) {
 		srv.mu.Lock()
 		srv.grpc = g
 		srv.mu.Unlock()
@@ -86,6 +91,13 @@ func New(c Config) (*Server, error) {
 		}
 	})
 	if err != nil {
+		return nil, err
+	}
+	if authn != nil {
+		s.AddUnaryInterceptors(authn.Unary)
+		s.AddStreamInterceptors(authn.Stream)
+	}
+	if err := serveTLS(s, c.TLS); err != nil {
 		return nil, err
 	}
 	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor, countOutcomes)
@@ -123,20 +135,36 @@ func New(c Config) (*Server, error) {
 	return srv, nil
 }
 
-// authApps points go-zero's zRPC authenticator at the StockRedis hash of app tokens and
-// writes Apps into it. StrictControl is forced on: without it go-zero lets a caller
-// through when its app is not in the hash (or the hash cannot be read).
-func authApps(ctx *ServiceContext, c *Config) error {
+// authApps makes the StockRedis hash of app tokens equal Apps (a removed app deleted, a
+// rotated token replaced) and returns the authenticator of Apps. The service checks tokens
+// itself, in place of go-zero's authenticator, which caches each for 5 minutes.
+func authApps(ctx *ServiceContext, apps []AppToken) (*caller.Authenticator, error) {
 	key := ctx.Store.Keys().RPCApps()
-	c.Redis = redis.RedisKeyConf{RedisConf: c.StockRedis, Key: key}
-	c.StrictControl = true
 	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, a := range c.Apps {
-		if err := ctx.Redis.HsetCtx(tctx, key, a.App, a.Token); err != nil {
-			return fmt.Errorf("rpc auth: writing the app tokens: %w", err)
+	err := ctx.Redis.PipelinedCtx(tctx, func(p redis.Pipeliner) error {
+		p.Del(tctx, key)
+		for _, a := range apps {
+			p.HSet(tctx, key, a.App, a.Token)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rpc auth: writing the app tokens: %w", err)
 	}
+	return caller.NewAuthenticator(apps), nil
+}
+
+// serveTLS makes s serve with the certificate of tc, if it names one.
+func serveTLS(s *zrpc.RpcServer, tc config.TLSConf) error {
+	if tc.CertFile == "" {
+		return nil
+	}
+	creds, err := credentials.NewServerTLSFromFile(tc.CertFile, tc.KeyFile)
+	if err != nil {
+		return fmt.Errorf("rpc tls: %w", err)
+	}
+	s.AddOptions(grpc.Creds(creds))
 	return nil
 }
 
