@@ -16,7 +16,6 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/zrpc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/seckill/seckill/internal/depwatch"
@@ -97,9 +96,11 @@ func New(c Config) (*Server, error) {
 		s.AddUnaryInterceptors(authn.Unary)
 		s.AddStreamInterceptors(authn.Stream)
 	}
-	if err := serveTLS(s, c.TLS); err != nil {
+	tlsOpts, err := c.TLS.Options()
+	if err != nil {
 		return nil, err
 	}
+	s.AddOptions(tlsOpts...)
 	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor, countOutcomes)
 	group := service.NewServiceGroup()
 	group.Add(s)
@@ -153,19 +154,6 @@ func authApps(ctx *ServiceContext, apps []AppToken) (*caller.Authenticator, erro
 		return nil, fmt.Errorf("rpc auth: writing the app tokens: %w", err)
 	}
 	return caller.NewAuthenticator(apps), nil
-}
-
-// serveTLS makes s serve with the certificate of tc, if it names one.
-func serveTLS(s *zrpc.RpcServer, tc config.TLSConf) error {
-	if tc.CertFile == "" {
-		return nil
-	}
-	creds, err := credentials.NewServerTLSFromFile(tc.CertFile, tc.KeyFile)
-	if err != nil {
-		return fmt.Errorf("rpc tls: %w", err)
-	}
-	s.AddOptions(grpc.Creds(creds))
-	return nil
 }
 
 // Start serves until Stop; it blocks.

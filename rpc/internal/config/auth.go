@@ -24,12 +24,6 @@ type AppToken struct {
 	AllActivities bool `json:",optional"`
 }
 
-// TLSConf is the certificate the inventory service serves zRPC with; empty: plaintext.
-type TLSConf struct {
-	CertFile string `json:",optional"`
-	KeyFile  string `json:",optional"`
-}
-
 // Validate replaces zrpc.RpcServerConf's (which go-zero's loader calls): the service
 // authenticates its callers itself (rpcserver), from Apps, so the file names no Redis for
 // go-zero's authenticator. Auth is required in pro mode; with Auth on, Apps lists every
@@ -40,8 +34,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w (SECKILL_ORDER_KEY)", err)
 		}
 	}
-	if (c.TLS.CertFile == "") != (c.TLS.KeyFile == "") {
-		return errors.New("config: TLS needs both CertFile and KeyFile")
+	if err := c.TLS.Validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	if !c.Auth {
 		if c.Mode == service.ProMode {

@@ -7,6 +7,7 @@ import (
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
+	"github.com/seckill/seckill/internal/rpctls"
 	"github.com/seckill/seckill/rpc/internal/degrade"
 )
 
@@ -16,7 +17,7 @@ type Config struct {
 	zrpc.RpcServerConf
 	Apps []AppToken `json:",optional"`
 	// TLS: the certificate zRPC is served with (clients then dial with TLS); empty: plaintext.
-	TLS TLSConf `json:",optional"`
+	TLS rpctls.ServerConf `json:",optional"`
 	// OrderKey tags every order number (HMAC-SHA256), so that a forged or random one is
 	// refused by its shape before any read. Required in pro mode, from the environment
 	// (${SECKILL_ORDER_KEY}); every instance needs the same one. Without it (dev, tests)
