@@ -32,13 +32,19 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 		return nil
 	}
 	c := &s.Configs
-	if err := load("inventory.yaml", func(f string) (err error) { c.Inventory, err = rpcserver.LoadConfig(f); return }); err != nil {
+	if err := load("inventory.yaml", func(f string) (err error) {
+		c.Inventory, err = rpcserver.LoadConfig(f)
+		return
+	}); err != nil {
 		return err
 	}
 	if err := load("mq.yaml", func(f string) (err error) { c.Writer, err = mqserver.LoadConfig(f); return }); err != nil {
 		return err
 	}
-	if err := load("seckill-api.yaml", func(f string) (err error) { c.Gateway, err = apiserver.LoadConfig(f); return }); err != nil {
+	if err := load("seckill-api.yaml", func(f string) (err error) {
+		c.Gateway, err = apiserver.LoadConfig(f)
+		return
+	}); err != nil {
 		return err
 	}
 
@@ -75,8 +81,9 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 // Secure gives one local system fresh secrets, as every run of it must have (the shipped
 // configs hold none, and a published one is refused): JWT secrets, the order-number key, and
 // zRPC authentication on with a fresh token for each app the inventory config lists (the
-// gateway's and the writer's jobs' among them), as in a multi-node deployment. Every simulated buyer of a local load comes from 127.0.0.1, so
-// the per-address limit is off (the per-user limit stays). The fault suite uses it too.
+// gateway's and the writer's jobs' among them), as in a multi-node deployment. Every
+// simulated buyer of a local load comes from 127.0.0.1, so the per-address limit is off (the
+// per-user limit stays). The fault suite uses it too.
 func Secure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
 	inv.OrderKey = freshSecret()
 	inv.Auth = true

@@ -197,8 +197,9 @@ func TestProModeRequiresAuth(t *testing.T) {
 	c := rpctest.Config(t, env.Keys, db.DSN)
 	c.Mode, c.OrderKey = "pro", freshToken(t)
 	if srv, err := rpcserver.New(c); err == nil || !strings.Contains(err.Error(), "Auth") {
-		if srv != nil {
-			srv.Stop()
+		if srv != nil { // started to be stopped: Stop waits for what Start began
+			go srv.Start()
+			t.Cleanup(srv.Stop)
 		}
 		t.Fatalf("pro without Auth: %v", err)
 	}
