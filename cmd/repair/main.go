@@ -19,6 +19,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/internal/rpctls"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
@@ -28,6 +29,7 @@ func main() {
 	dry := flag.Bool("dry-run", false, "only reconcile and print the report")
 	timeout := flag.Duration("timeout", 30*time.Second, "deadline of each call")
 	app := flag.String("app", "ops", "zRPC app name when the service authenticates (token from SECKILL_RPC_TOKEN)")
+	ca := flag.String("ca", "", "CA certificate (PEM) of the service's TLS; empty: plaintext")
 	flag.Parse()
 	if *aid <= 0 {
 		fmt.Fprintln(os.Stderr, "repair: -activity is required")
@@ -39,14 +41,18 @@ func main() {
 	if tok := os.Getenv("SECKILL_RPC_TOKEN"); tok != "" {
 		cc.App, cc.Token = *app, tok
 	}
-	if err := run(cc, *aid, *dry, *timeout); err != nil {
+	if err := run(cc, rpctls.ClientConf{CAFile: *ca}, *aid, *dry, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "repair:", err)
 		os.Exit(1)
 	}
 }
 
-func run(cc zrpc.RpcClientConf, aid int64, dry bool, timeout time.Duration) error {
-	cli, err := zrpc.NewClient(cc)
+func run(cc zrpc.RpcClientConf, tc rpctls.ClientConf, aid int64, dry bool, timeout time.Duration) error {
+	opts, err := tc.Options()
+	if err != nil {
+		return err
+	}
+	cli, err := zrpc.NewClient(cc, opts...)
 	if err != nil {
 		return err
 	}

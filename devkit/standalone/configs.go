@@ -87,14 +87,23 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 
 // Secure gives one local system fresh secrets, as every run of it must have (the shipped
 // configs hold none, and a published one is refused): JWT secrets, the order-number key, and
-// zRPC authentication on with fresh app tokens for the gateway and the writer's jobs, as in
-// a multi-node deployment. Every simulated buyer of a local load comes from 127.0.0.1, so
-// the per-address limit is off (the per-user limit stays). The fault suite uses it too.
+// zRPC authentication on with a fresh token for each app the inventory config lists (the
+// gateway's and the writer's jobs' among them), as in a multi-node deployment. Every
+// simulated buyer of a local load comes from 127.0.0.1, so the per-address limit is off (the
+// per-user limit stays). The fault suite uses it too.
 func Secure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
 	inv.OrderKey = freshSecret()
-	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
-	w.Inventory.App, w.Inventory.Token = inv.Apps[1].App, inv.Apps[1].Token
-	g.Inventory.App, g.Inventory.Token = inv.Apps[0].App, inv.Apps[0].Token
+	inv.Auth = true
+	for i := range inv.Apps { // the apps and their methods as etc/inventory.yaml lists them
+		a := &inv.Apps[i]
+		a.Token = freshSecret()
+		switch a.App {
+		case "api":
+			g.Inventory.App, g.Inventory.Token = a.App, a.Token
+		case "mq":
+			w.Inventory.App, w.Inventory.Token = a.App, a.Token
+		}
+	}
 	g.AddrLimit.Enabled = false
 	g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret = freshSecret(), freshSecret()
 }

@@ -25,7 +25,9 @@ func newJobs(c Config, ctx *svc.ServiceContext) []service.Service {
 	}
 	// NonBlock: the mq service may start before the inventory service.
 	c.Inventory.NonBlock = true
-	cli := zrpc.MustNewClient(c.Inventory)
+	opts, err := c.InventoryTLS.Options()
+	logx.Must(err)
+	cli := zrpc.MustNewClient(c.Inventory, opts...)
 	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
 	caughtUp := func(ctx context.Context) (bool, error) {
 		ends, err := progress.Ends(ctx)

@@ -298,9 +298,14 @@ func (x *Order) GetRequestId() string {
 	return ""
 }
 
+// The merchant RPCs on one activity (Warmup, Adjust, Books, Reconcile, Repair) carry
+// merchant_id: >= 1 (the gateway's JWT claim) reaches only that merchant's activities,
+// another merchant's is ACTIVITY_NOT_FOUND like a missing one; 0 is a caller acting for
+// no merchant (a job, an operator), allowed only to an app configured with AllActivities.
 type WarmupReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	MerchantId    int64                  `protobuf:"varint,2,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -338,6 +343,13 @@ func (*WarmupReq) Descriptor() ([]byte, []int) {
 func (x *WarmupReq) GetActivityId() int64 {
 	if x != nil {
 		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *WarmupReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
 	}
 	return 0
 }
@@ -760,6 +772,7 @@ type AdjustReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
 	Delta         int64                  `protobuf:"varint,2,opt,name=delta,proto3" json:"delta,omitempty"` // non-zero
+	MerchantId    int64                  `protobuf:"varint,3,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -804,6 +817,13 @@ func (x *AdjustReq) GetActivityId() int64 {
 func (x *AdjustReq) GetDelta() int64 {
 	if x != nil {
 		return x.Delta
+	}
+	return 0
+}
+
+func (x *AdjustReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
 	}
 	return 0
 }
@@ -1091,6 +1111,7 @@ func (x *ActiveResp) GetActivityIds() []int64 {
 type ReconcileReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	MerchantId    int64                  `protobuf:"varint,2,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1128,6 +1149,13 @@ func (*ReconcileReq) Descriptor() ([]byte, []int) {
 func (x *ReconcileReq) GetActivityId() int64 {
 	if x != nil {
 		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *ReconcileReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
 	}
 	return 0
 }
@@ -1828,10 +1856,12 @@ const file_inventory_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\x03R\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\b \x01(\tR\trequestId\",\n" +
+	"request_id\x18\b \x01(\tR\trequestId\"M\n" +
 	"\tWarmupReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
-	"activityId\"L\n" +
+	"activityId\x12\x1f\n" +
+	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
+	"merchantId\"L\n" +
 	"\n" +
 	"WarmupResp\x12\x16\n" +
 	"\x06warmed\x18\x01 \x01(\bR\x06warmed\x12&\n" +
@@ -1863,11 +1893,13 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05limit\x18\x02 \x01(\x03R\x05limit\"F\n" +
 	"\rExpireDueResp\x12\x18\n" +
 	"\aexpired\x18\x01 \x01(\x03R\aexpired\x12\x1b\n" +
-	"\torder_nos\x18\x02 \x03(\tR\borderNos\"B\n" +
+	"\torder_nos\x18\x02 \x03(\tR\borderNos\"c\n" +
 	"\tAdjustReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x14\n" +
-	"\x05delta\x18\x02 \x01(\x03R\x05delta\"4\n" +
+	"\x05delta\x18\x02 \x01(\x03R\x05delta\x12\x1f\n" +
+	"\vmerchant_id\x18\x03 \x01(\x03R\n" +
+	"merchantId\"4\n" +
 	"\n" +
 	"AdjustResp\x12&\n" +
 	"\x05stock\x18\x01 \x01(\v2\x10.inventory.StockR\x05stock\".\n" +
@@ -1884,10 +1916,12 @@ const file_inventory_proto_rawDesc = "" +
 	"\tActiveReq\"/\n" +
 	"\n" +
 	"ActiveResp\x12!\n" +
-	"\factivity_ids\x18\x01 \x03(\x03R\vactivityIds\"/\n" +
+	"\factivity_ids\x18\x01 \x03(\x03R\vactivityIds\"P\n" +
 	"\fReconcileReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
-	"activityId\"S\n" +
+	"activityId\x12\x1f\n" +
+	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
+	"merchantId\"S\n" +
 	"\aDbStock\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\x03R\tavailable\x12\x16\n" +
 	"\x06locked\x18\x02 \x01(\x03R\x06locked\x12\x12\n" +

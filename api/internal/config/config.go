@@ -9,6 +9,7 @@ import (
 	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/api/internal/edge"
+	"github.com/seckill/seckill/internal/rpctls"
 )
 
 // Environment variables that carry the JWT secrets (they override SecretsFile and, outside
@@ -24,6 +25,8 @@ type Config struct {
 	MerchantAuth AuthConf // tokens with claim mid
 	// Inventory is the inventory zRPC service: Endpoints for direct dialing, or Etcd.
 	Inventory zrpc.RpcClientConf
+	// InventoryTLS: the CA the inventory service's certificate is checked with (its TLS).
+	InventoryTLS rpctls.ClientConf `json:",optional"`
 	// Redis is the inventory's Redis: the gateway subscribes to its stock-back channel
 	// (Edge) and, with RateLimit.Shared, counts the per-user limit there. Set
 	// DisableIdentity on Redis < 7.2.

@@ -47,7 +47,11 @@ func New(c config.Config) (*ServiceContext, error) {
 	// go-zero's duration interceptor logs every non-OK reply at error level, sold-outs
 	// included; ours logs only real failures and slow calls.
 	c.Inventory.Middlewares.Duration = false
-	cli, err := zrpc.NewClient(c.Inventory, zrpc.WithUnaryClientInterceptor(xerr.UnaryClientInterceptor))
+	opts, err := c.InventoryTLS.Options()
+	if err != nil {
+		return nil, err
+	}
+	cli, err := zrpc.NewClient(c.Inventory, append(opts, zrpc.WithUnaryClientInterceptor(xerr.UnaryClientInterceptor))...)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/rpctls"
 	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/writer"
@@ -43,6 +44,8 @@ type Config struct {
 	// Inventory is the inventory service the jobs call (expire_due, reconcile, warm-up).
 	// Without Endpoints, Target or Etcd no job runs.
 	Inventory zrpc.RpcClientConf `json:",optional"`
+	// InventoryTLS: the CA the inventory service's certificate is checked with (its TLS).
+	InventoryTLS rpctls.ClientConf `json:",optional"`
 	// Jobs: expiry, reconciliation and scheduled warm-up (mq/internal/jobs).
 	Jobs jobs.Conf `json:",optional"`
 	// Probe: how often MySQL and Kafka are probed (seckill_dependency_up).

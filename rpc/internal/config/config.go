@@ -7,15 +7,17 @@ import (
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/relay"
+	"github.com/seckill/seckill/internal/rpctls"
 	"github.com/seckill/seckill/rpc/internal/degrade"
 )
 
 type Config struct {
-	// Auth (zrpc): every call must carry the App and Token of one of Apps (go-zero's
-	// authenticator, StrictControl forced on, tokens kept in the StockRedis hash
-	// stock.Keys.RPCApps, written from Apps at start).
+	// Auth (zrpc, required in pro mode): every call must carry the App and Token of one of
+	// Apps and name one of its Methods (rpcserver's authenticator, in place of go-zero's).
 	zrpc.RpcServerConf
 	Apps []AppToken `json:",optional"`
+	// TLS: the certificate zRPC is served with (clients then dial with TLS); empty: plaintext.
+	TLS rpctls.ServerConf `json:",optional"`
 	// OrderKey tags every order number (HMAC-SHA256), so that a forged or random one is
 	// refused by its shape before any read. Required in pro mode, from the environment
 	// (${SECKILL_ORDER_KEY}); every instance needs the same one. Without it (dev, tests)

@@ -27,6 +27,9 @@ func NewAdjustLogic(ctx context.Context, svcCtx *svc.ServiceContext) *AdjustLogi
 }
 
 func (l *AdjustLogic) Adjust(in *inventory.AdjustReq) (*inventory.AdjustResp, error) {
+	if err := actFor(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId); err != nil {
+		return nil, err
+	}
 	c, err := l.svcCtx.Store.Adjust(l.ctx, in.ActivityId, in.Delta)
 	if errors.Is(err, stock.ErrNotWarm) {
 		// Adjusting a cold activity warms it first: every change goes through Redis,

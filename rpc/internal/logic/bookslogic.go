@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -31,7 +30,7 @@ func NewBooksLogic(ctx context.Context, svcCtx *svc.ServiceContext) *BooksLogic 
 }
 
 func (l *BooksLogic) Books(in *inventory.ReconcileReq) (*inventory.BooksResp, error) {
-	if err := domain.CheckActivityID(in.ActivityId); err != nil {
+	if err := actFor(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId); err != nil {
 		return nil, err
 	}
 	resp := &inventory.BooksResp{ActivityId: in.ActivityId}

@@ -2,14 +2,10 @@ package logic
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
-	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -36,18 +32,9 @@ func (l *GetActivityLogic) GetActivity(in *inventory.GetActivityReq) (*inventory
 	if err := domain.CheckActivityID(in.ActivityId); err != nil {
 		return nil, err
 	}
-	if in.MerchantId < 1 {
-		return nil, xerr.New(xerr.InvalidArgument, "merchant_id must be >= 1")
-	}
-	a, err := l.svcCtx.Activities.FindOne(l.ctx, uint64(in.ActivityId))
-	if errors.Is(err, model.ErrNotFound) {
-		return nil, xerr.ErrActivityNotFound
-	}
+	a, err := ownedActivity(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId)
 	if err != nil {
-		return nil, activity.DBError(fmt.Errorf("read activity %d: %w", in.ActivityId, err))
-	}
-	if int64(a.MerchantId) != in.MerchantId {
-		return nil, xerr.ErrActivityNotFound
+		return nil, err
 	}
 	return &inventory.ActivityResp{Activity: activityOf(a)}, nil
 }

@@ -33,6 +33,9 @@ func NewRepairLogic(ctx context.Context, svcCtx *svc.ServiceContext) *RepairLogi
 // Repair re-emits the events MySQL is missing (an explicit operator action; see
 // reconcile.Reconciler.Repair for when it refuses).
 func (l *RepairLogic) Repair(in *inventory.ReconcileReq) (*inventory.RepairResp, error) {
+	if err := actFor(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId); err != nil {
+		return nil, err
+	}
 	n, _, err := l.svcCtx.Reconciler.Repair(l.ctx, in.ActivityId)
 	if errors.Is(err, reconcile.ErrRefused) {
 		l.Errorf("repair of activity %d refused: %v", in.ActivityId, err)

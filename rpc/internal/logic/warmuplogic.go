@@ -24,6 +24,9 @@ func NewWarmupLogic(ctx context.Context, svcCtx *svc.ServiceContext) *WarmupLogi
 }
 
 func (l *WarmupLogic) Warmup(in *inventory.WarmupReq) (*inventory.WarmupResp, error) {
+	if err := actFor(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId); err != nil {
+		return nil, err
+	}
 	created, snap, err := l.svcCtx.Loader.Warmup(l.ctx, in.ActivityId)
 	if err != nil {
 		return nil, err

@@ -30,10 +30,12 @@ func (l *AdjustStockLogic) AdjustStock(req *types.AdjustStockReq) (*types.StockR
 	if err := validate.Delta(req.Delta); err != nil {
 		return nil, err
 	}
-	if _, err := ownActivity(l.ctx, l.svcCtx, req.Id); err != nil {
+	mid, err := merchantFor(l.ctx, req.Id)
+	if err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.Adjust(l.ctx, &inventoryclient.AdjustReq{ActivityId: req.Id, Delta: req.Delta})
+	res, err := l.svcCtx.Inventory.Adjust(l.ctx, &inventoryclient.AdjustReq{ActivityId: req.Id, Delta: req.Delta,
+		MerchantId: mid})
 	if err != nil {
 		return nil, err
 	}

@@ -29,16 +29,20 @@ func NewGetAdminActivityLogic(ctx context.Context, svcCtx *svc.ServiceContext) *
 // service's Books, which reads Redis without backfilling it, so "redis": null really
 // means "not warm" (GetStock would warm it as a side effect).
 func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*types.AdminActivityResp, error) {
-	a, err := ownActivity(l.ctx, l.svcCtx, req.Id)
+	mid, err := merchantFor(l.ctx, req.Id)
 	if err != nil {
 		return nil, err
 	}
-	books, err := l.svcCtx.Inventory.Books(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id})
+	a, err := l.svcCtx.Inventory.GetActivity(l.ctx, &inventoryclient.GetActivityReq{ActivityId: req.Id, MerchantId: mid})
+	if err != nil {
+		return nil, err
+	}
+	books, err := l.svcCtx.Inventory.Books(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id, MerchantId: mid})
 	if err != nil {
 		return nil, err
 	}
 	return &types.AdminActivityResp{
-		ActivityResp: activityResp(a),
+		ActivityResp: activityResp(a.GetActivity()),
 		Redis:        redisBook(books.Redis),
 		Db:           dbBook(books.Db),
 	}, nil

@@ -4,29 +4,21 @@ import (
 	"context"
 
 	"github.com/seckill/seckill/api/internal/auth"
-	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
-// ownActivity returns the activity if it exists and belongs to the calling merchant (the
-// mid claim of the token, never the body). The inventory service answers
+// merchantFor returns the calling merchant (the mid claim of the token, never the body)
+// once activity id is valid. Every merchant RPC carries it: the inventory service answers
 // ACTIVITY_NOT_FOUND for another merchant's activity, like a missing one, so that
 // merchants cannot probe or change each other's sales.
-func ownActivity(ctx context.Context, svcCtx *svc.ServiceContext, id int64) (*inventoryclient.Activity, error) {
+func merchantFor(ctx context.Context, id int64) (int64, error) {
 	mid, err := auth.MID(ctx)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if err := validate.ActivityID(id); err != nil {
-		return nil, err
-	}
-	res, err := svcCtx.Inventory.GetActivity(ctx, &inventoryclient.GetActivityReq{ActivityId: id, MerchantId: mid})
-	if err != nil {
-		return nil, err
-	}
-	return res.GetActivity(), nil
+	return mid, validate.ActivityID(id)
 }
 
 // activityResp is an activity as the API shows it (stock is the activity's total).

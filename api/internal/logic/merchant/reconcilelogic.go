@@ -27,10 +27,11 @@ func NewReconcileLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Reconci
 
 // Reconcile passes on the inventory service's comparison (the logic lives there).
 func (l *ReconcileLogic) Reconcile(req *types.ActivityPathReq) (*types.ReconcileResp, error) {
-	if _, err := ownActivity(l.ctx, l.svcCtx, req.Id); err != nil {
+	mid, err := merchantFor(l.ctx, req.Id)
+	if err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.Reconcile(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id})
+	res, err := l.svcCtx.Inventory.Reconcile(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id, MerchantId: mid})
 	if err != nil {
 		return nil, err
 	}

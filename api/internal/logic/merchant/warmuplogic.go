@@ -26,10 +26,11 @@ func NewWarmupLogic(ctx context.Context, svcCtx *svc.ServiceContext) *WarmupLogi
 }
 
 func (l *WarmupLogic) Warmup(req *types.ActivityPathReq) (*types.WarmupResp, error) {
-	if _, err := ownActivity(l.ctx, l.svcCtx, req.Id); err != nil {
+	mid, err := merchantFor(l.ctx, req.Id)
+	if err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.Warmup(l.ctx, &inventoryclient.WarmupReq{ActivityId: req.Id})
+	res, err := l.svcCtx.Inventory.Warmup(l.ctx, &inventoryclient.WarmupReq{ActivityId: req.Id, MerchantId: mid})
 	if err != nil {
 		return nil, err
 	}
