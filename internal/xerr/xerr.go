@@ -136,6 +136,13 @@ func IsDependencyFailure(err error) bool {
 	return false
 }
 
+// IsOutcome reports whether err is a business outcome (a code word other than BUSY and INTERNAL),
+// which says nothing about a dependency's health: breakers must not count it.
+func IsOutcome(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code != Busy && e.Code != Internal
+}
+
 // Is makes errors.Is(err, xerr.ErrSoldOut) match any *Error with the same code.
 func (e *Error) Is(target error) bool {
 	// The target itself, not what it wraps: a sentinel that wraps a code (stock.ErrNotWarm

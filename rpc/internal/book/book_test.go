@@ -69,8 +69,9 @@ func impls(t *testing.T) []impl {
 		}
 		return aid
 	}
-	mysql := &book.MySQL{DB: db.Conn, Inventory: model.NewInventoryModel(db.Conn),
-		Orders: model.NewSeckillOrderModel(db.Conn), Activities: model.NewActivityModel(db.Conn), Store: store,
+	conn := book.Conn(db.DSN)
+	mysql := &book.MySQL{DB: conn, Inventory: model.NewInventoryModel(conn),
+		Orders: model.NewSeckillOrderModel(conn), Activities: model.NewActivityModel(conn), Store: store,
 		Concurrency: 64}
 	return []impl{
 		{"redis", book.Redis{Store: store}, func(t *testing.T, s sale) int64 {
@@ -170,6 +171,14 @@ var cases = []struct {
 			want(t, "pay a cancelled order", b.Confirm(ctx, r.OrderNo, 1), xerr.OrderClosed)
 			reserve(t, b, aid, 2, 1, 3, "OK")
 		}},
+	{"a storm of sold-outs leaves the book selling", open(1, 1, 600), func(t *testing.T, b book.Book, aid int64) {
+		r := reserve(t, b, aid, 1, 1, 1, "OK")
+		for i := range 300 {
+			reserve(t, b, aid, int64(100+i), 1, 100+i, xerr.SoldOut)
+		}
+		want(t, "cancel", b.Release(ctx, r.OrderNo, 1, domain.StateCancelled), "OK")
+		reserve(t, b, aid, 2, 1, 2, "OK") // not BUSY: no breaker counted the sold-outs as failures
+	}},
 	{"another user's order is as good as absent", open(5, 1, 600), func(t *testing.T, b book.Book, aid int64) {
 		r := reserve(t, b, aid, 1, 1, 1, "OK")
 		want(t, "pay by another user", b.Confirm(ctx, r.OrderNo, 2), xerr.OrderNotFound)

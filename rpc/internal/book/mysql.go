@@ -20,6 +20,10 @@ var (
 	errBusy   = xerr.New(xerr.Busy, "degrade mode: too many requests into MySQL, retry with the same request_id")
 )
 
+// Conn opens the connection the MySQL book sells on: a business outcome returned from its transactions
+// (SOLD_OUT, LIMIT_EXCEEDED, ...) does not count against go-zero's breaker.
+func Conn(dsn string) sqlx.SqlConn { return sqlx.NewMysql(dsn, sqlx.WithAcceptable(xerr.IsOutcome)) }
+
 // MySQL is the MySQL book (degrade mode): each call is one transaction fenced by the activity's mode.
 type MySQL struct {
 	DB         sqlx.SqlConn

@@ -71,7 +71,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err := store.LoadScripts(ctx); err != nil {
 		return nil, err
 	}
-	db := sqlx.NewMysql(c.Mysql.DataSource)
+	db := book.Conn(c.Mysql.DataSource)
 	activities := model.NewActivityModel(db)
 	inventory, orders := model.NewInventoryModel(db), model.NewSeckillOrderModel(db)
 	known := activity.NewKnown(rds, keys.ActivityBloom(), c.Stock.BloomBits,
