@@ -159,6 +159,11 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	inv.StockRedis.Host, inv.StockRedis.Type = strings.Join(s.Cluster.Addrs(), ","), "cluster"
 	inv.Mysql.DataSource = s.MariaDB.DSN
 	inv.Relay.Brokers = []string{s.KafkaAddr}
+	if inv.TLS.CertFile != "" { // TLS as deploy/ configures it, with a certificate of this run's
+		if inv.TLS.CertFile, inv.TLS.KeyFile, err = devenv.SelfSignedTLS(s.Dir); err != nil {
+			return files, err
+		}
+	}
 
 	w, err := mqserver.LoadConfig(filepath.Join(dir, "mq.yaml"))
 	if err != nil {
@@ -178,6 +183,7 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	common(&g.ServiceConf)
 	g.Inventory.Etcd, g.Inventory.Endpoints = etcd, nil
 	g.Redis.Host, g.Redis.Type = inv.StockRedis.Host, "cluster"
+	w.InventoryTLS.CAFile, g.InventoryTLS.CAFile = inv.TLS.CertFile, inv.TLS.CertFile
 	standalone.Secure(&inv, &w, &g)
 	// The gateway takes its secrets from the environment before its file: the same ones.
 	for k, v := range map[string]string{"SECKILL_BUYER_SECRET": g.BuyerAuth.AccessSecret,
