@@ -3,7 +3,9 @@ package event
 import (
 	"context"
 
+	ztrace "github.com/zeromicro/go-zero/core/trace"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -37,4 +39,28 @@ func SpanContextOf(traceParent string) trace.SpanContext {
 	ctx := propagation.TraceContext{}.Extract(context.Background(),
 		propagation.MapCarrier{HeaderTraceParent: traceParent})
 	return trace.SpanContextFromContext(ctx)
+}
+
+// StartSpan starts a span named name under ctx's span, or, with no span in ctx, a root
+// span linked to links; nil (no work) when neither ctx nor any link is traced.
+func StartSpan(ctx context.Context, name string, kind trace.SpanKind, links []trace.Link,
+	attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	if len(links) == 0 && !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, nil
+	}
+	return ztrace.TracerFromContext(ctx).Start(ctx, name, trace.WithSpanKind(kind),
+		trace.WithLinks(links...), trace.WithAttributes(attrs...))
+}
+
+// EndSpan ends a span started by StartSpan (nil: none), recording err.
+func EndSpan(span trace.Span, err error, attrs ...attribute.KeyValue) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.SetAttributes(attrs...)
+	span.End()
 }

@@ -77,10 +77,13 @@ func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
 // Ack is a stock.Ack: nil once e is in Kafka and its book still sells. A traced call waits
 // in the span relay.ack_wait.
 func (a *Acker) Ack(ctx context.Context, e stock.Entry) (err error) {
-	ctx, span := startSpan(ctx, "relay.ack_wait", oteltrace.SpanKindInternal, nil,
-		event.AttrActivity.Int64(e.ActivityID), attrSeq.Int64(e.Seq))
+	var span oteltrace.Span
+	if oteltrace.SpanContextFromContext(ctx).IsValid() { // before the attributes: untraced, no work
+		ctx, span = event.StartSpan(ctx, "relay.ack_wait", oteltrace.SpanKindInternal, nil,
+			event.AttrActivity.Int64(e.ActivityID), attrSeq.Int64(e.Seq))
+	}
 	outcome := "acknowledged"
-	defer func() { endSpan(span, err, attrOutcome.String(outcome)) }()
+	defer func() { event.EndSpan(span, err, attrOutcome.String(outcome)) }()
 	it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
 	if it.dead {
 		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.

@@ -3,9 +3,7 @@ package relay
 import (
 	"context"
 
-	ztrace "github.com/zeromicro/go-zero/core/trace"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
@@ -48,30 +46,6 @@ func header(m kafkax.Message, key string) string {
 	return ""
 }
 
-// startSpan starts a span named name under ctx's span, or, with no span in ctx, a root
-// span linked to links; nil (no work) when neither ctx nor any link is traced.
-func startSpan(ctx context.Context, name string, kind oteltrace.SpanKind, links []oteltrace.Link,
-	attrs ...attribute.KeyValue) (context.Context, oteltrace.Span) {
-	if len(links) == 0 && !oteltrace.SpanContextFromContext(ctx).IsValid() {
-		return ctx, nil
-	}
-	return ztrace.TracerFromContext(ctx).Start(ctx, name, oteltrace.WithSpanKind(kind),
-		oteltrace.WithLinks(links...), oteltrace.WithAttributes(attrs...))
-}
-
-// endSpan ends a span started by startSpan (nil: none), recording err.
-func endSpan(span oteltrace.Span, err error, attrs ...attribute.KeyValue) {
-	if span == nil {
-		return
-	}
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.SetAttributes(attrs...)
-	span.End()
-}
-
 // sendTraced is s.Send(msgs) in the span kafka.produce, linked to each message's trace.
 func sendTraced(ctx context.Context, s kafkax.Sender, topic string, msgs []kafkax.Message,
 	traces []oteltrace.SpanContext) error {
@@ -81,9 +55,9 @@ func sendTraced(ctx context.Context, s kafkax.Sender, topic string, msgs []kafka
 			links = append(links, oteltrace.Link{SpanContext: sc})
 		}
 	}
-	ctx, span := startSpan(ctx, "kafka.produce", oteltrace.SpanKindProducer, links,
+	ctx, span := event.StartSpan(ctx, "kafka.produce", oteltrace.SpanKindProducer, links,
 		attrSystem.String("kafka"), attrTopic.String(topic), attrBatchSize.Int(len(msgs)))
 	err := s.Send(ctx, msgs...)
-	endSpan(span, err)
+	event.EndSpan(span, err)
 	return err
 }

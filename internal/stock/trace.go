@@ -3,9 +3,7 @@ package stock
 import (
 	"context"
 
-	ztrace "github.com/zeromicro/go-zero/core/trace"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
@@ -14,26 +12,16 @@ import (
 // attrCode is the span attribute holding a script's result code.
 const attrCode = attribute.Key("seckill.code")
 
-// startScript starts the span stock.<script> of one script run, nil when ctx has no
-// valid span (tracing off, or a caller outside any trace).
+// startScript starts the span stock.<script> of one script run under ctx's span; nil (no
+// work) when ctx has none (tracing off, or a caller outside any trace).
 func startScript(ctx context.Context, sc *script, aid int64) (context.Context, oteltrace.Span) {
 	if !oteltrace.SpanContextFromContext(ctx).IsValid() {
-		return ctx, nil
+		return ctx, nil // before the attribute: the untraced path allocates nothing
 	}
-	ctx, span := ztrace.TracerFromContext(ctx).Start(ctx, "stock."+sc.name,
-		oteltrace.WithAttributes(event.AttrActivity.Int64(aid)))
-	return ctx, span
+	return event.StartSpan(ctx, "stock."+sc.name, oteltrace.SpanKindInternal, nil, event.AttrActivity.Int64(aid))
 }
 
-// endScript ends a script's span with its result code or error.
+// endScript ends a script's span (nil: none) with its result code or error.
 func endScript(span oteltrace.Span, code int64, err error) {
-	if span == nil {
-		return
-	}
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.SetAttributes(attrCode.Int64(code))
-	span.End()
+	event.EndSpan(span, err, attrCode.Int64(code))
 }
