@@ -83,7 +83,11 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) (err error) {
 			event.AttrActivity.Int64(e.ActivityID), attrSeq.Int64(e.Seq))
 	}
 	outcome := "acknowledged"
-	defer func() { event.EndSpan(span, err, attrOutcome.String(outcome)) }()
+	defer func() {
+		if span != nil {
+			event.EndSpan(span, err, attrOutcome.String(outcome))
+		}
+	}()
 	it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
 	if it.dead {
 		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.

@@ -23,5 +23,7 @@ func startScript(ctx context.Context, sc *script, aid int64) (context.Context, o
 
 // endScript ends a script's span (nil: none) with its result code or error.
 func endScript(span oteltrace.Span, code int64, err error) {
-	event.EndSpan(span, err, attrCode.Int64(code))
+	if span != nil { // before the attribute: the untraced path allocates nothing
+		event.EndSpan(span, err, attrCode.Int64(code))
+	}
 }
