@@ -35,7 +35,7 @@ func recordSpans(t *testing.T) *tracetest.InMemoryExporter {
 
 // TestReservationTrace follows one reservation that arrives with a W3C traceparent through
 // the real gateway, the real inventory service and Redis: the gateway's HTTP span, the
-// zRPC client and server spans and the script's EVALSHA all belong to the caller's trace,
+// zRPC client and server spans, the script (stock.reserve) and its EVALSHA all belong to the caller's trace,
 // each span the child of the one before (the trace context crosses HTTP and zRPC).
 func TestReservationTrace(t *testing.T) {
 	e := start(t)
@@ -96,6 +96,7 @@ func TestReservationTrace(t *testing.T) {
 		{oteltrace.SpanKindServer, "/v1/seckill/orders", ""},
 		{oteltrace.SpanKindClient, "inventory.Inventory/Reserve", ""},
 		{oteltrace.SpanKindServer, "inventory.Inventory/Reserve", ""},
+		{oteltrace.SpanKindInternal, "stock.reserve", "seckill.activity_id"},
 		{oteltrace.SpanKindClient, "redis", "evalsha"},
 	}
 	parent := parentID
