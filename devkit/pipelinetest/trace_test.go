@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
-	"github.com/zeromicro/go-zero/core/trace"
-	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -69,22 +67,6 @@ func gateway(t *testing.T, p *pipelinetest.Pipeline) string {
 	}
 }
 
-// recordSpans adds an in-memory exporter to go-zero's tracer provider (started here, every
-// span sampled, when no service started it) for this test.
-func recordSpans(t *testing.T) *tracetest.InMemoryExporter {
-	t.Helper()
-	trace.StartAgent(trace.Config{Name: "seckill-pipeline-test", Sampler: 1, Batcher: "otlpgrpc"})
-	tp, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
-	if !ok {
-		t.Fatalf("go-zero's tracer provider is a %T, not the OpenTelemetry SDK's", otel.GetTracerProvider())
-	}
-	exp := tracetest.NewInMemoryExporter()
-	sp := sdktrace.NewSimpleSpanProcessor(exp)
-	tp.RegisterSpanProcessor(sp)
-	t.Cleanup(func() { tp.UnregisterSpanProcessor(sp) })
-	return exp
-}
-
 // post sends a buyer's request (body nil: none) in trace traceID and returns the answer's body.
 func post(t *testing.T, url, token, traceID string, body any) []byte {
 	t.Helper()
@@ -122,7 +104,7 @@ func post(t *testing.T, url, token, traceID string, body any) []byte {
 func TestReservationTraceReachesTheWriter(t *testing.T) {
 	p := pipelinetest.Start(t, pipelinetest.Options{})
 	base := gateway(t, p)
-	exp := recordSpans(t)
+	exp := testenv.RecordSpans(t)
 	aid := p.Activity(10, 2, 600, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
 	token, err := authtoken.Buyer(traceBuyerSecret, 42, time.Hour)
 	if err != nil {
