@@ -10,36 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/trace"
-	"go.opentelemetry.io/otel"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
-)
 
-// recordSpans adds an in-memory exporter to go-zero's tracer provider (one per process,
-// started by the first service's Telemetry; Sampler 1 in the test configs) for this test.
-func recordSpans(t *testing.T) *tracetest.InMemoryExporter {
-	t.Helper()
-	trace.StartAgent(trace.Config{Name: "seckill-test", Sampler: 1, Batcher: "otlpgrpc"}) // no-op once started
-	tp, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
-	if !ok {
-		t.Fatalf("go-zero's tracer provider is a %T, not the OpenTelemetry SDK's", otel.GetTracerProvider())
-	}
-	exp := tracetest.NewInMemoryExporter()
-	sp := sdktrace.NewSimpleSpanProcessor(exp)
-	tp.RegisterSpanProcessor(sp)
-	t.Cleanup(func() { tp.UnregisterSpanProcessor(sp) })
-	return exp
-}
+	"github.com/seckill/seckill/devkit/testenv"
+)
 
 // TestReservationTrace follows one reservation that arrives with a W3C traceparent through
 // the real gateway, the real inventory service and Redis: the gateway's HTTP span, the
-// zRPC client and server spans and the script's EVALSHA all belong to the caller's trace,
+// zRPC client and server spans, the script (stock.reserve) and its EVALSHA all belong to the caller's trace,
 // each span the child of the one before (the trace context crosses HTTP and zRPC).
 func TestReservationTrace(t *testing.T) {
 	e := start(t)
-	exp := recordSpans(t)
+	exp := testenv.RecordSpans(t)
 	a := e.warm(map[string]any{"stock": 5})
 	exp.Reset()
 
@@ -96,6 +79,7 @@ func TestReservationTrace(t *testing.T) {
 		{oteltrace.SpanKindServer, "/v1/seckill/orders", ""},
 		{oteltrace.SpanKindClient, "inventory.Inventory/Reserve", ""},
 		{oteltrace.SpanKindServer, "inventory.Inventory/Reserve", ""},
+		{oteltrace.SpanKindInternal, "stock.reserve", "seckill.activity_id"},
 		{oteltrace.SpanKindClient, "redis", "evalsha"},
 	}
 	parent := parentID

@@ -9,7 +9,9 @@ import (
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -19,6 +21,7 @@ import (
 // sells (docs/DESIGN.md, "Acknowledged only once in Kafka"); a failed step answers BUSY.
 type Acker struct {
 	events kafkax.Sender
+	topic  string // events' topic, for traces
 	store  *stock.Store
 
 	// The epoch checks of one activity are batched in rounds, one acked.lua call each.
@@ -57,10 +60,13 @@ const ackCheckTimeout = 3 * time.Second
 // Acker returns an acker producing to the relay's events topic, through a producer of its
 // own (Conf.AckBatchSize), or the relay's when the relay was given its senders.
 func (r *Relay) Acker() *Acker {
+	events := r.events
 	if r.acks != nil {
-		return NewAcker(r.acks, r.store)
+		events = r.acks
 	}
-	return NewAcker(r.events, r.store)
+	a := NewAcker(events, r.store)
+	a.topic = r.c.Topic
+	return a
 }
 
 // NewAcker returns an acker producing through events (tests inject failing ones).
@@ -68,16 +74,31 @@ func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
 	return &Acker{events: events, store: store}
 }
 
-// Ack is a stock.Ack: nil once e is in Kafka and its book still sells.
-func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
+// Ack is a stock.Ack: nil once e is in Kafka and its book still sells. A traced call waits
+// in the span relay.ack_wait.
+func (a *Acker) Ack(ctx context.Context, e stock.Entry) (err error) {
+	var span oteltrace.Span
+	if oteltrace.SpanContextFromContext(ctx).IsValid() { // before the attributes: untraced, no work
+		ctx, span = event.StartSpan(ctx, "relay.ack_wait", oteltrace.SpanKindInternal, nil,
+			event.AttrActivity.Int64(e.ActivityID), attrSeq.Int64(e.Seq))
+	}
+	outcome := "acknowledged"
+	defer func() {
+		if span != nil {
+			event.EndSpan(span, err, attrOutcome.String(outcome))
+		}
+	}()
 	it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
 	if it.dead {
 		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
+		outcome = "invalid"
 		return fmt.Errorf("outbox entry %s of activity %d is not a valid event", e.ID, e.ActivityID)
 	}
-	if err := a.events.Send(ctx, it.msg); err != nil {
+	err = sendTraced(ctx, a.events, a.topic, []kafkax.Message{it.msg}, []oteltrace.SpanContext{it.trace})
+	if err != nil {
 		// BUSY without a cause: Kafka, not Redis, failed (degrade mode must not switch).
 		acksKafkaFailed.Inc()
+		outcome = "kafka_failed"
 		return xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err)
 	}
 	// The check and the outbox entry's deletion are one script: the relay does not
@@ -86,15 +107,18 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
 	switch {
 	case err == nil && lost:
 		acksRolledBack.Inc()
+		outcome = "rolled_back"
 		return xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
 			"retry with the same request_id", e.ActivityID)
 	case errors.Is(err, stock.ErrNotWarm) || err == nil && !same:
 		acksBookReplaced.Inc()
+		outcome = "book_replaced"
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
 			e.ActivityID, e.Epoch, epoch, err, e.ID)
 		return xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", e.ActivityID)
 	case err != nil:
 		acksCheckFailed.Inc()
+		outcome = "check_failed"
 		return err // Redis failing: a dependency failure (degrade mode may switch)
 	}
 	acksAcknowledged.Inc()

@@ -8,6 +8,7 @@ import (
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -41,9 +42,10 @@ func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
 
 // item is an outbox entry ready to produce: an event for the topic, or a dead letter.
 type item struct {
-	id   string
-	msg  kafkax.Message
-	dead bool
+	id    string
+	msg   kafkax.Message
+	dead  bool
+	trace oteltrace.SpanContext // of the request that made the change (invalid: not traced)
 }
 
 // toItems turns stream entries into items; gone are the entries deleted from the stream
@@ -60,19 +62,25 @@ func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
 	return items, gone
 }
 
-// toItem is the event of an outbox entry, or a dead letter when it does not parse.
+// toItem is the event of an outbox entry, or a dead letter when it does not parse, with the
+// entry's trace context as a header.
 func toItem(key string, m red.XMessage) item {
+	it := item{id: m.ID}
 	ev, err := event.FromStream(m.ID, m.Values)
 	if err == nil {
 		var v []byte
 		if v, err = ev.Marshal(); err == nil {
-			return item{id: m.ID, msg: kafkax.Message{Key: []byte(ev.Key()), Value: v}}
+			it.msg = kafkax.Message{Key: []byte(ev.Key()), Value: v}
 		}
-		// cannot happen for a validated event; keep it visible anyway
+		// else: cannot happen for a validated event; keep it visible anyway
 	}
-	return item{id: m.ID, dead: true, msg: kafkax.DeadLetter{
-		Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key, EntryID: m.ID,
-		Payload: fmt.Sprint(m.Values)}.Message()}
+	if err != nil {
+		it.dead, it.msg = true, kafkax.DeadLetter{Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key,
+			EntryID: m.ID, Payload: fmt.Sprint(m.Values)}.Message()
+	}
+	tp, _ := m.Values[event.FieldTraceParent].(string)
+	it.msg, it.trace = withTraceHeader(it.msg, tp)
+	return it
 }
 
 // produce sends the events to the topic and the dead letters to the dead-letter topic,
@@ -87,32 +95,33 @@ func (r *Relay) produce(ctx context.Context, key string, items []item) ([]bool, 
 		}
 	}
 	acked := make([]bool, len(items))
-	err := send(ctx, r.events, items, evIdx, acked)
+	err := send(ctx, r.events, r.c.Topic, items, evIdx, acked)
 	if len(deadIdx) == 0 {
 		return acked, err
 	}
-	deadErr := send(ctx, r.dead, items, deadIdx, acked)
+	deadErr := send(ctx, r.dead, r.c.DeadLetterTopic, items, deadIdx, acked)
 	for _, i := range deadIdx {
 		if acked[i] {
 			metricDeadLetters.Inc()
 			logx.Errorf("relay: outbox entry %s of %s dead-lettered: %s", items[i].id, key,
-				string(items[i].msg.Headers[0].Value))
+				header(items[i].msg, kafkax.HeaderReason))
 		}
 	}
 	return acked, errors.Join(err, deadErr)
 }
 
-// send produces the items at idx through s in one call and marks those Kafka
+// send produces the items at idx through s to topic in one call and marks those Kafka
 // acknowledged in acked.
-func send(ctx context.Context, s kafkax.Sender, items []item, idx []int, acked []bool) error {
+func send(ctx context.Context, s kafkax.Sender, topic string, items []item, idx []int, acked []bool) error {
 	if len(idx) == 0 {
 		return nil
 	}
 	msgs := make([]kafkax.Message, len(idx))
+	traces := make([]oteltrace.SpanContext, len(idx))
 	for j, i := range idx {
-		msgs[j] = items[i].msg
+		msgs[j], traces[j] = items[i].msg, items[i].trace
 	}
-	err := s.Send(ctx, msgs...)
+	err := sendTraced(ctx, s, topic, msgs, traces)
 	for j, ok := range kafkax.Acked(err, len(msgs)) {
 		acked[idx[j]] = ok
 	}

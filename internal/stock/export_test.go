@@ -6,7 +6,7 @@ import "context"
 // test can make one collide.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
-	return s.run(ctx, reserveScript, keys, aid, orderNo, uid, qty, requestID, 0, orderPrefix, s.wantEntry())
+	return s.run(ctx, reserveScript, aid, keys, aid, orderNo, uid, qty, requestID, 0, orderPrefix, s.wantEntry(), "")
 }
 
 // ReserveKeys is Keys.reserve, for tests.

@@ -10,6 +10,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -49,7 +50,7 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 		return false, 0, xerr.Newf(xerr.InvalidArgument,
 			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
 	}
-	res, err := s.run(ctx, warmupScript, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
+	res, err := s.run(ctx, warmupScript, m.ActivityID, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
 		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
 		m.ExpireAt, m.Name, m.Epoch)
 	if err != nil {
@@ -94,8 +95,8 @@ func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID st
 	for attempt := 0; ; attempt++ {
 		orderNo := domain.NewOrderNo(aid, s.orderKey)
 		keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
-		res, err := s.run(ctx, reserveScript, keys,
-			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), orderPrefix, s.wantEntry())
+		res, err := s.run(ctx, reserveScript, aid, keys,
+			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), orderPrefix, s.wantEntry(), event.TraceParent(ctx))
 		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
 			continue
 		}
@@ -127,8 +128,8 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 		return err
 	}
 	k := s.keys
-	res, err := s.run(ctx, confirmScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
-		k.Events(aid)}, aid, orderNo, uid)
+	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
+		k.Events(aid)}, aid, orderNo, uid, event.TraceParent(ctx))
 	if err != nil {
 		return err
 	}
@@ -180,8 +181,8 @@ func (s *Store) Expire(ctx context.Context, orderNo string) error {
 
 func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
 	k := s.keys
-	res, err := s.run(ctx, releaseScript, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack())
+	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx))
 	if err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		keys = append(keys, k.Order(aid, ono), k.User(aid, uid))
 		args = append(args, ono)
 	}
-	res, err := s.run(ctx, expireDueScript, keys, args...)
+	res, err := s.run(ctx, expireDueScript, aid, keys, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +270,8 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) 
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
 		return Counters{}, err
 	}
-	res, err := s.run(ctx, adjustScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, aid, delta, s.keys.StockBack())
+	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)},
+		aid, delta, s.keys.StockBack(), event.TraceParent(ctx))
 	if err != nil {
 		return Counters{}, err
 	}

@@ -27,6 +27,9 @@ type Entry struct {
 	Values     map[string]any
 	Epoch      int64
 	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
+	// TraceParent is the W3C traceparent of the request that made the change
+	// (event.FieldTraceParent; "": not traced).
+	TraceParent string
 }
 
 // Ack decides whether the change that wrote e may be acknowledged (relay.Acker); an error is
@@ -95,6 +98,7 @@ func entryAt(aid int64, res []any, i int) (Entry, error) {
 	}
 	e.Epoch, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldEpoch]), 10, 64)
 	e.Seq, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldSeq]), 10, 64)
+	e.TraceParent, _ = e.Values[event.FieldTraceParent].(string)
 	return e, nil
 }
 
@@ -112,7 +116,7 @@ func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	for _, e := range es {
 		args = append(args, e.Epoch, e.ID)
 	}
-	res, err := s.run(ctx, ackedScript, []string{s.keys.Stock(aid), s.keys.Events(aid)}, args...)
+	res, err := s.run(ctx, ackedScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)}, args...)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -19,7 +19,7 @@ func (s *Store) Recovery() Recovery { return Recovery{s: s} }
 // written after it; ErrAlreadyWarm when the stock hash exists. The key expires at expireAt (unix s).
 func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
 	s := r.s
-	_, err := s.run(ctx, fenceScript, []string{s.keys.Stock(aid), s.keys.Fence(aid)}, epoch, expireAt)
+	_, err := s.run(ctx, fenceScript, aid, []string{s.keys.Stock(aid), s.keys.Fence(aid)}, epoch, expireAt)
 	return err
 }
 
@@ -40,7 +40,7 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 			keys = append(keys, k.Order(aid, o.OrderNo), k.Req(aid, o.UID, o.RequestID))
 			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt)
 		}
-		if _, err := s.run(ctx, restoreScript, keys, args...); err != nil {
+		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
 			return err
 		}
 	}
@@ -59,7 +59,7 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 			keys = append(keys, k.User(aid, uid))
 			args = append(args, holdings[uid])
 		}
-		if _, err := s.run(ctx, restoreScript, keys, args...); err != nil {
+		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
 			return err
 		}
 	}
@@ -71,7 +71,7 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 // from MySQL. false: gone already or of another epoch (nothing deleted).
 func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
 	s := r.s
-	res, err := s.run(ctx, lostScript, []string{s.keys.Stock(aid)}, epoch)
+	res, err := s.run(ctx, lostScript, aid, []string{s.keys.Stock(aid)}, epoch)
 	if err != nil {
 		return false, err
 	}
@@ -90,7 +90,7 @@ func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 	}
 	keys, order, user, req := s.keys.wipe(aid)
 	for {
-		res, err := s.run(ctx, wipeScript, keys, order, user, req, WipeChunk)
+		res, err := s.run(ctx, wipeScript, aid, keys, order, user, req, WipeChunk)
 		if err != nil {
 			return err
 		}

@@ -77,8 +77,12 @@ func newScript(name, src string) *script {
 	return &script{name: name, src: src, Script: redis.NewScript(src)}
 }
 
-// run executes a script and turns a negative first element into its typed error.
-func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any) ([]any, error) {
+// run executes a script of activity aid (in the span stock.<script> when ctx is traced) and
+// turns a negative first element into its typed error.
+func (s *Store) run(ctx context.Context, sc *script, aid int64, keys []string, args ...any) (res []any, err error) {
+	var code int64
+	ctx, span := startScript(ctx, sc, aid)
+	defer func() { endScript(span, code, err) }()
 	v, err := s.rds.ScriptRunCtx(ctx, sc.Script, keys, args...)
 	if err != nil {
 		// An infrastructure error enters logic here: keep where it happened (the edge,
@@ -90,7 +94,7 @@ func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any)
 	if !ok || len(res) == 0 {
 		return nil, fmt.Errorf("stock script %s: unexpected reply %v", sc.name, v)
 	}
-	code, _ := res[0].(int64)
+	code, _ = res[0].(int64)
 	if code < 0 {
 		return nil, codeError(code)
 	}

@@ -142,8 +142,8 @@ type crashAfter struct {
 	dead    <-chan struct{} // closed once the process is "dead" (writer stopped, reader closed)
 }
 
-func (c *crashAfter) Submit(key, value string, done func(error)) {
-	c.h.Submit(key, value, func(err error) {
+func (c *crashAfter) Submit(ctx context.Context, key, value string, done func(error)) {
+	c.h.Submit(ctx, key, value, func(err error) {
 		if err == nil && c.n.Add(1) == c.k {
 			close(c.crashed)
 			go func() {

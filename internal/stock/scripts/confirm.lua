@@ -2,6 +2,7 @@
 -- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] pending zset  KEYS[4] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
 -- theirs: there is no "any owner")
+-- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
 -- Returns {0, 'paid', entry_id, entry_fields} paid now (the outbox entry as written);
 -- {0, 'paid', '', unsent} already paid, with the order's entries still in the outbox
 -- (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0: -11 uid not an
@@ -47,6 +48,10 @@ redis.call('HINCRBY', KEYS[1], 'sold', qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local ev = {'t', 'paid', 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
   'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0', 'sq', seq}
+if ARGV[4] and ARGV[4] ~= '' then -- the caller's trace context (event.FieldTraceParent)
+  ev[#ev + 1] = 'tp'
+  ev[#ev + 1] = ARGV[4]
+end
 local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
 redis.call('HSET', KEYS[2], 'state', 'paid', 'useq', seq, 'es', id) -- 'es': see unsent
 redis.call('ZREM', KEYS[3], ARGV[2])

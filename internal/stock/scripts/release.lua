@@ -6,6 +6,7 @@
 -- match: there is no "any owner"; expiry passes the owner it read)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
 -- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
+-- ARGV[6] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
 -- Returns {0, state, entry_id, entry_fields} released now (the outbox entry as written);
 -- {0, state, '', unsent} already in the target state, with the order's entries still in
 -- the outbox (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0:
@@ -57,6 +58,10 @@ redis.call('DECRBY', KEYS[3], qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
   'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0', 'sq', seq}
+if ARGV[6] and ARGV[6] ~= '' then -- the caller's trace context (event.FieldTraceParent)
+  ev[#ev + 1] = 'tp'
+  ev[#ev + 1] = ARGV[6]
+end
 local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
 redis.call('HSET', KEYS[2], 'state', target, 'useq', seq, 'es', id) -- 'es': see unsent
 redis.call('ZREM', KEYS[4], ARGV[2])

@@ -24,6 +24,7 @@
 --         the replayed order's hash, ARGV[7] .. order_no, in the activity's slot
 -- ARGV[8] "1": return the outbox entry's fields (Store has an acknowledgement hook that
 --         reads them); anything else: its id only
+-- ARGV[9] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
 -- Returns {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry_fields]}
 --         reserved (entry_fields, with ARGV[8] "1": the outbox entry as written, so the
 --         caller may publish it before answering);
@@ -106,6 +107,10 @@ redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining - qty),
 -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
 local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ARGV[2], 'uid', ARGV[3],
   'qty', qtyS, 'at', nowS, 'rid', ARGV[5], 'ems', expireAtS, 'ep', s[11] or '0', 'sq', seq}
+if ARGV[9] and ARGV[9] ~= '' then -- the caller's trace context (event.FieldTraceParent)
+  ev[#ev + 1] = 'tp'
+  ev[#ev + 1] = ARGV[9]
+end
 local id = redis.call('XADD', KEYS[7], '*', unpack(ev))
 -- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
 redis.call('HSET', KEYS[3], 'uid', ARGV[3], 'qty', qtyS, 'state', 'reserved',

@@ -14,12 +14,16 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/zeromicro/go-queue/kq"
 	"github.com/zeromicro/go-zero/core/logx"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/seckill/seckill/internal/event"
 )
 
 // Handler takes a message and calls done exactly once: nil when it is durable (the
-// offset may be committed), an error when it is not (the member stops committing).
+// offset may be committed), an error when it is not (the member stops committing). ctx
+// carries the trace context of the message's headers (docs/DESIGN.md, "Traces").
 type Handler interface {
-	Submit(key, value string, done func(error))
+	Submit(ctx context.Context, key, value string, done func(error))
 }
 
 // Conf is what the consumer takes beyond kq's settings.
@@ -162,7 +166,7 @@ func (m *member) run(ctx context.Context) {
 			go func() { defer m.cwg.Done(); m.commit(ctx, q) }()
 		}
 		q <- e // in fetch order: a partition's offsets increase
-		m.h.Submit(string(msg.Key), string(msg.Value), func(err error) {
+		m.h.Submit(traceContext(msg), string(msg.Key), string(msg.Value), func(err error) {
 			e.done <- err
 			<-m.slots
 		})
@@ -228,4 +232,18 @@ func (m *member) commit(ctx context.Context, q chan *entry) {
 			logx.Errorf("consumer: commit partition %d offset %d: %v", last.msg.Partition, last.msg.Offset, err)
 		}
 	}
+}
+
+// traceContext is a context holding the trace context of msg's traceparent header, as a
+// remote parent (none when the header is absent or invalid).
+func traceContext(msg kafka.Message) context.Context {
+	ctx := context.Background()
+	for _, h := range msg.Headers {
+		if h.Key == event.HeaderTraceParent {
+			if sc := event.SpanContextOf(string(h.Value)); sc.IsValid() {
+				return oteltrace.ContextWithRemoteSpanContext(ctx, sc)
+			}
+		}
+	}
+	return ctx
 }

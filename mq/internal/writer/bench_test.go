@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -51,7 +52,7 @@ func submitAll(b *testing.B, w *Writer, values []string, inFlight int) {
 	errs := make(chan error, len(values))
 	for _, v := range values {
 		slots <- struct{}{}
-		w.Submit("", v, func(err error) {
+		w.Submit(context.Background(), "", v, func(err error) {
 			errs <- err
 			<-slots
 		})

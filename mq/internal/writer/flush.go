@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -19,8 +20,9 @@ const (
 )
 
 type request struct {
-	ev  event.Event
-	raw string
+	ev    event.Event
+	raw   string
+	trace oteltrace.SpanContext // of the request that made the change (invalid: not traced)
 	// done is called once: nil committed; *poisonError to be dead-lettered; ErrStopped.
 	done func(error)
 

@@ -14,12 +14,14 @@ import (
 )
 
 // apply runs one transaction for the batch: order rows moved by the transition table,
-// adjustments recorded once per event_id, inventory changed once per activity.
-func (w *Writer) apply(batch []*request) (outcome, error) {
+// adjustments recorded once per event_id, inventory changed once per activity. When an
+// event is traced, the transaction runs in the span writer.apply, linked to each event's trace.
+func (w *Writer) apply(batch []*request) (res outcome, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.c.TxTimeout)
 	defer cancel()
-	var res outcome
-	err := w.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
+	ctx, span := startApply(ctx, batch)
+	defer func() { event.EndSpan(span, err) }()
+	err = w.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
 		t := newTxn(ctx, s, w.models)
 		err := t.run(batch)
 		res = t.res

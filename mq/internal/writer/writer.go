@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -116,21 +117,22 @@ func isRejected(err error) bool {
 // Consume is a blocking handler (kq's shape; tools and tests). It returns nil only once
 // the event is committed in MySQL or, for a poison event, acknowledged by the dead-letter
 // topic.
-func (w *Writer) Consume(_ context.Context, key, value string) error {
+func (w *Writer) Consume(ctx context.Context, key, value string) error {
 	ch := make(chan error, 1)
-	w.Submit(key, value, func(err error) { ch <- err })
+	w.Submit(ctx, key, value, func(err error) { ch <- err })
 	return <-ch
 }
 
 // Submit hands one message to the writer, blocking only while its queue is full: done is called
 // once, with nil once the event is committed (or dead-lettered), else with why not (ErrStopped).
-func (w *Writer) Submit(key, value string, done func(error)) {
+// The transaction that applies it links to ctx's span context, if any.
+func (w *Writer) Submit(ctx context.Context, key, value string, done func(error)) {
 	ev, err := event.Unmarshal([]byte(value))
 	if err != nil {
 		go func() { done(w.deadLetter(key, value, "", "malformed", err.Error())) }()
 		return
 	}
-	r := &request{ev: ev, raw: value}
+	r := &request{ev: ev, raw: value, trace: oteltrace.SpanContextFromContext(ctx)}
 	r.done = func(err error) {
 		var pe *poisonError
 		if errors.As(err, &pe) {

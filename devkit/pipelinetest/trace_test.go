@@ -1,0 +1,211 @@
+package pipelinetest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/conf"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/pipelinetest"
+	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/authtoken"
+)
+
+const traceBuyerSecret = "trace-buyer-5d1e9a7c3b8f2e6a0c4d7b1f9e3a5c8d"
+
+// gateway starts a gateway in front of the pipeline's inventory service and returns its
+// base URL.
+func gateway(t *testing.T, p *pipelinetest.Pipeline) string {
+	t.Helper()
+	var c apiserver.Config
+	if err := conf.FillDefault(&c); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	c.Name, c.Host, c.Mode = "seckill-api.trace-test", "127.0.0.1", "test"
+	c.Log.Level, c.Log.Stat, c.DevServer.Enabled = "severe", false, false
+	c.BuyerAuth.AccessSecret = traceBuyerSecret
+	c.MerchantAuth.AccessSecret = "trace-merchant-8b2f4e6a1c3d5f7e9a0b2c4d6e8f1a3b"
+	c.Inventory.Endpoints = []string{p.RPC.ListenOn}
+	c.Redis = testenv.RedisConf()
+	c.Redis.Host = p.Redis.Addr
+	c.KeyPrefix = p.Keys.Prefix
+	c.RateLimit.Enabled, c.AddrLimit.Enabled = false, false
+	s, err := apiserver.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Stop)
+	base := fmt.Sprintf("http://127.0.0.1:%d", c.Port)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gateway did not become healthy")
+		}
+	}
+}
+
+// post sends a buyer's request (body nil: none) in trace traceID and returns the answer's body.
+func post(t *testing.T, url, token, traceID string, body any) []byte {
+	t.Helper()
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out bytes.Buffer
+	_, _ = out.ReadFrom(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", url, resp.StatusCode, out.String())
+	}
+	return out.Bytes()
+}
+
+// TestReservationTraceReachesTheWriter follows one reservation and then its pay, each in a
+// trace of its own, through the gateway, the inventory service (acknowledged once in
+// Kafka), kfake and the writer: each trace holds every span from the HTTP handler to the
+// script and the produce, and the writer's transaction span (writer.apply), parent of its
+// MySQL spans, links to both traces, which only the traceparent header carries across Kafka.
+func TestReservationTraceReachesTheWriter(t *testing.T) {
+	p := pipelinetest.Start(t, pipelinetest.Options{})
+	base := gateway(t, p)
+	exp := testenv.RecordSpans(t)
+	aid := p.Activity(10, 2, 600, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	token, err := authtoken.Buyer(traceBuyerSecret, 42, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	reserveTrace, payTrace := "4bf92f3577b34da6a3ce929d0e0e4736", "5cf92f3577b34da6a3ce929d0e0e4737"
+	var order struct {
+		OrderNo string `json:"order_no"`
+	}
+	body := post(t, base+"/v1/seckill/orders", token, reserveTrace,
+		map[string]any{"activity_id": aid, "request_id": "traced-reservation-1", "quantity": 1})
+	if err := json.Unmarshal(body, &order); err != nil || order.OrderNo == "" {
+		t.Fatalf("reserve answered %s (%v)", body, err)
+	}
+	post(t, base+"/v1/seckill/orders/"+order.OrderNo+"/pay", token, payTrace, nil)
+
+	// The writer applies both events after the answers: wait for its spans.
+	var applies tracetest.SpanStubs
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		applies = nil
+		for _, s := range exp.GetSpans() {
+			if s.Name == "writer.apply" {
+				applies = append(applies, s)
+			}
+		}
+		if linked(applies, reserveTrace) && linked(applies, payTrace) || time.Now().After(deadline) {
+			break
+		}
+	}
+	spans := exp.GetSpans()
+	for _, tr := range []string{reserveTrace, payTrace} {
+		for _, s := range spans {
+			if s.SpanContext.TraceID().String() == tr {
+				t.Logf("%s %-8s %-34s %9s", tr[:4], s.SpanKind, s.Name, s.EndTime.Sub(s.StartTime).Round(time.Microsecond))
+			}
+		}
+	}
+	for _, s := range applies {
+		t.Logf("writer.apply %v, %d links", s.EndTime.Sub(s.StartTime).Round(time.Microsecond), len(s.Links))
+	}
+
+	// Each request's chain, each span the child of the one before, in the caller's trace.
+	rpcChain := func(route, method, script string) []step {
+		return []step{{oteltrace.SpanKindServer, route}, {oteltrace.SpanKindClient, "inventory.Inventory/" + method},
+			{oteltrace.SpanKindServer, "inventory.Inventory/" + method}, {oteltrace.SpanKindInternal, script}}
+	}
+	for _, c := range []struct {
+		traceID string
+		chain   []step
+	}{
+		{reserveTrace, rpcChain("/v1/seckill/orders", "Reserve", "stock.reserve")},
+		{payTrace, rpcChain("/v1/seckill/orders/:order_no/pay", "Confirm", "stock.confirm")},
+	} {
+		server := chain(t, spans, c.traceID, "00f067aa0ba902b7", c.chain)[2]
+		chain(t, spans, c.traceID, server, []step{{oteltrace.SpanKindInternal, "relay.ack_wait"},
+			{oteltrace.SpanKindProducer, "kafka.produce"}})
+		if !linked(applies, c.traceID) {
+			t.Errorf("no writer.apply span links to trace %s (%d writer.apply spans)", c.traceID, len(applies))
+		}
+	}
+	for _, a := range applies {
+		id := a.SpanContext.SpanID()
+		if !slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
+			return s.Name == "sql" && s.Parent.SpanID() == id
+		}) {
+			t.Errorf("writer.apply span %s has no sql span under it", id)
+		}
+	}
+}
+
+// step is a span a chain expects.
+type step struct {
+	kind oteltrace.SpanKind
+	name string
+}
+
+// chain finds steps in trace traceID, the first under span parent and each under the one
+// before, and returns their span ids.
+func chain(t *testing.T, spans tracetest.SpanStubs, traceID, parent string, steps []step) []string {
+	t.Helper()
+	ids := make([]string, len(steps))
+	for i, st := range steps {
+		j := slices.IndexFunc(spans, func(s tracetest.SpanStub) bool {
+			return s.SpanContext.TraceID().String() == traceID && s.SpanKind == st.kind && s.Name == st.name &&
+				s.Parent.SpanID().String() == parent
+		})
+		if j < 0 {
+			t.Fatalf("no %s span %q under span %s in trace %s", st.kind, st.name, parent, traceID)
+		}
+		parent = spans[j].SpanContext.SpanID().String()
+		ids[i] = parent
+	}
+	return ids
+}
+
+// linked reports whether one of spans links to trace traceID.
+func linked(spans tracetest.SpanStubs, traceID string) bool {
+	return slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
+		return slices.ContainsFunc(s.Links, func(l sdktrace.Link) bool {
+			return strings.EqualFold(l.SpanContext.TraceID().String(), traceID)
+		})
+	})
+}
