@@ -35,6 +35,8 @@ func main() {
 	flag.StringVar(&cfg.Standalone.RedisAddr, "redis", "", "Redis host:port (env "+standalone.EnvRedis+"; default: a private redis-server)")
 	flag.StringVar(&cfg.Standalone.MySQLDSN, "mysql", "", "MySQL DSN (env "+standalone.EnvMySQL+"; default: a private MariaDB)")
 	flag.StringVar(&kafka, "kafka", "", "comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
+	flag.StringVar(&cfg.Standalone.Trace, "trace", "",
+		"turn go-zero's Telemetry on (sampler 1) and send every span there, as make run -trace (default off)")
 	flag.IntVar(&cfg.Concurrency, "c", 64, "HTTP clients in flight")
 	flag.IntVar(&cfg.Requests, "requests", 10000, "requests per HTTP measurement (count bound)")
 	flag.DurationVar(&cfg.MaxDuration, "duration", 15*time.Second, "time bound of each HTTP measurement")
