@@ -45,9 +45,11 @@ type Pipeline struct {
 	DB      *testenv.Database
 	Brokers []string
 	Group   string // the writer's consumer group
-	Inv     inventoryclient.Inventory
-	RPC     rpcserver.Config
-	Server  *rpcserver.Server
+	// EventKey signs the relay's events and is checked by the writer (kafkax.Signer).
+	EventKey string
+	Inv      inventoryclient.Inventory
+	RPC      rpcserver.Config
+	Server   *rpcserver.Server
 
 	mu     sync.Mutex
 	writer *mqserver.Server
@@ -69,7 +71,7 @@ func Start(t testing.TB, o Options) *Pipeline {
 		t.Fatal(err)
 	}
 	p := &Pipeline{t: t, Redis: proc, DB: testenv.MySQL(t), Brokers: testenv.Kafka(t, 4),
-		Group: testenv.RandomName("writer-"), Keys: stock.Keys{Prefix: testenv.RandomName("pl") + ":"}}
+		Group: testenv.RandomName("writer-"), EventKey: testenv.RandomSecret(), Keys: stock.Keys{Prefix: testenv.RandomName("pl") + ":"}}
 	t.Cleanup(func() { _ = p.Redis.Close() })
 	rc := testenv.RedisConf()
 	rc.Host = proc.Addr
@@ -78,7 +80,7 @@ func Start(t testing.TB, o Options) *Pipeline {
 
 	c := rpctest.Config(t, p.Keys, p.DB.DSN)
 	c.StockRedis.Host = proc.Addr
-	c.Relay.Brokers = p.Brokers
+	c.Relay.Brokers, c.Relay.EventKey = p.Brokers, p.EventKey
 	c.Reconcile.WriterGroup = p.Group
 	c.Reconcile.ConfirmAfter = 500 * time.Millisecond
 	c.Stock.GraceSeconds = o.GraceSecs
@@ -108,6 +110,7 @@ func (p *Pipeline) WriterConfig() mqserver.Config {
 	c.DeadLetter.Topic = event.DeadLetterTopic
 	c.Consumer.Offset, c.Consumer.MinBytes, c.Consumer.Conns = "first", 1, 4
 	c.Mysql.DataSource = p.DB.DSN
+	c.EventKey = p.EventKey
 	return c
 }
 

@@ -86,12 +86,15 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 }
 
 // Secure gives one local system fresh secrets, as every run of it must have (the shipped
-// configs hold none, and a published one is refused): JWT secrets, the order-number key, and
+// configs hold none, and a published one is refused): JWT secrets, the order-number key, the
+// event key, and
 // zRPC authentication on with fresh app tokens for the gateway and the writer's jobs, as in
 // a multi-node deployment. Every simulated buyer of a local load comes from 127.0.0.1, so
 // the per-address limit is off (the per-user limit stays). The fault suite uses it too.
 func Secure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
 	inv.OrderKey = freshSecret()
+	inv.Relay.EventKey = freshSecret() // events signed by the relay, checked by the writer
+	w.EventKey = inv.Relay.EventKey
 	inv.Auth, inv.Apps = true, []rpcserver.AppToken{{App: "api", Token: freshSecret()}, {App: "mq", Token: freshSecret()}}
 	w.Inventory.App, w.Inventory.Token = inv.Apps[1].App, inv.Apps[1].Token
 	g.Inventory.App, g.Inventory.Token = inv.Apps[0].App, inv.Apps[0].Token

@@ -55,6 +55,11 @@ type Conf struct {
 	AckWait time.Duration `json:",default=100ms"`
 	// AckBatchSize bounds a partition's batch of the Acker's own producer.
 	AckBatchSize int `json:",default=64,range=[1:10000]"`
+	// Kafka is the SASL and TLS the producers connect with.
+	Kafka kafkax.Auth `json:",optional"`
+	// EventKey signs every event (HMAC-SHA256, kafkax.HeaderMAC) for the writer, which shares
+	// it; from the environment (${SECKILL_EVENT_KEY}). Empty: events go unsigned.
+	EventKey string `json:",optional"`
 }
 
 // AckAfterKafka reports whether changes are answered only once their event is in Kafka.
@@ -98,7 +103,7 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	if err := conf.FillDefault(&pc); err != nil {
 		return nil, err
 	}
-	pc.Brokers, pc.BatchTimeout = c.Brokers, c.BatchTimeout
+	pc.Brokers, pc.BatchTimeout, pc.Auth = c.Brokers, c.BatchTimeout, c.Kafka
 	ec, dc, ac := pc, pc, pc
 	ec.Topic, ec.BatchSize = c.Topic, c.BatchSize
 	ac.Topic, ac.BatchSize = c.Topic, c.AckBatchSize
@@ -115,11 +120,13 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewWithSenders(c, store, grace, events, dead)
+	// Events are signed on both produce paths (relay and Acker); dead letters are not events.
+	signer := kafkax.NewSigner(c.EventKey)
+	r, err := NewWithSenders(c, store, grace, kafkax.Signed(events, signer), dead)
 	if err != nil {
 		return nil, err
 	}
-	r.acks = acks
+	r.acks = kafkax.Signed(acks, signer)
 	r.closers = append(r.closers, events.Close, dead.Close, acks.Close)
 	return r, nil
 }

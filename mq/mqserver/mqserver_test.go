@@ -109,11 +109,11 @@ func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 // publish produces reserved+paid for n orders (in that order, same key).
 func publish(t testing.TB, brokers []string, n int, extra ...kafkax.Message) {
 	t.Helper()
-	p, err := kafkax.NewProducer(producerConf(t, brokers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	send(t, brokers, append(orderEvents(n), extra...))
+}
+
+// orderEvents are reserved+paid for n orders (in that order, same key).
+func orderEvents(n int) []kafkax.Message {
 	var msgs []kafkax.Message
 	for i := range n {
 		ono := fmt.Sprintf("%d-1700000000000%08x", aid, i)
@@ -125,10 +125,7 @@ func publish(t testing.TB, brokers []string, n int, extra ...kafkax.Message) {
 			msgs = append(msgs, kafkax.Message{Key: []byte(ev.Key()), Value: v})
 		}
 	}
-	msgs = append(msgs, extra...)
-	if err := p.Send(context.Background(), msgs...); err != nil {
-		t.Fatal(err)
-	}
+	return msgs
 }
 
 // crashAfter lets the handler's transaction commit, then "kills" the consumer before it
@@ -140,6 +137,10 @@ type crashAfter struct {
 	n       atomic.Int64
 	crashed chan struct{}
 	dead    <-chan struct{} // closed once the process is "dead" (writer stopped, reader closed)
+}
+
+func (c *crashAfter) Reject(key, value, why string, done func(error)) {
+	c.h.Reject(key, value, why, done)
 }
 
 func (c *crashAfter) Submit(key, value string, done func(error)) {
