@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
@@ -77,6 +78,7 @@ type Relay struct {
 	events   kafkax.Sender
 	dead     kafkax.Sender
 	acks     kafkax.Sender // the Acker's (nil: events)
+	acker    atomic.Pointer[Acker]
 	closers  []func() error
 	consumer string
 	now      func() time.Time
@@ -243,13 +245,15 @@ func (r *Relay) refresh(ctx context.Context) {
 		}
 		return
 	}
-	if r.OnGone != nil {
-		for _, aid := range r.ids {
-			if !slices.Contains(ids, aid) {
-				// Not retired by a relay (that removes it here first): the active set lost
-				// it, as Redis does when it loses its data.
-				go r.OnGone(aid)
-			}
+	for _, aid := range r.ids {
+		if slices.Contains(ids, aid) {
+			continue
+		}
+		r.ended(aid)
+		if r.OnGone != nil {
+			// Not retired by a relay (that removes it here first): the active set lost
+			// it, as Redis does when it loses its data.
+			go r.OnGone(aid)
 		}
 	}
 	r.ids = ids
@@ -294,9 +298,17 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		}
 		_ = r.stream.Drop(ctx, aid)
 		r.ids = slices.DeleteFunc(r.ids, func(id int64) bool { return id == aid })
+		r.ended(aid)
 		// The activity is gone: so are its series (labels stay bounded).
 		metricOutboxLength.DeleteLabelValues(label)
 		metricLag.DeleteLabelValues(label)
 		logx.Infof("relay: activity %d retired (ended, grace over, outbox drained)", aid)
+	}
+}
+
+// ended forgets what the Acker recorded of an activity that left the active set.
+func (r *Relay) ended(aid int64) {
+	if a := r.acker.Load(); a != nil {
+		a.forgetMark(aid)
 	}
 }
