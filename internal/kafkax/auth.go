@@ -62,14 +62,15 @@ func (a Auth) tls() (*tls.Config, error) {
 	return c, nil
 }
 
-// Dialer is a kafka-go dialer (Readers) authenticating as a says.
+// Dialer is a kafka-go dialer (Readers) authenticating as a says; nil (kafka-go's
+// default) when a asks for nothing.
 func (a Auth) Dialer() (*kafka.Dialer, error) {
 	mech, err := a.sasl()
 	if err != nil {
 		return nil, err
 	}
 	tc, err := a.tls()
-	if err != nil {
+	if err != nil || (mech == nil && tc == nil) {
 		return nil, err
 	}
 	return &kafka.Dialer{Timeout: 10 * time.Second, DualStack: true, SASLMechanism: mech, TLS: tc}, nil

@@ -106,4 +106,7 @@ func TestAuthRefusesBadSettings(t *testing.T) {
 	if tr, err := (kafkax.Auth{}).Transport(); tr != nil || err != nil {
 		t.Fatalf("no auth: transport %v, %v; want kafka-go's default", tr, err)
 	}
+	if d, err := (kafkax.Auth{}).Dialer(); d != nil || err != nil {
+		t.Fatalf("no auth: dialer %v, %v; want kafka-go's default", d, err)
+	}
 }

@@ -107,7 +107,11 @@ func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server,
 			_, err := progress.Ends(pctx)
 			return err
 		}}))
-	group.Add(writer.NewLagWatch(progress, c.Writer.LagInterval))
+	lag, err := newProgress(c) // a client of its own, as the probe and the await check have
+	if err != nil {
+		return nil, err
+	}
+	group.Add(writer.NewLagWatch(lag, c.Writer.LagInterval))
 	for _, j := range newJobs(c, ctx) {
 		group.Add(j)
 	}
