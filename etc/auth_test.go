@@ -22,18 +22,7 @@ func TestMultinodeAuthOnEveryHop(t *testing.T) {
 		t.Setenv(k, "pw-"+strings.ToLower(k))
 	}
 	t.Setenv(kafkax.EnvEventKey, "9c1f0e7d4b2a58e3c6d9f1a0b7e4c2d85f3a6b9c0e1d4f7a2b5c8e3d6f9a0b1c")
-	rc, err := rpcserver.LoadConfig("../deploy/multinode/rpc.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := apiserver.LoadConfig("../deploy/multinode/api.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, err := mqserver.LoadConfig("../deploy/multinode/mq.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, ac, mc := loadMultinode(t)
 	users := map[string][2]string{
 		"rpc Redis":        {rc.StockRedis.User, rc.StockRedis.Pass},
 		"api Redis":        {ac.Redis.User, ac.Redis.Pass},
@@ -62,6 +51,24 @@ func TestMultinodeAuthOnEveryHop(t *testing.T) {
 	if rc.Relay.EventKey == "" || rc.Relay.EventKey != mc.EventKey {
 		t.Errorf("EventKey: rpc %q, mq %q: want the same key on both sides", rc.Relay.EventKey, mc.EventKey)
 	}
+}
+
+// loadMultinode loads deploy/multinode's three configs through each service's loader.
+func loadMultinode(t *testing.T) (rpcserver.Config, apiserver.Config, mqserver.Config) {
+	t.Helper()
+	rc, err := rpcserver.LoadConfig("../deploy/multinode/rpc.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := apiserver.LoadConfig("../deploy/multinode/api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := mqserver.LoadConfig("../deploy/multinode/mq.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc, ac, mc
 }
 
 // Prometheus, Grafana and Jaeger listen on loopback only, Grafana without anonymous

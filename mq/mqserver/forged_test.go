@@ -1,14 +1,12 @@
 package mqserver
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
@@ -81,23 +79,12 @@ func TestForgedEventsGoToDeadLetterTopic(t *testing.T) {
 	waitFor(t, "the signed events", 60*time.Second, func() bool { return countOrders(t, db, "paid") == orders })
 	waitFor(t, "three dead letters", 30*time.Second, func() bool { return s.Svc.Writer.Stats.DeadLetters.Load() == 3 })
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(event.DeadLetterTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	payloads := map[string]bool{}
-	for len(payloads) < 3 && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			d, err := kafkax.ParseDeadLetter(r.Value)
-			if err != nil || !strings.HasPrefix(d.Reason, "forged") {
-				t.Errorf("dead letter %+v (%v), want reason forged", d, err)
-			}
-			payloads[d.Payload] = true
-		})
+	for _, d := range deadLetters(t, brokers, 3) {
+		if !strings.HasPrefix(d.Reason, "forged") {
+			t.Errorf("dead letter %+v, want reason forged", d)
+		}
+		payloads[d.Payload] = true
 	}
 	for _, m := range []kafkax.Message{unsigned, otherKey, altered} {
 		if !payloads[string(m.Value)] {

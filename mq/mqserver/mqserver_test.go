@@ -238,24 +238,7 @@ func TestPoisonGoesToDeadLetterTopicAndTheRestIsApplied(t *testing.T) {
 	waitFor(t, "two dead letters counted", 30*time.Second,
 		func() bool { return s.Svc.Writer.Stats.DeadLetters.Load() == 2 })
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(event.DeadLetterTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var letters []kafkax.DeadLetter
-	for len(letters) < 2 && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			d, err := kafkax.ParseDeadLetter(r.Value)
-			if err != nil {
-				t.Errorf("dead letter: %v", err)
-			}
-			letters = append(letters, d)
-		})
-	}
+	letters := deadLetters(t, brokers, 2)
 	if len(letters) != 2 {
 		t.Fatalf("%d dead letters on the topic, want 2", len(letters))
 	}
@@ -270,6 +253,30 @@ func TestPoisonGoesToDeadLetterTopicAndTheRestIsApplied(t *testing.T) {
 	if n := countOrders(t, db, "reserved"); n != 0 {
 		t.Fatalf("the poison reservation was applied (%d reserved rows)", n)
 	}
+}
+
+// deadLetters reads up to n dead letters from the start of the dead-letter topic (20 s at most).
+func deadLetters(t testing.TB, brokers []string, n int) []kafkax.DeadLetter {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(event.DeadLetterTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var letters []kafkax.DeadLetter
+	for len(letters) < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			d, err := kafkax.ParseDeadLetter(r.Value)
+			if err != nil {
+				t.Errorf("dead letter: %v", err)
+			}
+			letters = append(letters, d)
+		})
+	}
+	return letters
 }
 
 // End to end: 10,000 reservations through the real Lua store, the relay, Kafka (kfake)
