@@ -8,10 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/internal/secrets"
-	"github.com/seckill/seckill/mq/mqserver"
-	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 // secretKey names a config field that holds a secret.
@@ -75,18 +72,7 @@ func TestMultinodeLockedDown(t *testing.T) {
 	t.Setenv("SECKILL_RPC_MQ_TOKEN", "d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4")
 	t.Setenv("SECKILL_RPC_OPS_TOKEN", "f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6")
 	t.Setenv("SECKILL_ORDER_KEY", "e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4")
-	rc, err := rpcserver.LoadConfig("../deploy/multinode/rpc.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := apiserver.LoadConfig("../deploy/multinode/api.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, err := mqserver.LoadConfig("../deploy/multinode/mq.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, ac, mc := loadMultinode(t)
 	if rc.OrderKey == "" || rc.Validate() != nil {
 		t.Fatalf("rpc: OrderKey %q: %v", rc.OrderKey, rc.Validate())
 	}

@@ -20,7 +20,8 @@ type Kafka struct {
 // loopback port) with event.Topic and event.DeadLetterTopic seeded with partitions
 // partitions each. With dataDir set, the broker keeps its log there and reloads it on the
 // next start (the topics are seeded only on the first); without it, data lives in memory.
-func StartKafka(addr, dataDir string, partitions int) (*Kafka, error) {
+// extra adds kfake options (SASL: kfake.EnableSASL, kfake.Superuser).
+func StartKafka(addr, dataDir string, partitions int, extra ...kfake.Opt) (*Kafka, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -40,6 +41,7 @@ func StartKafka(addr, dataDir string, partitions int) (*Kafka, error) {
 	if dataDir != "" {
 		opts = append(opts, kfake.DataDir(dataDir))
 	}
+	opts = append(opts, extra...)
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start kafka (kfake) on %s: %w", addr, err)

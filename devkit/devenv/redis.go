@@ -44,6 +44,15 @@ func StartRedisPersist(ctx context.Context, p Persistence) (*Proc, error) {
 	return startRedis(ctx, "redis", "", func(string) []string { return p.args() })
 }
 
+// StartRedisACL is StartRedis without persistence, its default user off and one ACL user,
+// user with password pass, allowed every key, channel and command.
+func StartRedisACL(ctx context.Context, user, pass string) (*Proc, error) {
+	return startRedis(ctx, "redis", "", func(string) []string {
+		return append(PersistNone.args(), "--user", "default", "off",
+			"--user", user, "on", ">"+pass, "~*", "&*", "+@all")
+	})
+}
+
 // StartRedisOn starts a redis-server on the directory and address of a server that was
 // stopped (Proc.Kill), so that it loads what that one persisted, as a restarted Redis
 // does. Close removes the directory.
@@ -128,7 +137,8 @@ func redisPing(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(line) != "+PONG" {
+	// -NOAUTH: a server whose default user is off (StartRedisACL) is up all the same.
+	if l := strings.TrimSpace(line); l != "+PONG" && !strings.HasPrefix(l, "-NOAUTH") {
 		return fmt.Errorf("redis at %s answered %q", addr, strings.TrimSpace(line))
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/standalone"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
@@ -184,6 +185,10 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	g.Inventory.Etcd, g.Inventory.Endpoints = etcd, nil
 	g.Redis.Host, g.Redis.Type = inv.StockRedis.Host, "cluster"
 	w.InventoryTLS.CAFile, g.InventoryTLS.CAFile = inv.TLS.CertFile, inv.TLS.CertFile
+	// This system's Redis and broker take no credentials (deploy/'s ACL users and SASL).
+	inv.StockRedis.User, inv.StockRedis.Pass = "", ""
+	w.Outbox.Redis.User, w.Outbox.Redis.Pass, g.Redis.User, g.Redis.Pass = "", "", "", ""
+	inv.Relay.Kafka, w.Kafka = kafkax.Auth{}, kafkax.Auth{}
 	standalone.Secure(&inv, &w, &g)
 	// The gateway takes its secrets from the environment before its file: the same ones.
 	for k, v := range map[string]string{"SECKILL_BUYER_SECRET": g.BuyerAuth.AccessSecret,

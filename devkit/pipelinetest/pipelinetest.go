@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -33,6 +34,15 @@ type Options struct {
 	GraceSecs   int64              // Stock.GraceSeconds; default 60 (its minimum)
 	// Inventory changes the inventory service's config (nil: as here), e.g. degrade mode.
 	Inventory func(*rpcserver.Config)
+	// Auth puts Redis behind an ACL user (the default user off) and Kafka behind SASL/SCRAM,
+	// and configures the services with their credentials as deploy/ does.
+	Auth bool
+}
+
+// Credentials are the pipeline's Redis ACL user and Kafka SASL user (Options.Auth).
+type Credentials struct {
+	RedisUser, RedisPass string
+	Kafka                kafkax.Auth
 }
 
 // Pipeline is a running system.
@@ -45,9 +55,13 @@ type Pipeline struct {
 	DB      *testenv.Database
 	Brokers []string
 	Group   string // the writer's consumer group
-	Inv     inventoryclient.Inventory
-	RPC     rpcserver.Config
-	Server  *rpcserver.Server
+	// EventKey signs the relay's events and is checked by the writer (kafkax.Signer).
+	EventKey string
+	// Creds are what the services authenticate with (Options.Auth; zero: nothing).
+	Creds  Credentials
+	Inv    inventoryclient.Inventory
+	RPC    rpcserver.Config
+	Server *rpcserver.Server
 
 	mu     sync.Mutex
 	writer *mqserver.Server
@@ -64,21 +78,32 @@ func Start(t testing.TB, o Options) *Pipeline {
 		o.GraceSecs = 60
 	}
 	testenv.Need(t, devenv.RedisPackage)
-	proc, err := devenv.StartRedisPersist(context.Background(), o.Persistence)
+	p := &Pipeline{t: t, DB: testenv.MySQL(t), Group: testenv.RandomName("writer-"), EventKey: testenv.RandomSecret(),
+		Keys: stock.Keys{Prefix: testenv.RandomName("pl") + ":"}}
+	var err error
+	if o.Auth {
+		p.Creds = Credentials{RedisUser: "rpc", RedisPass: testenv.RandomSecret(), Kafka: kafkax.Auth{
+			Mechanism: "SCRAM-SHA-512", User: "seckill", Pass: testenv.RandomSecret()}}
+		p.Redis, err = devenv.StartRedisACL(context.Background(), p.Creds.RedisUser, p.Creds.RedisPass)
+		p.Brokers = startKafka(t, kfake.EnableSASL(), kfake.Superuser(p.Creds.Kafka.Mechanism, p.Creds.Kafka.User,
+			p.Creds.Kafka.Pass))
+	} else {
+		p.Redis, err = devenv.StartRedisPersist(context.Background(), o.Persistence)
+		p.Brokers = testenv.Kafka(t, 4)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Pipeline{t: t, Redis: proc, DB: testenv.MySQL(t), Brokers: testenv.Kafka(t, 4),
-		Group: testenv.RandomName("writer-"), Keys: stock.Keys{Prefix: testenv.RandomName("pl") + ":"}}
+	proc := p.Redis
 	t.Cleanup(func() { _ = p.Redis.Close() })
 	rc := testenv.RedisConf()
-	rc.Host = proc.Addr
+	rc.Host, rc.User, rc.Pass = proc.Addr, p.Creds.RedisUser, p.Creds.RedisPass
 	p.RDS = redis.MustNewRedis(rc)
 	p.Store = stock.NewStore(p.RDS, p.Keys)
 
 	c := rpctest.Config(t, p.Keys, p.DB.DSN)
-	c.StockRedis.Host = proc.Addr
-	c.Relay.Brokers = p.Brokers
+	c.StockRedis.Host, c.StockRedis.User, c.StockRedis.Pass = proc.Addr, p.Creds.RedisUser, p.Creds.RedisPass
+	c.Relay.Brokers, c.Relay.EventKey, c.Relay.Kafka = p.Brokers, p.EventKey, p.Creds.Kafka
 	c.Reconcile.WriterGroup = p.Group
 	c.Reconcile.ConfirmAfter = 500 * time.Millisecond
 	c.Stock.GraceSeconds = o.GraceSecs
@@ -92,6 +117,16 @@ func Start(t testing.TB, o Options) *Pipeline {
 	p.StartWriter()
 	t.Cleanup(p.StopWriter)
 	return p
+}
+
+// startKafka starts a kfake broker with the event topics (4 partitions) and opts until the test ends.
+func startKafka(t testing.TB, opts ...kfake.Opt) []string {
+	k, err := devenv.StartKafka("", "", 4, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Close() })
+	return k.Addrs
 }
 
 // WriterConfig is the writer's configuration (no jobs).
@@ -108,6 +143,7 @@ func (p *Pipeline) WriterConfig() mqserver.Config {
 	c.DeadLetter.Topic = event.DeadLetterTopic
 	c.Consumer.Offset, c.Consumer.MinBytes, c.Consumer.Conns = "first", 1, 4
 	c.Mysql.DataSource = p.DB.DSN
+	c.EventKey, c.Kafka = p.EventKey, p.Creds.Kafka
 	return c
 }
 

@@ -86,13 +86,15 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 }
 
 // Secure gives one local system fresh secrets, as every run of it must have (the shipped
-// configs hold none, and a published one is refused): JWT secrets, the order-number key, and
-// zRPC authentication on with a fresh token for each app the inventory config lists (the
+// configs hold none, and a published one is refused): JWT secrets, the order-number key, the
+// event key, and zRPC authentication on with a fresh token for each app the inventory config lists (the
 // gateway's and the writer's jobs' among them), as in a multi-node deployment. Every
 // simulated buyer of a local load comes from 127.0.0.1, so the per-address limit is off (the
 // per-user limit stays). The fault suite uses it too.
 func Secure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
 	inv.OrderKey = freshSecret()
+	inv.Relay.EventKey = freshSecret() // events signed by the relay, checked by the writer
+	w.EventKey = inv.Relay.EventKey
 	inv.Auth = true
 	for i := range inv.Apps { // the apps and their methods as etc/inventory.yaml lists them
 		a := &inv.Apps[i]

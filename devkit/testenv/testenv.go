@@ -160,6 +160,13 @@ func RandomName(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
+// RandomSecret is 32 random bytes, hex-encoded: a key secrets.Check accepts (EventKey).
+func RandomSecret() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // RedisConf is the go-zero configuration for the test Redis.
 func RedisConf() redis.RedisConf {
 	return redis.RedisConf{Host: RedisAddr(), Type: redis.NodeType, DisableIdentity: true,

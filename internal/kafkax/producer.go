@@ -35,6 +35,8 @@ type Conf struct {
 	BatchSize int `json:",default=500"`
 	// WriteTimeout bounds one produce request.
 	WriteTimeout time.Duration `json:",default=10s"`
+	// Auth is the SASL and TLS the producer connects with.
+	Auth Auth `json:",optional"`
 }
 
 // Producer is a synchronous, batched, acks=all producer to one topic. Messages with the
@@ -52,8 +54,13 @@ func NewProducer(c Conf) (*Producer, error) {
 	if c.Topic == "" {
 		return nil, errors.New("kafkax: no topic")
 	}
+	transport, err := c.Auth.Transport()
+	if err != nil {
+		return nil, err
+	}
 	return &Producer{w: &kafka.Writer{
 		Addr:         kafka.TCP(c.Brokers...),
+		Transport:    transport,
 		Topic:        c.Topic,
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,

@@ -22,6 +22,13 @@ func NewProgress(brokers []string, topic, group string) *Progress {
 	return &Progress{client: &kafka.Client{Addr: kafka.TCP(brokers...)}, topic: topic, group: group}
 }
 
+// WithAuth makes p connect with a's SASL and TLS; it returns p.
+func (p *Progress) WithAuth(a Auth) (*Progress, error) {
+	t, err := a.Transport()
+	p.client.Transport = t
+	return p, err
+}
+
 // Offsets maps a partition to an offset.
 type Offsets map[int]int64
 

@@ -57,16 +57,21 @@ type ackRound struct {
 // ackCheckTimeout bounds one batched check (it serves several callers: no one's context).
 const ackCheckTimeout = 3 * time.Second
 
-// Acker returns an acker producing to the relay's events topic, through a producer of its
-// own (Conf.AckBatchSize), or the relay's when the relay was given its senders.
+// Acker returns the relay's acker (one per relay: the relay drops its records of ended
+// activities), producing to the events topic through a producer of its own
+// (Conf.AckBatchSize), or the relay's when the relay was given its senders.
 func (r *Relay) Acker() *Acker {
-	events := r.events
-	if r.acks != nil {
-		events = r.acks
+	if a := r.acker.Load(); a != nil {
+		return a
+	}
+	events := r.acks
+	if events == nil {
+		events = r.events
 	}
 	a := NewAcker(events, r.store)
 	a.topic = r.c.Topic
-	return a
+	r.acker.CompareAndSwap(nil, a)
+	return r.acker.Load()
 }
 
 // NewAcker returns an acker producing through events (tests inject failing ones).

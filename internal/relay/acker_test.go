@@ -466,3 +466,26 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	}
 	rewarm() // newEnv's cleanup reads it
 }
+
+// The Acker's record of what it acknowledged of an activity is dropped once the activity
+// ended and the relay retired it; before, it stayed for the life of the process.
+func TestAckerForgetsRetiredActivities(t *testing.T) {
+	e := newEnv(t)
+	r := e.newRelay(e.conf())
+	e.store.Outbox().SetAck(r.Acker().Ack)
+	e.start(r)
+	if _, err := e.store.Reserve(context.Background(), aid, 1, 1, "request-a"); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Acker().Marks(); n != 1 {
+		t.Fatalf("the Acker holds records of %d activities, want 1", n)
+	}
+	// The activity ended long ago (grace is one hour): drained, the relay retires it.
+	if err := e.store.MarkActive(context.Background(), aid, time.Now().Add(-3*time.Hour).Unix()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the retired activity's record dropped", func() bool { return r.Acker().Marks() == 0 })
+	if ids, err := e.store.ActiveIDs(context.Background(), 0); err != nil || len(ids) != 0 {
+		t.Fatalf("active set %v (%v), want empty", ids, err)
+	}
+}

@@ -10,3 +10,10 @@ func AckChecks() (checks uint64, entries float64) {
 	}
 	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
 }
+
+// Marks is the number of activities the Acker holds an acknowledgement record of.
+func (a *Acker) Marks() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.marks)
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/conf"
@@ -55,6 +56,11 @@ type Conf struct {
 	AckWait time.Duration `json:",default=100ms"`
 	// AckBatchSize bounds a partition's batch of the Acker's own producer.
 	AckBatchSize int `json:",default=64,range=[1:10000]"`
+	// Kafka is the SASL and TLS the producers connect with.
+	Kafka kafkax.Auth `json:",optional"`
+	// EventKey signs every event (HMAC-SHA256, kafkax.HeaderMAC) for the writer, which shares
+	// it; from the environment (${SECKILL_EVENT_KEY}). Empty: events go unsigned.
+	EventKey string `json:",optional"`
 }
 
 // AckAfterKafka reports whether changes are answered only once their event is in Kafka.
@@ -72,6 +78,7 @@ type Relay struct {
 	events   kafkax.Sender
 	dead     kafkax.Sender
 	acks     kafkax.Sender // the Acker's (nil: events)
+	acker    atomic.Pointer[Acker]
 	closers  []func() error
 	consumer string
 	now      func() time.Time
@@ -98,7 +105,7 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	if err := conf.FillDefault(&pc); err != nil {
 		return nil, err
 	}
-	pc.Brokers, pc.BatchTimeout = c.Brokers, c.BatchTimeout
+	pc.Brokers, pc.BatchTimeout, pc.Auth = c.Brokers, c.BatchTimeout, c.Kafka
 	ec, dc, ac := pc, pc, pc
 	ec.Topic, ec.BatchSize = c.Topic, c.BatchSize
 	ac.Topic, ac.BatchSize = c.Topic, c.AckBatchSize
@@ -115,11 +122,13 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewWithSenders(c, store, grace, events, dead)
+	// Events are signed on both produce paths (relay and Acker); dead letters are not events.
+	signer := kafkax.NewSigner(c.EventKey)
+	r, err := NewWithSenders(c, store, grace, kafkax.Signed(events, signer), dead)
 	if err != nil {
 		return nil, err
 	}
-	r.acks = acks
+	r.acks = kafkax.Signed(acks, signer)
 	r.closers = append(r.closers, events.Close, dead.Close, acks.Close)
 	return r, nil
 }
@@ -236,13 +245,15 @@ func (r *Relay) refresh(ctx context.Context) {
 		}
 		return
 	}
-	if r.OnGone != nil {
-		for _, aid := range r.ids {
-			if !slices.Contains(ids, aid) {
-				// Not retired by a relay (that removes it here first): the active set lost
-				// it, as Redis does when it loses its data.
-				go r.OnGone(aid)
-			}
+	for _, aid := range r.ids {
+		if slices.Contains(ids, aid) {
+			continue
+		}
+		r.ended(aid)
+		if r.OnGone != nil {
+			// Not retired by a relay (that removes it here first): the active set lost
+			// it, as Redis does when it loses its data.
+			go r.OnGone(aid)
 		}
 	}
 	r.ids = ids
@@ -287,9 +298,17 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		}
 		_ = r.stream.Drop(ctx, aid)
 		r.ids = slices.DeleteFunc(r.ids, func(id int64) bool { return id == aid })
+		r.ended(aid)
 		// The activity is gone: so are its series (labels stay bounded).
 		metricOutboxLength.DeleteLabelValues(label)
 		metricLag.DeleteLabelValues(label)
 		logx.Infof("relay: activity %d retired (ended, grace over, outbox drained)", aid)
+	}
+}
+
+// ended forgets what the Acker recorded of an activity that left the active set.
+func (r *Relay) ended(aid int64) {
+	if a := r.acker.Load(); a != nil {
+		a.forgetMark(aid)
 	}
 }

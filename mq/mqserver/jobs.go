@@ -7,7 +7,6 @@ import (
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 
-	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/svc"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -28,7 +27,11 @@ func newJobs(c Config, ctx *svc.ServiceContext) []service.Service {
 	opts, err := c.InventoryTLS.Options()
 	logx.Must(err)
 	cli := zrpc.MustNewClient(c.Inventory, opts...)
-	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
+	progress, err := newProgress(c)
+	if err != nil {
+		logx.Errorf("mq: the jobs do not run: %v", err)
+		return nil
+	}
 	caughtUp := func(ctx context.Context) (bool, error) {
 		ends, err := progress.Ends(ctx)
 		if err != nil {

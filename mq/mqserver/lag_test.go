@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/mq/internal/writer"
 )
 
@@ -17,7 +18,7 @@ func TestConsumerLag(t *testing.T) {
 	seed(t, db, 1000)
 	publish(t, brokers, 50) // 100 events
 	c := testConfig(t, brokers, db.DSN)
-	watch := writer.NewLagWatch(brokers, c.Consumer.Topic, c.Consumer.Group, time.Second)
+	watch := writer.NewLagWatch(kafkax.NewProgress(brokers, c.Consumer.Topic, c.Consumer.Group), time.Second)
 	lag := func() int64 {
 		t.Helper()
 		n, err := watch.Lag(context.Background())

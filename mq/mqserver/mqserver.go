@@ -66,11 +66,22 @@ func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server,
 	// Not kq: its handler-per-message model holds a batch to NumCPU events in order
 	// (mq/internal/consumer). The members hand messages to the writer without waiting
 	// and commit each partition's offsets in order once MySQL has everything before them.
-	q, err := consumer.New(c.Consumer, c.Fetch, h)
+	dialer, err := c.Kafka.Dialer()
 	if err != nil {
 		return nil, err
 	}
-	progress := kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group)
+	opts := []consumer.Option{consumer.WithDialer(dialer)}
+	if signer := kafkax.NewSigner(c.EventKey); signer != nil {
+		opts = append(opts, consumer.WithVerify(signer.Verify)) // a forged event goes to Reject
+	}
+	q, err := consumer.New(c.Consumer, c.Fetch, h, opts...)
+	if err != nil {
+		return nil, err
+	}
+	progress, err := newProgress(c)
+	if err != nil {
+		return nil, err
+	}
 	if c.Outbox.Redis.Host != "" {
 		// A rejected event is not dead-lettered while what it may wait for can still arrive.
 		rc := c.Outbox.Redis
@@ -96,11 +107,20 @@ func newServer(c Config, wrap func(consumer.Handler) consumer.Handler) (*Server,
 			_, err := progress.Ends(pctx)
 			return err
 		}}))
-	group.Add(writer.NewLagWatch(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group, c.Writer.LagInterval))
+	lag, err := newProgress(c) // a client of its own, as the probe and the await check have
+	if err != nil {
+		return nil, err
+	}
+	group.Add(writer.NewLagWatch(lag, c.Writer.LagInterval))
 	for _, j := range newJobs(c, ctx) {
 		group.Add(j)
 	}
 	return &Server{Svc: ctx, group: group}, nil
+}
+
+// newProgress reads the writer group's progress through Kafka as c.Kafka says.
+func newProgress(c Config) (*kafkax.Progress, error) {
+	return kafkax.NewProgress(c.Consumer.Brokers, c.Consumer.Topic, c.Consumer.Group).WithAuth(c.Kafka)
 }
 
 // Add adds background work (the jobs) to the server's group; call before Start.

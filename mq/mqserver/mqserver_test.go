@@ -109,11 +109,11 @@ func waitFor(t testing.TB, what string, limit time.Duration, cond func() bool) {
 // publish produces reserved+paid for n orders (in that order, same key).
 func publish(t testing.TB, brokers []string, n int, extra ...kafkax.Message) {
 	t.Helper()
-	p, err := kafkax.NewProducer(producerConf(t, brokers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	send(t, brokers, append(orderEvents(n), extra...))
+}
+
+// orderEvents are reserved+paid for n orders (in that order, same key).
+func orderEvents(n int) []kafkax.Message {
 	var msgs []kafkax.Message
 	for i := range n {
 		ono := fmt.Sprintf("%d-1700000000000%08x", aid, i)
@@ -125,10 +125,7 @@ func publish(t testing.TB, brokers []string, n int, extra ...kafkax.Message) {
 			msgs = append(msgs, kafkax.Message{Key: []byte(ev.Key()), Value: v})
 		}
 	}
-	msgs = append(msgs, extra...)
-	if err := p.Send(context.Background(), msgs...); err != nil {
-		t.Fatal(err)
-	}
+	return msgs
 }
 
 // crashAfter lets the handler's transaction commit, then "kills" the consumer before it
@@ -140,6 +137,10 @@ type crashAfter struct {
 	n       atomic.Int64
 	crashed chan struct{}
 	dead    <-chan struct{} // closed once the process is "dead" (writer stopped, reader closed)
+}
+
+func (c *crashAfter) Reject(key, value, why string, done func(error)) {
+	c.h.Reject(key, value, why, done)
 }
 
 func (c *crashAfter) Submit(ctx context.Context, key, value string, done func(error)) {
@@ -237,24 +238,7 @@ func TestPoisonGoesToDeadLetterTopicAndTheRestIsApplied(t *testing.T) {
 	waitFor(t, "two dead letters counted", 30*time.Second,
 		func() bool { return s.Svc.Writer.Stats.DeadLetters.Load() == 2 })
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(event.DeadLetterTopic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var letters []kafkax.DeadLetter
-	for len(letters) < 2 && ctx.Err() == nil {
-		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			d, err := kafkax.ParseDeadLetter(r.Value)
-			if err != nil {
-				t.Errorf("dead letter: %v", err)
-			}
-			letters = append(letters, d)
-		})
-	}
+	letters := deadLetters(t, brokers, 2)
 	if len(letters) != 2 {
 		t.Fatalf("%d dead letters on the topic, want 2", len(letters))
 	}
@@ -269,6 +253,30 @@ func TestPoisonGoesToDeadLetterTopicAndTheRestIsApplied(t *testing.T) {
 	if n := countOrders(t, db, "reserved"); n != 0 {
 		t.Fatalf("the poison reservation was applied (%d reserved rows)", n)
 	}
+}
+
+// deadLetters reads up to n dead letters from the start of the dead-letter topic (20 s at most).
+func deadLetters(t testing.TB, brokers []string, n int) []kafkax.DeadLetter {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(event.DeadLetterTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var letters []kafkax.DeadLetter
+	for len(letters) < n && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			d, err := kafkax.ParseDeadLetter(r.Value)
+			if err != nil {
+				t.Errorf("dead letter: %v", err)
+			}
+			letters = append(letters, d)
+		})
+	}
+	return letters
 }
 
 // End to end: 10,000 reservations through the real Lua store, the relay, Kafka (kfake)

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"crypto/tls"
 	"strconv"
 	"strings"
 	"time"
@@ -15,14 +16,19 @@ import (
 const sweepEvery = time.Minute
 
 // NewClient is a go-redis client for the subscription (go-zero's Redis has no
-// SUBSCRIBE): a node, or a Redis Cluster (comma-separated Host), as c says.
+// SUBSCRIBE): a node, or a Redis Cluster (comma-separated Host), with c's user, password
+// and TLS (the server's certificate checked against the system's roots).
 func NewClient(c redis.RedisConf) red.UniversalClient {
+	var tc *tls.Config
+	if c.Tls {
+		tc = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
 	if c.Type == redis.ClusterType {
 		return red.NewClusterClient(&red.ClusterOptions{Addrs: strings.Split(c.Host, ","), Username: c.User,
-			Password: c.Pass, DisableIdentity: c.DisableIdentity})
+			Password: c.Pass, DisableIdentity: c.DisableIdentity, TLSConfig: tc})
 	}
 	return red.NewClient(&red.Options{Addr: c.Host, Username: c.User, Password: c.Pass,
-		DisableIdentity: c.DisableIdentity})
+		DisableIdentity: c.DisableIdentity, TLSConfig: tc})
 }
 
 // Subscribe drops marks on the stock-back messages of channel (all of them at each

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/zrpc"
 
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/rpctls"
 	"github.com/seckill/seckill/mq/internal/consumer"
 	"github.com/seckill/seckill/mq/internal/jobs"
@@ -20,6 +21,13 @@ type Config struct {
 	// (Brokers, Group, Topic, Offset, Conns, MinBytes, MaxBytes are used): Conns is the
 	// number of group members in this process (mq/internal/consumer).
 	Consumer kq.KqConf
+	// Kafka is the SASL and TLS every Kafka client of the service connects with (the
+	// consumer group, the dead-letter producer, the progress and lag reads).
+	Kafka kafkax.Auth `json:",optional"`
+	// EventKey checks every event's HMAC (kafkax.HeaderMAC) before the writer applies it:
+	// one without a valid HMAC is dead-lettered (kind forged). The inventory's Relay.EventKey,
+	// from the environment (${SECKILL_EVENT_KEY}); required in pro mode. Empty: not checked.
+	EventKey string `json:",optional"`
 	// Fetch tunes the members: uncommitted messages in flight, fetch wait.
 	Fetch consumer.Conf
 	Mysql struct {

@@ -22,8 +22,26 @@ import (
 // Handler takes a message and calls done exactly once: nil when it is durable (the
 // offset may be committed), an error when it is not (the member stops committing). ctx
 // carries the trace context of the message's headers (docs/DESIGN.md, "Traces").
+// Reject takes, in the same way, a message that must not be applied (why: the reason).
 type Handler interface {
 	Submit(ctx context.Context, key, value string, done func(error))
+	Reject(key, value, why string, done func(error))
+}
+
+// An Option configures a Group.
+type Option func(*options)
+
+type options struct {
+	dialer *kafka.Dialer
+	verify func(kafka.Message) error
+}
+
+// WithDialer makes the members connect through d (SASL, TLS: kafkax.Auth.Dialer).
+func WithDialer(d *kafka.Dialer) Option { return func(o *options) { o.dialer = d } }
+
+// WithVerify hands a message that verify refuses to the handler's Reject instead of Submit.
+func WithVerify(verify func(kafka.Message) error) Option {
+	return func(o *options) { o.verify = verify }
 }
 
 // Conf is what the consumer takes beyond kq's settings.
@@ -76,7 +94,7 @@ func (g *Group) Handed() map[int]int64 {
 
 // New builds the members from kq's config (Brokers, Group, Topic, Offset, Conns,
 // MinBytes, MaxBytes); kc passes through go-zero's loader first.
-func New(kc kq.KqConf, c Conf, h Handler) (*Group, error) {
+func New(kc kq.KqConf, c Conf, h Handler, opts ...Option) (*Group, error) {
 	if len(kc.Brokers) == 0 || kc.Group == "" || kc.Topic == "" || kc.Conns < 1 {
 		return nil, fmt.Errorf("consumer: Brokers, Group, Topic and Conns >= 1 are required (got %+v)", kc)
 	}
@@ -84,14 +102,19 @@ func New(kc kq.KqConf, c Conf, h Handler) (*Group, error) {
 	if kc.Offset == "last" {
 		start = kafka.LastOffset
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Group{kc: kc, c: c, h: h, ctx: ctx, cancel: cancel, handed: &positions{pos: map[int]int64{}}}
 	for range kc.Conns {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: kc.Brokers, GroupID: kc.Group, Topic: kc.Topic,
 			StartOffset: start, MinBytes: kc.MinBytes, MaxBytes: kc.MaxBytes, MaxWait: c.MaxWait,
 			CommitInterval: 0, // synchronous commits: CommitMessages returns once Kafka has it
+			Dialer:         o.dialer,
 		})
-		g.members = append(g.members, &member{r: r, h: h, slots: make(chan struct{}, c.MaxInFlight),
+		g.members = append(g.members, &member{r: r, h: h, verify: o.verify, slots: make(chan struct{}, c.MaxInFlight),
 			parts: map[int]chan *entry{}, handed: g.handed})
 	}
 	return g, nil
@@ -121,11 +144,12 @@ func (g *Group) Stop() {
 
 // member is one Reader in the group: a fetch loop and one committer per partition.
 type member struct {
-	r     *kafka.Reader
-	h     Handler
-	slots chan struct{} // in-flight bound
-	parts map[int]chan *entry
-	cwg   sync.WaitGroup
+	r      *kafka.Reader
+	h      Handler
+	verify func(kafka.Message) error // nil: every message goes to Submit
+	slots  chan struct{}             // in-flight bound
+	parts  map[int]chan *entry
+	cwg    sync.WaitGroup
 	// handed is the group's positions, noted after each Submit returns.
 	handed *positions
 }
@@ -166,12 +190,25 @@ func (m *member) run(ctx context.Context) {
 			go func() { defer m.cwg.Done(); m.commit(ctx, q) }()
 		}
 		q <- e // in fetch order: a partition's offsets increase
-		m.h.Submit(traceContext(msg), string(msg.Key), string(msg.Value), func(err error) {
+		done := func(err error) {
 			e.done <- err
 			<-m.slots
-		})
+		}
+		if err := m.check(msg); err != nil {
+			m.h.Reject(string(msg.Key), string(msg.Value), err.Error(), done)
+		} else {
+			m.h.Submit(traceContext(msg), string(msg.Key), string(msg.Value), done)
+		}
 		m.handed.note(msg.Partition, msg.Offset)
 	}
+}
+
+// check is m.verify's verdict on msg (nil without one).
+func (m *member) check(msg kafka.Message) error {
+	if m.verify == nil {
+		return nil
+	}
+	return m.verify(msg)
 }
 
 // commit commits a partition's offsets in order: it waits for each message's outcome in

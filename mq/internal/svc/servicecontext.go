@@ -3,6 +3,7 @@ package svc
 
 import (
 	"github.com/zeromicro/go-zero/core/conf"
+	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/kafkax"
@@ -25,7 +26,10 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err := conf.FillDefault(&dc); err != nil {
 		return nil, err
 	}
-	dc.Brokers, dc.Topic = c.DeadLetter.Brokers, c.DeadLetter.Topic
+	if err := kafkax.CheckEventKey(c.EventKey, c.Mode == service.ProMode); err != nil {
+		return nil, err
+	}
+	dc.Brokers, dc.Topic, dc.Auth = c.DeadLetter.Brokers, c.DeadLetter.Topic, c.Kafka
 	if len(dc.Brokers) == 0 {
 		dc.Brokers = c.Consumer.Brokers
 	}

@@ -23,10 +23,10 @@ type LagWatch struct {
 	once   sync.Once
 }
 
-// NewLagWatch watches group on topic.
-func NewLagWatch(brokers []string, topic, group string, interval time.Duration) *LagWatch {
+// NewLagWatch watches the group and topic of progress.
+func NewLagWatch(progress *kafkax.Progress, interval time.Duration) *LagWatch {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &LagWatch{progress: kafkax.NewProgress(brokers, topic, group), interval: interval,
+	return &LagWatch{progress: progress, interval: interval,
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}
 }
 

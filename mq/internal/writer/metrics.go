@@ -22,7 +22,7 @@ var (
 	})
 	metricDeadLetters = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "dead_letters_total",
-		Help: "Events sent to the dead-letter topic, by kind (malformed, rejected).",
+		Help: "Events sent to the dead-letter topic, by kind (malformed, rejected, forged: no valid HMAC).",
 	}, []string{"kind"})
 	metricBatchSize = promauto.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "batch_size",
@@ -51,7 +51,7 @@ var (
 // The known label values exist from the start (at 0), so that rate() and increase() in the
 // alert rules see the first event.
 func init() {
-	for _, l := range []string{"malformed", "rejected"} {
+	for _, l := range []string{"malformed", "rejected", "forged"} {
 		metricDeadLetters.WithLabelValues(l)
 	}
 }

@@ -152,6 +152,12 @@ func (w *Writer) Submit(ctx context.Context, key, value string, done func(error)
 	}
 }
 
+// Reject dead-letters a message that must not be applied (a forged event: why says how);
+// done is called once, as for Submit.
+func (w *Writer) Reject(key, value, why string, done func(error)) {
+	go func() { done(w.deadLetter(key, value, "", "forged", why)) }()
+}
+
 // Stopped is closed once the writer has stopped.
 func (w *Writer) Stopped() <-chan struct{} { return w.stopped }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
@@ -89,6 +90,9 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	var rl *relay.Relay
 	if c.Relay.Active() {
+		if err := kafkax.CheckEventKey(c.Relay.EventKey, c.Mode == service.ProMode); err != nil {
+			return nil, err
+		}
 		if rl, err = relay.New(c.Relay, store, time.Duration(c.Stock.GraceSeconds)*time.Second); err != nil {
 			return nil, err
 		}
@@ -102,7 +106,10 @@ func New(c config.Config) (*ServiceContext, error) {
 		if len(brokers) == 0 {
 			brokers = c.Relay.Brokers
 		}
-		progress = kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup)
+		progress, err = kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup).WithAuth(c.Relay.Kafka)
+		if err != nil {
+			return nil, err
+		}
 		rec.WithPipeline(progress)
 	}
 	loader := &activity.Loader{

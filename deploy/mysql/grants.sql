@@ -1,0 +1,28 @@
+-- One MySQL user per service, each with only what its statements need (model/, the
+-- writer's mq/internal/writer/txn.go, the reconciler's internal/reconcile). No service
+-- deletes a row or changes the schema; the gateway (api) has no MySQL user at all.
+-- The passwords are session variables set by whoever runs it (deploy/README.md); without
+-- them the ALTER USER fails (IDENTIFIED BY NULL) and nothing is granted:
+--
+--   mysql -uroot -p -e "SET @rpc='$SECKILL_MYSQL_RPC_PASSWORD', @mq='$SECKILL_MYSQL_MQ_PASSWORD';
+--     SOURCE deploy/mysql/grants.sql"
+
+-- The inventory service (seckill_rpc): activities (CreateActivity, the loader), the
+-- inventory row and orders of degrade mode, reconciliation's Repair (stock_adjustment).
+CREATE USER IF NOT EXISTS 'seckill_rpc'@'%';
+SET @q = CONCAT('ALTER USER ''seckill_rpc''@''%'' IDENTIFIED BY ', QUOTE(@rpc));
+PREPARE s FROM @q; EXECUTE s; DEALLOCATE PREPARE s;
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`activity` TO 'seckill_rpc'@'%';
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`inventory` TO 'seckill_rpc'@'%';
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`seckill_order` TO 'seckill_rpc'@'%';
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`stock_adjustment` TO 'seckill_rpc'@'%';
+
+-- The writer and its jobs (seckill_mq): applies events to orders and inventory (SELECT
+-- ... FOR UPDATE needs UPDATE), records adjustments and adds them to an activity's total.
+CREATE USER IF NOT EXISTS 'seckill_mq'@'%';
+SET @q = CONCAT('ALTER USER ''seckill_mq''@''%'' IDENTIFIED BY ', QUOTE(@mq));
+PREPARE s FROM @q; EXECUTE s; DEALLOCATE PREPARE s;
+GRANT SELECT, UPDATE ON `seckill`.`activity` TO 'seckill_mq'@'%';
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`inventory` TO 'seckill_mq'@'%';
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`seckill_order` TO 'seckill_mq'@'%';
+GRANT SELECT, INSERT, UPDATE ON `seckill`.`stock_adjustment` TO 'seckill_mq'@'%';
