@@ -65,11 +65,7 @@ func (a Auth) tls() (*tls.Config, error) {
 // Dialer is a kafka-go dialer (Readers) authenticating as a says; nil (kafka-go's
 // default) when a asks for nothing.
 func (a Auth) Dialer() (*kafka.Dialer, error) {
-	mech, err := a.sasl()
-	if err != nil {
-		return nil, err
-	}
-	tc, err := a.tls()
+	mech, tc, err := a.parts()
 	if err != nil || (mech == nil && tc == nil) {
 		return nil, err
 	}
@@ -79,13 +75,19 @@ func (a Auth) Dialer() (*kafka.Dialer, error) {
 // Transport is a kafka-go transport (Writers, Clients) authenticating as a says; nil
 // (kafka-go's default) when a asks for nothing.
 func (a Auth) Transport() (kafka.RoundTripper, error) {
-	mech, err := a.sasl()
-	if err != nil {
-		return nil, err
-	}
-	tc, err := a.tls()
+	mech, tc, err := a.parts()
 	if err != nil || (mech == nil && tc == nil) {
 		return nil, err
 	}
 	return &kafka.Transport{SASL: mech, TLS: tc}, nil
+}
+
+// parts is a's SASL mechanism and TLS configuration, each nil when a asks for none.
+func (a Auth) parts() (sasl.Mechanism, *tls.Config, error) {
+	mech, err := a.sasl()
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := a.tls()
+	return mech, tc, err
 }
