@@ -184,7 +184,10 @@ func (p *Pipeline) Activity(total, limit, payTimeout int64, start, end time.Time
 		p.t.Fatal(err)
 	}
 	id := a.GetActivity().GetActivityId()
-	if _, err := p.Inv.Warmup(ctx, &inventoryclient.WarmupReq{ActivityId: id}); err != nil {
+	// BUSY is retried with the same call, as docs/API.md tells a client to.
+	if _, err := Retry(p.t, 10*time.Second, func() (*inventoryclient.WarmupResp, error) {
+		return p.Inv.Warmup(ctx, &inventoryclient.WarmupReq{ActivityId: id})
+	}); err != nil {
 		p.t.Fatal(err)
 	}
 	return id

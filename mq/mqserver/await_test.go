@@ -50,8 +50,9 @@ func TestParkedEventAwaitsItsCancelPastPoisonAfter(t *testing.T) {
 	if n := s.Svc.Writer.Stats.DeadLetters.Load(); n != 0 {
 		t.Fatalf("%d dead letters while the cancel B waits for is in the outbox", n)
 	}
-	if s.Svc.Writer.Stats.Parked.Load() != 1 {
-		t.Fatal("B is no longer parked")
+	// At least once: a rebalance may hand B over again, and each copy waits (seen: 2 parked).
+	if n := s.Svc.Writer.Stats.Parked.Load(); n < 1 {
+		t.Fatalf("B is no longer parked (%d parked)", n)
 	}
 	// The relay produces the cancel, then deletes it from the outbox.
 	send(t, brokers, []kafkax.Message{cancelA})
