@@ -14,7 +14,9 @@ import (
 
 // Bounds for values coming from callers.
 const (
-	MaxExpireBatch  = 1000
+	MaxExpireBatch = 1000
+	// MaxReserveBatch bounds the items of one ReserveBatch.
+	MaxReserveBatch = 512
 	DefaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
 	orderNoAttempts = 3
 	// RestoreBatch is how many orders one restore script call writes.

@@ -558,6 +558,226 @@ func (x *ReserveResp) GetStatus() string {
 	return ""
 }
 
+// One buyer's reservation inside a ReserveBatchReq (uid: the gateway's JWT claim).
+type ReserveItem struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Uid           int64                  `protobuf:"varint,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	Quantity      int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	RequestId     string                 `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveItem) Reset() {
+	*x = ReserveItem{}
+	mi := &file_inventory_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveItem) ProtoMessage() {}
+
+func (x *ReserveItem) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveItem.ProtoReflect.Descriptor instead.
+func (*ReserveItem) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ReserveItem) GetUid() int64 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *ReserveItem) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *ReserveItem) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// Reservations of one activity served in order by one script call (docs/DESIGN.md,
+// "Coalesced reservations"): each item gets exactly what a single Reserve would answer.
+type ReserveBatchReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Items         []*ReserveItem         `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveBatchReq) Reset() {
+	*x = ReserveBatchReq{}
+	mi := &file_inventory_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveBatchReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveBatchReq) ProtoMessage() {}
+
+func (x *ReserveBatchReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveBatchReq.ProtoReflect.Descriptor instead.
+func (*ReserveBatchReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ReserveBatchReq) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *ReserveBatchReq) GetItems() []*ReserveItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+// One item's answer: the reservation, or code (an API code word) and msg.
+type ReserveResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reservation   *ReserveResp           `protobuf:"bytes,1,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	Code          string                 `protobuf:"bytes,2,opt,name=code,proto3" json:"code,omitempty"`
+	Msg           string                 `protobuf:"bytes,3,opt,name=msg,proto3" json:"msg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveResult) Reset() {
+	*x = ReserveResult{}
+	mi := &file_inventory_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveResult) ProtoMessage() {}
+
+func (x *ReserveResult) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveResult.ProtoReflect.Descriptor instead.
+func (*ReserveResult) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ReserveResult) GetReservation() *ReserveResp {
+	if x != nil {
+		return x.Reservation
+	}
+	return nil
+}
+
+func (x *ReserveResult) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
+}
+
+func (x *ReserveResult) GetMsg() string {
+	if x != nil {
+		return x.Msg
+	}
+	return ""
+}
+
+type ReserveBatchResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*ReserveResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveBatchResp) Reset() {
+	*x = ReserveBatchResp{}
+	mi := &file_inventory_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveBatchResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveBatchResp) ProtoMessage() {}
+
+func (x *ReserveBatchResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveBatchResp.ProtoReflect.Descriptor instead.
+func (*ReserveBatchResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ReserveBatchResp) GetResults() []*ReserveResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 // A buyer's order: uid (>= 1, the gateway's JWT claim) must own it; another buyer's order
 // is ORDER_NOT_FOUND, like a missing one. There is no "any owner" value.
 type OrderReq struct {
@@ -570,7 +790,7 @@ type OrderReq struct {
 
 func (x *OrderReq) Reset() {
 	*x = OrderReq{}
-	mi := &file_inventory_proto_msgTypes[7]
+	mi := &file_inventory_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +802,7 @@ func (x *OrderReq) String() string {
 func (*OrderReq) ProtoMessage() {}
 
 func (x *OrderReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[7]
+	mi := &file_inventory_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +815,7 @@ func (x *OrderReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderReq.ProtoReflect.Descriptor instead.
 func (*OrderReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{7}
+	return file_inventory_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *OrderReq) GetOrderNo() string {
@@ -622,7 +842,7 @@ type OrderStateResp struct {
 
 func (x *OrderStateResp) Reset() {
 	*x = OrderStateResp{}
-	mi := &file_inventory_proto_msgTypes[8]
+	mi := &file_inventory_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -634,7 +854,7 @@ func (x *OrderStateResp) String() string {
 func (*OrderStateResp) ProtoMessage() {}
 
 func (x *OrderStateResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[8]
+	mi := &file_inventory_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -647,7 +867,7 @@ func (x *OrderStateResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderStateResp.ProtoReflect.Descriptor instead.
 func (*OrderStateResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{8}
+	return file_inventory_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OrderStateResp) GetOrderNo() string {
@@ -674,7 +894,7 @@ type ExpireDueReq struct {
 
 func (x *ExpireDueReq) Reset() {
 	*x = ExpireDueReq{}
-	mi := &file_inventory_proto_msgTypes[9]
+	mi := &file_inventory_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -686,7 +906,7 @@ func (x *ExpireDueReq) String() string {
 func (*ExpireDueReq) ProtoMessage() {}
 
 func (x *ExpireDueReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[9]
+	mi := &file_inventory_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -699,7 +919,7 @@ func (x *ExpireDueReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireDueReq.ProtoReflect.Descriptor instead.
 func (*ExpireDueReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{9}
+	return file_inventory_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExpireDueReq) GetActivityId() int64 {
@@ -726,7 +946,7 @@ type ExpireDueResp struct {
 
 func (x *ExpireDueResp) Reset() {
 	*x = ExpireDueResp{}
-	mi := &file_inventory_proto_msgTypes[10]
+	mi := &file_inventory_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +958,7 @@ func (x *ExpireDueResp) String() string {
 func (*ExpireDueResp) ProtoMessage() {}
 
 func (x *ExpireDueResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[10]
+	mi := &file_inventory_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +971,7 @@ func (x *ExpireDueResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireDueResp.ProtoReflect.Descriptor instead.
 func (*ExpireDueResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{10}
+	return file_inventory_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExpireDueResp) GetExpired() int64 {
@@ -779,7 +999,7 @@ type AdjustReq struct {
 
 func (x *AdjustReq) Reset() {
 	*x = AdjustReq{}
-	mi := &file_inventory_proto_msgTypes[11]
+	mi := &file_inventory_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -791,7 +1011,7 @@ func (x *AdjustReq) String() string {
 func (*AdjustReq) ProtoMessage() {}
 
 func (x *AdjustReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[11]
+	mi := &file_inventory_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -804,7 +1024,7 @@ func (x *AdjustReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdjustReq.ProtoReflect.Descriptor instead.
 func (*AdjustReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{11}
+	return file_inventory_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AdjustReq) GetActivityId() int64 {
@@ -837,7 +1057,7 @@ type AdjustResp struct {
 
 func (x *AdjustResp) Reset() {
 	*x = AdjustResp{}
-	mi := &file_inventory_proto_msgTypes[12]
+	mi := &file_inventory_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -849,7 +1069,7 @@ func (x *AdjustResp) String() string {
 func (*AdjustResp) ProtoMessage() {}
 
 func (x *AdjustResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[12]
+	mi := &file_inventory_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -862,7 +1082,7 @@ func (x *AdjustResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdjustResp.ProtoReflect.Descriptor instead.
 func (*AdjustResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{12}
+	return file_inventory_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AdjustResp) GetStock() *Stock {
@@ -881,7 +1101,7 @@ type GetStockReq struct {
 
 func (x *GetStockReq) Reset() {
 	*x = GetStockReq{}
-	mi := &file_inventory_proto_msgTypes[13]
+	mi := &file_inventory_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -893,7 +1113,7 @@ func (x *GetStockReq) String() string {
 func (*GetStockReq) ProtoMessage() {}
 
 func (x *GetStockReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[13]
+	mi := &file_inventory_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -906,7 +1126,7 @@ func (x *GetStockReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStockReq.ProtoReflect.Descriptor instead.
 func (*GetStockReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{13}
+	return file_inventory_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetStockReq) GetActivityId() int64 {
@@ -928,7 +1148,7 @@ type GetStockResp struct {
 
 func (x *GetStockResp) Reset() {
 	*x = GetStockResp{}
-	mi := &file_inventory_proto_msgTypes[14]
+	mi := &file_inventory_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1160,7 @@ func (x *GetStockResp) String() string {
 func (*GetStockResp) ProtoMessage() {}
 
 func (x *GetStockResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[14]
+	mi := &file_inventory_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1173,7 @@ func (x *GetStockResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStockResp.ProtoReflect.Descriptor instead.
 func (*GetStockResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{14}
+	return file_inventory_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetStockResp) GetActivity() *Activity {
@@ -993,7 +1213,7 @@ type GetOrderResp struct {
 
 func (x *GetOrderResp) Reset() {
 	*x = GetOrderResp{}
-	mi := &file_inventory_proto_msgTypes[15]
+	mi := &file_inventory_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1225,7 @@ func (x *GetOrderResp) String() string {
 func (*GetOrderResp) ProtoMessage() {}
 
 func (x *GetOrderResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[15]
+	mi := &file_inventory_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1238,7 @@ func (x *GetOrderResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrderResp.ProtoReflect.Descriptor instead.
 func (*GetOrderResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{15}
+	return file_inventory_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetOrderResp) GetOrder() *Order {
@@ -1036,7 +1256,7 @@ type ActiveReq struct {
 
 func (x *ActiveReq) Reset() {
 	*x = ActiveReq{}
-	mi := &file_inventory_proto_msgTypes[16]
+	mi := &file_inventory_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1048,7 +1268,7 @@ func (x *ActiveReq) String() string {
 func (*ActiveReq) ProtoMessage() {}
 
 func (x *ActiveReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[16]
+	mi := &file_inventory_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1061,7 +1281,7 @@ func (x *ActiveReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveReq.ProtoReflect.Descriptor instead.
 func (*ActiveReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{16}
+	return file_inventory_proto_rawDescGZIP(), []int{20}
 }
 
 type ActiveResp struct {
@@ -1073,7 +1293,7 @@ type ActiveResp struct {
 
 func (x *ActiveResp) Reset() {
 	*x = ActiveResp{}
-	mi := &file_inventory_proto_msgTypes[17]
+	mi := &file_inventory_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1305,7 @@ func (x *ActiveResp) String() string {
 func (*ActiveResp) ProtoMessage() {}
 
 func (x *ActiveResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[17]
+	mi := &file_inventory_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1318,7 @@ func (x *ActiveResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveResp.ProtoReflect.Descriptor instead.
 func (*ActiveResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{17}
+	return file_inventory_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ActiveResp) GetActivityIds() []int64 {
@@ -1118,7 +1338,7 @@ type ReconcileReq struct {
 
 func (x *ReconcileReq) Reset() {
 	*x = ReconcileReq{}
-	mi := &file_inventory_proto_msgTypes[18]
+	mi := &file_inventory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1350,7 @@ func (x *ReconcileReq) String() string {
 func (*ReconcileReq) ProtoMessage() {}
 
 func (x *ReconcileReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[18]
+	mi := &file_inventory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1363,7 @@ func (x *ReconcileReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileReq.ProtoReflect.Descriptor instead.
 func (*ReconcileReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{18}
+	return file_inventory_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReconcileReq) GetActivityId() int64 {
@@ -1172,7 +1392,7 @@ type DbStock struct {
 
 func (x *DbStock) Reset() {
 	*x = DbStock{}
-	mi := &file_inventory_proto_msgTypes[19]
+	mi := &file_inventory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1404,7 @@ func (x *DbStock) String() string {
 func (*DbStock) ProtoMessage() {}
 
 func (x *DbStock) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[19]
+	mi := &file_inventory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1417,7 @@ func (x *DbStock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DbStock.ProtoReflect.Descriptor instead.
 func (*DbStock) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{19}
+	return file_inventory_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DbStock) GetAvailable() int64 {
@@ -1235,7 +1455,7 @@ type ReconcileResp struct {
 
 func (x *ReconcileResp) Reset() {
 	*x = ReconcileResp{}
-	mi := &file_inventory_proto_msgTypes[20]
+	mi := &file_inventory_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1467,7 @@ func (x *ReconcileResp) String() string {
 func (*ReconcileResp) ProtoMessage() {}
 
 func (x *ReconcileResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[20]
+	mi := &file_inventory_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1480,7 @@ func (x *ReconcileResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileResp.ProtoReflect.Descriptor instead.
 func (*ReconcileResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{20}
+	return file_inventory_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReconcileResp) GetActivityId() int64 {
@@ -1317,7 +1537,7 @@ type BooksResp struct {
 
 func (x *BooksResp) Reset() {
 	*x = BooksResp{}
-	mi := &file_inventory_proto_msgTypes[21]
+	mi := &file_inventory_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1549,7 @@ func (x *BooksResp) String() string {
 func (*BooksResp) ProtoMessage() {}
 
 func (x *BooksResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[21]
+	mi := &file_inventory_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1562,7 @@ func (x *BooksResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BooksResp.ProtoReflect.Descriptor instead.
 func (*BooksResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{21}
+	return file_inventory_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BooksResp) GetActivityId() int64 {
@@ -1376,7 +1596,7 @@ type RepairResp struct {
 
 func (x *RepairResp) Reset() {
 	*x = RepairResp{}
-	mi := &file_inventory_proto_msgTypes[22]
+	mi := &file_inventory_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1608,7 @@ func (x *RepairResp) String() string {
 func (*RepairResp) ProtoMessage() {}
 
 func (x *RepairResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[22]
+	mi := &file_inventory_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1621,7 @@ func (x *RepairResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairResp.ProtoReflect.Descriptor instead.
 func (*RepairResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{22}
+	return file_inventory_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RepairResp) GetActivityId() int64 {
@@ -1436,7 +1656,7 @@ type CreateActivityReq struct {
 
 func (x *CreateActivityReq) Reset() {
 	*x = CreateActivityReq{}
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1668,7 @@ func (x *CreateActivityReq) String() string {
 func (*CreateActivityReq) ProtoMessage() {}
 
 func (x *CreateActivityReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1681,7 @@ func (x *CreateActivityReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateActivityReq.ProtoReflect.Descriptor instead.
 func (*CreateActivityReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{23}
+	return file_inventory_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateActivityReq) GetMerchantId() int64 {
@@ -1533,7 +1753,7 @@ type GetActivityReq struct {
 
 func (x *GetActivityReq) Reset() {
 	*x = GetActivityReq{}
-	mi := &file_inventory_proto_msgTypes[24]
+	mi := &file_inventory_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +1765,7 @@ func (x *GetActivityReq) String() string {
 func (*GetActivityReq) ProtoMessage() {}
 
 func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[24]
+	mi := &file_inventory_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +1778,7 @@ func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetActivityReq.ProtoReflect.Descriptor instead.
 func (*GetActivityReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{24}
+	return file_inventory_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetActivityReq) GetActivityId() int64 {
@@ -1584,7 +1804,7 @@ type ActivityResp struct {
 
 func (x *ActivityResp) Reset() {
 	*x = ActivityResp{}
-	mi := &file_inventory_proto_msgTypes[25]
+	mi := &file_inventory_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1816,7 @@ func (x *ActivityResp) String() string {
 func (*ActivityResp) ProtoMessage() {}
 
 func (x *ActivityResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[25]
+	mi := &file_inventory_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1829,7 @@ func (x *ActivityResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivityResp.ProtoReflect.Descriptor instead.
 func (*ActivityResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{25}
+	return file_inventory_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ActivityResp) GetActivity() *Activity {
@@ -1631,7 +1851,7 @@ type ListActivitiesReq struct {
 
 func (x *ListActivitiesReq) Reset() {
 	*x = ListActivitiesReq{}
-	mi := &file_inventory_proto_msgTypes[26]
+	mi := &file_inventory_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1863,7 @@ func (x *ListActivitiesReq) String() string {
 func (*ListActivitiesReq) ProtoMessage() {}
 
 func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[26]
+	mi := &file_inventory_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1876,7 @@ func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesReq.ProtoReflect.Descriptor instead.
 func (*ListActivitiesReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{26}
+	return file_inventory_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListActivitiesReq) GetMerchantId() int64 {
@@ -1690,7 +1910,7 @@ type ListActivitiesResp struct {
 
 func (x *ListActivitiesResp) Reset() {
 	*x = ListActivitiesResp{}
-	mi := &file_inventory_proto_msgTypes[27]
+	mi := &file_inventory_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1922,7 @@ func (x *ListActivitiesResp) String() string {
 func (*ListActivitiesResp) ProtoMessage() {}
 
 func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[27]
+	mi := &file_inventory_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1935,7 @@ func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesResp.ProtoReflect.Descriptor instead.
 func (*ListActivitiesResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{27}
+	return file_inventory_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListActivitiesResp) GetActivities() []*Activity {
@@ -1740,7 +1960,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[28]
+	mi := &file_inventory_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +1972,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[28]
+	mi := &file_inventory_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +1985,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{28}
+	return file_inventory_proto_rawDescGZIP(), []int{32}
 }
 
 // PingResp: degraded lists the activities this instance serves from MySQL (degrade mode)
@@ -1780,7 +2000,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[29]
+	mi := &file_inventory_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +2012,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[29]
+	mi := &file_inventory_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +2025,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{29}
+	return file_inventory_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PingResp) GetDegraded() []int64 {
@@ -1880,7 +2100,22 @@ const file_inventory_proto_rawDesc = "" +
 	"\texpire_at\x18\x03 \x01(\x03R\bexpireAt\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x03R\tremaining\x12\x16\n" +
 	"\x06replay\x18\x05 \x01(\bR\x06replay\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"7\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\"Z\n" +
+	"\vReserveItem\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\x03R\x03uid\x12\x1a\n" +
+	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"`\n" +
+	"\x0fReserveBatchReq\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12,\n" +
+	"\x05items\x18\x02 \x03(\v2\x16.inventory.ReserveItemR\x05items\"o\n" +
+	"\rReserveResult\x128\n" +
+	"\vreservation\x18\x01 \x01(\v2\x16.inventory.ReserveRespR\vreservation\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\tR\x04code\x12\x10\n" +
+	"\x03msg\x18\x03 \x01(\tR\x03msg\"F\n" +
+	"\x10ReserveBatchResp\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.inventory.ReserveResultR\aresults\"7\n" +
 	"\bOrderReq\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x10\n" +
 	"\x03uid\x18\x02 \x01(\x03R\x03uid\"C\n" +
@@ -1976,10 +2211,11 @@ const file_inventory_proto_rawDesc = "" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\xd9\a\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\xa2\b\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
-	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x129\n" +
+	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x12G\n" +
+	"\fReserveBatch\x12\x1a.inventory.ReserveBatchReq\x1a\x1b.inventory.ReserveBatchResp\x129\n" +
 	"\aConfirm\x12\x13.inventory.OrderReq\x1a\x19.inventory.OrderStateResp\x129\n" +
 	"\aRelease\x12\x13.inventory.OrderReq\x1a\x19.inventory.OrderStateResp\x12>\n" +
 	"\tExpireDue\x12\x17.inventory.ExpireDueReq\x1a\x18.inventory.ExpireDueResp\x125\n" +
@@ -2008,7 +2244,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),              // 0: inventory.Stock
 	(*Activity)(nil),           // 1: inventory.Activity
@@ -2017,79 +2253,88 @@ var file_inventory_proto_goTypes = []any{
 	(*WarmupResp)(nil),         // 4: inventory.WarmupResp
 	(*ReserveReq)(nil),         // 5: inventory.ReserveReq
 	(*ReserveResp)(nil),        // 6: inventory.ReserveResp
-	(*OrderReq)(nil),           // 7: inventory.OrderReq
-	(*OrderStateResp)(nil),     // 8: inventory.OrderStateResp
-	(*ExpireDueReq)(nil),       // 9: inventory.ExpireDueReq
-	(*ExpireDueResp)(nil),      // 10: inventory.ExpireDueResp
-	(*AdjustReq)(nil),          // 11: inventory.AdjustReq
-	(*AdjustResp)(nil),         // 12: inventory.AdjustResp
-	(*GetStockReq)(nil),        // 13: inventory.GetStockReq
-	(*GetStockResp)(nil),       // 14: inventory.GetStockResp
-	(*GetOrderResp)(nil),       // 15: inventory.GetOrderResp
-	(*ActiveReq)(nil),          // 16: inventory.ActiveReq
-	(*ActiveResp)(nil),         // 17: inventory.ActiveResp
-	(*ReconcileReq)(nil),       // 18: inventory.ReconcileReq
-	(*DbStock)(nil),            // 19: inventory.DbStock
-	(*ReconcileResp)(nil),      // 20: inventory.ReconcileResp
-	(*BooksResp)(nil),          // 21: inventory.BooksResp
-	(*RepairResp)(nil),         // 22: inventory.RepairResp
-	(*CreateActivityReq)(nil),  // 23: inventory.CreateActivityReq
-	(*GetActivityReq)(nil),     // 24: inventory.GetActivityReq
-	(*ActivityResp)(nil),       // 25: inventory.ActivityResp
-	(*ListActivitiesReq)(nil),  // 26: inventory.ListActivitiesReq
-	(*ListActivitiesResp)(nil), // 27: inventory.ListActivitiesResp
-	(*PingReq)(nil),            // 28: inventory.PingReq
-	(*PingResp)(nil),           // 29: inventory.PingResp
+	(*ReserveItem)(nil),        // 7: inventory.ReserveItem
+	(*ReserveBatchReq)(nil),    // 8: inventory.ReserveBatchReq
+	(*ReserveResult)(nil),      // 9: inventory.ReserveResult
+	(*ReserveBatchResp)(nil),   // 10: inventory.ReserveBatchResp
+	(*OrderReq)(nil),           // 11: inventory.OrderReq
+	(*OrderStateResp)(nil),     // 12: inventory.OrderStateResp
+	(*ExpireDueReq)(nil),       // 13: inventory.ExpireDueReq
+	(*ExpireDueResp)(nil),      // 14: inventory.ExpireDueResp
+	(*AdjustReq)(nil),          // 15: inventory.AdjustReq
+	(*AdjustResp)(nil),         // 16: inventory.AdjustResp
+	(*GetStockReq)(nil),        // 17: inventory.GetStockReq
+	(*GetStockResp)(nil),       // 18: inventory.GetStockResp
+	(*GetOrderResp)(nil),       // 19: inventory.GetOrderResp
+	(*ActiveReq)(nil),          // 20: inventory.ActiveReq
+	(*ActiveResp)(nil),         // 21: inventory.ActiveResp
+	(*ReconcileReq)(nil),       // 22: inventory.ReconcileReq
+	(*DbStock)(nil),            // 23: inventory.DbStock
+	(*ReconcileResp)(nil),      // 24: inventory.ReconcileResp
+	(*BooksResp)(nil),          // 25: inventory.BooksResp
+	(*RepairResp)(nil),         // 26: inventory.RepairResp
+	(*CreateActivityReq)(nil),  // 27: inventory.CreateActivityReq
+	(*GetActivityReq)(nil),     // 28: inventory.GetActivityReq
+	(*ActivityResp)(nil),       // 29: inventory.ActivityResp
+	(*ListActivitiesReq)(nil),  // 30: inventory.ListActivitiesReq
+	(*ListActivitiesResp)(nil), // 31: inventory.ListActivitiesResp
+	(*PingReq)(nil),            // 32: inventory.PingReq
+	(*PingResp)(nil),           // 33: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
-	0,  // 1: inventory.AdjustResp.stock:type_name -> inventory.Stock
-	1,  // 2: inventory.GetStockResp.activity:type_name -> inventory.Activity
-	0,  // 3: inventory.GetStockResp.stock:type_name -> inventory.Stock
-	2,  // 4: inventory.GetOrderResp.order:type_name -> inventory.Order
-	0,  // 5: inventory.ReconcileResp.redis:type_name -> inventory.Stock
-	19, // 6: inventory.ReconcileResp.db:type_name -> inventory.DbStock
-	0,  // 7: inventory.BooksResp.redis:type_name -> inventory.Stock
-	19, // 8: inventory.BooksResp.db:type_name -> inventory.DbStock
-	1,  // 9: inventory.ActivityResp.activity:type_name -> inventory.Activity
-	1,  // 10: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
-	3,  // 11: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 12: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	7,  // 13: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	7,  // 14: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	9,  // 15: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	11, // 16: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	13, // 17: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	7,  // 18: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	16, // 19: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	18, // 20: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	18, // 21: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	18, // 22: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	23, // 23: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	24, // 24: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	26, // 25: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
-	28, // 26: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	4,  // 27: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 28: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	8,  // 29: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	8,  // 30: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	10, // 31: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	12, // 32: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	14, // 33: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	15, // 34: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	17, // 35: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	21, // 36: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	20, // 37: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	22, // 38: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	25, // 39: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	25, // 40: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	27, // 41: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	29, // 42: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	27, // [27:43] is the sub-list for method output_type
-	11, // [11:27] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	7,  // 1: inventory.ReserveBatchReq.items:type_name -> inventory.ReserveItem
+	6,  // 2: inventory.ReserveResult.reservation:type_name -> inventory.ReserveResp
+	9,  // 3: inventory.ReserveBatchResp.results:type_name -> inventory.ReserveResult
+	0,  // 4: inventory.AdjustResp.stock:type_name -> inventory.Stock
+	1,  // 5: inventory.GetStockResp.activity:type_name -> inventory.Activity
+	0,  // 6: inventory.GetStockResp.stock:type_name -> inventory.Stock
+	2,  // 7: inventory.GetOrderResp.order:type_name -> inventory.Order
+	0,  // 8: inventory.ReconcileResp.redis:type_name -> inventory.Stock
+	23, // 9: inventory.ReconcileResp.db:type_name -> inventory.DbStock
+	0,  // 10: inventory.BooksResp.redis:type_name -> inventory.Stock
+	23, // 11: inventory.BooksResp.db:type_name -> inventory.DbStock
+	1,  // 12: inventory.ActivityResp.activity:type_name -> inventory.Activity
+	1,  // 13: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
+	3,  // 14: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 15: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	8,  // 16: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
+	11, // 17: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	11, // 18: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	13, // 19: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	15, // 20: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	17, // 21: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	11, // 22: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	20, // 23: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	22, // 24: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	22, // 25: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	22, // 26: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	27, // 27: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	28, // 28: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	30, // 29: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	32, // 30: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	4,  // 31: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 32: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 33: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 34: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 35: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 36: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 37: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 38: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	19, // 39: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	21, // 40: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	25, // 41: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	24, // 42: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	26, // 43: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	29, // 44: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	29, // 45: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	31, // 46: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	33, // 47: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	31, // [31:48] is the sub-list for method output_type
+	14, // [14:31] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -2103,7 +2348,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

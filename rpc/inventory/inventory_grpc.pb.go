@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Inventory_Warmup_FullMethodName         = "/inventory.Inventory/Warmup"
 	Inventory_Reserve_FullMethodName        = "/inventory.Inventory/Reserve"
+	Inventory_ReserveBatch_FullMethodName   = "/inventory.Inventory/ReserveBatch"
 	Inventory_Confirm_FullMethodName        = "/inventory.Inventory/Confirm"
 	Inventory_Release_FullMethodName        = "/inventory.Inventory/Release"
 	Inventory_ExpireDue_FullMethodName      = "/inventory.Inventory/ExpireDue"
@@ -43,6 +44,7 @@ const (
 type InventoryClient interface {
 	Warmup(ctx context.Context, in *WarmupReq, opts ...grpc.CallOption) (*WarmupResp, error)
 	Reserve(ctx context.Context, in *ReserveReq, opts ...grpc.CallOption) (*ReserveResp, error)
+	ReserveBatch(ctx context.Context, in *ReserveBatchReq, opts ...grpc.CallOption) (*ReserveBatchResp, error)
 	Confirm(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*OrderStateResp, error)
 	Release(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*OrderStateResp, error)
 	ExpireDue(ctx context.Context, in *ExpireDueReq, opts ...grpc.CallOption) (*ExpireDueResp, error)
@@ -81,6 +83,16 @@ func (c *inventoryClient) Reserve(ctx context.Context, in *ReserveReq, opts ...g
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReserveResp)
 	err := c.cc.Invoke(ctx, Inventory_Reserve_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *inventoryClient) ReserveBatch(ctx context.Context, in *ReserveBatchReq, opts ...grpc.CallOption) (*ReserveBatchResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReserveBatchResp)
+	err := c.cc.Invoke(ctx, Inventory_ReserveBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +245,7 @@ func (c *inventoryClient) Ping(ctx context.Context, in *PingReq, opts ...grpc.Ca
 type InventoryServer interface {
 	Warmup(context.Context, *WarmupReq) (*WarmupResp, error)
 	Reserve(context.Context, *ReserveReq) (*ReserveResp, error)
+	ReserveBatch(context.Context, *ReserveBatchReq) (*ReserveBatchResp, error)
 	Confirm(context.Context, *OrderReq) (*OrderStateResp, error)
 	Release(context.Context, *OrderReq) (*OrderStateResp, error)
 	ExpireDue(context.Context, *ExpireDueReq) (*ExpireDueResp, error)
@@ -262,6 +275,9 @@ func (UnimplementedInventoryServer) Warmup(context.Context, *WarmupReq) (*Warmup
 }
 func (UnimplementedInventoryServer) Reserve(context.Context, *ReserveReq) (*ReserveResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Reserve not implemented")
+}
+func (UnimplementedInventoryServer) ReserveBatch(context.Context, *ReserveBatchReq) (*ReserveBatchResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReserveBatch not implemented")
 }
 func (UnimplementedInventoryServer) Confirm(context.Context, *OrderReq) (*OrderStateResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Confirm not implemented")
@@ -358,6 +374,24 @@ func _Inventory_Reserve_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(InventoryServer).Reserve(ctx, req.(*ReserveReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Inventory_ReserveBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReserveBatchReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).ReserveBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_ReserveBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).ReserveBatch(ctx, req.(*ReserveBatchReq))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -628,6 +662,10 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Reserve",
 			Handler:    _Inventory_Reserve_Handler,
+		},
+		{
+			MethodName: "ReserveBatch",
+			Handler:    _Inventory_ReserveBatch_Handler,
 		},
 		{
 			MethodName: "Confirm",

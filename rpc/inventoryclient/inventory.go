@@ -39,8 +39,12 @@ type (
 	ReconcileReq       = inventory.ReconcileReq
 	ReconcileResp      = inventory.ReconcileResp
 	RepairResp         = inventory.RepairResp
+	ReserveBatchReq    = inventory.ReserveBatchReq
+	ReserveBatchResp   = inventory.ReserveBatchResp
+	ReserveItem        = inventory.ReserveItem
 	ReserveReq         = inventory.ReserveReq
 	ReserveResp        = inventory.ReserveResp
+	ReserveResult      = inventory.ReserveResult
 	Stock              = inventory.Stock
 	WarmupReq          = inventory.WarmupReq
 	WarmupResp         = inventory.WarmupResp
@@ -48,6 +52,7 @@ type (
 	Inventory interface {
 		Warmup(ctx context.Context, in *WarmupReq, opts ...grpc.CallOption) (*WarmupResp, error)
 		Reserve(ctx context.Context, in *ReserveReq, opts ...grpc.CallOption) (*ReserveResp, error)
+		ReserveBatch(ctx context.Context, in *ReserveBatchReq, opts ...grpc.CallOption) (*ReserveBatchResp, error)
 		Confirm(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*OrderStateResp, error)
 		Release(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*OrderStateResp, error)
 		ExpireDue(ctx context.Context, in *ExpireDueReq, opts ...grpc.CallOption) (*ExpireDueResp, error)
@@ -83,6 +88,11 @@ func (m *defaultInventory) Warmup(ctx context.Context, in *WarmupReq, opts ...gr
 func (m *defaultInventory) Reserve(ctx context.Context, in *ReserveReq, opts ...grpc.CallOption) (*ReserveResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.Reserve(ctx, in, opts...)
+}
+
+func (m *defaultInventory) ReserveBatch(ctx context.Context, in *ReserveBatchReq, opts ...grpc.CallOption) (*ReserveBatchResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.ReserveBatch(ctx, in, opts...)
 }
 
 func (m *defaultInventory) Confirm(ctx context.Context, in *OrderReq, opts ...grpc.CallOption) (*OrderStateResp, error) {

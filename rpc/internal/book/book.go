@@ -15,6 +15,9 @@ import (
 // A Book reserves stock and moves orders through their states, with the answers of docs/DESIGN.md's scripts.
 type Book interface {
 	Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error)
+	// ReserveBatch reserves items of activity aid in order, each answered as Reserve would;
+	// err fails the whole batch.
+	ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error)
 	Confirm(ctx context.Context, orderNo string, uid int64) error
 	// Release moves a reserved order of uid to target (domain.StateCancelled or domain.StateExpired).
 	Release(ctx context.Context, orderNo string, uid int64, target string) error
@@ -32,11 +35,20 @@ type Router struct {
 
 var _ Book = (*Router)(nil)
 
-// Reserve reserves qty of activity aid for uid, idempotent per request id.
-func (r *Router) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (res stock.Reservation,
+// Reserve reserves qty of activity aid for uid, idempotent per request id: a batch of one.
+func (r *Router) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
+	res, err := r.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
+	if err != nil {
+		return stock.Reservation{}, err
+	}
+	return res[0].Reservation, res[0].Err
+}
+
+// ReserveBatch reserves items of activity aid in order, each answered as Reserve would.
+func (r *Router) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) (res []stock.ReserveResult,
 	err error) {
 	err = r.route(ctx, aid, false, func(b Book) (err error) {
-		res, err = b.Reserve(ctx, aid, uid, qty, requestID)
+		res, err = b.ReserveBatch(ctx, aid, items)
 		return err
 	})
 	return res, err

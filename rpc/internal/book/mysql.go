@@ -157,6 +157,20 @@ func (b *MySQL) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 	return res, err
 }
 
+// ReserveBatch reserves items of activity aid in order, each answered as Reserve would.
+func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult,
+	error) {
+	out := make([]stock.ReserveResult, len(items))
+	for i, it := range items {
+		res, err := b.Reserve(ctx, aid, it.UID, it.Qty, it.RequestID)
+		if xerr.IsDependencyFailure(err) || errors.Is(err, errFenced) {
+			return nil, err
+		}
+		out[i] = stock.ReserveResult{Reservation: res, Err: err}
+	}
+	return out, nil
+}
+
 // Confirm pays a reserved order of uid, with the Redis book's answers.
 func (b *MySQL) Confirm(ctx context.Context, orderNo string, uid int64) error {
 	return b.order(ctx, orderNo, uid, func(ctx context.Context, s sqlx.Session, aid int64,

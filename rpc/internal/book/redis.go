@@ -18,6 +18,11 @@ func (r Redis) Reserve(ctx context.Context, aid, uid, qty int64, requestID strin
 	return r.Store.ReserveBy(ctx, aid, uid, qty, requestID, r.SellBy)
 }
 
+// ReserveBatch reserves items of activity aid in order, each answered as Reserve would.
+func (r Redis) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error) {
+	return r.Store.ReserveBatch(ctx, aid, items, r.SellBy)
+}
+
 // Confirm pays a reserved order of uid.
 func (r Redis) Confirm(ctx context.Context, orderNo string, uid int64) error {
 	return r.Store.Confirm(ctx, orderNo, uid)

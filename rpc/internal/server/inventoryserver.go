@@ -33,6 +33,11 @@ func (s *InventoryServer) Reserve(ctx context.Context, in *inventory.ReserveReq)
 	return l.Reserve(in)
 }
 
+func (s *InventoryServer) ReserveBatch(ctx context.Context, in *inventory.ReserveBatchReq) (*inventory.ReserveBatchResp, error) {
+	l := logic.NewReserveBatchLogic(ctx, s.svcCtx)
+	return l.ReserveBatch(in)
+}
+
 func (s *InventoryServer) Confirm(ctx context.Context, in *inventory.OrderReq) (*inventory.OrderStateResp, error) {
 	l := logic.NewConfirmLogic(ctx, s.svcCtx)
 	return l.Confirm(in)
