@@ -38,15 +38,17 @@ type (
 		// ExpireReserved moves one order from reserved to expired inside session; false when
 		// it was no longer reserved (nothing changed).
 		ExpireReserved(ctx context.Context, session sqlx.Session, orderNo string) (bool, error)
-		// FindByRequest returns the order a buyer's request id made in an activity, inside
-		// session (ErrNotFound: none).
-		FindByRequest(ctx context.Context, session sqlx.Session, activityID, uid int64, requestID string) (*SeckillOrder, error)
+		// FindByRequests returns the orders that any of reqs (a buyer and a request id) made in
+		// an activity, inside session, in no particular order.
+		FindByRequests(ctx context.Context, session sqlx.Session, activityID int64,
+			reqs []OrderRequest) ([]*SeckillOrder, error)
 		// FindForUpdate returns an order by number, locking its row until session's
 		// transaction ends (ErrNotFound: none).
 		FindForUpdate(ctx context.Context, session sqlx.Session, orderNo string) (*SeckillOrder, error)
-		// SumHeld is the quantity a buyer holds in an activity (reserved and paid orders),
-		// inside session: the per-user limit of degrade mode.
-		SumHeld(ctx context.Context, session sqlx.Session, activityID, uid int64) (int64, error)
+		// SumHeldByUsers is the quantity each of uids holds in an activity (reserved and paid
+		// orders; a buyer holding nothing is absent), inside session: degrade mode's per-user limit.
+		SumHeldByUsers(ctx context.Context, session sqlx.Session, activityID int64,
+			uids []int64) (map[int64]int64, error)
 		// MoveStatus moves one order from status `from` to `to` inside session; false when
 		// it was not in `from` (nothing changed).
 		MoveStatus(ctx context.Context, session sqlx.Session, orderNo, from, to string) (bool, error)
@@ -198,19 +200,29 @@ func (m *customSeckillOrderModel) ExpireReserved(ctx context.Context, session sq
 	return n == 1, err
 }
 
-func (m *customSeckillOrderModel) FindByRequest(ctx context.Context, session sqlx.Session, activityID, uid int64,
-	requestID string) (*SeckillOrder, error) {
-	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `uid` = ? and `request_id` = ? limit 1",
-		seckillOrderRows, m.table)
-	var resp SeckillOrder
-	switch err := session.QueryRowCtx(ctx, &resp, query, activityID, uid, requestID); err {
-	case nil:
-		return &resp, nil
-	case sqlx.ErrNotFound:
-		return nil, ErrNotFound
-	default:
+// OrderRequest is a buyer and one of their request ids: the key of the order the request made.
+type OrderRequest struct {
+	Uid       int64
+	RequestId string
+}
+
+func (m *customSeckillOrderModel) FindByRequests(ctx context.Context, session sqlx.Session, activityID int64,
+	reqs []OrderRequest) ([]*SeckillOrder, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and (`uid`, `request_id`) in (%s)",
+		seckillOrderRows, m.table, strings.TrimSuffix(strings.Repeat("(?, ?), ", len(reqs)), ", "))
+	args := make([]any, 0, 1+2*len(reqs))
+	args = append(args, activityID)
+	for _, r := range reqs {
+		args = append(args, r.Uid, r.RequestId)
+	}
+	var resp []*SeckillOrder
+	if err := session.QueryRowsCtx(ctx, &resp, query, args...); err != nil {
 		return nil, err
 	}
+	return resp, nil
 }
 
 func (m *customSeckillOrderModel) FindForUpdate(ctx context.Context, session sqlx.Session, orderNo string) (*SeckillOrder, error) {
@@ -226,14 +238,30 @@ func (m *customSeckillOrderModel) FindForUpdate(ctx context.Context, session sql
 	}
 }
 
-func (m *customSeckillOrderModel) SumHeld(ctx context.Context, session sqlx.Session, activityID, uid int64) (int64, error) {
-	query := fmt.Sprintf("select coalesce(sum(`quantity`), 0) from %s where `activity_id` = ? and `uid` = ? "+
-		"and `status` in ('reserved', 'paid')", m.table)
-	var n int64
-	if err := session.QueryRowCtx(ctx, &n, query, activityID, uid); err != nil {
-		return 0, err
+func (m *customSeckillOrderModel) SumHeldByUsers(ctx context.Context, session sqlx.Session, activityID int64,
+	uids []int64) (map[int64]int64, error) {
+	held := make(map[int64]int64, len(uids))
+	if len(uids) == 0 {
+		return held, nil
 	}
-	return n, nil
+	query := fmt.Sprintf("select `uid`, sum(`quantity`) as `held` from %s where `activity_id` = ? and `uid` in (%s) "+
+		"and `status` in ('reserved', 'paid') group by `uid`", m.table, orderPlaceholders(len(uids)))
+	args := make([]any, 0, 1+len(uids))
+	args = append(args, activityID)
+	for _, u := range uids {
+		args = append(args, u)
+	}
+	var rows []struct {
+		Uid  int64 `db:"uid"`
+		Held int64 `db:"held"`
+	}
+	if err := session.QueryRowsCtx(ctx, &rows, query, args...); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		held[r.Uid] = r.Held
+	}
+	return held, nil
 }
 
 func (m *customSeckillOrderModel) MoveStatus(ctx context.Context, session sqlx.Session, orderNo, from, to string) (bool, error) {

@@ -18,6 +18,8 @@ var (
 	// errFenced: the activity's mode changed under the MySQL book (no longer mysql).
 	errFenced = xerr.New(xerr.Busy, "the activity is no longer in degrade mode, retry with the same request_id")
 	errBusy   = xerr.New(xerr.Busy, "degrade mode: too many requests into MySQL, retry with the same request_id")
+	// errMoved: the inventory row changed under its lock (cannot happen while every writer of it takes the lock).
+	errMoved = errors.New("degrade mode: the inventory row changed under its lock")
 )
 
 // Conn opens the connection the MySQL book sells on: a business outcome returned from its transactions
@@ -87,88 +89,150 @@ func (b *MySQL) tx(ctx context.Context, aid int64, fn func(ctx context.Context, 
 	return xerr.Unavailable(err)
 }
 
-// Reserve reserves qty for uid in one transaction: the fence, a replay of the request id, the window,
-// the per-user limit, the conditional stock update, the order row.
+// Reserve reserves qty for uid, idempotent per request id: a batch of one.
 func (b *MySQL) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	for _, err := range []error{domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),
-		domain.CheckRequestID(requestID)} {
-		if err != nil {
-			return stock.Reservation{}, err
+	res, err := b.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
+	if err != nil {
+		return stock.Reservation{}, err
+	}
+	return res[0].Reservation, res[0].Err
+}
+
+// ReserveBatch reserves items of activity aid in order, each answered as Reserve would, in one
+// fenced transaction; err (the fence, a dependency) fails the whole batch and changes nothing.
+func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult,
+	error) {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return nil, err
+	}
+	out := make([]stock.ReserveResult, len(items))
+	var valid []int // the items whose values pass the checks, in order
+	for i, it := range items {
+		if out[i].Err = checkItem(it); out[i].Err == nil {
+			valid = append(valid, i)
 		}
+	}
+	if len(valid) == 0 {
+		return out, nil
 	}
 	act, err := b.Activities.FindOne(ctx, uint64(aid))
 	if errors.Is(err, model.ErrNotFound) {
-		return stock.Reservation{}, xerr.ErrActivityNotFound
+		return nil, xerr.ErrActivityNotFound
 	}
 	if err != nil {
-		return stock.Reservation{}, xerr.Unavailable(err)
+		return nil, xerr.Unavailable(err)
 	}
-	var res stock.Reservation
 	err = b.tx(ctx, aid, func(ctx context.Context, s sqlx.Session) error {
-		o, err := b.Orders.FindByRequest(ctx, s, aid, uid, requestID)
-		if err == nil {
-			book, err := b.Inventory.FindBook(ctx, s, aid)
-			if err != nil {
-				return err
-			}
-			res = stock.Reservation{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
-				ExpireAt: o.ExpireAt * 1000, CreatedAt: o.PlacedAt * 1000, Remaining: int64(book.Available), Replay: true}
-			return nil
-		}
-		if !errors.Is(err, model.ErrNotFound) {
-			return err
-		}
-		nowMs := time.Now().UnixMilli()
-		if nowMs < act.StartTime*1000 {
-			return xerr.ErrNotStarted
-		}
-		if nowMs >= act.EndTime*1000 {
-			return xerr.ErrEnded
-		}
-		held, err := b.Orders.SumHeld(ctx, s, aid, uid)
+		return b.reserve(ctx, s, act, items, valid, out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func checkItem(it stock.ReserveItem) error {
+	for _, err := range []error{domain.CheckUID(it.UID), domain.CheckQuantity(it.Qty),
+		domain.CheckRequestID(it.RequestID)} {
 		if err != nil {
 			return err
 		}
-		if held+qty > int64(act.PerUserLimit) {
-			return xerr.ErrLimitExceeded
+	}
+	return nil
+}
+
+// reserve answers items[valid] into out inside the fenced transaction s, each as a single
+// reservation run after the ones before it would: the book, the replays and the buyers'
+// holdings are read once, the stock taken in one UPDATE and the new orders written in one INSERT.
+func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity, items []stock.ReserveItem,
+	valid []int, out []stock.ReserveResult) error {
+	aid := int64(act.Id)
+	book, err := b.Inventory.FindBook(ctx, s, aid) // stable: the fence holds the row's lock
+	if err != nil {
+		return err
+	}
+	reqs := make([]model.OrderRequest, len(valid))
+	for n, i := range valid {
+		reqs[n] = model.OrderRequest{Uid: items[i].UID, RequestId: items[i].RequestID}
+	}
+	found, err := b.Orders.FindByRequests(ctx, s, aid, reqs)
+	if err != nil {
+		return err
+	}
+	orders := make(map[model.OrderRequest]*model.SeckillOrder, len(valid))
+	for _, o := range found {
+		orders[model.OrderRequest{Uid: int64(o.Uid), RequestId: o.RequestId}] = o
+	}
+	nowMs := time.Now().UnixMilli()
+	var closed error // the window's answer to an item that is not a replay
+	switch {
+	case nowMs < act.StartTime*1000:
+		closed = xerr.ErrNotStarted
+	case nowMs >= act.EndTime*1000:
+		closed = xerr.ErrEnded
+	}
+	held, err := b.holdings(ctx, s, aid, closed, reqs, orders)
+	if err != nil {
+		return err
+	}
+	remaining, taken := int64(book.Available), int64(0)
+	expireAt := nowMs + int64(act.PayTimeoutSeconds)*1000
+	var placed []*model.SeckillOrder
+	for n, i := range valid {
+		it := items[i]
+		if o := orders[reqs[n]]; o != nil {
+			out[i] = stock.ReserveResult{Reservation: replay(o, remaining)}
+			continue
 		}
-		ok, err := b.Inventory.TakeAvailable(ctx, s, aid, qty)
+		switch {
+		case closed != nil:
+			out[i].Err = closed
+		case held[it.UID]+it.Qty > int64(act.PerUserLimit):
+			out[i].Err = xerr.ErrLimitExceeded
+		case remaining < it.Qty:
+			out[i].Err = xerr.ErrSoldOut
+		default:
+			remaining, taken, held[it.UID] = remaining-it.Qty, taken+it.Qty, held[it.UID]+it.Qty
+			o := &model.SeckillOrder{OrderNo: b.Store.NewOrderNo(aid), RequestId: it.RequestID,
+				ActivityId: uint64(aid), Uid: uint64(it.UID), Quantity: uint64(it.Qty), Status: domain.StateReserved,
+				ExpireAt: expireAt / 1000, PlacedAt: nowMs / 1000}
+			orders[reqs[n]], placed = o, append(placed, o)
+			out[i] = stock.ReserveResult{Reservation: stock.Reservation{OrderNo: o.OrderNo, Quantity: it.Qty,
+				Remaining: remaining, ExpireAt: expireAt, CreatedAt: nowMs, State: domain.StateReserved}}
+		}
+	}
+	if taken > 0 {
+		ok, err := b.Inventory.TakeAvailable(ctx, s, aid, taken)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return xerr.ErrSoldOut
+			return errMoved
 		}
-		expireAt := nowMs + int64(act.PayTimeoutSeconds)*1000
-		orderNo := b.Store.NewOrderNo(aid)
-		if err := b.Orders.InsertBatch(ctx, s, []*model.SeckillOrder{{OrderNo: orderNo, RequestId: requestID,
-			ActivityId: uint64(aid), Uid: uint64(uid), Quantity: uint64(qty), Status: domain.StateReserved,
-			ExpireAt: expireAt / 1000, PlacedAt: nowMs / 1000}}); err != nil {
-			return err
-		}
-		book, err := b.Inventory.FindBook(ctx, s, aid)
-		if err != nil {
-			return err
-		}
-		res = stock.Reservation{OrderNo: orderNo, Quantity: qty, Remaining: int64(book.Available),
-			ExpireAt: expireAt, CreatedAt: nowMs, State: domain.StateReserved}
-		return nil
-	})
-	return res, err
+	}
+	return b.Orders.InsertBatch(ctx, s, placed)
 }
 
-// ReserveBatch reserves items of activity aid in order, each answered as Reserve would.
-func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult,
-	error) {
-	out := make([]stock.ReserveResult, len(items))
-	for i, it := range items {
-		res, err := b.Reserve(ctx, aid, it.UID, it.Qty, it.RequestID)
-		if xerr.IsDependencyFailure(err) || errors.Is(err, errFenced) {
-			return nil, err
+// holdings reads what each buyer of reqs holds who may reserve (the window open, not a replay).
+func (b *MySQL) holdings(ctx context.Context, s sqlx.Session, aid int64, closed error, reqs []model.OrderRequest,
+	orders map[model.OrderRequest]*model.SeckillOrder) (map[int64]int64, error) {
+	var uids []int64
+	if closed == nil {
+		seen := map[int64]bool{}
+		for _, r := range reqs {
+			if orders[r] == nil && !seen[r.Uid] {
+				seen[r.Uid] = true
+				uids = append(uids, r.Uid)
+			}
 		}
-		out[i] = stock.ReserveResult{Reservation: res, Err: err}
 	}
-	return out, nil
+	return b.Orders.SumHeldByUsers(ctx, s, aid, uids)
+}
+
+// replay is the answer to a request that made order o: the order as it is, with remaining.
+func replay(o *model.SeckillOrder, remaining int64) stock.Reservation {
+	return stock.Reservation{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
+		ExpireAt: o.ExpireAt * 1000, CreatedAt: o.PlacedAt * 1000, Remaining: remaining, Replay: true}
 }
 
 // Confirm pays a reserved order of uid, with the Redis book's answers.
