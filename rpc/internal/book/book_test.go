@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
@@ -27,15 +28,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// sale is the activity a case sells: its stock, per-user limit, pay timeout and window.
+// sale is the activity a case sells: its stock, per-user limit, pay timeout and window; endsIn,
+// when set, moves the end to that long after the activity is created.
 type sale struct {
 	total, limit, payTimeout int64
 	start, end               time.Time
+	endsIn                   time.Duration
 }
 
 // open is a sale with the window open now.
 func open(total, limit, payTimeout int64) sale {
-	return sale{total, limit, payTimeout, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)}
+	return sale{total, limit, payTimeout, time.Now().Add(-time.Hour), time.Now().Add(time.Hour), 0}
 }
 
 // impl is one Book under test: its activities live in real MariaDB (both books read the activity
@@ -45,6 +48,9 @@ type impl struct {
 	book book.Book
 	// place creates the sale for this book and returns its activity id.
 	place func(t *testing.T, s sale) int64
+	// check fails the test unless the book's counters of activity aid add up to its stock and
+	// its locked and sold units are exactly its reserved and paid orders' units.
+	check func(t *testing.T, aid int64)
 }
 
 // impls builds both books on the test's own database and Redis key prefix.
@@ -73,6 +79,29 @@ func impls(t *testing.T) []impl {
 	mysql := &book.MySQL{DB: conn, Inventory: model.NewInventoryModel(conn),
 		Orders: model.NewSeckillOrderModel(conn), Activities: model.NewActivityModel(conn), Store: store,
 		Concurrency: 64}
+	checkMySQL := func(t *testing.T, aid int64) {
+		t.Helper()
+		b, err := mysql.Inventory.FindBook(ctx, db.Conn, aid)
+		if err != nil {
+			t.Fatalf("inventory of %d: %v", aid, err)
+		}
+		orders, err := mysql.Orders.FindStatesByActivity(ctx, db.Conn, aid)
+		if err != nil {
+			t.Fatalf("orders of %d: %v", aid, err)
+		}
+		var reserved, paid uint64
+		for _, o := range orders {
+			switch o.Status {
+			case domain.StateReserved:
+				reserved += o.Quantity
+			case domain.StatePaid:
+				paid += o.Quantity
+			}
+		}
+		if b.Available+b.Locked+b.Sold != b.Total || b.Locked != reserved || b.Sold != paid {
+			t.Errorf("MySQL book of %d: %+v, orders hold reserved=%d paid=%d", aid, *b, reserved, paid)
+		}
+	}
 	return []impl{
 		{"redis", book.Redis{Store: store}, func(t *testing.T, s sale) int64 {
 			aid := insert(t, s, model.ModeRedis)
@@ -82,8 +111,8 @@ func impls(t *testing.T) []impl {
 				t.Fatal(err)
 			}
 			return aid
-		}},
-		{"mysql", mysql, func(t *testing.T, s sale) int64 { return insert(t, s, model.ModeMySQL) }},
+		}, func(t *testing.T, aid int64) { (&stocktest.Env{T: t, Store: store}).CheckInvariant(aid) }},
+		{"mysql", mysql, func(t *testing.T, s sale) int64 { return insert(t, s, model.ModeMySQL) }, checkMySQL},
 	}
 }
 
@@ -113,12 +142,15 @@ func reserve(t *testing.T, b book.Book, aid, uid, qty int64, n int, w xerr.Code)
 	return r
 }
 
-// cases is the contract: what every Book answers, one case a fresh activity.
-var cases = []struct {
+// A contract case runs on a fresh activity of its sale.
+type contractCase struct {
 	name string
 	sale sale
 	run  func(t *testing.T, b book.Book, aid int64)
-}{
+}
+
+// cases is the contract: what every Book answers, one case a fresh activity.
+var cases = []contractCase{
 	{"a replay returns the order as it is", open(5, 2, 600), func(t *testing.T, b book.Book, aid int64) {
 		r := reserve(t, b, aid, 1, 1, 1, "OK")
 		if r.Replay || r.State != domain.StateReserved || r.Quantity != 1 || r.Remaining != 4 || r.OrderNo == "" {
@@ -150,9 +182,9 @@ var cases = []struct {
 		}
 		reserve(t, b, aid, 3, 1, 4, xerr.SoldOut)
 	}},
-	{"not started", sale{5, 1, 600, time.Now().Add(time.Hour), time.Now().Add(2 * time.Hour)},
+	{"not started", sale{5, 1, 600, time.Now().Add(time.Hour), time.Now().Add(2 * time.Hour), 0},
 		func(t *testing.T, b book.Book, aid int64) { reserve(t, b, aid, 1, 1, 1, xerr.NotStarted) }},
-	{"ended", sale{5, 1, 600, time.Now().Add(-2 * time.Hour), time.Now().Add(-time.Minute)},
+	{"ended", sale{5, 1, 600, time.Now().Add(-2 * time.Hour), time.Now().Add(-time.Minute), 0},
 		func(t *testing.T, b book.Book, aid int64) { reserve(t, b, aid, 1, 1, 1, xerr.Ended) }},
 	{"pay: again is no error, a paid order cannot be cancelled", open(5, 1, 600), func(t *testing.T, b book.Book,
 		aid int64) {
@@ -250,14 +282,21 @@ var cases = []struct {
 	}},
 }
 
-// TestContract runs every case against both books: the same answers from Redis and from MySQL.
+// TestContract runs every case (batch_test.go's included) against both books: the same answers
+// from Redis and from MySQL, and each book's counters adding up after every case.
 func TestContract(t *testing.T) {
 	for _, im := range impls(t) {
 		t.Run(im.name, func(t *testing.T) {
-			for _, c := range cases {
+			for _, c := range append(cases, batchCases...) {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					c.run(t, im.book, im.place(t, c.sale))
+					s := c.sale
+					if s.endsIn > 0 {
+						s.end = time.Now().Add(s.endsIn)
+					}
+					aid := im.place(t, s)
+					c.run(t, im.book, aid)
+					im.check(t, aid)
 				})
 			}
 		})
