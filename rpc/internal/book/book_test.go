@@ -47,21 +47,21 @@ type impl struct {
 	name string
 	book book.Book
 	// place creates the sale for this book and returns its activity id.
-	place func(t *testing.T, s sale) int64
+	place func(t testing.TB, s sale) int64
 	// check fails the test unless the book's counters of activity aid add up to its stock and
 	// its locked and sold units are exactly its reserved and paid orders' units.
-	check func(t *testing.T, aid int64)
+	check func(t testing.TB, aid int64)
 }
 
 // impls builds both books on the test's own database and Redis key prefix.
-func impls(t *testing.T) []impl {
+func impls(t testing.TB) []impl {
 	db := testenv.MySQL(t)
 	rds, keys := testenv.Redis(t)
 	store := stock.NewStore(rds, keys)
 	if err := store.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
-	insert := func(t *testing.T, s sale, mode string) int64 {
+	insert := func(t testing.TB, s sale, mode string) int64 {
 		res, err := db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, "+
 			"pay_timeout_seconds) VALUES (7, 'kettle', ?, ?, ?, ?, ?)", s.total, s.start.Unix(), s.end.Unix(),
 			s.limit, s.payTimeout)
@@ -79,7 +79,7 @@ func impls(t *testing.T) []impl {
 	mysql := &book.MySQL{DB: conn, Inventory: model.NewInventoryModel(conn),
 		Orders: model.NewSeckillOrderModel(conn), Activities: model.NewActivityModel(conn), Store: store,
 		Concurrency: 64}
-	checkMySQL := func(t *testing.T, aid int64) {
+	checkMySQL := func(t testing.TB, aid int64) {
 		t.Helper()
 		b, err := mysql.Inventory.FindBook(ctx, db.Conn, aid)
 		if err != nil {
@@ -103,7 +103,7 @@ func impls(t *testing.T) []impl {
 		}
 	}
 	return []impl{
-		{"redis", book.Redis{Store: store}, func(t *testing.T, s sale) int64 {
+		{"redis", book.Redis{Store: store}, func(t testing.TB, s sale) int64 {
 			aid := insert(t, s, model.ModeRedis)
 			if _, _, err := store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "kettle", Total: s.total,
 				Remaining: s.total, Start: s.start.Unix(), End: s.end.Unix(), Limit: s.limit, PayTimeout: s.payTimeout,
@@ -111,8 +111,8 @@ func impls(t *testing.T) []impl {
 				t.Fatal(err)
 			}
 			return aid
-		}, func(t *testing.T, aid int64) { (&stocktest.Env{T: t, Store: store}).CheckInvariant(aid) }},
-		{"mysql", mysql, func(t *testing.T, s sale) int64 { return insert(t, s, model.ModeMySQL) }, checkMySQL},
+		}, func(t testing.TB, aid int64) { (&stocktest.Env{T: t, Store: store}).CheckInvariant(aid) }},
+		{"mysql", mysql, func(t testing.TB, s sale) int64 { return insert(t, s, model.ModeMySQL) }, checkMySQL},
 	}
 }
 
