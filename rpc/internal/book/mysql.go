@@ -99,7 +99,7 @@ func (b *MySQL) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 }
 
 // ReserveBatch reserves items of activity aid in order, each answered as Reserve would, in one
-// fenced transaction; err (the fence, a dependency) fails the whole batch and changes nothing.
+// fenced transaction; err (the fence, an unknown activity, a dependency) fails the whole batch, changing nothing.
 func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult,
 	error) {
 	if err := domain.CheckActivityID(aid); err != nil {
