@@ -20,8 +20,10 @@ import (
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
-// countingProxy forwards TCP to target and counts the bytes clients send: every MySQL
-// query the service makes goes through it, so 0 bytes is 0 reads.
+// countingProxy forwards TCP to target and counts the bytes of the commands clients send:
+// every MySQL query the service makes goes through it, so 0 bytes is 0 reads. A COM_PING
+// (the service's dependency probe, every Probe.Interval) and a connection's handshake read
+// nothing and are not counted.
 type countingProxy struct {
 	l    net.Listener
 	sent atomic.Int64
@@ -65,8 +67,20 @@ type byteCounter struct {
 }
 
 func (c byteCounter) Write(p []byte) (int, error) {
-	c.n.Add(int64(len(p)))
+	if !readsNothing(p) {
+		c.n.Add(int64(len(p)))
+	}
 	return c.w.Write(p)
+}
+
+// readsNothing says whether p, what a client sent, starts with a packet that is no query: a
+// handshake's (sequence number above 0) or exactly one COM_PING (payload length 1, command 0x0e).
+func readsNothing(p []byte) bool {
+	const header = 4 // payload length (3 bytes, little endian), sequence number
+	if len(p) <= header {
+		return false
+	}
+	return p[3] != 0 || len(p) == header+1 && p[0] == 1 && p[1] == 0 && p[2] == 0 && p[4] == 0x0e
 }
 
 // Unknown activity ids and forged order numbers are answered without a MySQL read once

@@ -76,6 +76,8 @@ type Fence struct {
 	reads     syncx.SingleFlight // set by flight
 	mu        sync.Mutex
 	views     map[int64]*view
+	// recovering: the activities whose hand-back to Redis runs here (recoverAsync).
+	recovering map[int64]bool
 	// life guards stop, done and stopped: go-zero's service group may call Stop before Start.
 	life    sync.Mutex
 	stop    chan struct{}

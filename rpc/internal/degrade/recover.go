@@ -5,13 +5,21 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+	"github.com/zeromicro/go-zero/core/threading"
 
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
 
-// modeLockSeconds is the lease of the lock one instance holds while it hands an activity back to Redis.
-const modeLockSeconds = 6
+const (
+	// modeLockSeconds is the lease of the lock one instance holds while it hands an activity back to Redis.
+	modeLockSeconds = 6
+	// maxHandBack bounds the rebuild of one hand-back; the next recovery pass tries again.
+	maxHandBack = 5 * time.Minute
+	// maxRecoveries bounds the hand-backs one instance runs at once.
+	maxRecoveries = 8
+)
 
 // Recover hands activity aid back to Redis under its mode lock: mode mysql → rebuilding,
 // forget what Redis holds of it, rebuild it from MySQL, mode redis.
@@ -23,6 +31,14 @@ func (f *Fence) Recover(ctx context.Context, aid int64) error {
 	if err != nil || !ok {
 		return err // another instance is at it (or Redis is not answering yet)
 	}
+	ctx, release := hold(ctx, aid, lock)
+	defer release()
+	return f.handBack(ctx, aid)
+}
+
+// hold renews the held mode lock every third of its lease until release, which also releases
+// it; a renewal that fails cancels the returned context.
+func hold(ctx context.Context, aid int64, lock *redis.RedisLock) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	renewed := make(chan struct{})
 	go func() {
@@ -42,13 +58,17 @@ func (f *Fence) Recover(ctx context.Context, aid int64) error {
 			}
 		}
 	}()
-	defer func() {
+	return ctx, func() {
 		cancel()
 		<-renewed
 		if _, err := lock.ReleaseCtx(context.Background()); err != nil {
 			logx.Errorf("degrade: activity %d: release mode lock (it lapses in %ds): %v", aid, modeLockSeconds, err)
 		}
-	}()
+	}
+}
+
+// handBack is Recover's work, run while the mode lock is held.
+func (f *Fence) handBack(ctx context.Context, aid int64) error {
 	mode, err := f.Inventory.FindMode(ctx, aid)
 	if err != nil {
 		return err
@@ -76,21 +96,8 @@ func (f *Fence) Recover(ctx context.Context, aid int64) error {
 	if err := f.Store.Recovery().Forget(ctx, aid); err != nil {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	for {
-		_, err := f.Rebuild.Stock(rctx, aid)
-		if err == nil {
-			break
-		}
-		if xerr.CodeOf(err) != xerr.Busy || rctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-rctx.Done():
-			return rctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := f.rebuild(ctx, aid); err != nil {
+		return err
 	}
 	switched, err := f.Inventory.SwitchMode(ctx, aid, model.ModeRebuilding, model.ModeRedis)
 	if err != nil {
@@ -103,6 +110,23 @@ func (f *Fence) Recover(ctx context.Context, aid int64) error {
 	}
 	f.observe(aid, model.ModeRedis, time.Now())
 	return nil
+}
+
+// rebuild waits for the loader's rebuild of activity aid, retrying its BUSY answers for up to maxHandBack.
+func (f *Fence) rebuild(ctx context.Context, aid int64) error {
+	ctx, cancel := context.WithTimeout(ctx, maxHandBack)
+	defer cancel()
+	for {
+		_, err := f.Rebuild.Stock(ctx, aid)
+		if err == nil || xerr.CodeOf(err) != xerr.Busy || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Start runs the recovery loop: every RecoverMs it hands the activities seen degraded back to Redis once it answers.
@@ -122,8 +146,10 @@ func (f *Fence) Start() {
 		<-stop
 		cancel() // a recovery in progress stops; the mode lock lapses
 	}()
+	runner := threading.NewTaskRunner(maxRecoveries)
 	go func() {
 		defer close(done)
+		defer runner.Wait() // the hand-backs running end with ctx
 		t := time.NewTicker(time.Duration(f.Conf.RecoverMs) * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -143,12 +169,34 @@ func (f *Fence) Start() {
 				continue
 			}
 			for _, aid := range ids {
-				if err := f.Recover(ctx, aid); err != nil {
-					logx.Errorf("degrade: activity %d: back to Redis: %v", aid, err)
-				}
+				f.recoverAsync(ctx, runner, aid)
 			}
 		}
 	}()
+}
+
+// recoverAsync runs Recover of activity aid on runner unless one runs for it already or runner is full.
+func (f *Fence) recoverAsync(ctx context.Context, runner *threading.TaskRunner, aid int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.recovering[aid] {
+		return
+	}
+	err := runner.ScheduleImmediately(func() {
+		if err := f.Recover(ctx, aid); err != nil {
+			logx.Errorf("degrade: activity %d: back to Redis: %v", aid, err)
+		}
+		f.mu.Lock()
+		delete(f.recovering, aid)
+		f.mu.Unlock()
+	})
+	if err != nil {
+		return // maxRecoveries run: a later pass schedules it
+	}
+	if f.recovering == nil {
+		f.recovering = map[int64]bool{}
+	}
+	f.recovering[aid] = true
 }
 
 // Stop ends the recovery loop; after it, Start does nothing.

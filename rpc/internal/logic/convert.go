@@ -3,6 +3,7 @@ package logic
 import (
 	"errors"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -74,4 +75,38 @@ func toExpireDueResp(done []string, err error) (*inventory.ExpireDueResp, error)
 		return nil, err
 	}
 	return &inventory.ExpireDueResp{Expired: int64(len(done)), OrderNos: done}, nil
+}
+
+// toReserveItems checks a batch's bounds; each item's own values are checked as a single reservation's.
+func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) {
+	if err := domain.CheckActivityID(in.ActivityId); err != nil {
+		return nil, err
+	}
+	if len(in.Items) < 1 || len(in.Items) > stock.MaxReserveBatch {
+		return nil, xerr.Newf(xerr.InvalidArgument, "a batch holds 1..%d items, not %d", stock.MaxReserveBatch,
+			len(in.Items))
+	}
+	items := make([]stock.ReserveItem, len(in.Items))
+	for i, it := range in.Items {
+		items[i] = stock.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId}
+	}
+	return items, nil
+}
+
+// toReserveBatchResp answers each item with its reservation or its error's code and message.
+func toReserveBatchResp(res []stock.ReserveResult, err error) (*inventory.ReserveBatchResp, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := &inventory.ReserveBatchResp{Results: make([]*inventory.ReserveResult, len(res))}
+	for i, r := range res {
+		resp, err := toReserveResp(r.Reservation, r.Err)
+		if err != nil {
+			e := xerr.FromStatus(xerr.ToStatus(err))
+			out.Results[i] = &inventory.ReserveResult{Code: string(e.Code), Msg: e.Msg}
+			continue
+		}
+		out.Results[i] = &inventory.ReserveResult{Reservation: resp}
+	}
+	return out, nil
 }
