@@ -38,7 +38,7 @@ func TestHistBuckets(t *testing.T) {
 // mean exactly, each percentile within its bucket's width (0.8%) above the exact one.
 func TestHistMatchesSamples(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 2, 7, 100, 200_000} {
+	for _, n := range []int{1, 2, 7, 100, 50_000} {
 		samples := make([]time.Duration, n)
 		var h LatencyHist
 		for i := range samples {
@@ -71,17 +71,17 @@ func TestHistMatchesSamples(t *testing.T) {
 	}
 }
 
-// A million buyers' latencies cost the recorder nothing more than a few: it keeps no
-// sample, only the histogram.
-func TestRecorderMillion(t *testing.T) {
+// Many buyers' latencies cost the recorder nothing more than a few: it keeps no sample,
+// only the histogram.
+func TestRecorderMany(t *testing.T) {
 	start := time.Now()
 	r := newRecorder(start)
-	for i := range 1_000_000 {
+	for i := range 200_000 {
 		r.add(start.Add(time.Duration(i)*time.Microsecond), time.Duration(i%5000)*time.Microsecond, CodeSoldOut)
 	}
 	lat, codes, tl := r.snapshot()
 	s := lat.Summary()
-	if s.Count != 1_000_000 || codes[CodeSoldOut] != 1_000_000 || len(tl) != 1 || tl[0].SoldOut != 1_000_000 {
+	if s.Count != 200_000 || codes[CodeSoldOut] != 200_000 || len(tl) != 1 || tl[0].SoldOut != 200_000 {
 		t.Fatalf("summary %+v, codes %v, %d seconds", s, codes, len(tl))
 	}
 	if s.P50 < 2499*time.Microsecond || s.P50 > 2521*time.Microsecond || s.Max != 4999*time.Microsecond {
