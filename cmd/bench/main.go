@@ -1,9 +1,11 @@
 // Command bench is `make bench`: Go benchmarks (stock.Reserve vs raw EVALSHA, the writer's
 // group commit vs one transaction per event, the batched writer) and a short loopback load
 // run against the standalone system beside bare go-zero baselines (reservations, sold-out
-// rejections, a sold-out storm, writer / reservation rate), then degrade mode (the MySQL
+// rejections, reservations beside the bare handler, a sold-out storm, writer / reservation
+// rate), Redis time per reservation (INFO commandstats, batches of 32 beside batches of 1), then degrade mode (the MySQL
 // book beside the Redis path on one inventory instance whose Redis is cut, and a sweep
-// of its semaphore), printed as ratios from one run (devkit/benchrun). Run it from the repository root. `make bench` runs it twice: in
+// of its semaphore), printed as ratios from one run (devkit/benchrun); -json prints the document
+// alone on stdout (go-zero's log lines go to -logs). Run it from the repository root. `make bench` runs it twice: in
 // the benchmark profile, then with -mode pro -no-go (go-zero's load shedding on).
 //
 //	make bench
@@ -47,6 +49,10 @@ func main() {
 	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
 	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")
 	flag.BoolVar(&cfg.SkipHTTP, "no-http", false, "leave out the HTTP measurements")
+	flag.BoolVar(&cfg.SkipRedis, "no-redis", false, "leave out the Redis time per reservation (INFO commandstats)")
+	flag.IntVar(&cfg.RedisN, "redis-n", 4096, "Redis time per reservation: reservations per measurement")
+	flag.IntVar(&cfg.RedisBatch, "redis-batch", 32, "Redis time per reservation: the batch size measured beside batches of 1 (and twice it)")
+	flag.StringVar(&cfg.Standalone.KeyPrefix, "key-prefix", "", "Redis key prefix of the system (for a shared -redis)")
 	flag.BoolVar(&cfg.SkipDegrade, "no-degrade", false, "leave out degrade mode (the MySQL book beside the Redis path, the semaphore sweep)")
 	flag.IntVar(&cfg.DegradeClients, "degrade-c", 128, "degrade mode: concurrent buyers of each burst")
 	flag.IntVar(&cfg.DegradeRequests, "degrade-requests", 100000, "degrade mode: at most this many buyers per burst (count bound)")

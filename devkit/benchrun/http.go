@@ -25,7 +25,7 @@ const requestTimeout = 10 * time.Second
 // wait for reconciliation, so the pipeline has drained before the next measurement), the
 // bare handler, the gateway's sold-out rejections, and the sold-out storm (a sale of
 // Config.StormStock units to Config.StormBuyers buyers: every answer, reserved or sold out, counts)
-// beside the same bare handler.
+// beside the same bare handler; the reservations are a row beside the bare handler too.
 func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string) ([]Row, *Sale) {
 	// Distinct buyers per measurement and round (as the load generator derives them), so
 	// that neither per-user limits nor the per-user rate limit carry over.
@@ -152,13 +152,21 @@ func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiser
 		storm.Error = "no baseline: " + rejects.Error
 	}
 
-	reserve.compute()
-	rejects.compute()
-	storm.compute()
+	// The same reservations beside the bare handler: the whole stack's cost over go-zero's floor.
+	vsBare := Row{Label: "reservations vs bare", Subject: reserve.Subject, Baseline: rejects.Baseline}
+	switch {
+	case reserve.Error != "":
+		vsBare.Error = reserve.Error
+	case rejects.Error != "" && rejects.Baseline.Rate == 0:
+		vsBare.Error = "no baseline: " + rejects.Error
+	}
+	for _, r := range []*Row{&reserve, &vsBare, &rejects, &storm} {
+		r.compute()
+	}
 	*notes = append(*notes,
 		"the gateway is driven by devkit/loadgen (one attempt per buyer, no retries); the baselines by devkit/baseline.Load with the same transport settings, concurrency, bounds and per-request client work (a buyer token minted, a JSON body encoded)",
 		"counted: gateway reservations = 200 with a decoded reservation body (each then paid and read back by its order_no in the sale's checks), gateway rejections = SOLD_OUT; echo = 200 with a non-empty order_no; bare = 200 {\"code\":\"SOLD_OUT\"}; everything else is listed as other and not counted")
-	return []Row{reserve, rejects, storm}, verdict
+	return []Row{reserve, vsBare, rejects, storm}, verdict
 }
 
 // soldOutActivity creates an activity of one unit and sells it (a one-buyer sale, paid).

@@ -24,10 +24,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/load"
+	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/standalone"
+	"github.com/seckill/seckill/internal/stock"
 )
 
 // Config is one bench run.
@@ -42,6 +45,10 @@ type Config struct {
 	GoTestTimeout time.Duration // per `go test` (default 3m)
 	StockN        int           // -benchtime of Reserve / RawEvalsha (default 20000)
 	WriterN       int           // -benchtime of the writer benchmarks (default 4000)
+
+	// The "redis us per reservation" row (redisus.go): RedisN reservations per measurement,
+	// in batches of RedisBatch (and twice that) beside batches of one (default 4096, 32).
+	RedisN, RedisBatch int
 
 	Concurrency int           // HTTP clients in flight (default 64)
 	Requests    int           // per HTTP measurement: the count bound (default 10000)
@@ -66,6 +73,7 @@ type Config struct {
 	SkipGo      bool // leave out the Go benchmarks
 	SkipHTTP    bool // leave out the HTTP measurements
 	SkipDegrade bool // leave out degrade mode
+	SkipRedis   bool // leave out the Redis time per reservation
 
 	Log io.Writer // progress (default: discarded)
 }
@@ -88,6 +96,12 @@ func (c *Config) defaults() {
 	}
 	if c.WriterN == 0 {
 		c.WriterN = 4000
+	}
+	if c.RedisN == 0 {
+		c.RedisN = 4096
+	}
+	if c.RedisBatch == 0 {
+		c.RedisBatch = 32
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 64
@@ -143,6 +157,9 @@ func (c *Config) validate() error {
 	if c.Rounds < 1 {
 		return fmt.Errorf("rounds (%d) must be positive", c.Rounds)
 	}
+	if c.RedisN < 1 || c.RedisBatch < 1 || 2*c.RedisBatch > stock.MaxReserveBatch {
+		return fmt.Errorf("redis n (%d) must be positive, redis batch (%d) within 1..%d", c.RedisN, c.RedisBatch, stock.MaxReserveBatch/2)
+	}
 	if c.Concurrency < 1 || c.Requests < 1 || c.MaxDuration <= 0 || c.StockN < 1 || c.WriterN < 1 {
 		return fmt.Errorf("concurrency (%d), requests (%d), max duration (%s), stock n (%d) and writer n (%d) must be positive",
 			c.Concurrency, c.Requests, c.MaxDuration, c.StockN, c.WriterN)
@@ -175,6 +192,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		// Process-wide and before any server exists: see profile.
 		load.Disable()
 	}
+	if err := setUpLogs(sc); err != nil {
+		return nil, fmt.Errorf("go-zero's logger: %w", err)
+	}
 	logf("starting the standalone system (go-zero Mode %s)", sc.Mode)
 	sys, err := standalone.Start(ctx, sc)
 	if err != nil {
@@ -187,6 +207,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	extra := map[string]Measurement{}
 	if !cfg.SkipGo {
 		res.Rows = append(res.Rows, goRows(ctx, &cfg, sys, logf, &res.Notes, extra)...)
+	}
+	if !cfg.SkipRedis && ctx.Err() == nil {
+		res.Rows = append(res.Rows, redisRow(ctx, &cfg, sys.RedisAddr, logf, &res.Notes))
 	}
 	if !cfg.SkipHTTP {
 		rows, sale := httpRows(ctx, &cfg, sys, ac, logf, &res.Notes)
@@ -254,6 +277,27 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// setUpLogs sets go-zero's process-wide logger up as the services would (the first SetUp
+// holds for the process), before any of them logs: the inventory service logs while it is
+// built, before its own SetUp, and go-zero's default writer is stdout, where -json's
+// document goes. Without a LogDir the lines go to stderr.
+func setUpLogs(sc standalone.Config) error {
+	var c logx.LogConf
+	if err := conf.FillDefault(&c); err != nil {
+		return err
+	}
+	c.Level, c.Encoding, c.Stat = sc.LogLevel, "plain", false
+	if sc.LogDir != "" {
+		c.Mode, c.Path = "file", sc.LogDir
+		return logx.SetUp(c)
+	}
+	if err := logx.SetUp(c); err != nil {
+		return err
+	}
+	logx.SetWriter(logx.NewWriter(os.Stderr))
+	return nil
 }
 
 // noShed reports whether mode is one of go-zero's modes without load shedding.

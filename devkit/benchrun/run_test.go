@@ -23,7 +23,7 @@ func TestRunTiny(t *testing.T) {
 	var progress strings.Builder
 	const n = 150
 	res, err := Run(ctx, Config{
-		Dir: "../..", SkipGo: true, SkipDegrade: true, // degrade mode: TestRunDegradeTiny
+		Dir: "../..", SkipGo: true, SkipDegrade: true, SkipRedis: true, // TestRunDegradeTiny, TestRedisRowTiny
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
 		Rounds: 2, Log: &progress,
@@ -40,8 +40,15 @@ func TestRunTiny(t *testing.T) {
 	if res.Profile.Name != "noshed-dev" || res.Sale == nil || !res.Sale.OK {
 		t.Fatalf("profile %q, sale %+v", res.Profile.Name, res.Sale)
 	}
-	if len(res.Rows) != 3 {
-		t.Fatalf("%d rows, want reservations, rejections and the storm", len(res.Rows))
+	var labels []string
+	for _, row := range res.Rows {
+		labels = append(labels, row.Label)
+	}
+	if want := []string{"reservations", "reservations vs bare", "sold-out rejections", "sold-out storm"}; !slices.Equal(labels, want) {
+		t.Fatalf("rows %q, want %q", labels, want)
+	}
+	if vs := res.Rows[1]; vs.Subject.Name != res.Rows[0].Subject.Name || vs.Baseline.Name != res.Rows[2].Baseline.Name {
+		t.Errorf("reservations vs bare: %q beside %q, want the reservations beside the bare handler", vs.Subject.Name, vs.Baseline.Name)
 	}
 	for _, row := range res.Rows {
 		for i, m := range []Measurement{row.Subject, row.Baseline} {

@@ -65,17 +65,21 @@ type apiError struct {
 	Msg  string `json:"msg"`
 }
 
-// call sends one request and decodes a 200 body into out. It returns the outcome word
+// call sends one request (body: a value to encode, or JSON bytes) and decodes a 200 body into out. It returns the outcome word
 // (CodeOK, the API's code, CodeTransport, or HTTP_<status> when the error body has no code)
 // and how long the exchange took; err is non-nil for anything but a 200.
 func (c *client) call(ctx context.Context, method, path, token string, body, out any) (code string, took time.Duration, err error) {
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	switch b := body.(type) {
+	case nil:
+	case []byte: // already JSON
+		rd = bytes.NewReader(b)
+	default:
+		b2, err := json.Marshal(body)
 		if err != nil {
 			return "", 0, err
 		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(b2)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()

@@ -60,6 +60,13 @@ type Config struct {
 	Progress io.Writer // progress bar and phase lines; nil for none
 }
 
+// Bounds of one run: its buyers are minted and sent one by one and only the reserved ones
+// are kept, so memory grows with the stock, not the buyers.
+const (
+	MaxBuyers      = 10_000_000
+	MaxConcurrency = 10_000
+)
+
 // Defaults fills unset fields.
 func (c *Config) Defaults() {
 	if c.BaseURL == "" {
@@ -119,8 +126,9 @@ func (c *Config) Validate() error {
 	if c.MerchantToken == "" && c.MerchantSecret == "" {
 		errs = append(errs, errors.New("a merchant token or merchant secret is needed"))
 	}
-	if c.Buyers < 1 || c.Concurrency < 1 {
-		errs = append(errs, fmt.Errorf("buyers (%d) and concurrency (%d) must be >= 1", c.Buyers, c.Concurrency))
+	if c.Buyers < 1 || c.Concurrency < 1 || c.Buyers > MaxBuyers || c.Concurrency > MaxConcurrency {
+		errs = append(errs, fmt.Errorf("buyers (%d) and concurrency (%d) must be within 1..%d and 1..%d",
+			c.Buyers, c.Concurrency, MaxBuyers, MaxConcurrency))
 	}
 	if c.Quantity < 1 || c.Stock < 1 || c.PerUserLimit < 1 {
 		errs = append(errs, fmt.Errorf("stock (%d), quantity (%d) and per-user limit (%d) must be >= 1", c.Stock, c.Quantity, c.PerUserLimit))

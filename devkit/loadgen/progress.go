@@ -21,6 +21,10 @@ type progress struct {
 	done, attempts, reserved, soldOut, errs atomic.Int64
 
 	mu   sync.Mutex
+	last struct { // the previous line's attempts and time, for the rate since
+		attempts int64
+		at       time.Time
+	}
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -46,6 +50,7 @@ func (p *progress) phase(format string, args ...any) {
 
 func (p *progress) startBar(name string, total int) {
 	p.total, p.start = total, time.Now()
+	p.last.attempts, p.last.at = 0, p.start
 	if p.w == nil {
 		return
 	}
@@ -112,15 +117,23 @@ func bar(done, total int, width int) string {
 
 func (p *progress) draw() {
 	done := int(p.done.Load())
-	el := time.Since(p.start)
+	attempts := p.attempts.Load()
+	now := time.Now()
+	el := now.Sub(p.start)
 	rps := 0.0
 	if el > 0 {
-		rps = float64(p.attempts.Load()) / el.Seconds()
+		rps = float64(attempts) / el.Seconds()
 	}
-	line := fmt.Sprintf("%s %d/%d  reserved %d  sold out %d  errors %d  %.0f req/s  %s",
-		bar(done, p.total, 30), done, p.total, p.reserved.Load(), p.soldOut.Load(), p.errs.Load(), rps, el.Round(100*time.Millisecond))
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	recent := 0.0
+	if d := now.Sub(p.last.at); d > 0 {
+		recent = float64(attempts-p.last.attempts) / d.Seconds()
+	}
+	p.last.attempts, p.last.at = attempts, now
+	line := fmt.Sprintf("%s %d/%d  reserved %d  sold out %d  errors %d  %.0f req/s (now %.0f)  %s",
+		bar(done, p.total, 30), done, p.total, p.reserved.Load(), p.soldOut.Load(), p.errs.Load(), rps, recent,
+		el.Round(100*time.Millisecond))
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%s\033[K", line)
 	} else {

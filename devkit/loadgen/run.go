@@ -8,6 +8,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,6 +82,7 @@ type run struct {
 	cfg      Config
 	c        *client
 	merchant string
+	tokens   *buyerTokens
 	id       string // distinguishes this run's request_ids
 	r        *Report
 	prog     *progress
@@ -115,6 +117,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if g.merchant, err = authtoken.Merchant(cfg.MerchantSecret, cfg.MerchantID, 24*time.Hour); err != nil {
 			return nil, err
 		}
+	}
+	if g.tokens, err = newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1); err != nil {
+		return nil, err
 	}
 	if err := g.setup(ctx); err != nil {
 		return nil, err
@@ -225,15 +230,15 @@ func (g *run) reserve(ctx context.Context) []*held {
 	g.prog.endBar()
 
 	lat, codes, timeline := rec.snapshot()
-	g.r.Requests = len(lat)
+	g.r.Requests = lat.Count()
 	g.r.NotSent = int(notSent.Load())
 	g.r.Attempts = codes
 	g.r.Timeline = timeline
 	if g.r.ReserveDuration > 0 {
-		g.r.Throughput = float64(len(lat)) / g.r.ReserveDuration.Seconds()
+		g.r.Throughput = float64(lat.Count()) / g.r.ReserveDuration.Seconds()
 	}
-	g.r.Histogram = Histogram(lat, 40)
-	g.r.Latency = Summarize(lat)
+	g.r.Histogram = lat.Buckets(40)
+	g.r.Latency = lat.Summary()
 	for i, h := range orders {
 		if i == 0 || h.expireAt < g.r.EarliestExpire {
 			g.r.EarliestExpire = h.expireAt
@@ -247,12 +252,11 @@ func (g *run) reserve(ctx context.Context) []*held {
 // failure with the same request_id.
 func (g *run) buyer(ctx context.Context, rec *recorder, i int) (*held, string) {
 	uid := g.cfg.UIDBase + int64(i) + 1
-	token, err := authtoken.Buyer(g.cfg.BuyerSecret, uid, 24*time.Hour)
+	token, err := g.tokens.buyer(uid)
 	if err != nil {
 		return nil, "TOKEN_ERROR"
 	}
-	body := map[string]any{"activity_id": g.r.ActivityID, "quantity": g.cfg.Quantity,
-		"request_id": fmt.Sprintf("lg-%s-%d", g.id, i)}
+	body := reserveBody(g.r.ActivityID, g.cfg.Quantity, "lg-"+g.id+"-"+strconv.Itoa(i))
 	var resp reserveResp
 	code := g.withRetries(ctx, rec, func() (string, time.Duration) {
 		resp = reserveResp{}
@@ -264,6 +268,19 @@ func (g *run) buyer(ctx context.Context, rec *recorder, i int) (*held, string) {
 		return nil, code
 	}
 	return &held{orderNo: resp.OrderNo, token: token, expireAt: resp.ExpireAt, status: "reserved"}, code
+}
+
+// reserveBody is the JSON of a reservation, as encoding/json writes the map
+// {activity_id, quantity, request_id} (request ids are the run's own: no escaping needed).
+func reserveBody(aid, qty int64, requestID string) []byte {
+	b := make([]byte, 0, 96)
+	b = append(b, `{"activity_id":`...)
+	b = strconv.AppendInt(b, aid, 10)
+	b = append(b, `,"quantity":`...)
+	b = strconv.AppendInt(b, qty, 10)
+	b = append(b, `,"request_id":"`...)
+	b = append(b, requestID...)
+	return append(b, `"}`...)
 }
 
 // withRetries makes a call, recorded in rec, and retries it on BUSY / RATE_LIMITED /
@@ -524,7 +541,7 @@ func (g *run) pool(ctx context.Context, n int, fn func(i int)) {
 
 func opsOf(rec *recorder) Ops {
 	lat, codes, _ := rec.snapshot()
-	return Ops{Requests: len(lat), OK: codes[CodeOK], Codes: codes, Latency: Summarize(lat)}
+	return Ops{Requests: lat.Count(), OK: codes[CodeOK], Codes: codes, Latency: lat.Summary()}
 }
 
 func sum(m map[string]int) int {

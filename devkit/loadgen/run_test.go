@@ -281,6 +281,9 @@ func TestConfigValidate(t *testing.T) {
 		{"fractions over 1", func(c *Config) { c.PayFraction, c.CancelFraction = 0.7, 0.4 }, "fractions"},
 		{"negative fraction", func(c *Config) { c.CancelFraction = -0.1 }, "fractions"},
 		{"pay timeout too short", func(c *Config) { c.PayTimeout = 500 * time.Millisecond }, "pay timeout"},
+		{"a million buyers", func(c *Config) { c.Buyers, c.Concurrency = 1_000_000, 256 }, ""},
+		{"too many buyers", func(c *Config) { c.Buyers = MaxBuyers + 1 }, "buyers"},
+		{"too many clients", func(c *Config) { c.Concurrency = MaxConcurrency + 1 }, "concurrency"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := fakeConfig("http://127.0.0.1:1")
@@ -299,5 +302,48 @@ func TestDefaultPayTimeoutOutlastsReservePhase(t *testing.T) {
 	c.Defaults()
 	if c.PayTimeout <= c.MaxDuration {
 		t.Fatalf("pay timeout %s does not outlast the reserve phase bound %s", c.PayTimeout, c.MaxDuration)
+	}
+}
+
+// The default sale stays 20,000 buyers on 1,000 stock.
+func TestDefaultSale(t *testing.T) {
+	var c Config
+	c.Defaults()
+	if c.Buyers != 20000 || c.Stock != 1000 || c.Concurrency != 64 {
+		t.Fatalf("default sale: %d buyers, %d stock, %d clients", c.Buyers, c.Stock, c.Concurrency)
+	}
+}
+
+// The million-buyer sale's code path with a five-hundredth of its buyers, against the fake:
+// tokens minted per buyer (the fake verifies each), latencies in the histogram, every check
+// passing, the HTML report drawn from the histogram's bars. Every order is paid, so the
+// default pay timeout (past the generous time bound) costs no wait.
+func TestRunManyBuyersAgainstFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,000 requests")
+	}
+	f := newFakeAPI()
+	cfg := fakeConfig(f.server(t).URL)
+	cfg.Buyers, cfg.Stock, cfg.Concurrency, cfg.MaxDuration = 2_000, 100, 64, 5*time.Minute
+	cfg.PayTimeout, cfg.PayFraction, cfg.CancelFraction = 0, 1, 0
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	r.WriteText(&text)
+	if !r.OK() || r.Reserved != 100 || r.SoldOut != 1_900 || r.Requests != 2_000 || len(r.Errors) != 0 || r.Paid() != 100 {
+		t.Fatalf("reserved %d, sold out %d, requests %d, errors %v:\n%s", r.Reserved, r.SoldOut, r.Requests, r.Errors, text.String())
+	}
+	bars := 0
+	for _, b := range r.Histogram {
+		bars += b.Count
+	}
+	if r.Latency.Count != 2_000 || bars != 2_000 || len(r.Histogram) != 40 || r.Latency.P99 > r.Latency.Max {
+		t.Fatalf("latency %+v, %d bars holding %d", r.Latency, len(r.Histogram), bars)
+	}
+	var page bytes.Buffer
+	if err := r.WriteHTML(&page); err != nil || !strings.Contains(page.String(), "p99") {
+		t.Fatalf("HTML report: %v", err)
 	}
 }

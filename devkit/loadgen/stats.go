@@ -73,6 +73,16 @@ func Histogram(samples []time.Duration, n int) []Bucket {
 	for _, s := range samples {
 		lo, hi = min(lo, s), max(hi, s)
 	}
+	buckets, place := geometricBuckets(lo, hi, n)
+	for _, s := range samples {
+		buckets[place(s)].Count++
+	}
+	return buckets
+}
+
+// geometricBuckets are n empty buckets from lo to hi (the last includes hi), and the index
+// of the bucket holding a value within lo..hi.
+func geometricBuckets(lo, hi time.Duration, n int) ([]Bucket, func(time.Duration) int) {
 	// At least a factor of two between the edges, so that the bounds of n buckets are
 	// distinct nanoseconds even when every sample is equal.
 	lo = max(lo, time.Microsecond)
@@ -87,7 +97,7 @@ func Histogram(samples []time.Duration, n int) []Bucket {
 	}
 	buckets[0].Lo = 0
 	buckets[n-1].Hi = hi + 1
-	for _, s := range samples {
+	return buckets, func(s time.Duration) int {
 		i := 0
 		if s > lo {
 			i = int(math.Log(float64(s)/float64(lo)) / math.Log(ratio))
@@ -100,9 +110,8 @@ func Histogram(samples []time.Duration, n int) []Bucket {
 		for i < n-1 && s >= buckets[i].Hi {
 			i++
 		}
-		buckets[i].Count++
+		return i
 	}
-	return buckets
 }
 
 // Second is the reservation traffic of one second of the run, by completion time.
@@ -114,15 +123,15 @@ type Second struct {
 	Errors   int `json:"errors"` // every other outcome
 }
 
-// recorder collects the outcome and latency of every request of one kind; safe for
-// concurrent use.
+// recorder collects the outcome and latency of every request of one kind (the latencies
+// in a LatencyHist: a million buyers' cost a fixed few KB); safe for concurrent use.
 type recorder struct {
 	start time.Time
 
-	mu        sync.Mutex
-	latencies []time.Duration
-	codes     map[string]int
-	timeline  []Second
+	mu       sync.Mutex
+	lat      LatencyHist
+	codes    map[string]int
+	timeline []Second
 }
 
 func newRecorder(start time.Time) *recorder {
@@ -136,7 +145,7 @@ func (r *recorder) add(end time.Time, d time.Duration, code string) {
 	sec = max(sec, 0)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.latencies = append(r.latencies, d)
+	r.lat.Add(d)
 	r.codes[code]++
 	for len(r.timeline) <= sec {
 		r.timeline = append(r.timeline, Second{Second: len(r.timeline)})
@@ -154,12 +163,13 @@ func (r *recorder) add(end time.Time, d time.Duration, code string) {
 }
 
 // snapshot returns copies of what was recorded.
-func (r *recorder) snapshot() (lat []time.Duration, codes map[string]int, timeline []Second) {
+func (r *recorder) snapshot() (lat *LatencyHist, codes map[string]int, timeline []Second) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	codes = make(map[string]int, len(r.codes))
 	for k, v := range r.codes {
 		codes[k] = v
 	}
-	return append([]time.Duration(nil), r.latencies...), codes, append([]Second(nil), r.timeline...)
+	h := r.lat
+	return &h, codes, append([]Second(nil), r.timeline...)
 }

@@ -122,8 +122,8 @@ func TestRecorderTimeline(t *testing.T) {
 			t.Fatalf("second %d = %+v, want %+v", i, tl[i], want[i])
 		}
 	}
-	if len(lat) != 4 || codes[CodeSoldOut] != 2 || codes["BUSY"] != 1 || codes[CodeOK] != 1 {
-		t.Fatalf("latencies %d codes %v", len(lat), codes)
+	if lat.Count() != 4 || codes[CodeSoldOut] != 2 || codes["BUSY"] != 1 || codes[CodeOK] != 1 {
+		t.Fatalf("latencies %d codes %v", lat.Count(), codes)
 	}
 }
 
