@@ -7,7 +7,7 @@
 #   mq:  reads the events topic in group seckill-writer, writes the dead-letter topic.
 set -euo pipefail
 BOOTSTRAP=${BOOTSTRAP:-kafka-1:9092}
-PARTITIONS=${PARTITIONS:-24}
+PARTITIONS=${PARTITIONS:-6} # multinode/topology.yaml
 EVENTS=seckill-order-events
 DLQ=seckill-order-events-dlq
 GROUP=seckill-writer

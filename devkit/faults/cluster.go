@@ -35,7 +35,6 @@ type Topology struct {
 		Writer    int `json:",range=[2:8]"`
 		Gateway   int `json:",range=[2:8]"`
 	}
-	WriterConns int `json:",range=[1:64]"`
 }
 
 // LoadTopology reads a topology file.
@@ -172,7 +171,10 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	}
 	common(&w.ServiceConf)
 	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
-	w.Consumer.Conns = s.Topology.WriterConns
+	if n := w.Consumer.Conns * s.Topology.Instances.Writer; n > s.Topology.Kafka.Partitions {
+		return files, fmt.Errorf("mq.yaml: %d writers x Consumer.Conns %d is more members than the %d partitions",
+			s.Topology.Instances.Writer, w.Consumer.Conns, s.Topology.Kafka.Partitions)
+	}
 	w.Mysql.DataSource = s.MariaDB.DSN
 	w.Outbox.Redis, w.Outbox.KeyPrefix = inv.StockRedis, inv.KeyPrefix
 	w.Inventory.Etcd, w.Inventory.Endpoints = etcd, nil

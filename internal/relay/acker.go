@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +31,7 @@ type Acker struct {
 	rounds  map[int64][]*ackRound // per activity: rounds not yet run, the last one open
 	running map[int64]bool        // per activity: a goroutine runs its rounds
 	marks   map[int64]*ackMark    // per activity: what this Acker acknowledged (rollback check)
+	lost    map[int64]int64       // per activity: the epoch found rolled back, its stock hash not deleted yet
 }
 
 // ackMark is what an Acker acknowledged of one activity in one epoch: the highest change count
@@ -36,6 +39,7 @@ type Acker struct {
 type ackMark struct {
 	epoch int64
 	max   int64
+	maxID string           // the entry of seq max
 	seen  map[int64]string // seq -> entry id
 	order []int64          // seen's seqs, oldest first
 }
@@ -98,6 +102,15 @@ func (a *Acker) Ack(ctx context.Context, e stock.Entry) (err error) {
 		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
 		outcome = "invalid"
 		return fmt.Errorf("outbox entry %s of activity %d is not a valid event", e.ID, e.ActivityID)
+	}
+	if a.reissued(e) {
+		// Redis made this change under a count it had made an acknowledged one under: it
+		// lost writes, whether or not any check of its activity ran since (docs/DESIGN.md).
+		acksRolledBack.Inc()
+		outcome = "rolled_back"
+		a.lose(e.ActivityID, e.Epoch, e.Seq)
+		return xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
+			"retry with the same request_id", e.ActivityID)
 	}
 	err = sendTraced(ctx, a.events, a.topic, []kafkax.Message{it.msg}, []oteltrace.SpanContext{it.trace})
 	if err != nil {
@@ -180,12 +193,7 @@ func (a *Acker) run(aid int64) {
 			if r.lost = a.rolledBack(aid, r, seq); r.lost {
 				// Every call then finds the activity not warm and rebuilds it from MySQL,
 				// which has every acknowledged change once the writer drained Kafka.
-				gone, err := a.store.Recovery().Lost(ctx, aid, r.epoch)
-				if err == nil { // else the mark stays: the next round finds the loss again
-					a.forgetMark(aid) // the rebuild starts a new epoch
-				}
-				logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d "+
-					"(its change count is %d): stock hash deleted for a rebuild: %v (%v)", aid, r.epoch, seq, gone, err)
+				a.lose(aid, r.epoch, seq)
 			}
 		} else {
 			r.same = make([]bool, len(r.entries))
@@ -232,7 +240,9 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 			m.seen[e.Seq] = e.ID
 			m.order = append(m.order, e.Seq)
 		}
-		m.max = max(m.max, e.Seq)
+		if e.Seq > m.max {
+			m.max, m.maxID = e.Seq, e.ID
+		}
 	}
 	if n := len(m.order); n > 2*markWindow {
 		for _, q := range m.order[:n-markWindow] {
@@ -248,4 +258,88 @@ func (a *Acker) forgetMark(aid int64) {
 	a.mu.Lock()
 	delete(a.marks, aid)
 	a.mu.Unlock()
+}
+
+// reissued tells whether entry e, handed to the Acker, shows that Redis lost changes it
+// acknowledged: its activity is being dropped, or e's count and stream id disagree with the
+// highest acknowledged (in a Redis that keeps its writes both grow together), or e's count
+// was acknowledged for another entry.
+func (a *Acker) reissued(e stock.Entry) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ep, ok := a.lost[e.ActivityID]; ok && ep == e.Epoch {
+		return true
+	}
+	m := a.marks[e.ActivityID]
+	if m == nil || m.epoch != e.Epoch || e.Seq <= 0 || m.maxID == "" {
+		return false
+	}
+	if id, ok := m.seen[e.Seq]; ok {
+		return id != e.ID
+	}
+	return e.Seq != m.max && (e.Seq < m.max) != streamIDLess(e.ID, m.maxID)
+}
+
+// lostRetries bound how long lose retries the deletion (every lostRetryEvery): after that the
+// marks stay, and the next change of the activity finds the loss again.
+const (
+	lostRetries    = 100
+	lostRetryEvery = 200 * time.Millisecond
+)
+
+// lose has activity aid's stock hash deleted while it is still of epoch (stock.Recovery.Lost):
+// Redis lost changes this Acker acknowledged. Until it is, each change of that epoch answers
+// BUSY; the first attempt runs in the caller, the retries (a breaker still open) in the background.
+func (a *Acker) lose(aid, epoch, seq int64) {
+	a.mu.Lock()
+	if a.lost == nil {
+		a.lost = map[int64]int64{}
+	}
+	if ep, ok := a.lost[aid]; ok && ep == epoch {
+		a.mu.Unlock()
+		return
+	}
+	a.lost[aid] = epoch
+	a.mu.Unlock()
+	try := func(n int) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), ackCheckTimeout)
+		defer cancel()
+		gone, err := a.store.Recovery().Lost(ctx, aid, epoch)
+		if n == 0 || err == nil {
+			logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d (change count %d "+
+				"reissued or behind): stock hash deleted for a rebuild: %v (%v, attempt %d)", aid, epoch, seq, gone, err, n+1)
+		}
+		if err != nil && !errors.Is(err, stock.ErrNotWarm) && n < lostRetries {
+			return false
+		}
+		a.mu.Lock()
+		if err == nil || errors.Is(err, stock.ErrNotWarm) {
+			delete(a.marks, aid) // the rebuild starts a new epoch
+		}
+		delete(a.lost, aid)
+		a.mu.Unlock()
+		return true
+	}
+	if try(0) {
+		return
+	}
+	go func() {
+		for n := 1; !try(n); n++ {
+			time.Sleep(lostRetryEvery)
+		}
+	}()
+}
+
+// streamIDLess orders two stream entry ids ("ms-seq").
+func streamIDLess(x, y string) bool {
+	xm, xs := splitStreamID(x)
+	ym, ys := splitStreamID(y)
+	return xm < ym || xm == ym && xs < ys
+}
+
+func splitStreamID(id string) (ms, seq uint64) {
+	a, b, _ := strings.Cut(id, "-")
+	ms, _ = strconv.ParseUint(a, 10, 64)
+	seq, _ = strconv.ParseUint(b, 10, 64)
+	return ms, seq
 }

@@ -467,6 +467,56 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	rewarm() // newEnv's cleanup reads it
 }
 
+// Two inventory services, A and B, acknowledged seqs 1..6 between them (A the odd, B the even);
+// Redis rolls back to seq 2 (a failover to a replica that missed them), and the checks of the
+// changes after it fail (here Kafka refuses them; in the cluster table the Redis client's
+// breaker, still open from the outage), so no round runs while Redis reissues seqs 3..6 for
+// new entries, each to the Acker that did not acknowledge that seq. Each entry handed to an
+// Acker must still show the rollback (its seq below the highest acknowledged, its stream id
+// above that one's); before, the change after the outage was acknowledged from the
+// rolled-back book (the hash's count 7 above every acknowledged one): a resale.
+func TestAckerDetectsARollbackWhileItsChecksFail(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ka, kb := &kafka{}, &kafka{}
+	a, b := relay.NewAcker(ka, e.store), relay.NewAcker(kb, e.store)
+	uid := int64(0)
+	reserve := func(via *relay.Acker) error {
+		e.store.Outbox().SetAck(via.Ack)
+		uid++
+		_, err := e.store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("failover-req-%d", uid))
+		return err
+	}
+	for i := range 6 {
+		if err := reserve([]*relay.Acker{a, b}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.raw.HSet(ctx, e.keys.Stock(aid), "seq", 2).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ka.set(true, nil)
+	kb.set(true, nil)
+	for i := range 4 { // seqs 3..6 again: 3 to B, 4 to A, 5 to B, 6 to A
+		if err := reserve([]*relay.Acker{b, a}[i%2]); !busy(err) {
+			t.Fatalf("a change after the rollback while Kafka is down: %v, want BUSY", err)
+		}
+	}
+	if _, err := e.store.Stock(ctx, aid); !errors.Is(err, stock.ErrNotWarm) {
+		t.Fatalf("the rolled-back stock hash was not deleted for a rebuild: %v", err)
+	}
+	ka.set(false, nil)
+	kb.set(false, nil)
+	if err := reserve(b); !busy(err) {
+		t.Fatalf("the change after the outage: %v, want BUSY (the activity is rebuilt)", err)
+	}
+	now := time.Now().Unix() // newEnv's cleanup reads the stock hash
+	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000,
+		Remaining: 100000, Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The Acker's record of what it acknowledged of an activity is dropped once the activity
 // ended and the relay retired it; before, it stayed for the life of the process.
 func TestAckerForgetsRetiredActivities(t *testing.T) {

@@ -50,6 +50,12 @@ type Conf struct {
 	MaxInFlight int `json:",default=4096,range=[1:1000000]"`
 	// MaxWait is how long a fetch waits for MinBytes.
 	MaxWait time.Duration `json:",default=100ms"`
+	// SessionTimeout is how long the group coordinator keeps a silent member's partitions
+	// (kafka-go's default 30 s; brokers refuse less than group.min.session.timeout.ms, 6 s).
+	SessionTimeout time.Duration `json:",default=30s"`
+	// HeartbeatInterval is how often a member tells the coordinator it is alive (a third of
+	// SessionTimeout or less).
+	HeartbeatInterval time.Duration `json:",default=3s"`
 }
 
 // Group is Conns members of the consumer group in this process (a go-zero Service).
@@ -111,8 +117,10 @@ func New(kc kq.KqConf, c Conf, h Handler, opts ...Option) (*Group, error) {
 	for range kc.Conns {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: kc.Brokers, GroupID: kc.Group, Topic: kc.Topic,
 			StartOffset: start, MinBytes: kc.MinBytes, MaxBytes: kc.MaxBytes, MaxWait: c.MaxWait,
-			CommitInterval: 0, // synchronous commits: CommitMessages returns once Kafka has it
-			Dialer:         o.dialer,
+			CommitInterval:    0, // synchronous commits: CommitMessages returns once Kafka has it
+			SessionTimeout:    c.SessionTimeout,
+			HeartbeatInterval: c.HeartbeatInterval,
+			Dialer:            o.dialer,
 		})
 		g.members = append(g.members, &member{r: r, h: h, verify: o.verify, slots: make(chan struct{}, c.MaxInFlight),
 			parts: map[int]chan *entry{}, handed: g.handed})
