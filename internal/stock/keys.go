@@ -32,7 +32,6 @@ func (k Keys) wipe(aid int64) (keys []string, order, user string) {
 // Stock is the hash `total remaining locked sold start end limit ttl sku name exp`.
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 
-
 // Order is the hash `uid qty state expire_at request_id created_at`.
 func (k Keys) Order(aid int64, orderNo string) string { return k.base(aid) + "order:" + orderNo }
 
