@@ -258,7 +258,7 @@ func TestReserveBatchAcksOnce(t *testing.T) {
 	for i := range items {
 		items[i] = stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)}
 	}
-	items = append(items, items[3])
+	items = append(items, items[3], stock.ReserveItem{UID: 0, Qty: 1, RequestID: reqID(99)})
 	refuse = "4"
 	got, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
@@ -267,7 +267,10 @@ func TestReserveBatchAcksOnce(t *testing.T) {
 	if len(calls) != 1 || len(calls[0]) != 32 {
 		t.Fatalf("hook called %d times (first with %d entries), want once with 32", len(calls), len(calls[0]))
 	}
-	for i, r := range got {
+	if xerr.CodeOf(got[33].Err) != xerr.InvalidArgument {
+		t.Fatalf("bad item: %+v", got[33])
+	}
+	for i, r := range got[:33] {
 		if busy := i == 3 || i == 32; busy != (xerr.CodeOf(r.Err) == xerr.Busy) {
 			t.Fatalf("item %d: %+v", i, r)
 		}
