@@ -13,30 +13,36 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 )
 
-// ScriptCost is the reservation script's Redis time per reservation (µs): it warms a fresh
-// activity on the Redis at addr (keys under prefix), runs n reservations of distinct buyers in
-// batches of size, and divides the growth of EVALSHA's usec in INFO commandstats by n. The
-// Redis should be one no one else runs scripts on (a private one), or their time counts too.
-func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (float64, error) {
+// Cost is what the reservation script costs Redis per reservation.
+type Cost struct {
+	Micros   float64 // EVALSHA's usec per reservation
+	Commands float64 // commands the script ran (redis.call) per reservation
+}
+
+// ScriptCost is the reservation script's Redis cost per reservation: it warms a fresh activity on
+// the Redis at addr (keys under prefix), runs n reservations of distinct buyers in batches of
+// size, and divides the growth of INFO commandstats by n. The Redis should be one no one else
+// uses (a private one), or their commands count too.
+func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, error) {
 	if size < 1 || size > stock.MaxReserveBatch || n < size {
-		return 0, fmt.Errorf("script cost: batch %d of %d reservations", size, n)
+		return Cost{}, fmt.Errorf("script cost: batch %d of %d reservations", size, n)
 	}
 	raw := red.NewClient(&red.Options{Addr: addr, DisableIdentity: true})
 	defer raw.Close()
 	st := stock.NewStore(redis.New(addr), stock.Keys{Prefix: prefix})
 	if err := st.LoadScripts(ctx); err != nil {
-		return 0, err
+		return Cost{}, err
 	}
 	now := time.Now()
 	aid := now.UnixNano()%1_000_000_000 + 1
 	if _, _, err := st.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "cost", Total: int64(n),
 		Remaining: int64(n), Start: now.Unix() - 60, End: now.Unix() + 3600, Limit: 1, PayTimeout: 900,
 		ExpireAt: now.Unix() + 7200}); err != nil {
-		return 0, err
+		return Cost{}, err
 	}
-	before, err := evalshaUsec(ctx, raw)
+	before, err := commandStats(ctx, raw)
 	if err != nil {
-		return 0, err
+		return Cost{}, err
 	}
 	items := make([]stock.ReserveItem, 0, size)
 	for done := 0; done < n; {
@@ -46,37 +52,47 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (float64,
 		}
 		res, err := st.ReserveBatch(ctx, aid, items, time.Time{})
 		if err != nil {
-			return 0, err
+			return Cost{}, err
 		}
 		for _, r := range res {
 			if r.Err != nil {
-				return 0, fmt.Errorf("script cost: a reservation failed: %w", r.Err)
+				return Cost{}, fmt.Errorf("script cost: a reservation failed: %w", r.Err)
 			}
 		}
 	}
-	after, err := evalshaUsec(ctx, raw)
+	after, err := commandStats(ctx, raw)
 	if err != nil {
-		return 0, err
+		return Cost{}, err
 	}
-	return float64(after-before) / float64(n), nil
+	return Cost{Micros: float64(after.usec-before.usec) / float64(n),
+		Commands: float64(after.inner-before.inner) / float64(n)}, nil
 }
 
-// evalshaUsec is EVALSHA's total usec in INFO commandstats (0 before the first call).
-func evalshaUsec(ctx context.Context, raw *red.Client) (int64, error) {
+// stats is EVALSHA's total usec and the calls of every other command but INFO.
+type stats struct{ usec, inner int64 }
+
+// commandStats reads INFO commandstats.
+func commandStats(ctx context.Context, raw *red.Client) (stats, error) {
 	info, err := raw.Info(ctx, "commandstats").Result()
 	if err != nil {
-		return 0, err
+		return stats{}, err
 	}
+	var st stats
 	for _, line := range strings.Split(info, "\n") {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_evalsha:")
-		if !ok {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+		if !ok || name == "info" || name == "script|load" {
 			continue
 		}
 		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "usec="); ok {
-				return strconv.ParseInt(v, 10, 64)
+			k, v, _ := strings.Cut(kv, "=")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch {
+			case k == "usec" && name == "evalsha":
+				st.usec = n
+			case k == "calls" && name != "evalsha":
+				st.inner += n
 			}
 		}
 	}
-	return 0, nil
+	return st, nil
 }
