@@ -3,6 +3,7 @@ package svc
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -148,6 +149,9 @@ func New(c config.Config) (*ServiceContext, error) {
 		// A call's entries (one activity's: a reservation batch) are checked at once.
 		store.Outbox().SetAckBatch(func(ctx context.Context, es []stock.Entry) []error {
 			errs := acker.AckBatch(ctx, es)
+			if !slices.Contains(errs, nil) {
+				return errs
+			}
 			mysql, _, err := fence.Route(ctx, es[0].ActivityID)
 			if err == nil && mysql {
 				err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
