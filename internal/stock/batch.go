@@ -2,9 +2,12 @@ package stock
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -21,23 +24,163 @@ type ReserveResult struct {
 	Err error
 }
 
-// ReserveBatch reserves items of activity aid in order, each with the answer a single ReserveBy
-// would give; err is a failure of the whole batch (not warm, lease lapsed, Redis down).
+// ReserveBatch reserves items of activity aid in order in one script call, each with the answer
+// a single reservation would give; err is a failure of the whole batch (not warm, lease lapsed).
 func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem,
 	sellBy time.Time) ([]ReserveResult, error) {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return nil, err
+	}
+	if len(items) == 0 || len(items) > MaxReserveBatch {
+		return nil, xerr.Newf(xerr.InvalidArgument, "a batch holds 1..%d items, not %d", MaxReserveBatch, len(items))
+	}
 	out := make([]ReserveResult, len(items))
+	replies := make([][]any, len(items))
+	todo := make([]int, 0, len(items))
 	for i, it := range items {
-		res, err := s.ReserveBy(ctx, aid, it.UID, it.Qty, it.RequestID, sellBy)
-		if batchFailure(err) {
+		if out[i].Err = firstErr(domain.CheckUID(it.UID), domain.CheckQuantity(it.Qty),
+			domain.CheckRequestID(it.RequestID)); out[i].Err == nil {
+			todo = append(todo, i)
+		}
+	}
+	// An item whose fresh order number was taken wrote nothing: it goes again, alone with
+	// the others that collided, with a new number.
+	for attempt := 0; len(todo) > 0; attempt++ {
+		res, err := s.reserveOnce(ctx, aid, items, todo, sellBy)
+		if err != nil {
 			return nil, err
 		}
-		out[i] = ReserveResult{Reservation: res, Err: err}
+		var again []int
+		for j, i := range todo {
+			r := res[j]
+			if toInt(r, 0) == codeOrderNoTaken && attempt < orderNoAttempts {
+				again = append(again, i)
+				continue
+			}
+			replies[i] = r
+		}
+		todo = again
+	}
+	errs := s.ackReplies(ctx, aid, replies)
+	for i, r := range replies {
+		if r == nil {
+			continue
+		}
+		if errs[i] != nil {
+			out[i].Err = errs[i]
+			continue
+		}
+		out[i].Reservation, out[i].Err = reservation(r, items[i].Qty)
 	}
 	return out, nil
 }
 
-// batchFailure tells whether err fails a whole batch rather than answering one item.
-func batchFailure(err error) bool {
-	return errors.Is(err, ErrNotWarm) || errors.Is(err, ErrLeaseLapsed) || errors.Is(err, ErrFenced) ||
-		xerr.IsDependencyFailure(err)
+// reserveOnce runs reserve.lua once for the items at indices todo, with fresh order numbers, and
+// returns each one's reply.
+func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem, todo []int,
+	sellBy time.Time) ([][]any, error) {
+	head, orderPrefix, userPrefix := s.keys.reserve(aid)
+	keys := append(make([]string, 0, len(head)+2*len(todo)), head...)
+	args := make([]any, 0, 5+5*len(todo))
+	args = append(args, aid, sellByMs(sellBy), orderPrefix, s.wantEntry(), event.TraceParent(ctx))
+	for _, i := range todo {
+		it := items[i]
+		ono := domain.NewOrderNo(aid, s.orderKey)
+		keys = append(keys, orderPrefix+ono, userPrefix+strconv.FormatInt(it.UID, 10))
+		args = append(args, ono, it.UID, it.Qty, it.RequestID, ReqField(it.RequestID))
+	}
+	res, err := s.run(ctx, reserveScript, aid, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != 1+len(todo) {
+		return nil, fmt.Errorf("stock script reserve: %d replies for %d items", len(res)-1, len(todo))
+	}
+	out := make([][]any, len(todo))
+	for j := range todo {
+		r, ok := res[1+j].([]any)
+		if !ok || len(r) == 0 {
+			return nil, fmt.Errorf("stock script reserve: bad item reply %v", res[1+j])
+		}
+		out[j] = r
+	}
+	return out, nil
+}
+
+// reservation is one item's answer from its reply.
+func reservation(r []any, qty int64) (Reservation, error) {
+	switch code := toInt(r, 0); {
+	case code < 0:
+		return Reservation{}, codeError(code)
+	case code == codeReplay:
+		if len(r) < 7 { // the replayed order's keys are gone
+			return Reservation{}, xerr.ErrOrderNotFound
+		}
+		return Reservation{OrderNo: toString(r, 1), State: toString(r, 2), Quantity: toInt(r, 3),
+			ExpireAt: toInt(r, 4), CreatedAt: toInt(r, 5), Remaining: toInt(r, 6), Replay: true}, nil
+	}
+	return Reservation{OrderNo: toString(r, 1), Quantity: qty, Remaining: toInt(r, 2),
+		ExpireAt: toInt(r, 3), CreatedAt: toInt(r, 4), State: domain.StateReserved}, nil
+}
+
+// ackReplies hands the ack hook, in one go, the outbox entries of every reserved item and the
+// unsent entries of every replayed one (each entry once), and returns each item's answer: nil
+// once all its entries may be acknowledged.
+func (s *Store) ackReplies(ctx context.Context, aid int64, replies [][]any) []error {
+	errs := make([]error, len(replies))
+	if s.ack == nil {
+		return errs
+	}
+	var es []Entry
+	at := map[string]int{} // entry id -> index in es
+	need := make([][]int, len(replies))
+	add := func(i int, e Entry) {
+		k, ok := at[e.ID]
+		if !ok {
+			k = len(es)
+			at[e.ID] = k
+			es = append(es, e)
+		}
+		need[i] = append(need[i], k)
+	}
+	for i, r := range replies {
+		var list []any
+		switch {
+		case r == nil: // not sent: bad input
+			continue
+		case toInt(r, 0) == 0:
+			list = r[5:]
+		case toInt(r, 0) == codeReplay:
+			if len(r) < 8 {
+				continue
+			}
+			var ok bool
+			if list, ok = r[7].([]any); !ok {
+				errs[i] = fmt.Errorf("stock script reply: bad unsent entries %v", r[7])
+				continue
+			}
+		default:
+			continue
+		}
+		for j := 0; j+1 < len(list); j += 2 {
+			e, err := entryAt(aid, list, j)
+			if err != nil {
+				errs[i] = err
+				break
+			}
+			add(i, e)
+		}
+	}
+	if len(es) == 0 {
+		return errs
+	}
+	acks := s.ack(ctx, es)
+	for i, ks := range need {
+		for _, k := range ks {
+			if errs[i] == nil && acks[k] != nil {
+				errs[i] = acks[k]
+			}
+		}
+	}
+	return errs
 }

@@ -15,40 +15,38 @@ func (k Keys) base(aid int64) string {
 	return k.Prefix + "sk:{a" + strconv.FormatInt(aid, 10) + "}:"
 }
 
-// reserve is reserve.lua's KEYS (stock, request id, order, user, pending, orders, events)
-// and its ARGV[7] (the order-hash prefix), built on one base: a reservation builds them
-// all every time.
-func (k Keys) reserve(aid, uid int64, requestID, orderNo string) (keys []string, orderPrefix string) {
+// reserve is reserve.lua's head KEYS (stock, pending, orders, events) and the prefixes of its
+// per-item keys (order hash, buyer hash), built on one base: every batch builds them.
+func (k Keys) reserve(aid int64) (head []string, order, user string) {
 	b := k.base(aid)
-	u := strconv.FormatInt(uid, 10)
-	orderPrefix = b + "order:"
-	return []string{b + "stock", b + "req:" + u + ":" + requestID, orderPrefix + orderNo,
-		b + "user:" + u, b + "pending", b + "orders", b + "events"}, orderPrefix
+	return []string{b + "stock", b + "pending", b + "orders", b + "events"}, b + "order:", b + "user:"
 }
 
-// wipe is wipe.lua's KEYS (stock, orders, pending) and the prefixes of its order-hash,
-// user and request-id keys (ARGV[1..3]), built on one base as Order, User and Req build them.
-func (k Keys) wipe(aid int64) (keys []string, order, user, req string) {
+// wipe is wipe.lua's KEYS (stock, orders, pending) and the prefixes of its order-hash and
+// buyer-hash keys (ARGV[1..2]), built on one base as Order and User build them.
+func (k Keys) wipe(aid int64) (keys []string, order, user string) {
 	b := k.base(aid)
-	return []string{b + "stock", b + "orders", b + "pending"}, b + "order:", b + "user:", b + "req:"
+	return []string{b + "stock", b + "orders", b + "pending"}, b + "order:", b + "user:"
 }
 
 // Stock is the hash `total remaining locked sold start end limit ttl sku name exp`.
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 
-// Req maps a user's request id to its order_no (idempotency). It is scoped by user as
-// well as activity, so one buyer's request id can never return another buyer's order.
-func (k Keys) Req(aid, uid int64, requestID string) string {
-	return k.base(aid) + "req:" + strconv.FormatInt(uid, 10) + ":" + requestID
-}
-
 // Order is the hash `uid qty state expire_at request_id created_at`.
 func (k Keys) Order(aid int64, orderNo string) string { return k.base(aid) + "order:" + orderNo }
 
-// User holds the quantity a user holds in the activity (reserved + paid).
+// User is the buyer's hash: field HeldField the quantity the buyer holds in the activity
+// (reserved + paid), and ReqField(request id) -> order_no per request (idempotency, scoped by
+// buyer as well as activity, so one buyer's request id can never return another's order).
 func (k Keys) User(aid, uid int64) string {
 	return k.base(aid) + "user:" + strconv.FormatInt(uid, 10)
 }
+
+// HeldField is the buyer hash's field of the quantity held.
+const HeldField = "held"
+
+// ReqField is the buyer hash's field of a request id.
+func ReqField(requestID string) string { return "r:" + requestID }
 
 // Pending is the zset of reserved order_nos scored by expire_at (ms).
 func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }

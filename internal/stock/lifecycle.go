@@ -88,37 +88,11 @@ func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID stri
 // answering ErrLeaseLapsed (degrade mode passes the end of its lease on the activity's mode).
 func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string,
 	sellBy time.Time) (Reservation, error) {
-	if err := firstErr(domain.CheckActivityID(aid), domain.CheckUID(uid), domain.CheckQuantity(qty),
-		domain.CheckRequestID(requestID)); err != nil {
+	res, err := s.ReserveBatch(ctx, aid, []ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, sellBy)
+	if err != nil {
 		return Reservation{}, err
 	}
-	for attempt := 0; ; attempt++ {
-		orderNo := domain.NewOrderNo(aid, s.orderKey)
-		keys, orderPrefix := s.keys.reserve(aid, uid, requestID, orderNo)
-		res, err := s.run(ctx, reserveScript, aid, keys,
-			aid, orderNo, uid, qty, requestID, sellByMs(sellBy), orderPrefix, s.wantEntry(), event.TraceParent(ctx))
-		if errors.Is(err, errOrderNoTaken) && attempt < orderNoAttempts {
-			continue
-		}
-		if err != nil {
-			return Reservation{}, err
-		}
-		if toInt(res, 0) == codeReplay {
-			if len(res) < 7 { // the replayed order's keys are gone
-				return Reservation{}, xerr.ErrOrderNotFound
-			}
-			if err := s.ackUnsent(ctx, aid, res, 7); err != nil {
-				return Reservation{}, err
-			}
-			return Reservation{OrderNo: toString(res, 1), State: toString(res, 2), Quantity: toInt(res, 3),
-				ExpireAt: toInt(res, 4), CreatedAt: toInt(res, 5), Remaining: toInt(res, 6), Replay: true}, nil
-		}
-		if err := s.acked(ctx, aid, res, 5); err != nil {
-			return Reservation{}, err
-		}
-		return Reservation{OrderNo: toString(res, 1), Quantity: qty, Remaining: toInt(res, 2),
-			ExpireAt: toInt(res, 3), CreatedAt: toInt(res, 4), State: domain.StateReserved}, nil
-	}
+	return res[0].Reservation, res[0].Err
 }
 
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).

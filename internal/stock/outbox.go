@@ -36,12 +36,30 @@ type Entry struct {
 // returned to the caller as it is, the change staying made for a retry to replay.
 type Ack func(ctx context.Context, e Entry) error
 
-// SetAck makes every acknowledged change wait for ack (nil: answer once Redis has it).
-// Call it before serving.
-func (o Outbox) SetAck(ack Ack) { o.s.ack = ack }
+// AckBatch is Ack for the entries of one call at once (a reservation batch): errs[i] is es[i]'s.
+type AckBatch func(ctx context.Context, es []Entry) (errs []error)
 
-// wantEntry is reserve's ARGV[8]: "1" when the script is to return its outbox entry's
-// fields (an ack hook reads them), "0" when only the entry id is needed.
+// SetAck makes every acknowledged change wait for ack, one entry at a time (nil: answer once
+// Redis has it). Call it before serving.
+func (o Outbox) SetAck(ack Ack) {
+	if ack == nil {
+		o.s.ack = nil
+		return
+	}
+	o.s.ack = func(ctx context.Context, es []Entry) []error {
+		errs := make([]error, len(es))
+		for i, e := range es {
+			errs[i] = ack(ctx, e)
+		}
+		return errs
+	}
+}
+
+// SetAckBatch is SetAck with a hook that takes each call's entries in one go.
+func (o Outbox) SetAckBatch(ack AckBatch) { o.s.ack = ack }
+
+// wantEntry is reserve's ARGV[4]: "1" when the script is to return its outbox entries'
+// fields (an ack hook reads them), "0" when only the entry ids are needed.
 func (s *Store) wantEntry() string {
 	if s.ack == nil {
 		return "0"
@@ -58,11 +76,11 @@ func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
 	if err != nil {
 		return err
 	}
-	return s.ack(ctx, e)
+	return s.ack(ctx, []Entry{e})[0]
 }
 
-// ackUnsent hands to the ack hook, in order, the entries of an already-made change that a script
-// found still in the outbox (res[i]: unsent.lua's flat list; absent or empty: none).
+// ackUnsent hands to the ack hook, in one go, the entries of an already-made change that a
+// script found still in the outbox (res[i]: unsent.lua's flat list; absent or empty: none).
 func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) error {
 	if s.ack == nil || i >= len(res) {
 		return nil
@@ -71,16 +89,18 @@ func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) erro
 	if !ok {
 		return fmt.Errorf("stock script reply: bad unsent entries %v", res[i])
 	}
+	var es []Entry
 	for j := 0; j+1 < len(list); j += 2 {
 		e, err := entryAt(aid, list, j)
 		if err != nil {
 			return err
 		}
-		if err := s.ack(ctx, e); err != nil {
-			return err
-		}
+		es = append(es, e)
 	}
-	return nil
+	if len(es) == 0 {
+		return nil
+	}
+	return firstErr(s.ack(ctx, es)...)
 }
 
 // entryAt parses the entry a script returned at res[i], res[i+1].

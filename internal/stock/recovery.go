@@ -37,8 +37,9 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 		keys := append([]string(nil), head...)
 		args := []any{expireAt, len(batch), s.reqTTL}
 		for _, o := range batch {
-			keys = append(keys, k.Order(aid, o.OrderNo), k.Req(aid, o.UID, o.RequestID))
-			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt)
+			keys = append(keys, k.Order(aid, o.OrderNo), k.User(aid, o.UID))
+			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt,
+				ReqField(o.RequestID))
 		}
 		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
 			return err
@@ -88,9 +89,9 @@ func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err
 	}
-	keys, order, user, req := s.keys.wipe(aid)
+	keys, order, user := s.keys.wipe(aid)
 	for {
-		res, err := s.run(ctx, wipeScript, aid, keys, order, user, req, WipeChunk)
+		res, err := s.run(ctx, wipeScript, aid, keys, order, user, WipeChunk)
 		if err != nil {
 			return err
 		}
@@ -113,16 +114,13 @@ func (r Recovery) Forget(ctx context.Context, aid int64) error {
 		return dep(err)
 	}
 	for _, no := range nos {
-		vals, err := s.rds.HmgetCtx(ctx, k.Order(aid, no), "uid", "request_id")
+		vals, err := s.rds.HmgetCtx(ctx, k.Order(aid, no), "uid")
 		if err != nil {
 			return dep(err)
 		}
 		keys := []string{k.Order(aid, no)}
 		if uid, err := strconv.ParseInt(vals[0], 10, 64); err == nil && uid > 0 {
-			keys = append(keys, k.User(aid, uid))
-			if len(vals) > 1 && vals[1] != "" {
-				keys = append(keys, k.Req(aid, uid, vals[1]))
-			}
+			keys = append(keys, k.User(aid, uid)) // its request ids too
 		}
 		if _, err := s.rds.DelCtx(ctx, keys...); err != nil {
 			return dep(err)

@@ -43,8 +43,7 @@ func TestWipe(t *testing.T) {
 			t.Errorf("left after the wipe: %s", key)
 		}
 	}
-	for _, key := range []string{k.Stock(other), k.Order(other, mustOrderNo(t, e, other)), k.User(other, 1),
-		k.Req(other, 1, reqID(1))} {
+	for _, key := range []string{k.Stock(other), k.Order(other, mustOrderNo(t, e, other)), k.User(other, 1)} {
 		if ok, _ := e.Redis.Exists(key); !ok {
 			t.Errorf("another activity's %s is gone", key)
 		}

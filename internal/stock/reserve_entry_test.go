@@ -77,10 +77,9 @@ func TestReserveEntryOnlyForAckHook(t *testing.T) {
 // Keys.reserve spells the same keys as the one-key methods every other caller uses.
 func TestReserveKeysAreTheKeys(t *testing.T) {
 	k := stock.Keys{Prefix: "t:"}
-	keys, prefix := k.ReserveKeys(42, 7, "req-00000001", "42-1")
-	want := []string{k.Stock(42), k.Req(42, 7, "req-00000001"), k.Order(42, "42-1"), k.User(42, 7),
-		k.Pending(42), k.Orders(42), k.Events(42)}
-	if !reflect.DeepEqual(keys, want) || prefix != k.Order(42, "") {
-		t.Fatalf("reserve keys %v %q, want %v %q", keys, prefix, want, k.Order(42, ""))
+	head, order, user := k.ReserveKeys(42)
+	want := []string{k.Stock(42), k.Pending(42), k.Orders(42), k.Events(42)}
+	if !reflect.DeepEqual(head, want) || order+"42-1" != k.Order(42, "42-1") || user+"7" != k.User(42, 7) {
+		t.Fatalf("reserve keys %v %q %q, want %v %q %q", head, order, user, want, k.Order(42, ""), k.User(42, 0))
 	}
 }

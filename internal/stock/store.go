@@ -34,10 +34,10 @@ type Store struct {
 	reqTTL int
 	// orderKey tags order numbers (domain.NewOrderNo); nil: the unkeyed checksum.
 	orderKey []byte
-	// ack, when set, is given the outbox entry of every change a caller is answered for
-	// (reserve, pay, cancel, expire one, adjust) before the call returns: nil when the
-	// change may be acknowledged, an error (BUSY) when it may not.
-	ack Ack
+	// ack, when set, is given the outbox entries of every change a caller is answered for
+	// (reserve, pay, cancel, expire one, adjust) before the call returns, a call's entries at
+	// once: nil for each change that may be acknowledged, an error (BUSY) when it may not.
+	ack AckBatch
 }
 
 // NewStore returns a Store using keys under the given naming.

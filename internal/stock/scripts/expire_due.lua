@@ -1,6 +1,6 @@
 -- expire_due: release every listed order that is still reserved and due, in one call.
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] events stream
--- KEYS[4], KEYS[5] order hash and user key of the first candidate; then pairs for the rest
+-- KEYS[4], KEYS[5] order hash and buyer hash of the first candidate; then pairs for the rest
 -- ARGV[1] activity id  ARGV[2] stock-back channel  ARGV[2 + i] order_no of candidate i
 -- When anything expired, the activity id is PUBLISHed on the stock-back channel.
 -- The caller picks candidates from the pending zset; each is re-checked here (state
@@ -23,7 +23,7 @@ for i = 3, #ARGV do
     local qty = tonumber(o[2])
     redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
     redis.call('HINCRBY', KEYS[1], 'remaining', qty)
-    redis.call('DECRBY', ukey, qty)
+    redis.call('HINCRBY', ukey, 'held', 0 - qty)
     local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
     local id = redis.call('XADD', KEYS[3], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
       'ono', ono, 'uid', o[3], 'qty', qty, 'at', now,

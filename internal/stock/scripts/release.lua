@@ -1,6 +1,6 @@
 -- release (cancel, expire): reserved -> cancelled | expired.
 -- locked -= qty, remaining += qty, the user's holding -= qty.
--- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] user key  KEYS[4] pending zset
+-- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] buyer hash (field 'held')  KEYS[4] pending zset
 -- KEYS[5] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the order's owner (>= 1; it must
 -- match: there is no "any owner"; expiry passes the owner it read)
@@ -54,7 +54,7 @@ if not sku then
 end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'remaining', qty)
-redis.call('DECRBY', KEYS[3], qty)
+redis.call('HINCRBY', KEYS[3], 'held', 0 - qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
   'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0', 'sq', seq}

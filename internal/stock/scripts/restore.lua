@@ -2,13 +2,14 @@
 -- into Redis while the activity's stock hash is absent: the rebuild after a loss (the
 -- stock hash itself is written last, by warmup, and selling resumes then).
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders zset
--- KEYS[2 + 2i], KEYS[3 + 2i]: order hash and request-id key of order i (i = 1..n)
--- KEYS[3 + 2n + j]: user key of buyer j (j = 1..m)
--- ARGV[1] keys' expire at (unix s; request-id keys too)  ARGV[2] n  ARGV[3] checked, unused
+-- KEYS[2 + 2i], KEYS[3 + 2i]: order hash and buyer hash of order i (i = 1..n)
+-- KEYS[3 + 2n + j]: buyer hash of buyer j (j = 1..m)
+-- ARGV[1] keys' expire at (unix s)  ARGV[2] n  ARGV[3] checked, unused
 --   (was the request-id keys' ttl)
--- ARGV[4 + 7(i-1)] .. ARGV[10 + 7(i-1)]: order i's order_no, uid, qty, state,
---   expire_at (ms), request_id, created_at (ms)
--- ARGV[4 + 7n + (j-1)]: the quantity buyer j holds (reserved + paid)
+-- ARGV[4 + 8(i-1)] .. ARGV[11 + 8(i-1)]: order i's order_no, uid, qty, state,
+--   expire_at (ms), request_id, created_at (ms), and the request id's field in the buyer
+--   hash (stock.ReqField)
+-- ARGV[4 + 8n + (j-1)]: the quantity buyer j holds (reserved + paid): the buyer hash's 'held'
 -- Returns {0, n, m} written; {-14} the stock hash exists (another rebuild finished and
 -- selling resumed: nothing written, so a stale rebuilder can never overwrite live
 -- orders); {-11} a bad argument (nothing written: every value is checked first).
@@ -27,7 +28,7 @@ if not n or n < 0 or n ~= math.floor(n) or not reqTTL or reqTTL < 1 then
   return {-11}
 end
 local m = #KEYS - 3 - 2 * n
-if m < 0 or #ARGV ~= 3 + 7 * n + m then
+if m < 0 or #ARGV ~= 3 + 8 * n + m then
   return {-11}
 end
 local states = {reserved = true, paid = true, cancelled = true, expired = true}
@@ -36,20 +37,20 @@ local function int(v)
   return x and x == math.floor(x) and x >= 0
 end
 for i = 1, n do
-  local a = 4 + 7 * (i - 1)
+  local a = 4 + 8 * (i - 1)
   if ARGV[a] == '' or not int(ARGV[a + 1]) or not int(ARGV[a + 2]) or tonumber(ARGV[a + 2]) < 1 or
-      not states[ARGV[a + 3]] or not int(ARGV[a + 4]) or not int(ARGV[a + 6]) then
+      not states[ARGV[a + 3]] or not int(ARGV[a + 4]) or not int(ARGV[a + 6]) or ARGV[a + 7] == '' then
     return {-11}
   end
 end
 for j = 1, m do
-  if not int(ARGV[3 + 7 * n + j]) then
+  if not int(ARGV[3 + 8 * n + j]) then
     return {-11}
   end
 end
 for i = 1, n do
-  local a = 4 + 7 * (i - 1)
-  local okey, rkey = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
+  local a = 4 + 8 * (i - 1)
+  local okey, ukey = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
   local ono, state = ARGV[a], ARGV[a + 3]
   redis.call('DEL', okey)
   redis.call('HSET', okey, 'uid', ARGV[a + 1], 'qty', ARGV[a + 2], 'state', state,
@@ -61,9 +62,9 @@ for i = 1, n do
     redis.call('ZREM', KEYS[2], ono)
   end
   redis.call('ZADD', KEYS[3], ARGV[a + 6], ono)
-  -- the request-id key lives as long as the activity's keys (see reserve.lua)
-  redis.call('SET', rkey, ono)
-  redis.call('EXPIREAT', rkey, exp)
+  -- the request id's field lives as long as the activity's keys (see reserve.lua)
+  redis.call('HSET', ukey, ARGV[a + 7], ono)
+  redis.call('EXPIREAT', ukey, exp)
 end
 if n > 0 then
   redis.call('EXPIREAT', KEYS[2], exp)
@@ -71,7 +72,7 @@ if n > 0 then
 end
 for j = 1, m do
   local ukey = KEYS[3 + 2 * n + j]
-  redis.call('SET', ukey, ARGV[3 + 7 * n + j])
+  redis.call('HSET', ukey, 'held', ARGV[3 + 8 * n + j])
   redis.call('EXPIREAT', ukey, exp)
 end
 return {0, n, m}
