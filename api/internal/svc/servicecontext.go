@@ -6,6 +6,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
@@ -26,7 +27,9 @@ type ServiceContext struct {
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
 	Inventory inventoryclient.Inventory
-	Keys      stock.Keys
+	// Reservations sends reservations to Inventory coalesced per activity (ReserveBatch).
+	Reservations *coalesce.Coalescer
+	Keys         stock.Keys
 	// Limiter counts reservations per buyer, ReadLimiter reads, ChangeLimiter pays and
 	// cancels (in memory); nil when RateLimit.Enabled is false.
 	Limiter, ReadLimiter, ChangeLimiter *UserLimiter
@@ -75,13 +78,15 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	inv := inventoryclient.NewInventory(cli)
 	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
 		Config:         c,
 		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
 		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		RpcClient:      cli,
-		Inventory:      inventoryclient.NewInventory(cli),
+		Inventory:      inv,
+		Reservations:   coalesce.New(c.Coalesce, inv),
 		Keys:           keys,
 		Limiter:        limiter,
 		ReadLimiter:    reads,

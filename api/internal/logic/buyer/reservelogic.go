@@ -9,7 +9,6 @@ import (
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
@@ -29,7 +28,8 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 }
 
 // Reserve applies the per-user limit to a reservation the edge checked (edge.Gate) and asks
-// the inventory service, whose Lua script decides (replay, window, per-user limit, stock).
+// the inventory service, coalesced with the activity's other reservations (coalesce), whose
+// Lua script decides (replay, window, per-user limit, stock).
 func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
 	uid, err := auth.UID(l.ctx)
 	if err != nil {
@@ -38,14 +38,13 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	if err := allow(l.ctx, l.svcCtx, l.svcCtx.Limiter, errRateLimited); err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
-		ActivityId: req.ActivityId,
-		Uid:        uid,
-		Quantity:   req.Quantity,
-		RequestId:  req.RequestId,
+	res, err := l.svcCtx.Reservations.Reserve(l.ctx, req.ActivityId, &inventoryclient.ReserveItem{
+		Uid:       uid,
+		Quantity:  req.Quantity,
+		RequestId: req.RequestId,
 	})
 	if err != nil {
-		return nil, xerr.FromStatus(err)
+		return nil, err // the item's own *xerr.Error: reply.Outcome must see a SOLD_OUT as one
 	}
 	status := res.Status // a replay reports the order as it is now
 	if status == "" {    // an inventory service from before the field
