@@ -32,8 +32,8 @@ func batchSizes(t *testing.T) (calls uint64, items float64) {
 // exactly the stock: the coalescer sent batches of more than one, each buyer got its own
 // answer, a request sent twice at once got one order (or SOLD_OUT twice), the books balance.
 func TestCoalescedBuyersSellExactlyTheStock(t *testing.T) {
-	e := start(t, func(c *apiserver.Config) { c.Coalesce.InFlight = 1 })
-	const stock, buyers, twice = 150, 500, 100 // buyers [0, twice) send their request twice
+	e := start(t, func(c *apiserver.Config) { c.Coalesce.Enabled, c.Coalesce.InFlight = true, 1 })
+	const stock, buyers, twice = 60, 200, 40 // buyers [0, twice) send their request twice
 	a := e.warm(map[string]any{"stock": stock, "per_user_limit": 1})
 	tokens := make([]string, buyers)
 	for i := range tokens {

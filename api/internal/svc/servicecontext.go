@@ -27,7 +27,8 @@ type ServiceContext struct {
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
 	Inventory inventoryclient.Inventory
-	// Reservations sends reservations to Inventory coalesced per activity (ReserveBatch).
+	// Reservations sends reservations to Inventory coalesced per activity (ReserveBatch); nil
+	// when Coalesce.Enabled is false.
 	Reservations *coalesce.Coalescer
 	Keys         stock.Keys
 	// Limiter counts reservations per buyer, ReadLimiter reads, ChangeLimiter pays and
@@ -86,7 +87,6 @@ func New(c config.Config) (*ServiceContext, error) {
 		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		RpcClient:      cli,
 		Inventory:      inv,
-		Reservations:   coalesce.New(c.Coalesce, inv),
 		Keys:           keys,
 		Limiter:        limiter,
 		ReadLimiter:    reads,
@@ -94,6 +94,9 @@ func New(c config.Config) (*ServiceContext, error) {
 		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
 		AddrReserve:    addrReserve,
 		AddrAuthFail:   addrAuthFail,
+	}
+	if c.Coalesce.Enabled {
+		s.Reservations = coalesce.New(c.Coalesce, inv)
 	}
 	var marks *edge.Marks
 	if c.Edge.Enabled {

@@ -9,6 +9,7 @@ import (
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
@@ -38,11 +39,7 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	if err := allow(l.ctx, l.svcCtx, l.svcCtx.Limiter, errRateLimited); err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Reservations.Reserve(l.ctx, req.ActivityId, &inventoryclient.ReserveItem{
-		Uid:       uid,
-		Quantity:  req.Quantity,
-		RequestId: req.RequestId,
-	})
+	res, err := l.send(req, uid)
 	if err != nil {
 		return nil, err // the item's own *xerr.Error: reply.Outcome must see a SOLD_OUT as one
 	}
@@ -58,4 +55,18 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil
+}
+
+// send asks the inventory service: through the coalescer when it is on, else one Reserve call.
+func (l *ReserveLogic) send(req *types.ReserveReq, uid int64) (*inventoryclient.ReserveResp, error) {
+	if l.svcCtx.Reservations != nil {
+		return l.svcCtx.Reservations.Reserve(l.ctx, req.ActivityId, &inventoryclient.ReserveItem{
+			Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId})
+	}
+	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
+		ActivityId: req.ActivityId, Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId})
+	if err != nil {
+		return nil, xerr.FromStatus(err)
+	}
+	return res, nil
 }
