@@ -121,6 +121,10 @@ func BenchmarkReserve(b *testing.B) {
 		r.report(b, "reserved")
 	}
 	b.Run("gateway", func(b *testing.B) { reserveRun(b) })
+	// Reservations coalesced per activity (docs/DESIGN.md "Coalesced reservations").
+	b.Run("gateway+coalesce", func(b *testing.B) {
+		reserveRun(b, func(c *apiserver.Config) { c.Coalesce.Enabled = true })
+	})
 	b.Run("gateway+ratelimit", func(b *testing.B) {
 		reserveRun(b, func(c *apiserver.Config) {
 			c.RateLimit.Enabled, c.RateLimit.Period, c.RateLimit.Quota = true, 1, 1_000_000

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/internal/rpctls"
 )
@@ -36,6 +37,9 @@ type Config struct {
 	RateLimit RateLimitConf
 	// Edge: the gateway's own SOLD_OUT / NOT_STARTED / ENDED answers (api/internal/edge).
 	Edge edge.Conf
+	// Coalesce: per activity, at most InFlight ReserveBatch calls, each of at most MaxBatch
+	// reservations (what queued while the others were in flight).
+	Coalesce coalesce.Conf
 	// AddrLimit limits per client address (reservations, failed authentications).
 	AddrLimit AddrLimitConf
 	// LimiterFailure: when a limiter's Redis fails, "open" lets the request through (and

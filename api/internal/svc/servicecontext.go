@@ -6,6 +6,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
@@ -26,7 +27,10 @@ type ServiceContext struct {
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
 	Inventory inventoryclient.Inventory
-	Keys      stock.Keys
+	// Reservations sends reservations to Inventory coalesced per activity (ReserveBatch); nil
+	// when Coalesce.Enabled is false.
+	Reservations *coalesce.Coalescer
+	Keys         stock.Keys
 	// Limiter counts reservations per buyer, ReadLimiter reads, ChangeLimiter pays and
 	// cancels (in memory); nil when RateLimit.Enabled is false.
 	Limiter, ReadLimiter, ChangeLimiter *UserLimiter
@@ -75,13 +79,14 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	inv := inventoryclient.NewInventory(cli)
 	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
 		Config:         c,
 		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
 		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		RpcClient:      cli,
-		Inventory:      inventoryclient.NewInventory(cli),
+		Inventory:      inv,
 		Keys:           keys,
 		Limiter:        limiter,
 		ReadLimiter:    reads,
@@ -89,6 +94,9 @@ func New(c config.Config) (*ServiceContext, error) {
 		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
 		AddrReserve:    addrReserve,
 		AddrAuthFail:   addrAuthFail,
+	}
+	if c.Coalesce.Enabled {
+		s.Reservations = coalesce.New(c.Coalesce, inv)
 	}
 	var marks *edge.Marks
 	if c.Edge.Enabled {

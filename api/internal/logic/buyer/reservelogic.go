@@ -29,7 +29,8 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 }
 
 // Reserve applies the per-user limit to a reservation the edge checked (edge.Gate) and asks
-// the inventory service, whose Lua script decides (replay, window, per-user limit, stock).
+// the inventory service, coalesced with the activity's other reservations (coalesce), whose
+// Lua script decides (replay, window, per-user limit, stock).
 func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
 	uid, err := auth.UID(l.ctx)
 	if err != nil {
@@ -38,14 +39,9 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 	if err := allow(l.ctx, l.svcCtx, l.svcCtx.Limiter, errRateLimited); err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
-		ActivityId: req.ActivityId,
-		Uid:        uid,
-		Quantity:   req.Quantity,
-		RequestId:  req.RequestId,
-	})
+	res, err := l.send(req, uid)
 	if err != nil {
-		return nil, xerr.FromStatus(err)
+		return nil, err // the item's own *xerr.Error: reply.Outcome must see a SOLD_OUT as one
 	}
 	status := res.Status // a replay reports the order as it is now
 	if status == "" {    // an inventory service from before the field
@@ -59,4 +55,18 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
 	}, nil
+}
+
+// send asks the inventory service: through the coalescer when it is on, else one Reserve call.
+func (l *ReserveLogic) send(req *types.ReserveReq, uid int64) (*inventoryclient.ReserveResp, error) {
+	if l.svcCtx.Reservations != nil {
+		return l.svcCtx.Reservations.Reserve(l.ctx, req.ActivityId, &inventoryclient.ReserveItem{
+			Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId})
+	}
+	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
+		ActivityId: req.ActivityId, Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId})
+	if err != nil {
+		return nil, xerr.FromStatus(err)
+	}
+	return res, nil
 }
