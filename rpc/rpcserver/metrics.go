@@ -16,7 +16,8 @@ import (
 var (
 	metricReservations = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "inventory", Name: "reservations_total",
-		Help: "Reserve calls by outcome: OK (replays included) or the code word (SOLD_OUT, LIMIT_EXCEEDED, BUSY ...).",
+		Help: "Reservations (Reserve calls and ReserveBatch items) by outcome: OK (replays included) or the " +
+			"code word (SOLD_OUT, LIMIT_EXCEEDED, BUSY ...).",
 	}, []string{"code"})
 	metricOrderOps = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "inventory", Name: "order_ops_total",
@@ -42,10 +43,29 @@ func countOutcomes(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	switch info.FullMethod {
 	case inventory.Inventory_Reserve_FullMethodName:
 		metricReservations.WithLabelValues(code).Inc()
+	case inventory.Inventory_ReserveBatch_FullMethodName:
+		countBatch(req, resp, code)
 	default:
 		if op, ok := outcomeOp[info.FullMethod]; ok {
 			metricOrderOps.WithLabelValues(op, code).Inc()
 		}
 	}
 	return resp, err
+}
+
+// countBatch counts each item of a ReserveBatch: its own outcome, or the call's when the call failed.
+func countBatch(req, resp any, code string) {
+	if r, ok := resp.(*inventory.ReserveBatchResp); ok && code == "OK" {
+		for _, it := range r.Results {
+			if it.Code == "" {
+				metricReservations.WithLabelValues("OK").Inc()
+			} else {
+				metricReservations.WithLabelValues(it.Code).Inc()
+			}
+		}
+		return
+	}
+	if in, ok := req.(*inventory.ReserveBatchReq); ok {
+		metricReservations.WithLabelValues(code).Add(float64(len(in.Items)))
+	}
 }

@@ -112,3 +112,28 @@ func TestOutcomeCounters(t *testing.T) {
 	}
 	f.env.CheckInvariant(id)
 }
+
+// TestBatchItemsCounted: a ReserveBatch of 5 items on 3 units counts 3 OK and 2 SOLD_OUT
+// reservations, item by item.
+func TestBatchItemsCounted(t *testing.T) {
+	f := start(t)
+	id := f.insert(t, 3, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))
+	if _, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: id}); err != nil {
+		t.Fatal(err)
+	}
+	res := func(code string) float64 {
+		return counter(t, "seckill_inventory_reservations_total", map[string]string{"code": code})
+	}
+	okBefore, soldOutBefore := res("OK"), res("SOLD_OUT")
+	in := &inventory.ReserveBatchReq{ActivityId: id}
+	for uid := int64(1); uid <= 5; uid++ {
+		in.Items = append(in.Items, &inventory.ReserveItem{Uid: uid, Quantity: 1,
+			RequestId: fmt.Sprintf("batch-metrics-%d", uid)})
+	}
+	if _, err := f.client.ReserveBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if ok, soldOut := res("OK")-okBefore, res("SOLD_OUT")-soldOutBefore; ok != 3 || soldOut != 2 {
+		t.Fatalf("counted %v OK and %v SOLD_OUT, want 3 and 2", ok, soldOut)
+	}
+}

@@ -16,9 +16,8 @@ import (
 
 // Conf bounds the coalescing of one activity's reservations in this gateway.
 type Conf struct {
-	// Enabled sends reservations as ReserveBatch calls; off, each is its own Reserve call
-	// (docs/DESIGN.md "Coalesced reservations" says why it is off for now).
-	Enabled bool `json:",default=false"`
+	// Enabled sends reservations as ReserveBatch calls; off, each is its own Reserve call.
+	Enabled bool `json:",default=true"`
 	// InFlight is the most ReserveBatch calls of one activity at once.
 	InFlight int `json:",default=2,range=[1:64]"`
 	// MaxBatch is the most reservations in one call (the inventory service takes up to 512).
