@@ -10,7 +10,7 @@ import (
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	head, order, user := s.keys.reserve(aid)
 	keys := append(head, order+orderNo, user+strconv.FormatInt(uid, 10))
-	res, err := s.run(ctx, reserveScript, aid, keys, aid, 0, order, s.wantEntry(), "",
+	res, err := s.run(ctx, reserveScript, aid, keys, aid, 0, order, s.wantEntry(), "", "0",
 		orderNo, uid, qty, requestID, ReqField(requestID))
 	if err != nil {
 		return nil, err
