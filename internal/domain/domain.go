@@ -22,8 +22,11 @@ import (
 // StateNone is "no order yet". reserved -> paid | cancelled | expired; the last three are
 // terminal (docs/DESIGN.md, "Order states").
 const (
-	StateNone      = ""
-	StateReserved  = "reserved"
+	StateNone     = ""
+	StateReserved = "reserved"
+	// StateQueued is not an order's state: a reservation answered as an entry of the
+	// activity's opening draw (no order yet).
+	StateQueued    = "queued"
 	StatePaid      = "paid"
 	StateCancelled = "cancelled"
 	StateExpired   = "expired"

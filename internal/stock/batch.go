@@ -125,7 +125,7 @@ func reservation(r []any, qty int64) (Reservation, error) {
 		return Reservation{}, codeError(code)
 	case code == codeReplay:
 		if toString(r, 1) == lostMark { // an entrant the draw left without stock
-			return Reservation{}, xerr.ErrSoldOut
+			return Reservation{}, xerr.ErrDrawLost
 		}
 		if len(r) < 7 { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound

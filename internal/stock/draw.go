@@ -21,7 +21,7 @@ const (
 	DrawDrawing = "drawing"
 	DrawDone    = "done"
 	// StateQueued is an entry's reservation answer before the draw is done.
-	StateQueued = "queued"
+	StateQueued = domain.StateQueued
 	// lostMark is the request id's value in the buyer hash of an entrant the draw left
 	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
 	lostMark = "~lost"
@@ -112,7 +112,7 @@ func (s *Store) Entries(ctx context.Context, aid int64) ([]DrawEntry, error) {
 	var out []DrawEntry
 	var cur uint64
 	for {
-		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.Entries(aid), cur, "", 5000)
+		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.Entries(aid), cur, "", 20000)
 		if err != nil {
 			return nil, dep(err)
 		}

@@ -164,9 +164,12 @@ func Newf(code Code, format string, args ...any) *Error {
 
 // Sentinels, for errors.Is.
 var (
-	ErrActivityNotFound  = New(ActivityNotFound, "activity not found")
-	ErrOrderNotFound     = New(OrderNotFound, "order not found")
-	ErrEntryNotFound     = New(EntryNotFound, "no entry of this buyer in the activity's draw")
+	ErrActivityNotFound = New(ActivityNotFound, "activity not found")
+	ErrOrderNotFound    = New(OrderNotFound, "order not found")
+	ErrEntryNotFound    = New(EntryNotFound, "no entry of this buyer in the activity's draw")
+	// ErrDrawLost is the SOLD_OUT of an entrant the opening draw left without stock: the
+	// draw's verdict, not news about stock now (the gateway sets no sold-out mark on it).
+	ErrDrawLost          = New(SoldOut, "sold out: the opening draw did not pick this entry")
 	ErrNotStarted        = New(NotStarted, "the activity has not started")
 	ErrEnded             = New(Ended, "the activity has ended")
 	ErrSoldOut           = New(SoldOut, "sold out")

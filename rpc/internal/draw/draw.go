@@ -58,6 +58,9 @@ type Run struct {
 	started   time.Time
 }
 
+// markChunk is how many losers one mark call records once the stock is gone.
+const markChunk = 4096
+
 // ErrLeaseLost: another instance holds the draw's lease (this one's lapsed).
 var ErrLeaseLost = xerr.New(xerr.Busy, "the draw's lease lapsed")
 
@@ -112,7 +115,11 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 		return false, firstErr(err, ErrLeaseLost)
 	}
 	n := int64(len(r.order))
-	to := min(r.cursor+int64(r.d.chunk()), n)
+	size := int64(r.d.chunk())
+	if r.exhausted {
+		size = markChunk // only losers' marks left: fewer, larger script calls
+	}
+	to := min(r.cursor+size, n)
 	chunk := r.order[r.cursor:to]
 	var winners int64
 	lost := chunk

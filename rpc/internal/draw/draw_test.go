@@ -225,25 +225,33 @@ func BenchmarkDraw100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		drawAt := now.Add(3 * time.Second)
-		e.Warm(stocktest.Spec{ID: id, Total: 2000, Limit: 1, DrawAt: drawAt})
+		e.Warm(stocktest.Spec{ID: id, Total: 2000, Limit: 1, DrawAt: now.Add(time.Hour)})
 		for i := 0; i < 100_000; i += stock.MaxReserveBatch {
 			var items []stock.ReserveItem
 			for u := i + 1; u <= min(i+stock.MaxReserveBatch, 100_000); u++ {
 				items = append(items, stock.ReserveItem{UID: int64(u), Qty: 1, RequestID: reqID(int64(u))})
 			}
-			if _, err := e.Store.ReserveBatch(ctx, id, items, time.Time{}); err != nil {
+			res, err := e.Store.ReserveBatch(ctx, id, items, time.Time{})
+			if err != nil {
 				b.Fatal(err)
 			}
+			for _, r := range res {
+				if r.Err != nil {
+					b.Fatal(r.Err)
+				}
+			}
 		}
-		time.Sleep(time.Until(drawAt))
+		// The window ends now: entering 100,000 buyers takes longer than a short window.
+		if err := e.Redis.HsetCtx(ctx, e.Keys.Stock(id), "draw_at", fmt.Sprint(time.Now().UnixMilli())); err != nil {
+			b.Fatal(err)
+		}
 		d := &draw.Drawer{Store: e.Store, Seeds: acts}
 		b.StartTimer()
 		if err := d.Run(ctx, id); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if p, _ := e.Store.Draw(ctx, id); p.Status != stock.DrawDone || p.Winners != 2000 {
+		if p, _ := e.Store.Draw(ctx, id); p.Status != stock.DrawDone || p.Winners != 2000 || p.Lost != 98_000 {
 			b.Fatalf("draw %+v", p)
 		}
 		b.StartTimer()
