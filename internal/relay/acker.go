@@ -79,83 +79,148 @@ func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
 	return &Acker{events: events, store: store}
 }
 
-// Ack is a stock.Ack: nil once e is in Kafka and its book still sells. A traced call waits
-// in the span relay.ack_wait.
-func (a *Acker) Ack(ctx context.Context, e stock.Entry) (err error) {
+// Ack is a stock.Ack: nil once e is in Kafka and its book still sells (AckBatch of one).
+func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
+	return a.AckBatch(ctx, []stock.Entry{e})[0]
+}
+
+// AckBatch is a stock.AckBatch: the entries of one call (one activity's) go to Kafka in one
+// produce and through one epoch check; errs[i] is nil once es[i] is in Kafka and its book still
+// sells. A traced call waits in the span relay.ack_wait.
+func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
+	errs = make([]error, len(es))
+	if len(es) == 0 {
+		return errs
+	}
+	aid := es[0].ActivityID
 	var span oteltrace.Span
 	if oteltrace.SpanContextFromContext(ctx).IsValid() { // before the attributes: untraced, no work
 		ctx, span = event.StartSpan(ctx, "relay.ack_wait", oteltrace.SpanKindInternal, nil,
-			event.AttrActivity.Int64(e.ActivityID), attrSeq.Int64(e.Seq))
+			event.AttrActivity.Int64(aid), attrSeq.Int64(es[0].Seq), attrBatchSize.Int(len(es)))
 	}
 	outcome := "acknowledged"
 	defer func() {
 		if span != nil {
-			event.EndSpan(span, err, attrOutcome.String(outcome))
+			event.EndSpan(span, firstErr(errs), attrOutcome.String(outcome))
 		}
 	}()
-	it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
-	if it.dead {
-		// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
-		outcome = "invalid"
-		return fmt.Errorf("outbox entry %s of activity %d is not a valid event", e.ID, e.ActivityID)
+	msgs := make([]kafkax.Message, 0, len(es))
+	traces := make([]oteltrace.SpanContext, 0, len(es))
+	valid := make([]stock.Entry, 0, len(es))
+	at := make([]int, 0, len(es)) // valid[j] is es[at[j]]
+	for i, e := range es {
+		it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
+		if it.dead || e.ActivityID != aid {
+			// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
+			outcome = "invalid"
+			errs[i] = fmt.Errorf("outbox entry %s of activity %d is not a valid event of activity %d",
+				e.ID, e.ActivityID, aid)
+			continue
+		}
+		msgs, traces = append(msgs, it.msg), append(traces, it.trace)
+		valid, at = append(valid, e), append(at, i)
 	}
-	err = sendTraced(ctx, a.events, a.topic, []kafkax.Message{it.msg}, []oteltrace.SpanContext{it.trace})
-	if err != nil {
+	if len(valid) == 0 {
+		return errs
+	}
+	fail := func(err error) {
+		for _, i := range at {
+			errs[i] = err
+		}
+	}
+	if err := sendTraced(ctx, a.events, a.topic, msgs, traces); err != nil {
 		// BUSY without a cause: Kafka, not Redis, failed (degrade mode must not switch).
-		acksKafkaFailed.Inc()
+		acksKafkaFailed.Add(float64(len(valid)))
 		outcome = "kafka_failed"
-		return xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err)
+		fail(xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err))
+		return errs
 	}
-	// The check and the outbox entry's deletion are one script: the relay does not
+	// The check and the outbox entries' deletion are one script: the relay does not
 	// produce again what is in Kafka already.
-	same, epoch, lost, err := a.acked(ctx, e)
+	same, epoch, lost, err := a.acked(ctx, aid, valid)
 	switch {
 	case err == nil && lost:
-		acksRolledBack.Inc()
+		acksRolledBack.Add(float64(len(valid)))
 		outcome = "rolled_back"
-		return xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
-			"retry with the same request_id", e.ActivityID)
-	case errors.Is(err, stock.ErrNotWarm) || err == nil && !same:
+		fail(xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
+			"retry with the same request_id", aid))
+		return errs
+	case err != nil && !errors.Is(err, stock.ErrNotWarm):
+		acksCheckFailed.Add(float64(len(valid)))
+		outcome = "check_failed"
+		fail(err) // Redis failing: a dependency failure (degrade mode may switch)
+		return errs
+	}
+	for j, e := range valid {
+		if err == nil && same[j] {
+			acksAcknowledged.Inc()
+			continue
+		}
 		acksBookReplaced.Inc()
 		outcome = "book_replaced"
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
-			e.ActivityID, e.Epoch, epoch, err, e.ID)
-		return xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", e.ActivityID)
-	case err != nil:
-		acksCheckFailed.Inc()
-		outcome = "check_failed"
-		return err // Redis failing: a dependency failure (degrade mode may switch)
+			aid, e.Epoch, epoch, err, e.ID)
+		errs[at[j]] = xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", aid)
 	}
-	acksAcknowledged.Inc()
+	return errs
+}
+
+// firstErr is the first non-nil error of errs.
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// acked is Outbox.Acked of e, batched with the concurrent checks of its activity.
-func (a *Acker) acked(ctx context.Context, e stock.Entry) (same bool, epoch int64, lost bool, err error) {
-	aid := e.ActivityID
+// acked is Outbox.Acked of es (one activity's), batched with the concurrent checks of its
+// activity: es joins the open round while it has room, further rounds after it.
+func (a *Acker) acked(ctx context.Context, aid int64, es []stock.Entry) (same []bool, epoch int64, lost bool,
+	err error) {
+	type part struct {
+		r     *ackRound
+		first int
+		n     int
+	}
+	var parts []part
 	a.mu.Lock()
 	if a.rounds == nil {
 		a.rounds, a.running = map[int64][]*ackRound{}, map[int64]bool{}
 	}
-	q := a.rounds[aid]
-	if len(q) == 0 || len(q[len(q)-1].entries) >= stock.MaxAckedBatch {
-		q = append(q, &ackRound{done: make(chan struct{})})
-		a.rounds[aid] = q
+	for rest := es; len(rest) > 0; {
+		q := a.rounds[aid]
+		if len(q) == 0 || len(q[len(q)-1].entries) >= stock.MaxAckedBatch {
+			q = append(q, &ackRound{done: make(chan struct{})})
+			a.rounds[aid] = q
+		}
+		r := q[len(q)-1]
+		n := min(len(rest), stock.MaxAckedBatch-len(r.entries))
+		parts = append(parts, part{r: r, first: len(r.entries), n: n})
+		r.entries = append(r.entries, rest[:n]...)
+		rest = rest[n:]
 	}
-	r := q[len(q)-1]
-	i := len(r.entries)
-	r.entries = append(r.entries, e)
 	if !a.running[aid] {
 		a.running[aid] = true
 		go a.run(aid)
 	}
 	a.mu.Unlock()
-	select {
-	case <-r.done:
-		return r.same[i], r.epoch, r.lost, r.err
-	case <-ctx.Done():
-		return false, 0, false, xerr.Unavailable(ctx.Err())
+	same = make([]bool, 0, len(es))
+	for _, p := range parts {
+		select {
+		case <-p.r.done:
+		case <-ctx.Done():
+			return nil, 0, false, xerr.Unavailable(ctx.Err())
+		}
+		if p.r.err != nil {
+			return nil, p.r.epoch, false, p.r.err
+		}
+		lost = lost || p.r.lost
+		epoch = p.r.epoch
+		same = append(same, p.r.same[p.first:p.first+p.n]...)
 	}
+	return same, epoch, lost, nil
 }
 
 // run checks activity aid's rounds in order until none is left.

@@ -159,10 +159,12 @@ func (s *Store) ackReplies(ctx context.Context, aid int64, replies [][]any) []er
 	}
 	for i, r := range replies {
 		var list []any
-		switch toInt(r, 0) {
-		case 0:
+		switch {
+		case r == nil: // not sent: bad input
+			continue
+		case toInt(r, 0) == 0:
 			list = r[5:]
-		case codeReplay:
+		case toInt(r, 0) == codeReplay:
 			if len(r) < 8 {
 				continue
 			}

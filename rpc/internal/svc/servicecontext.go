@@ -3,6 +3,7 @@ package svc
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -149,15 +150,22 @@ func New(c config.Config) (*ServiceContext, error) {
 		// A change is answered once its event is in Kafka, its stock hash still of the
 		// epoch it was made in, and (degrade mode) the Redis book still the one selling.
 		acker := rl.Acker()
-		store.Outbox().SetAck(func(ctx context.Context, e stock.Entry) error {
-			if err := acker.Ack(ctx, e); err != nil {
-				return err
+		// A call's entries (one activity's: a reservation batch) are checked at once.
+		store.Outbox().SetAckBatch(func(ctx context.Context, es []stock.Entry) []error {
+			errs := acker.AckBatch(ctx, es)
+			if !slices.Contains(errs, nil) {
+				return errs
 			}
-			mysql, _, err := fence.Route(ctx, e.ActivityID)
+			mysql, _, err := fence.Route(ctx, es[0].ActivityID)
 			if err == nil && mysql {
 				err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
 			}
-			return err
+			for i := range errs {
+				if errs[i] == nil {
+					errs[i] = err
+				}
+			}
+			return errs
 		})
 	}
 	draws := draw.NewLoop(&draw.Drawer{Store: store, Seeds: activities}, func(ctx context.Context) ([]int64, error) {
