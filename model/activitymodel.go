@@ -34,6 +34,11 @@ type (
 		// FindActivityIdsAfter lists up to limit activity ids greater than after, in
 		// order: every id, page by page (the Bloom filter of known activities is seeded so).
 		FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error)
+		// FixDrawSeed stores seed as the activity's draw seed unless one is stored already,
+		// and returns the stored one: the draw's order is fixed once.
+		FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error)
+		// SetDrawDone records when the activity's draw finished (unix ms), once.
+		SetDrawDone(ctx context.Context, id, atMs int64) error
 	}
 
 	customActivityModel struct {
@@ -86,7 +91,8 @@ func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Act
 
 func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error) {
 	query := fmt.Sprintf("select a.`id`, a.`sku_id`, a.`name`, a.`total`, a.`start_time`, a.`end_time`, "+
-		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, i.`available`, i.`locked`, i.`sold`, i.`epoch` "+
+		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, a.`draw_seconds`, a.`draw_seed`, "+
+		"a.`draw_done_at`, i.`available`, i.`locked`, i.`sold`, i.`epoch` "+
 		"from %s a join `inventory` i on i.`activity_id` = a.`id` where a.`id` = ? limit 1", m.table)
 	var resp ActivityWithInventory
 	err := m.conn.QueryRowPartialCtx(ctx, &resp, query, id)
@@ -136,4 +142,23 @@ func (m *customActivityModel) FindActivityIdsAfter(ctx context.Context, after in
 	var ids []int64
 	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `id` > ? ORDER BY `id` LIMIT ?", after, limit)
 	return ids, err
+}
+
+func (m *customActivityModel) FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error) {
+	if _, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_seed` = ? WHERE `id` = ? AND `draw_seed` = 0",
+		seed, id); err != nil {
+		return 0, err
+	}
+	var got uint64
+	err := m.conn.QueryRowCtx(ctx, &got, "SELECT `draw_seed` FROM "+m.table+" WHERE `id` = ?", id)
+	if err == sqlx.ErrNotFound {
+		return 0, ErrNotFound
+	}
+	return got, err
+}
+
+func (m *customActivityModel) SetDrawDone(ctx context.Context, id, atMs int64) error {
+	_, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_done_at` = ? WHERE `id` = ? AND `draw_done_at` = 0",
+		atMs, id)
+	return err
 }

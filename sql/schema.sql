@@ -11,6 +11,9 @@ CREATE TABLE IF NOT EXISTS `activity` (
   `per_user_limit` BIGINT UNSIGNED NOT NULL DEFAULT 1,
   `pay_timeout_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 900,
   `merchant_id` BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  `draw_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the opening draw: the first draw_seconds of the sale take entries, 0: none',
+  `draw_seed` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the draw shuffle seed, fixed once at draw_at, 0: not yet',
+  `draw_done_at` BIGINT NOT NULL DEFAULT 0 COMMENT 'unix ms the draw finished, 0: not done',
   `create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`id`),
@@ -58,4 +61,17 @@ CREATE TABLE IF NOT EXISTS `stock_adjustment` (
   `create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
   PRIMARY KEY (`id`),
   UNIQUE KEY `uk_activity_event` (`activity_id`, `event_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+
+CREATE TABLE IF NOT EXISTS `draw_entry` (
+  `id` BIGINT UNSIGNED NOT NULL AUTO_INCREMENT,
+  `activity_id` BIGINT UNSIGNED NOT NULL,
+  `uid` BIGINT UNSIGNED NOT NULL,
+  `quantity` BIGINT UNSIGNED NOT NULL,
+  `request_id` VARCHAR(64) NOT NULL,
+  `event_id` VARCHAR(64) NOT NULL COMMENT 'the entered event (outbox entry id)',
+  `entered_at` BIGINT NOT NULL DEFAULT 0 COMMENT 'unix ms',
+  `create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+  PRIMARY KEY (`id`),
+  UNIQUE KEY `uk_activity_uid` (`activity_id`, `uid`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

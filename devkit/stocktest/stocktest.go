@@ -43,6 +43,7 @@ func New(t testing.TB) *Env {
 type Spec struct {
 	ID, Total, Limit, PayTimeout int64
 	Start, End                   time.Time
+	DrawAt                       time.Time // the opening draw (zero: none)
 }
 
 // Warm creates a live activity in Redis and returns its id.
@@ -65,7 +66,7 @@ func (e *Env) Warm(s Spec) int64 {
 	}
 	created, _, err := e.Store.Warmup(context.Background(), stock.Meta{ActivityID: s.ID, SkuID: 7,
 		Name: "test", Total: s.Total, Remaining: s.Total, Start: s.Start.Unix(), End: s.End.Unix(),
-		Limit: s.Limit, PayTimeout: s.PayTimeout, ExpireAt: s.End.Unix() + 3600})
+		Limit: s.Limit, PayTimeout: s.PayTimeout, ExpireAt: s.End.Unix() + 3600, DrawAt: drawAt(s.DrawAt)})
 	if err != nil || !created {
 		e.T.Fatalf("warm activity %d: created=%v err=%v", s.ID, created, err)
 	}
@@ -171,4 +172,11 @@ func (e *Env) Dump() map[string]string {
 			return out
 		}
 	}
+}
+
+func drawAt(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }

@@ -22,8 +22,11 @@ import (
 // StateNone is "no order yet". reserved -> paid | cancelled | expired; the last three are
 // terminal (docs/DESIGN.md, "Order states").
 const (
-	StateNone      = ""
-	StateReserved  = "reserved"
+	StateNone     = ""
+	StateReserved = "reserved"
+	// StateQueued is not an order's state: a reservation answered as an entry of the
+	// activity's opening draw (no order yet).
+	StateQueued    = "queued"
 	StatePaid      = "paid"
 	StateCancelled = "cancelled"
 	StateExpired   = "expired"
@@ -203,7 +206,11 @@ type NewActivity struct {
 	EndTime           int64 // unix seconds
 	PerUserLimit      int64
 	PayTimeoutSeconds int64
+	DrawSeconds       int64 // the opening draw's window (0: none)
 }
+
+// MaxDrawSeconds bounds an activity's opening draw window.
+const MaxDrawSeconds = 600
 
 // CheckNewActivity checks a new activity against the bounds of docs/API.md at time now.
 func CheckNewActivity(a NewActivity, now time.Time) error {
@@ -225,6 +232,10 @@ func CheckNewActivity(a NewActivity, now time.Time) error {
 		return invalid("per_user_limit must be in 1..%d", MaxQuantity)
 	case a.PayTimeoutSeconds < 1 || a.PayTimeoutSeconds > MaxPayTimeoutSecs:
 		return invalid("pay_timeout_seconds must be in 1..%d", MaxPayTimeoutSecs)
+	case a.DrawSeconds < 0 || a.DrawSeconds > MaxDrawSeconds:
+		return invalid("draw_seconds must be in 0..%d", MaxDrawSeconds)
+	case a.DrawSeconds > 0 && a.StartTime+a.DrawSeconds >= a.EndTime:
+		return invalid("draw_seconds must end before end_time")
 	}
 	return nil
 }

@@ -25,12 +25,14 @@ const (
 	Cancelled Type = "cancelled"
 	Expired   Type = "expired"
 	Adjusted  Type = "adjusted"
+	// Entered is a buyer's entry in an activity's opening draw (no order, no stock moved).
+	Entered Type = "entered"
 )
 
 // Valid reports whether t is a known type.
 func (t Type) Valid() bool {
 	switch t {
-	case Reserved, Paid, Cancelled, Expired, Adjusted:
+	case Reserved, Paid, Cancelled, Expired, Adjusted, Entered:
 		return true
 	}
 	return false
@@ -139,6 +141,10 @@ func (e Event) Validate() error {
 	case e.Type == Adjusted:
 		if e.Delta == 0 {
 			return fmt.Errorf("adjusted event with zero delta")
+		}
+	case e.Type == Entered:
+		if e.UID <= 0 || e.Quantity <= 0 || e.RequestID == "" || e.OrderNo != "" {
+			return fmt.Errorf("entered event needs uid, quantity > 0 and request_id, and no order_no")
 		}
 	default:
 		if e.OrderNo == "" || e.Quantity <= 0 || e.UID <= 0 {

@@ -209,6 +209,9 @@ func (r *Reconciler) replayOutbox(ctx context.Context, res *result) (map[string]
 	c := res.db.c
 	adjusted := map[string]bool{}
 	for _, ev := range evs {
+		if ev.Type == event.Entered { // a draw's entry moves no stock
+			continue
+		}
 		if ev.Type == event.Adjusted {
 			if !res.db.adjusted[ev.EventID] && !adjusted[ev.EventID] {
 				adjusted[ev.EventID] = true

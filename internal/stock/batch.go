@@ -2,6 +2,7 @@ package stock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,6 +29,16 @@ type ReserveResult struct {
 // a single reservation would give; err is a failure of the whole batch (not warm, lease lapsed).
 func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem,
 	sellBy time.Time) ([]ReserveResult, error) {
+	res, err := s.reserveBatch(ctx, aid, items, sellBy, false)
+	if errors.Is(err, errDrawPending) { // the draw's window, or the draw running: entries
+		return s.enter(ctx, aid, items, sellBy)
+	}
+	return res, err
+}
+
+// reserveBatch is ReserveBatch; serve is the draw serving its entrants (draw.go).
+func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time,
+	serve bool) ([]ReserveResult, error) {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return nil, err
 	}
@@ -46,7 +57,7 @@ func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem
 	// An item whose fresh order number was taken wrote nothing: it goes again, alone with
 	// the others that collided, with a new number.
 	for attempt := 0; len(todo) > 0; attempt++ {
-		res, err := s.reserveOnce(ctx, aid, items, todo, sellBy)
+		res, err := s.reserveOnce(ctx, aid, items, todo, sellBy, serve)
 		if err != nil {
 			return nil, err
 		}
@@ -78,11 +89,11 @@ func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem
 // reserveOnce runs reserve.lua once for the items at indices todo, with fresh order numbers, and
 // returns each one's reply.
 func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem, todo []int,
-	sellBy time.Time) ([][]any, error) {
+	sellBy time.Time, serve bool) ([][]any, error) {
 	head, orderPrefix, userPrefix := s.keys.reserve(aid)
 	keys := append(make([]string, 0, len(head)+2*len(todo)), head...)
-	args := make([]any, 0, 5+5*len(todo))
-	args = append(args, aid, sellByMs(sellBy), orderPrefix, s.wantEntry(), event.TraceParent(ctx))
+	args := make([]any, 0, 6+5*len(todo))
+	args = append(args, aid, sellByMs(sellBy), orderPrefix, s.wantEntry(), event.TraceParent(ctx), flag(serve))
 	for _, i := range todo {
 		it := items[i]
 		ono := domain.NewOrderNo(aid, s.orderKey)
@@ -113,6 +124,9 @@ func reservation(r []any, qty int64) (Reservation, error) {
 	case code < 0:
 		return Reservation{}, codeError(code)
 	case code == codeReplay:
+		if toString(r, 1) == lostMark { // an entrant the draw left without stock
+			return Reservation{}, xerr.ErrDrawLost
+		}
 		if len(r) < 7 { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound
 		}

@@ -27,6 +27,10 @@ const (
 	codeAlreadyWarm   = -14
 	codeLeaseLapsed   = -15
 	codeFenced        = -16
+	codeDrawPending   = -17
+	codeDrawBusy      = -18
+	codeDrawMoved     = -19
+	codeDrawDone      = -20
 )
 
 var (
@@ -52,6 +56,15 @@ var (
 	// later loss rebuild claimed (Recovery.Fence): nothing written. BUSY: that rebuild
 	// writes the book.
 	ErrFenced = xerr.New(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
+	// ErrDrawBusy: the draw is being decided and the buyer has no entry: BUSY for the
+	// second or so the draw takes, then reservations are served in arrival order.
+	ErrDrawBusy = xerr.New(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
+	// errDrawPending: the activity's draw is not done; the batch goes to enter.lua.
+	errDrawPending = errors.New("stock: the draw is not done")
+	// errDrawDone: the draw finished between reserve.lua and enter.lua: reserve again.
+	errDrawDone = errors.New("stock: the draw is done")
+	// errDrawMoved: another drawer moved the draw's cursor first (nothing written).
+	errDrawMoved = errors.New("stock: the draw's cursor moved")
 	// errOrderNoTaken: a fresh order number collided; the caller draws another.
 	errOrderNoTaken = errors.New("stock: order number taken")
 )
@@ -91,6 +104,14 @@ func codeError(code int64) error {
 		return ErrAlreadyWarm
 	case codeLeaseLapsed:
 		return ErrLeaseLapsed
+	case codeDrawPending:
+		return errDrawPending
+	case codeDrawBusy:
+		return ErrDrawBusy
+	case codeDrawMoved:
+		return errDrawMoved
+	case codeDrawDone:
+		return errDrawDone
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
 	}

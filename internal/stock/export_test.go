@@ -10,7 +10,7 @@ import (
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	head, order, user := s.keys.reserve(aid)
 	keys := append(head, order+orderNo, user+strconv.FormatInt(uid, 10))
-	res, err := s.run(ctx, reserveScript, aid, keys, aid, 0, order, s.wantEntry(), "",
+	res, err := s.run(ctx, reserveScript, aid, keys, aid, 0, order, s.wantEntry(), "", "0",
 		orderNo, uid, qty, requestID, ReqField(requestID))
 	if err != nil {
 		return nil, err
@@ -26,7 +26,7 @@ func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, o
 func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveItem, orderNos []string) ([]int64,
 	error) {
 	head, order, user := s.keys.reserve(aid)
-	args := []any{aid, 0, order, s.wantEntry(), ""}
+	args := []any{aid, 0, order, s.wantEntry(), "", "0"}
 	for i, it := range items {
 		head = append(head, order+orderNos[i], user+strconv.FormatInt(it.UID, 10))
 		args = append(args, orderNos[i], it.UID, it.Qty, it.RequestID, ReqField(it.RequestID))

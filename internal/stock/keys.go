@@ -102,3 +102,12 @@ func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }
 // ActivityBloom is the Bloom filter (go-zero core/bloom) of every activity id MySQL has:
 // an id it does not contain is answered ACTIVITY_NOT_FOUND without reading MySQL.
 func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }
+
+// Entries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
+func (k Keys) Entries(aid int64) string { return k.base(aid) + "entries" }
+
+// Draw is the draw's progress hash `cursor winners lost status` (status "drawing" | "done").
+func (k Keys) Draw(aid int64) string { return k.base(aid) + "draw" }
+
+// DrawLock is the lease one instance holds while it draws activity aid.
+func (k Keys) DrawLock(aid int64) string { return k.base(aid) + "drawlock" }

@@ -28,6 +28,10 @@ type Meta struct {
 	Limit      int64
 	PayTimeout int64 // seconds
 	ExpireAt   int64 // unix seconds: when the activity's keys go (end + pay timeout + grace)
+	// DrawAt is when the activity's opening draw is decided (ms; 0: no draw), and Drawn
+	// says it is done (docs/DESIGN.md, "The opening draw").
+	DrawAt int64
+	Drawn  bool
 	// Epoch is inventory.epoch of the warm-up or rebuild that wrote the hash (0 in a hash
 	// written before epochs existed).
 	Epoch int64
@@ -52,7 +56,7 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 	}
 	res, err := s.run(ctx, warmupScript, m.ActivityID, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
 		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
-		m.ExpireAt, m.Name, m.Epoch)
+		m.ExpireAt, m.Name, m.Epoch, m.DrawAt, flag(m.Drawn))
 	if err != nil {
 		return false, 0, err
 	}
@@ -75,8 +79,11 @@ type Reservation struct {
 	CreatedAt int64 // ms
 	Replay    bool
 	// State is the order's state now: reserved for a new reservation; for a replay whatever
-	// it has become (paid, cancelled, expired).
+	// it has become (paid, cancelled, expired); StateQueued for an entry of the draw.
 	State string
+	// RequestID and DrawAt (ms) are an entry's (State StateQueued): the buyer's first.
+	RequestID string
+	DrawAt    int64
 }
 
 // Reserve moves qty from remaining to locked for uid, idempotent per request id.

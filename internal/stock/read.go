@@ -32,7 +32,8 @@ func parseStock(aid int64, m map[string]string) Snapshot {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
 	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
 		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
-		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch")}
+		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch"),
+		DrawAt: n("draw_at"), Drawn: m["drawn"] == "1"}
 }
 
 // Order is an order as Redis holds it.

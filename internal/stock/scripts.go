@@ -38,21 +38,31 @@ var (
 	lostLua string
 	//go:embed scripts/wipe.lua
 	wipeLua string
+	//go:embed scripts/enter.lua
+	enterLua string
+	//go:embed scripts/draw_mark.lua
+	drawMarkLua string
+	//go:embed scripts/restore_entries.lua
+	restoreEntriesLua string
 
-	warmupScript    = newScript("warmup", warmupLua)
-	reserveScript   = newScript("reserve", unsentLua+reserveLua)
-	confirmScript   = newScript("confirm", unsentLua+confirmLua)
-	releaseScript   = newScript("release", unsentLua+releaseLua)
-	expireDueScript = newScript("expire_due", expireDueLua)
-	adjustScript    = newScript("adjust", adjustLua)
-	restoreScript   = newScript("restore", restoreLua)
-	ackedScript     = newScript("acked", ackedLua)
-	fenceScript     = newScript("fence", fenceLua)
-	lostScript      = newScript("lost", lostLua)
-	wipeScript      = newScript("wipe", wipeLua)
+	warmupScript         = newScript("warmup", warmupLua)
+	reserveScript        = newScript("reserve", unsentLua+reserveLua)
+	confirmScript        = newScript("confirm", unsentLua+confirmLua)
+	releaseScript        = newScript("release", unsentLua+releaseLua)
+	expireDueScript      = newScript("expire_due", expireDueLua)
+	adjustScript         = newScript("adjust", adjustLua)
+	restoreScript        = newScript("restore", restoreLua)
+	ackedScript          = newScript("acked", ackedLua)
+	fenceScript          = newScript("fence", fenceLua)
+	lostScript           = newScript("lost", lostLua)
+	wipeScript           = newScript("wipe", wipeLua)
+	enterScript          = newScript("enter", unsentLua+enterLua)
+	drawMarkScript       = newScript("draw_mark", drawMarkLua)
+	restoreEntriesScript = newScript("restore_entries", restoreEntriesLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript}
+		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript,
+		enterScript, drawMarkScript, restoreEntriesScript}
 )
 
 // LoadScripts loads every script (SCRIPT LOAD) so that EVALSHA never meets NOSCRIPT,

@@ -34,6 +34,7 @@ const (
 	Unauthorized      Code = "UNAUTHORIZED"
 	ActivityNotFound  Code = "ACTIVITY_NOT_FOUND"
 	OrderNotFound     Code = "ORDER_NOT_FOUND"
+	EntryNotFound     Code = "ENTRY_NOT_FOUND"
 	NotFound          Code = "NOT_FOUND" // unknown route
 	MethodNotAllowed  Code = "METHOD_NOT_ALLOWED"
 	NotStarted        Code = "NOT_STARTED"
@@ -65,6 +66,7 @@ var table = map[Code]mapping{
 	Unauthorized:      {codes.Unauthenticated, http.StatusUnauthorized},
 	ActivityNotFound:  {codes.NotFound, http.StatusNotFound},
 	OrderNotFound:     {codes.NotFound, http.StatusNotFound},
+	EntryNotFound:     {codes.NotFound, http.StatusNotFound},
 	NotFound:          {codes.NotFound, http.StatusNotFound},
 	MethodNotAllowed:  {codes.Unimplemented, http.StatusMethodNotAllowed},
 	NotStarted:        {codes.FailedPrecondition, http.StatusConflict},
@@ -162,8 +164,12 @@ func Newf(code Code, format string, args ...any) *Error {
 
 // Sentinels, for errors.Is.
 var (
-	ErrActivityNotFound  = New(ActivityNotFound, "activity not found")
-	ErrOrderNotFound     = New(OrderNotFound, "order not found")
+	ErrActivityNotFound = New(ActivityNotFound, "activity not found")
+	ErrOrderNotFound    = New(OrderNotFound, "order not found")
+	ErrEntryNotFound    = New(EntryNotFound, "no entry of this buyer in the activity's draw")
+	// ErrDrawLost is the SOLD_OUT of an entrant the opening draw left without stock: the
+	// draw's verdict, not news about stock now (the gateway sets no sold-out mark on it).
+	ErrDrawLost          = New(SoldOut, "sold out: the opening draw did not pick this entry")
 	ErrNotStarted        = New(NotStarted, "the activity has not started")
 	ErrEnded             = New(Ended, "the activity has ended")
 	ErrSoldOut           = New(SoldOut, "sold out")

@@ -108,6 +108,7 @@ type Activity struct {
 	PerUserLimit      int64                  `protobuf:"varint,6,opt,name=per_user_limit,json=perUserLimit,proto3" json:"per_user_limit,omitempty"`
 	PayTimeoutSeconds int64                  `protobuf:"varint,7,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
 	Total             int64                  `protobuf:"varint,8,opt,name=total,proto3" json:"total,omitempty"`
+	DrawSeconds       int64                  `protobuf:"varint,9,opt,name=draw_seconds,json=drawSeconds,proto3" json:"draw_seconds,omitempty"` // the opening draw's window (0: none)
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -194,6 +195,13 @@ func (x *Activity) GetPayTimeoutSeconds() int64 {
 func (x *Activity) GetTotal() int64 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *Activity) GetDrawSeconds() int64 {
+	if x != nil {
+		return x.DrawSeconds
 	}
 	return 0
 }
@@ -475,13 +483,16 @@ func (x *ReserveReq) GetRequestId() string {
 }
 
 type ReserveResp struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	OrderNo       string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
-	Quantity      int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
-	ExpireAt      int64                  `protobuf:"varint,3,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"` // unix seconds
-	Remaining     int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
-	Replay        bool                   `protobuf:"varint,5,opt,name=replay,proto3" json:"replay,omitempty"` // true: the request id was seen before, nothing was deducted
-	Status        string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`  // the order's state now: reserved, or for a replay paid | cancelled | expired too
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	OrderNo   string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
+	Quantity  int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	ExpireAt  int64                  `protobuf:"varint,3,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"` // unix seconds
+	Remaining int64                  `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	Replay    bool                   `protobuf:"varint,5,opt,name=replay,proto3" json:"replay,omitempty"` // true: the request id was seen before, nothing was deducted
+	Status    string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`  // the order's state now: reserved, or for a replay paid | cancelled | expired too;
+	// queued: an entry of the activity's opening draw (no order yet)
+	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"` // queued: the entry's request id (the buyer's first)
+	DrawAt        int64  `protobuf:"varint,8,opt,name=draw_at,json=drawAt,proto3" json:"draw_at,omitempty"`         // queued: when the draw is decided (unix seconds)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -556,6 +567,20 @@ func (x *ReserveResp) GetStatus() string {
 		return x.Status
 	}
 	return ""
+}
+
+func (x *ReserveResp) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ReserveResp) GetDrawAt() int64 {
+	if x != nil {
+		return x.DrawAt
+	}
+	return 0
 }
 
 // One buyer's reservation inside a ReserveBatchReq (uid: the gateway's JWT claim).
@@ -1650,6 +1675,7 @@ type CreateActivityReq struct {
 	EndTime           int64                  `protobuf:"varint,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`       // unix seconds
 	PerUserLimit      int64                  `protobuf:"varint,7,opt,name=per_user_limit,json=perUserLimit,proto3" json:"per_user_limit,omitempty"`
 	PayTimeoutSeconds int64                  `protobuf:"varint,8,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
+	DrawSeconds       int64                  `protobuf:"varint,9,opt,name=draw_seconds,json=drawSeconds,proto3" json:"draw_seconds,omitempty"` // 0..600: the first draw_seconds of the sale are a draw
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1740,6 +1766,13 @@ func (x *CreateActivityReq) GetPayTimeoutSeconds() int64 {
 	return 0
 }
 
+func (x *CreateActivityReq) GetDrawSeconds() int64 {
+	if x != nil {
+		return x.DrawSeconds
+	}
+	return 0
+}
+
 // The activity as MySQL holds it (total: activity.total, which follows stock adjustments
 // once the writer applied them), if it belongs to merchant_id (the gateway's JWT claim):
 // another merchant's activity is ACTIVITY_NOT_FOUND, like a missing one. Never warms Redis.
@@ -1795,16 +1828,86 @@ func (x *GetActivityReq) GetMerchantId() int64 {
 	return 0
 }
 
+// An activity's opening draw as the admin view shows it.
+type Draw struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seconds       int64                  `protobuf:"varint,1,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	Entries       int64                  `protobuf:"varint,2,opt,name=entries,proto3" json:"entries,omitempty"`
+	Status        string                 `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"` // pending | drawing | done
+	Winners       int64                  `protobuf:"varint,4,opt,name=winners,proto3" json:"winners,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Draw) Reset() {
+	*x = Draw{}
+	mi := &file_inventory_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Draw) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Draw) ProtoMessage() {}
+
+func (x *Draw) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Draw.ProtoReflect.Descriptor instead.
+func (*Draw) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *Draw) GetSeconds() int64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *Draw) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *Draw) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *Draw) GetWinners() int64 {
+	if x != nil {
+		return x.Winners
+	}
+	return 0
+}
+
 type ActivityResp struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Activity      *Activity              `protobuf:"bytes,1,opt,name=activity,proto3" json:"activity,omitempty"`
+	Draw          *Draw                  `protobuf:"bytes,2,opt,name=draw,proto3" json:"draw,omitempty"` // nil: no draw
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ActivityResp) Reset() {
 	*x = ActivityResp{}
-	mi := &file_inventory_proto_msgTypes[29]
+	mi := &file_inventory_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +1919,7 @@ func (x *ActivityResp) String() string {
 func (*ActivityResp) ProtoMessage() {}
 
 func (x *ActivityResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[29]
+	mi := &file_inventory_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +1932,7 @@ func (x *ActivityResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivityResp.ProtoReflect.Descriptor instead.
 func (*ActivityResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{29}
+	return file_inventory_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ActivityResp) GetActivity() *Activity {
@@ -1837,6 +1940,150 @@ func (x *ActivityResp) GetActivity() *Activity {
 		return x.Activity
 	}
 	return nil
+}
+
+func (x *ActivityResp) GetDraw() *Draw {
+	if x != nil {
+		return x.Draw
+	}
+	return nil
+}
+
+// A buyer's entry in an activity's draw (uid: the gateway's JWT claim).
+type EntryReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Uid           int64                  `protobuf:"varint,2,opt,name=uid,proto3" json:"uid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EntryReq) Reset() {
+	*x = EntryReq{}
+	mi := &file_inventory_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EntryReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EntryReq) ProtoMessage() {}
+
+func (x *EntryReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EntryReq.ProtoReflect.Descriptor instead.
+func (*EntryReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *EntryReq) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *EntryReq) GetUid() int64 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+type EntryResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	RequestId     string                 `protobuf:"bytes,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Quantity      int64                  `protobuf:"varint,3,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	Status        string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`                  // queued | won | lost
+	OrderNo       string                 `protobuf:"bytes,5,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"` // when won
+	DrawAt        int64                  `protobuf:"varint,6,opt,name=draw_at,json=drawAt,proto3" json:"draw_at,omitempty"`   // unix seconds
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EntryResp) Reset() {
+	*x = EntryResp{}
+	mi := &file_inventory_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EntryResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EntryResp) ProtoMessage() {}
+
+func (x *EntryResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EntryResp.ProtoReflect.Descriptor instead.
+func (*EntryResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *EntryResp) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *EntryResp) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *EntryResp) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *EntryResp) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *EntryResp) GetOrderNo() string {
+	if x != nil {
+		return x.OrderNo
+	}
+	return ""
+}
+
+func (x *EntryResp) GetDrawAt() int64 {
+	if x != nil {
+		return x.DrawAt
+	}
+	return 0
 }
 
 // The merchant's own activities, newest first: page >= 1, size 1..100.
@@ -1851,7 +2098,7 @@ type ListActivitiesReq struct {
 
 func (x *ListActivitiesReq) Reset() {
 	*x = ListActivitiesReq{}
-	mi := &file_inventory_proto_msgTypes[30]
+	mi := &file_inventory_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1863,7 +2110,7 @@ func (x *ListActivitiesReq) String() string {
 func (*ListActivitiesReq) ProtoMessage() {}
 
 func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[30]
+	mi := &file_inventory_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1876,7 +2123,7 @@ func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesReq.ProtoReflect.Descriptor instead.
 func (*ListActivitiesReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{30}
+	return file_inventory_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListActivitiesReq) GetMerchantId() int64 {
@@ -1910,7 +2157,7 @@ type ListActivitiesResp struct {
 
 func (x *ListActivitiesResp) Reset() {
 	*x = ListActivitiesResp{}
-	mi := &file_inventory_proto_msgTypes[31]
+	mi := &file_inventory_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2169,7 @@ func (x *ListActivitiesResp) String() string {
 func (*ListActivitiesResp) ProtoMessage() {}
 
 func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[31]
+	mi := &file_inventory_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2182,7 @@ func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesResp.ProtoReflect.Descriptor instead.
 func (*ListActivitiesResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{31}
+	return file_inventory_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListActivitiesResp) GetActivities() []*Activity {
@@ -1960,7 +2207,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[32]
+	mi := &file_inventory_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1972,7 +2219,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[32]
+	mi := &file_inventory_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1985,7 +2232,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{32}
+	return file_inventory_proto_rawDescGZIP(), []int{35}
 }
 
 // PingResp: degraded lists the activities this instance serves from MySQL (degrade mode)
@@ -2000,7 +2247,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[33]
+	mi := &file_inventory_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2259,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[33]
+	mi := &file_inventory_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2272,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{33}
+	return file_inventory_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PingResp) GetDegraded() []int64 {
@@ -2053,7 +2300,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x16\n" +
 	"\x06locked\x18\x04 \x01(\x03R\x06locked\x12\x12\n" +
-	"\x04sold\x18\x05 \x01(\x03R\x04sold\"\xfc\x01\n" +
+	"\x04sold\x18\x05 \x01(\x03R\x04sold\"\x9f\x02\n" +
 	"\bActivity\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x15\n" +
@@ -2064,7 +2311,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\bend_time\x18\x05 \x01(\x03R\aendTime\x12$\n" +
 	"\x0eper_user_limit\x18\x06 \x01(\x03R\fperUserLimit\x12.\n" +
 	"\x13pay_timeout_seconds\x18\a \x01(\x03R\x11payTimeoutSeconds\x12\x14\n" +
-	"\x05total\x18\b \x01(\x03R\x05total\"\xe4\x01\n" +
+	"\x05total\x18\b \x01(\x03R\x05total\x12!\n" +
+	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\"\xe4\x01\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1f\n" +
 	"\vactivity_id\x18\x02 \x01(\x03R\n" +
@@ -2093,14 +2341,17 @@ const file_inventory_proto_rawDesc = "" +
 	"\x03uid\x18\x02 \x01(\x03R\x03uid\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x03R\bquantity\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\xaf\x01\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\xe7\x01\n" +
 	"\vReserveResp\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1b\n" +
 	"\texpire_at\x18\x03 \x01(\x03R\bexpireAt\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x03R\tremaining\x12\x16\n" +
 	"\x06replay\x18\x05 \x01(\bR\x06replay\x12\x16\n" +
-	"\x06status\x18\x06 \x01(\tR\x06status\"Z\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x12\x17\n" +
+	"\adraw_at\x18\b \x01(\x03R\x06drawAt\"Z\n" +
 	"\vReserveItem\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\x03R\x03uid\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1d\n" +
@@ -2178,7 +2429,7 @@ const file_inventory_proto_rawDesc = "" +
 	"RepairResp\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1c\n" +
-	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\x85\x02\n" +
+	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\xa8\x02\n" +
 	"\x11CreateActivityReq\x12\x1f\n" +
 	"\vmerchant_id\x18\x01 \x01(\x03R\n" +
 	"merchantId\x12\x15\n" +
@@ -2189,14 +2440,34 @@ const file_inventory_proto_rawDesc = "" +
 	"start_time\x18\x05 \x01(\x03R\tstartTime\x12\x19\n" +
 	"\bend_time\x18\x06 \x01(\x03R\aendTime\x12$\n" +
 	"\x0eper_user_limit\x18\a \x01(\x03R\fperUserLimit\x12.\n" +
-	"\x13pay_timeout_seconds\x18\b \x01(\x03R\x11payTimeoutSeconds\"R\n" +
+	"\x13pay_timeout_seconds\x18\b \x01(\x03R\x11payTimeoutSeconds\x12!\n" +
+	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\"R\n" +
 	"\x0eGetActivityReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1f\n" +
 	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
-	"merchantId\"?\n" +
+	"merchantId\"l\n" +
+	"\x04Draw\x12\x18\n" +
+	"\aseconds\x18\x01 \x01(\x03R\aseconds\x12\x18\n" +
+	"\aentries\x18\x02 \x01(\x03R\aentries\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x18\n" +
+	"\awinners\x18\x04 \x01(\x03R\awinners\"d\n" +
 	"\fActivityResp\x12/\n" +
-	"\bactivity\x18\x01 \x01(\v2\x13.inventory.ActivityR\bactivity\"\\\n" +
+	"\bactivity\x18\x01 \x01(\v2\x13.inventory.ActivityR\bactivity\x12#\n" +
+	"\x04draw\x18\x02 \x01(\v2\x0f.inventory.DrawR\x04draw\"=\n" +
+	"\bEntryReq\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x10\n" +
+	"\x03uid\x18\x02 \x01(\x03R\x03uid\"\xb3\x01\n" +
+	"\tEntryResp\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x02 \x01(\tR\trequestId\x12\x1a\n" +
+	"\bquantity\x18\x03 \x01(\x03R\bquantity\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x19\n" +
+	"\border_no\x18\x05 \x01(\tR\aorderNo\x12\x17\n" +
+	"\adraw_at\x18\x06 \x01(\x03R\x06drawAt\"\\\n" +
 	"\x11ListActivitiesReq\x12\x1f\n" +
 	"\vmerchant_id\x18\x01 \x01(\x03R\n" +
 	"merchantId\x12\x12\n" +
@@ -2211,7 +2482,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\xa2\b\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\xd9\b\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x12G\n" +
@@ -2230,7 +2501,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\x0eCreateActivity\x12\x1c.inventory.CreateActivityReq\x1a\x17.inventory.ActivityResp\x12A\n" +
 	"\vGetActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12M\n" +
 	"\x0eListActivities\x12\x1c.inventory.ListActivitiesReq\x1a\x1d.inventory.ListActivitiesResp\x12/\n" +
-	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingRespB\rZ\v./inventoryb\x06proto3"
+	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingResp\x125\n" +
+	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryRespB\rZ\v./inventoryb\x06proto3"
 
 var (
 	file_inventory_proto_rawDescOnce sync.Once
@@ -2244,7 +2516,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),              // 0: inventory.Stock
 	(*Activity)(nil),           // 1: inventory.Activity
@@ -2275,11 +2547,14 @@ var file_inventory_proto_goTypes = []any{
 	(*RepairResp)(nil),         // 26: inventory.RepairResp
 	(*CreateActivityReq)(nil),  // 27: inventory.CreateActivityReq
 	(*GetActivityReq)(nil),     // 28: inventory.GetActivityReq
-	(*ActivityResp)(nil),       // 29: inventory.ActivityResp
-	(*ListActivitiesReq)(nil),  // 30: inventory.ListActivitiesReq
-	(*ListActivitiesResp)(nil), // 31: inventory.ListActivitiesResp
-	(*PingReq)(nil),            // 32: inventory.PingReq
-	(*PingResp)(nil),           // 33: inventory.PingResp
+	(*Draw)(nil),               // 29: inventory.Draw
+	(*ActivityResp)(nil),       // 30: inventory.ActivityResp
+	(*EntryReq)(nil),           // 31: inventory.EntryReq
+	(*EntryResp)(nil),          // 32: inventory.EntryResp
+	(*ListActivitiesReq)(nil),  // 33: inventory.ListActivitiesReq
+	(*ListActivitiesResp)(nil), // 34: inventory.ListActivitiesResp
+	(*PingReq)(nil),            // 35: inventory.PingReq
+	(*PingResp)(nil),           // 36: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -2295,46 +2570,49 @@ var file_inventory_proto_depIdxs = []int32{
 	0,  // 10: inventory.BooksResp.redis:type_name -> inventory.Stock
 	23, // 11: inventory.BooksResp.db:type_name -> inventory.DbStock
 	1,  // 12: inventory.ActivityResp.activity:type_name -> inventory.Activity
-	1,  // 13: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
-	3,  // 14: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 15: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	8,  // 16: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
-	11, // 17: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	11, // 18: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	13, // 19: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	15, // 20: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	17, // 21: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	11, // 22: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	20, // 23: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	22, // 24: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	22, // 25: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	22, // 26: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	27, // 27: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	28, // 28: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	30, // 29: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
-	32, // 30: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	4,  // 31: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 32: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	10, // 33: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
-	12, // 34: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	12, // 35: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	14, // 36: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	16, // 37: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	18, // 38: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	19, // 39: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	21, // 40: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	25, // 41: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	24, // 42: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	26, // 43: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	29, // 44: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	29, // 45: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	31, // 46: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	33, // 47: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	31, // [31:48] is the sub-list for method output_type
-	14, // [14:31] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	29, // 13: inventory.ActivityResp.draw:type_name -> inventory.Draw
+	1,  // 14: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
+	3,  // 15: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 16: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	8,  // 17: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
+	11, // 18: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	11, // 19: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	13, // 20: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	15, // 21: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	17, // 22: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	11, // 23: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	20, // 24: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	22, // 25: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	22, // 26: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	22, // 27: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	27, // 28: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	28, // 29: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	33, // 30: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	35, // 31: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	31, // 32: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
+	4,  // 33: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 34: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 35: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 36: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 37: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 38: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 39: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 40: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	19, // 41: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	21, // 42: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	25, // 43: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	24, // 44: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	26, // 45: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	30, // 46: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	30, // 47: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	34, // 48: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	36, // 49: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	32, // 50: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
+	33, // [33:51] is the sub-list for method output_type
+	15, // [15:33] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -2348,7 +2626,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,7 @@ const (
 	Inventory_GetActivity_FullMethodName    = "/inventory.Inventory/GetActivity"
 	Inventory_ListActivities_FullMethodName = "/inventory.Inventory/ListActivities"
 	Inventory_Ping_FullMethodName           = "/inventory.Inventory/Ping"
+	Inventory_GetEntry_FullMethodName       = "/inventory.Inventory/GetEntry"
 )
 
 // InventoryClient is the client API for Inventory service.
@@ -59,6 +60,7 @@ type InventoryClient interface {
 	GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error)
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
+	GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
 }
 
 type inventoryClient struct {
@@ -239,6 +241,16 @@ func (c *inventoryClient) Ping(ctx context.Context, in *PingReq, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *inventoryClient) GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EntryResp)
+	err := c.cc.Invoke(ctx, Inventory_GetEntry_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InventoryServer is the server API for Inventory service.
 // All implementations must embed UnimplementedInventoryServer
 // for forward compatibility.
@@ -260,6 +272,7 @@ type InventoryServer interface {
 	GetActivity(context.Context, *GetActivityReq) (*ActivityResp, error)
 	ListActivities(context.Context, *ListActivitiesReq) (*ListActivitiesResp, error)
 	Ping(context.Context, *PingReq) (*PingResp, error)
+	GetEntry(context.Context, *EntryReq) (*EntryResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
 
@@ -320,6 +333,9 @@ func (UnimplementedInventoryServer) ListActivities(context.Context, *ListActivit
 }
 func (UnimplementedInventoryServer) Ping(context.Context, *PingReq) (*PingResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ping not implemented")
+}
+func (UnimplementedInventoryServer) GetEntry(context.Context, *EntryReq) (*EntryResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetEntry not implemented")
 }
 func (UnimplementedInventoryServer) mustEmbedUnimplementedInventoryServer() {}
 func (UnimplementedInventoryServer) testEmbeddedByValue()                   {}
@@ -648,6 +664,24 @@ func _Inventory_Ping_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_GetEntry_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EntryReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).GetEntry(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_GetEntry_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).GetEntry(ctx, req.(*EntryReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Inventory_ServiceDesc is the grpc.ServiceDesc for Inventory service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -722,6 +756,10 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Ping",
 			Handler:    _Inventory_Ping_Handler,
+		},
+		{
+			MethodName: "GetEntry",
+			Handler:    _Inventory_GetEntry_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

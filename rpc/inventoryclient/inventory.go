@@ -23,6 +23,9 @@ type (
 	BooksResp          = inventory.BooksResp
 	CreateActivityReq  = inventory.CreateActivityReq
 	DbStock            = inventory.DbStock
+	Draw               = inventory.Draw
+	EntryReq           = inventory.EntryReq
+	EntryResp          = inventory.EntryResp
 	ExpireDueReq       = inventory.ExpireDueReq
 	ExpireDueResp      = inventory.ExpireDueResp
 	GetActivityReq     = inventory.GetActivityReq
@@ -67,6 +70,7 @@ type (
 		GetActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 		ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error)
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
+		GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
 	}
 
 	defaultInventory struct {
@@ -163,4 +167,9 @@ func (m *defaultInventory) ListActivities(ctx context.Context, in *ListActivitie
 func (m *defaultInventory) Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.Ping(ctx, in, opts...)
+}
+
+func (m *defaultInventory) GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.GetEntry(ctx, in, opts...)
 }

@@ -108,6 +108,7 @@ func New(c Config) (*Server, error) {
 	if ctx.Relay != nil {
 		group.Add(ctx.Relay)
 	}
+	group.Add(ctx.Draws) // decides the opening draws as they fall due
 	if ctx.Degrade.On {
 		group.Add(ctx.Degrade) // hands degraded activities back to Redis once it answers
 	}

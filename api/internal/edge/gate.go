@@ -82,7 +82,9 @@ func (g *Gate) Observe(aid int64, gen uint64, answer *xerr.Error) {
 	}
 	switch answer.Code {
 	case xerr.SoldOut:
-		g.marks.SoldOut(aid, gen)
+		if answer.Msg != xerr.ErrDrawLost.Msg { // a draw's verdict on one entry says nothing of stock now
+			g.marks.SoldOut(aid, gen)
+		}
 	case xerr.NotStarted, xerr.Ended:
 		g.learn(aid)
 	}

@@ -41,6 +41,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: buyer.GetActivityHandler(serverCtx),
 				},
 				{
+					// the caller's entry in the activity's opening draw
+					Method:  http.MethodGet,
+					Path:    "/seckill/entries/:activity_id",
+					Handler: buyer.GetEntryHandler(serverCtx),
+				},
+				{
 					// one of the caller's orders
 					Method:  http.MethodGet,
 					Path:    "/seckill/orders/:order_no",

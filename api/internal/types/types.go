@@ -23,6 +23,7 @@ type ActivityResp struct {
 	EndTime           int64  `json:"end_time"`
 	PerUserLimit      int64  `json:"per_user_limit"`
 	PayTimeoutSeconds int64  `json:"pay_timeout_seconds"`
+	DrawSeconds       int64  `json:"draw_seconds"`
 }
 
 type ActivityViewResp struct {
@@ -45,6 +46,7 @@ type AdminActivityResp struct {
 	ActivityResp
 	Redis *RedisBook `json:"redis"` // null when not warm
 	Db    DbBook     `json:"db"`
+	Draw  *DrawView  `json:"draw,omitempty"` // only for an activity with a draw
 }
 
 type CreateActivityReq struct {
@@ -55,12 +57,33 @@ type CreateActivityReq struct {
 	EndTime           int64  `json:"end_time"`
 	PerUserLimit      int64  `json:"per_user_limit,default=1"`
 	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,default=900"`
+	DrawSeconds       int64  `json:"draw_seconds,default=0"`
 }
 
 type DbBook struct {
 	Available int64 `json:"available"`
 	Locked    int64 `json:"locked"`
 	Sold      int64 `json:"sold"`
+}
+
+type DrawView struct {
+	Seconds int64  `json:"seconds"`
+	Entries int64  `json:"entries"`
+	Status  string `json:"status"` // pending | drawing | done
+	Winners int64  `json:"winners"`
+}
+
+type EntryPathReq struct {
+	ActivityId int64 `path:"activity_id"`
+}
+
+type EntryResp struct {
+	ActivityId int64  `json:"activity_id"`
+	RequestId  string `json:"request_id"`
+	Quantity   int64  `json:"quantity"`
+	Status     string `json:"status"` // queued | won | lost
+	OrderNo    string `json:"order_no,omitempty"`
+	DrawAt     int64  `json:"draw_at"`
 }
 
 type HealthResp struct {
@@ -120,6 +143,8 @@ type ReserveResp struct {
 	Status     string `json:"status"`
 	ExpireAt   int64  `json:"expire_at"`
 	Remaining  int64  `json:"remaining"`
+	RequestId  string `json:"request_id,omitempty"` // queued (an entry of the draw): 202 with EntryResp
+	DrawAt     int64  `json:"draw_at,omitempty"`
 }
 
 type StockResp struct {

@@ -12,7 +12,9 @@
 -- ARGV[4] "1": return each outbox entry's fields (Store has an acknowledgement hook that
 --         reads them); anything else: its id only
 -- ARGV[5] the caller's W3C traceparent ('' for none): written as each entry's field 'tp'
--- ARGV[6 + 5(i-1)] .. ARGV[10 + 5(i-1)]: item i's order_no (fresh), uid, quantity,
+-- ARGV[6] "1": the draw serves its entrants (draw.go); else an activity whose draw is not
+--         done sells nothing (-17: the caller takes the batch to enter.lua)
+-- ARGV[7 + 5(i-1)] .. ARGV[11 + 5(i-1)]: item i's order_no (fresh), uid, quantity,
 --         request id, and its field in the buyer hash (stock.Keys.ReqField)
 -- The buyer hash holds 'held' (the quantity the buyer holds: reserved + paid) and one field
 -- per request id -> order_no: one request id makes at most one order of an activity (as
@@ -39,16 +41,16 @@
 --   {code} with code < 0 (see codes.go): -2 not started, -3 ended, -4 limit, -5 sold out,
 --     -11 bad quantity, -12 the order number is taken (nothing written for the item: the
 --     caller retries it with a fresh one).
--- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -13 the
+-- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -17 the draw is not done, -13 the
 -- stock hash holds a pay timeout or an expire-at this script could not apply. Each is
 -- checked where a single reservation checks it (after its replay check), and only replays,
 -- which write nothing, can come before.
-local n = (#ARGV - 5) / 5
+local n = (#ARGV - 6) / 5
 if n < 1 or n ~= math.floor(n) or #KEYS ~= 4 + 2 * n then
   return {-11}
 end
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
-  'locked', 'z', 'seq', 'epoch')
+  'locked', 'z', 'seq', 'epoch', 'draw_at', 'drawn')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local sellBy = tonumber(ARGV[2]) or 0
@@ -75,7 +77,7 @@ local want, tp, epoch = ARGV[4] == '1', ARGV[5], s[11] or '0'
 local out = {0}
 local made = 0
 for i = 1, n do
-  local a = 6 + 5 * (i - 1)
+  local a = 7 + 5 * (i - 1)
   local ono, uid, rfield = ARGV[a], ARGV[a + 1], ARGV[a + 4]
   local okey, ukey = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
   local qty = tonumber(ARGV[a + 2])
@@ -101,6 +103,9 @@ for i = 1, n do
       end
       if sellBy > 0 and now > sellBy then
         return {-15}
+      end
+      if s[12] and s[13] ~= '1' and ARGV[6] ~= '1' then
+        return {-17}
       end
       local held = tonumber(u[1] or '0')
       if now < startMs then

@@ -4,6 +4,7 @@
 -- ARGV[5] start (unix s)  ARGV[6] end (unix s)  ARGV[7] per-user limit
 -- ARGV[8] pay timeout (s)  ARGV[9] sku id  ARGV[10] expire at (unix s: end + pay timeout
 -- + grace)  ARGV[11] name  ARGV[12] epoch (inventory.epoch of this warm-up or rebuild)
+-- ARGV[13] draw_at (ms, 0: no draw)  ARGV[14] "1": the draw is done (MySQL says so)
 -- KEYS[2] fence key (fence.lua): a stock hash of an epoch below it is not written (-16)
 -- Returns {1, remaining} created, {0, remaining} it existed (never overwritten);
 --         {-16} a later loss rebuild has claimed a higher epoch (nothing written);
@@ -41,5 +42,8 @@ redis.call('HSET', KEYS[1],
   'total', ARGV[1], 'remaining', ARGV[2], 'locked', ARGV[3], 'sold', ARGV[4],
   'start', ARGV[5], 'end', ARGV[6], 'limit', ARGV[7], 'ttl', ARGV[8],
   'sku', ARGV[9], 'exp', ARGV[10], 'name', ARGV[11], 'epoch', ARGV[12])
+if (tonumber(ARGV[13]) or 0) > 0 then
+  redis.call('HSET', KEYS[1], 'draw_at', ARGV[13], 'drawn', ARGV[14])
+end
 redis.call('EXPIREAT', KEYS[1], exp)
 return {1, tonumber(ARGV[2])}

@@ -36,11 +36,13 @@ type models struct {
 	adjustments model.StockAdjustmentModel
 	inventory   model.InventoryModel
 	activities  model.ActivityModel
+	entries     model.DrawEntryModel
 }
 
 func newModels(conn sqlx.SqlConn) models {
 	return models{orders: model.NewSeckillOrderModel(conn), adjustments: model.NewStockAdjustmentModel(conn),
-		inventory: model.NewInventoryModel(conn), activities: model.NewActivityModel(conn)}
+		inventory: model.NewInventoryModel(conn), activities: model.NewActivityModel(conn),
+		entries: model.NewDrawEntryModel(conn)}
 }
 
 // txn is one transaction of the writer: the order states it read and moved in memory,
@@ -85,10 +87,10 @@ func (t *txn) run(batch []*request) error {
 	return t.writeInventory()
 }
 
-// split separates order events from stock adjustments, keeping their order.
+// split separates order events from stock adjustments and draw entries, keeping their order.
 func split(batch []*request) (orders, adjustments []event.Event) {
 	for _, r := range batch {
-		if r.ev.Type == event.Adjusted {
+		if r.ev.Type == event.Adjusted || r.ev.Type == event.Entered {
 			adjustments = append(adjustments, r.ev)
 		} else {
 			orders = append(orders, r.ev)
@@ -206,6 +208,12 @@ func (t *txn) updateExisting() error {
 // available and the activity's total.
 func (t *txn) recordAdjustments(adjustments []event.Event) error {
 	for _, ev := range adjustments {
+		if ev.Type == event.Entered {
+			if err := t.recordEntry(ev); err != nil {
+				return err
+			}
+			continue
+		}
 		inserted, err := t.m.adjustments.InsertIgnore(t.ctx, t.s, ev.EventID, ev.ActivityID, ev.Delta)
 		if err != nil {
 			return err

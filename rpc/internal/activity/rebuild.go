@@ -205,6 +205,12 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 			}
 			return false, err
 		}
+		if err := l.restoreEntries(ctx, rec, keysExp, orders); err != nil {
+			if errors.Is(err, stock.ErrAlreadyWarm) {
+				return false, nil
+			}
+			return false, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return false, xerr.Unavailable(err) // lease lost or stopping: leave it to the next
@@ -319,6 +325,7 @@ func (l *Loader) warm(ctx context.Context, rec *Record, expireAt, epoch int64) (
 		Remaining: rec.Available, Locked: rec.Locked, Sold: rec.Sold,
 		Start: a.StartTime, End: a.EndTime, Limit: int64(a.PerUserLimit),
 		PayTimeout: int64(a.PayTimeoutSeconds), ExpireAt: expireAt, Epoch: epoch,
+		DrawAt: DrawAtMs(a), Drawn: a.DrawDoneAt > 0,
 	})
 	return created, err
 }

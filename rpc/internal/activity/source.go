@@ -136,7 +136,9 @@ type Loader struct {
 	// was on the order topic when the loss was seen. Nil only where the service has no
 	// Kafka configured (no relay): nothing can be in flight to MySQL then.
 	Pipeline Pipeline
-	Now      func() time.Time
+	// Entries, when set, gives a rebuild the entries of an activity's draw (draw_entry).
+	Entries EntrySource
+	Now     func() time.Time
 
 	rebuilds rebuilds
 }

@@ -48,6 +48,11 @@ func (r *Router) Reserve(ctx context.Context, aid, uid, qty int64, requestID str
 func (r *Router) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) (res []stock.ReserveResult,
 	err error) {
 	err = r.route(ctx, aid, false, func(b Book) (err error) {
+		if m, ok := b.(*MySQL); ok && m == r.MySQL {
+			if err := r.drawGuard(ctx, aid); err != nil {
+				return err
+			}
+		}
 		res, err = b.ReserveBatch(ctx, aid, items)
 		return err
 	})

@@ -46,7 +46,8 @@ func toReserveResp(res stock.Reservation, err error) (*inventory.ReserveResp, er
 		return nil, err
 	}
 	return &inventory.ReserveResp{OrderNo: res.OrderNo, Quantity: res.Quantity, ExpireAt: res.ExpireAt / 1000,
-		Remaining: res.Remaining, Replay: res.Replay, Status: res.State}, nil
+		Remaining: res.Remaining, Replay: res.Replay, Status: res.State, RequestId: res.RequestID,
+		DrawAt: res.DrawAt / 1000}, nil
 }
 
 func toOrderState(orderNo, state string, err error) (*inventory.OrderStateResp, error) {

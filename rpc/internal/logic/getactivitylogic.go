@@ -36,12 +36,16 @@ func (l *GetActivityLogic) GetActivity(in *inventory.GetActivityReq) (*inventory
 	if err != nil {
 		return nil, err
 	}
-	return &inventory.ActivityResp{Activity: activityOf(a)}, nil
+	d, err := drawOf(l.ctx, l.svcCtx, a)
+	if err != nil {
+		return nil, err
+	}
+	return &inventory.ActivityResp{Activity: activityOf(a), Draw: d}, nil
 }
 
 // activityOf is the activity row as the rpc answers it (total: activity.total as MySQL holds it).
 func activityOf(a *model.Activity) *inventory.Activity {
 	return &inventory.Activity{ActivityId: int64(a.Id), SkuId: int64(a.SkuId), Name: a.Name,
 		StartTime: a.StartTime, EndTime: a.EndTime, PerUserLimit: int64(a.PerUserLimit),
-		PayTimeoutSeconds: int64(a.PayTimeoutSeconds), Total: int64(a.Total)}
+		PayTimeoutSeconds: int64(a.PayTimeoutSeconds), Total: int64(a.Total), DrawSeconds: int64(a.DrawSeconds)}
 }

@@ -107,3 +107,8 @@ func (s *InventoryServer) Ping(ctx context.Context, in *inventory.PingReq) (*inv
 	l := logic.NewPingLogic(ctx, s.svcCtx)
 	return l.Ping(in)
 }
+
+func (s *InventoryServer) GetEntry(ctx context.Context, in *inventory.EntryReq) (*inventory.EntryResp, error) {
+	l := logic.NewGetEntryLogic(ctx, s.svcCtx)
+	return l.GetEntry(in)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/rpc/internal/book"
 	"github.com/seckill/seckill/rpc/internal/config"
 	"github.com/seckill/seckill/rpc/internal/degrade"
+	"github.com/seckill/seckill/rpc/internal/draw"
 )
 
 // ServiceContext holds everything that outlives a request, created once.
@@ -44,6 +45,8 @@ type ServiceContext struct {
 	Degrade *degrade.Fence
 	// Book serves reservations and order changes from the book the fence chooses.
 	Book *book.Router
+	// Draws decides the opening draws of the active activities as they fall due.
+	Draws *draw.Loop
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -121,6 +124,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
 		Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
 		Lease:      time.Duration(c.Stock.RebuildLeaseSeconds) * time.Second,
+		Entries:    model.NewDrawEntryModel(db),
 	}
 	if progress != nil {
 		loader.Pipeline = progress
@@ -164,7 +168,11 @@ func New(c config.Config) (*ServiceContext, error) {
 			return errs
 		})
 	}
+	draws := draw.NewLoop(&draw.Drawer{Store: store, Seeds: activities}, func(ctx context.Context) ([]int64, error) {
+		return store.ActiveIDs(ctx, time.Now().Unix())
+	})
 	return &ServiceContext{
+		Draws:      draws,
 		Degrade:    fence,
 		Book:       router,
 		Config:     c,

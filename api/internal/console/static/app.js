@@ -118,6 +118,7 @@ async function createActivity(form) {
     end_time: toUnix(f.get("end_time")),
     per_user_limit: Number(f.get("per_user_limit")),
     pay_timeout_seconds: Number(f.get("pay_timeout_seconds")),
+    draw_seconds: Number(f.get("draw_seconds")),
   };
   const a = await api("POST", "/v1/admin/activities", body);
   show("created activity " + a.activity_id + " (" + a.name + ", stock " + a.stock + ")", false);
@@ -189,6 +190,11 @@ async function poll() {
   $("#db-locked").textContent = a.db.locked;
   $("#db-sold").textContent = a.db.sold;
   $("#rate").textContent = state.rate.toFixed(1);
+  // The opening draw (absent for an activity without one), live as the poll goes.
+  const d = a.draw;
+  $("#draw-status").textContent = d ? d.status + " (" + d.seconds + " s window)" : "none";
+  $("#draw-entries").textContent = d ? d.entries : "-";
+  $("#draw-winners").textContent = d ? d.winners : "-";
   draw();
 }
 

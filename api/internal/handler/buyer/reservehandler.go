@@ -9,6 +9,8 @@ import (
 	"github.com/seckill/seckill/api/internal/logic/buyer"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/svc"
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/zeromicro/go-zero/rest/httpx"
 )
@@ -28,9 +30,13 @@ func ReserveHandler(svcCtx *svc.ServiceContext) http.HandlerFunc {
 
 		l := buyer.NewReserveLogic(r.Context(), svcCtx)
 		resp, err := l.Reserve(req)
-		if err != nil {
+		switch {
+		case err != nil:
 			httpx.ErrorCtx(r.Context(), w, err)
-		} else {
+		case resp.Status == domain.StateQueued: // an entry of the opening draw
+			httpx.WriteJsonCtx(r.Context(), w, http.StatusAccepted, types.EntryResp{ActivityId: resp.ActivityId,
+				RequestId: resp.RequestId, Quantity: resp.Quantity, Status: resp.Status, DrawAt: resp.DrawAt})
+		default:
 			httpx.OkJsonCtx(r.Context(), w, resp)
 		}
 	}

@@ -54,6 +54,8 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		Status:     status,
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
+		RequestId:  res.RequestId,
+		DrawAt:     res.DrawAt,
 	}, nil
 }
 

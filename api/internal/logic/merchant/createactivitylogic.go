@@ -47,6 +47,7 @@ func (l *CreateActivityLogic) CreateActivity(req *types.CreateActivityReq) (*typ
 		EndTime:           req.EndTime,
 		PerUserLimit:      req.PerUserLimit,
 		PayTimeoutSeconds: req.PayTimeoutSeconds,
+		DrawSeconds:       req.DrawSeconds,
 	})
 	if err != nil {
 		return nil, err

@@ -45,7 +45,17 @@ func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*t
 		ActivityResp: activityResp(a.GetActivity()),
 		Redis:        redisBook(books.Redis),
 		Db:           dbBook(books.Db),
+		Draw:         drawView(a.GetDraw()),
 	}, nil
+}
+
+// drawView is the activity's opening draw as the admin view shows it (nil: none).
+func drawView(d *inventoryclient.Draw) *types.DrawView {
+	if d == nil {
+		return nil
+	}
+	return &types.DrawView{Seconds: d.GetSeconds(), Entries: d.GetEntries(), Status: d.GetStatus(),
+		Winners: d.GetWinners()}
 }
 
 func redisBook(s *inventoryclient.Stock) *types.RedisBook {

@@ -32,5 +32,6 @@ func activityResp(a *inventoryclient.Activity) types.ActivityResp {
 		EndTime:           a.GetEndTime(),
 		PerUserLimit:      a.GetPerUserLimit(),
 		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
+		DrawSeconds:       a.GetDrawSeconds(),
 	}
 }

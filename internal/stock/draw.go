@@ -1,0 +1,259 @@
+package stock
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Draw states and the entry answer's state (docs/DESIGN.md, "The opening draw").
+const (
+	DrawPending = "pending"
+	DrawDrawing = "drawing"
+	DrawDone    = "done"
+	// StateQueued is an entry's reservation answer before the draw is done.
+	StateQueued = domain.StateQueued
+	// lostMark is the request id's value in the buyer hash of an entrant the draw left
+	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
+	lostMark = "~lost"
+)
+
+// A DrawEntry is one buyer's entry in an activity's draw.
+type DrawEntry struct {
+	UID       int64
+	Qty       int64
+	RequestID string
+	EventID   string // the entry's outbox entry id
+}
+
+func (e DrawEntry) value() string { return fmt.Sprintf("%d %s %s", e.Qty, e.RequestID, e.EventID) }
+
+func parseEntry(uid, v string) (DrawEntry, bool) {
+	f := strings.Fields(v)
+	u, err1 := strconv.ParseInt(uid, 10, 64)
+	if len(f) != 3 || err1 != nil {
+		return DrawEntry{}, false
+	}
+	q, err := strconv.ParseInt(f[0], 10, 64)
+	return DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
+}
+
+// enter records items as entries of activity aid's draw (enter.lua), each answered with the
+// buyer's entry (State StateQueued) once its event may be acknowledged.
+func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult, error) {
+	out := make([]ReserveResult, len(items))
+	var todo []int
+	for i, it := range items {
+		if out[i].Err = firstErr(domain.CheckUID(it.UID), domain.CheckQuantity(it.Qty),
+			domain.CheckRequestID(it.RequestID)); out[i].Err == nil {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return out, nil
+	}
+	k := s.keys
+	args := make([]any, 0, 4+3*len(todo))
+	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx))
+	for _, i := range todo {
+		args = append(args, items[i].UID, items[i].Qty, items[i].RequestID)
+	}
+	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid)}, args...)
+	if err == errDrawDone {
+		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != 1+len(todo) {
+		return nil, fmt.Errorf("stock script enter: %d replies for %d items", len(res)-1, len(todo))
+	}
+	var es []Entry
+	owner := map[int]int{} // index in es -> item
+	for j, i := range todo {
+		r, _ := res[1+j].([]any)
+		if code := toInt(r, 0); code < 0 {
+			out[i].Err = codeError(code)
+			continue
+		}
+		out[i].Reservation = Reservation{Quantity: toInt(r, 1), RequestID: toString(r, 2), DrawAt: toInt(r, 3),
+			State: StateQueued}
+		if list, ok := r[4].([]any); ok && len(list) >= 2 {
+			e, err := entryAt(aid, list, 0)
+			if err != nil {
+				out[i].Err = err
+				continue
+			}
+			owner[len(es)] = i
+			es = append(es, e)
+		}
+	}
+	if len(es) > 0 && s.ack != nil {
+		for j, err := range s.ack(ctx, es) {
+			if err != nil {
+				out[owner[j]].Err = err
+			}
+		}
+	}
+	return out, nil
+}
+
+// Entries reads every entry of activity aid's draw, sorted by uid.
+func (s *Store) Entries(ctx context.Context, aid int64) ([]DrawEntry, error) {
+	var out []DrawEntry
+	var cur uint64
+	for {
+		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.Entries(aid), cur, "", 20000)
+		if err != nil {
+			return nil, dep(err)
+		}
+		for i := 0; i+1 < len(kvs); i += 2 {
+			if e, ok := parseEntry(kvs[i], kvs[i+1]); ok {
+				out = append(out, e)
+			}
+		}
+		if cur = next; cur == 0 {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b DrawEntry) int { return int(a.UID - b.UID) })
+	return slices.CompactFunc(out, func(a, b DrawEntry) bool { return a.UID == b.UID }), nil
+}
+
+// DrawProgress is the draw hash of an activity.
+type DrawProgress struct {
+	Cursor, Winners, Lost int64
+	Status                string // "" (not begun), DrawDrawing or DrawDone
+}
+
+// Draw reads the progress of activity aid's draw.
+func (s *Store) Draw(ctx context.Context, aid int64) (DrawProgress, error) {
+	m, err := s.rds.HgetallCtx(ctx, s.keys.Draw(aid))
+	if err != nil {
+		return DrawProgress{}, dep(err)
+	}
+	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
+	return DrawProgress{Cursor: n("cursor"), Winners: n("winners"), Lost: n("lost"), Status: m["status"]}, nil
+}
+
+// EntryCount is the number of entries of activity aid's draw.
+func (s *Store) EntryCount(ctx context.Context, aid int64) (int64, error) {
+	n, err := s.rds.HlenCtx(ctx, s.keys.Entries(aid))
+	return int64(n), dep(err)
+}
+
+// EntryStatus is a buyer's entry and what the draw made of it.
+type EntryStatus struct {
+	DrawEntry
+	Status  string // StateQueued, "won" or "lost"
+	OrderNo string // when won
+}
+
+// Entry reads uid's entry in activity aid's draw: xerr.ErrEntryNotFound when there is none.
+func (s *Store) Entry(ctx context.Context, aid, uid int64) (EntryStatus, error) {
+	v, err := s.rds.HgetCtx(ctx, s.keys.Entries(aid), strconv.FormatInt(uid, 10))
+	if err == redis.Nil {
+		return EntryStatus{}, xerr.ErrEntryNotFound
+	}
+	if err != nil {
+		return EntryStatus{}, dep(err)
+	}
+	e, ok := parseEntry(strconv.FormatInt(uid, 10), v)
+	if !ok {
+		return EntryStatus{}, fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
+	}
+	st := EntryStatus{DrawEntry: e, Status: StateQueued}
+	d, err := s.Draw(ctx, aid)
+	if err != nil || d.Status != DrawDone {
+		return st, err
+	}
+	ono, err := s.rds.HgetCtx(ctx, s.keys.User(aid, uid), ReqField(e.RequestID))
+	switch {
+	case err == redis.Nil || ono == lostMark:
+		st.Status = "lost"
+	case err != nil:
+		return EntryStatus{}, dep(err)
+	default:
+		st.Status, st.OrderNo = "won", ono
+	}
+	return st, nil
+}
+
+// ServeDraw reserves a chunk of the draw's entrants in order, each exactly an ordinary
+// reservation of that buyer with that request id (a chunk served twice changes nothing).
+func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) ([]ReserveResult, error) {
+	return s.reserveBatch(ctx, aid, items, time.Time{}, true)
+}
+
+// MarkDraw records a served chunk [from, to) of the draw: its winners count and its losers
+// (a replay of a loser's entry is SOLD_OUT); done opens the activity to reservations in arrival
+// order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
+func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
+	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid)}
+	args := []any{from, to, winners, flag(done)}
+	for _, e := range lost {
+		keys = append(keys, s.keys.User(aid, e.UID))
+		args = append(args, ReqField(e.RequestID))
+	}
+	_, err := s.run(ctx, drawMarkScript, aid, keys, args...)
+	if err == errDrawMoved {
+		return ErrDrawMoved
+	}
+	return err
+}
+
+// ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).
+var ErrDrawMoved = xerr.New(xerr.Busy, "another instance is drawing the activity")
+
+// DrawLock returns the lease one instance holds while it draws activity aid.
+func (s *Store) DrawLock(aid int64) *redis.RedisLock {
+	return redis.NewRedisLock(s.rds, s.keys.DrawLock(aid))
+}
+
+// RestoreEntries writes the draw's entries (and, for a done draw, its losers' marks) into Redis
+// while the stock hash is absent, keys expiring at expireAt (unix s): the rebuild after a loss.
+func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
+	s := r.s
+	k := s.keys
+	for i := 0; i < len(entries); i += RestoreBatch {
+		args := []any{expireAt, 0}
+		for _, e := range entries[i:min(i+RestoreBatch, len(entries))] {
+			args = append(args, e.UID, e.value())
+		}
+		args[1] = (len(args) - 2) / 2
+		if _, err := s.run(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.Entries(aid)}, args...); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < len(lost); i += RestoreBatch {
+		keys := []string{k.Stock(aid), k.Entries(aid)}
+		args := []any{expireAt, 0}
+		for _, e := range lost[i:min(i+RestoreBatch, len(lost))] {
+			keys = append(keys, k.User(aid, e.UID))
+			args = append(args, ReqField(e.RequestID))
+		}
+		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// Now is Redis's clock in ms, the one the scripts use (the draw starts by it).
+func (s *Store) Now(ctx context.Context) (int64, error) { return s.now(ctx) }

@@ -1,0 +1,114 @@
+package stock_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// A reservation in the draw's window is an entry: queued, with the entry's request id and
+// draw_at, no stock moved, one entered event; the buyer's further reservations with any
+// request id answer that entry and add nothing; a quantity above the limit is LIMIT_EXCEEDED.
+func TestEntryRules(t *testing.T) {
+	e := stocktest.New(t)
+	drawAt := time.Now().Add(time.Hour)
+	aid := e.Warm(stocktest.Spec{Total: 5, Limit: 2, DrawAt: drawAt})
+	r, err := e.Store.Reserve(ctx, aid, 1, 2, reqID(1))
+	if err != nil || r.State != stock.StateQueued || r.RequestID != reqID(1) || r.Quantity != 2 ||
+		r.DrawAt != drawAt.UnixMilli() || r.OrderNo != "" {
+		t.Fatalf("entry: %+v, %v; want queued %s qty 2 draw_at %d", r, err, reqID(1), drawAt.UnixMilli())
+	}
+	again, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(2))
+	if err != nil || again.State != stock.StateQueued || again.RequestID != reqID(1) || again.Quantity != 2 {
+		t.Fatalf("a further reservation of an entrant: %+v, %v; want the first entry", again, err)
+	}
+	if _, err := e.Store.Reserve(ctx, aid, 2, 3, reqID(3)); !errors.Is(err, xerr.ErrLimitExceeded) {
+		t.Fatalf("quantity above the limit: %v, want LIMIT_EXCEEDED", err)
+	}
+	if n, _ := e.Store.EntryCount(ctx, aid); n != 1 {
+		t.Fatalf("entries %d, want 1", n)
+	}
+	if c := e.CheckInvariant(aid); c.Remaining != 5 {
+		t.Fatalf("an entry moved stock: %+v", c)
+	}
+	if got := e.OutboxCount(aid); got[event.Entered] != 1 || len(got) != 1 {
+		t.Fatalf("outbox %v, want one entered event", got)
+	}
+	ev := e.Outbox(aid)[0]
+	if ev.UID != 1 || ev.Quantity != 2 || ev.RequestID != reqID(1) {
+		t.Fatalf("entered event %+v", ev)
+	}
+	st, err := e.Store.Entry(ctx, aid, 1)
+	if err != nil || st.Status != stock.StateQueued || st.RequestID != reqID(1) {
+		t.Fatalf("entry status %+v, %v", st, err)
+	}
+	if _, err := e.Store.Entry(ctx, aid, 9); !errors.Is(err, xerr.ErrEntryNotFound) {
+		t.Fatalf("no entry: %v, want ENTRY_NOT_FOUND", err)
+	}
+}
+
+// Entries are not bounded by stock, and many buyers entering at once each get one entry
+// (a batch of entries in one script call, as the coalescer sends them).
+func TestEntriesConcurrentBatches(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 3, Limit: 1, DrawAt: time.Now().Add(time.Hour)})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items := make([]stock.ReserveItem, 0, 50)
+			for i := range 50 { // every goroutine sends every buyer: each buyer enters once
+				items = append(items, stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(g*100 + i)})
+			}
+			res, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, r := range res {
+				if r.Err != nil || r.State != stock.StateQueued {
+					t.Errorf("item: %+v", r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	entries, err := e.Store.Entries(ctx, aid)
+	if err != nil || len(entries) != 50 {
+		t.Fatalf("entries %d, %v; want 50", len(entries), err)
+	}
+	if got := e.OutboxCount(aid)[event.Entered]; got != 50 {
+		t.Fatalf("entered events %d, want 50", got)
+	}
+	if c := e.CheckInvariant(aid); c.Remaining != 3 {
+		t.Fatalf("entries moved stock: %+v", c)
+	}
+}
+
+// Once draw_at has passed but the draw is not done, an entrant is still queued and anyone
+// else is BUSY: nothing is sold ahead of the draw.
+func TestDrawPendingSellsNothing(t *testing.T) {
+	e := stocktest.New(t)
+	drawAt := time.Now().Add(700 * time.Millisecond)
+	aid := e.Warm(stocktest.Spec{Total: 3, Limit: 1, DrawAt: drawAt})
+	if _, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(drawAt) + 50*time.Millisecond)
+	if r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1)); err != nil || r.State != stock.StateQueued {
+		t.Fatalf("entrant after draw_at: %+v, %v; want queued", r, err)
+	}
+	if _, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); !errors.Is(err, stock.ErrDrawBusy) {
+		t.Fatalf("non-entrant before the draw is done: %v, want BUSY", err)
+	}
+	if c := e.CheckInvariant(aid); c.Remaining != 3 {
+		t.Fatalf("sold before the draw: %+v", c)
+	}
+}

@@ -1,0 +1,91 @@
+-- enter: a batch of reservations of one activity whose draw is not done, each as an entry
+-- of the draw (docs/DESIGN.md, "The opening draw"): one entry per buyer, no stock moved.
+-- KEYS[1] stock hash  KEYS[2] entries hash (uid -> "qty request_id entry_id")  KEYS[3] events
+-- ARGV[1] activity id  ARGV[2] sell-by ms (0: none; as reserve.lua)  ARGV[3] "1": return each
+-- new entry's fields (an ack hook reads them)  ARGV[4] traceparent ('' for none)
+-- ARGV[5 + 3(i-1)] .. ARGV[7 + 3(i-1)]: item i's uid, quantity, request id
+-- Returns {0, r1, ..., rn}, ri item i's answer:
+--   {2, qty, request_id, draw_at_ms, list} the buyer's entry (new, or the one entered before
+--     with any request id), list: its outbox entry {id, fields} while the stream holds it
+--     (with ARGV[3] "1"; the caller acknowledges the entry only once it is in Kafka);
+--   {code}: -2 not started, -3 ended, -4 quantity above the per-user limit, -11 bad
+--     quantity, -18 the draw is running and the buyer has no entry.
+-- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -20 the
+-- draw is done (the caller reserves), -13 the stock hash holds an expire-at it cannot apply.
+local n = (#ARGV - 4) / 3
+if n < 1 or n ~= math.floor(n) then
+  return {-11}
+end
+local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'sku', 'exp', 'seq', 'epoch',
+  'draw_at', 'drawn')
+if not s[1] then
+  return {-1}
+end
+if not s[9] or s[10] == '1' then
+  return {-20}
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local sellBy = tonumber(ARGV[2]) or 0
+if sellBy > 0 and now > sellBy then
+  return {-15}
+end
+local exp = tonumber(s[6])
+if not exp or exp ~= math.floor(exp) or exp * 1000 <= now then
+  return {-13}
+end
+local startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
+local drawAt = tonumber(s[9])
+local seq, made = tonumber(s[7]) or 0, 0
+local want, tp, nowS = ARGV[3] == '1', ARGV[4], string.format('%d', now)
+local out = {0}
+for i = 1, n do
+  local a = 5 + 3 * (i - 1)
+  local uid, rid = ARGV[a], ARGV[a + 2]
+  local qty = tonumber(ARGV[a + 1])
+  local r
+  if not qty or qty < 1 or qty ~= math.floor(qty) then
+    r = {-11}
+  elseif now < startMs then
+    r = {-2}
+  elseif now >= endMs then
+    r = {-3}
+  else
+    local cur = redis.call('HGET', KEYS[2], uid)
+    if cur then
+      local q, erid, eid = string.match(cur, '^(%d+) (%S+) (%S+)$')
+      local list = {}
+      if want then
+        list = unsent(KEYS[3], eid)
+      end
+      r = {2, tonumber(q), erid, drawAt, list}
+    elseif now >= drawAt then
+      r = {-18}
+    elseif qty > limit then
+      r = {-4}
+    else
+      seq = seq + 1
+      made = made + 1
+      local qtyS, seqS = string.format('%d', qty), string.format('%d', seq)
+      local ev = {'t', 'entered', 'aid', ARGV[1], 'sku', s[5], 'uid', uid, 'qty', qtyS, 'at', nowS,
+        'rid', rid, 'ep', s[8] or '0', 'sq', seqS}
+      if tp ~= '' then
+        ev[#ev + 1] = 'tp'
+        ev[#ev + 1] = tp
+      end
+      local id = redis.call('XADD', KEYS[3], '*', unpack(ev))
+      redis.call('HSET', KEYS[2], uid, qtyS .. ' ' .. rid .. ' ' .. id)
+      local list = {}
+      if want then
+        list = {id, ev}
+      end
+      r = {2, qty, rid, drawAt, list}
+    end
+  end
+  out[i + 1] = r
+end
+if made > 0 then
+  redis.call('HSET', KEYS[1], 'seq', string.format('%d', seq))
+  redis.call('EXPIREAT', KEYS[2], s[6])
+end
+return out

@@ -1,0 +1,238 @@
+// Package draw decides an activity's opening draw once: at draw_at one instance, holding a
+// lease, fixes a seed in MySQL, shuffles the entrants with it and serves them in that order
+// in chunks of ordinary reservations, a cursor recording progress (docs/DESIGN.md, "The
+// opening draw").
+package draw
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+// Seeds is where the draw's seed is fixed once (model.ActivityModel).
+type Seeds interface {
+	FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error)
+	SetDrawDone(ctx context.Context, id, atMs int64) error
+}
+
+// Drawer draws activities.
+type Drawer struct {
+	Store *stock.Store
+	Seeds Seeds
+	// Lease is the draw lock's lifetime, renewed every chunk: a drawer that dies is taken
+	// over once it lapses. Default 3 s.
+	Lease time.Duration
+	// Chunk is how many entrants one reserve script call serves (default and at most
+	// stock.MaxReserveBatch).
+	Chunk int
+}
+
+// Order is the draw's order of entries: sorted by uid, then a Fisher-Yates shuffle driven by
+// a PCG generator seeded with seed. The same entries and seed give the same order.
+func Order(entries []stock.DrawEntry, seed uint64) []stock.DrawEntry {
+	out := append([]stock.DrawEntry(nil), entries...)
+	r := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
+}
+
+// A Run is one instance's hold on one activity's draw.
+type Run struct {
+	d         *Drawer
+	aid       int64
+	lock      *redis.RedisLock
+	order     []stock.DrawEntry
+	cursor    int64
+	exhausted bool // this run saw the stock gone: the rest are lost without a reserve call
+	started   time.Time
+}
+
+// markChunk is how many losers one mark call records once the stock is gone.
+const markChunk = 4096
+
+// ErrLeaseLost: another instance holds the draw's lease (this one's lapsed).
+var ErrLeaseLost = xerr.New(xerr.Busy, "the draw's lease lapsed")
+
+// Begin takes the draw of activity aid when it is due, not done and its lease is free: nil
+// (and no error) otherwise.
+func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
+	snap, err := d.Store.Stock(ctx, aid)
+	if err != nil || snap.DrawAt == 0 || snap.Drawn {
+		return nil, err
+	}
+	now, err := d.Store.Now(ctx)
+	if err != nil || now < snap.DrawAt {
+		return nil, err // entries are still coming in (by Redis's clock, the one enter.lua reads)
+	}
+	lock := d.Store.DrawLock(aid)
+	lock.SetExpire(max(int(d.lease()/time.Second), 1))
+	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
+		return nil, err
+	}
+	r, err := d.begin(ctx, aid, lock)
+	if err != nil {
+		_, _ = lock.ReleaseCtx(context.Background())
+	}
+	return r, err
+}
+
+func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock) (*Run, error) {
+	seed, err := d.Seeds.FixDrawSeed(ctx, aid, randomSeed())
+	if err != nil {
+		return nil, xerr.Unavailable(fmt.Errorf("activity %d: fix the draw seed: %w", aid, err))
+	}
+	entries, err := d.Store.Entries(ctx, aid)
+	if err != nil {
+		return nil, err
+	}
+	p, err := d.Store.Draw(ctx, aid)
+	if err != nil {
+		return nil, err
+	}
+	if p.Cursor > int64(len(entries)) {
+		return nil, fmt.Errorf("activity %d: draw cursor %d past its %d entries", aid, p.Cursor, len(entries))
+	}
+	logx.Infof("activity %d: drawing %d entries with seed %d from %d", aid, len(entries), seed, p.Cursor)
+	return &Run{d: d, aid: aid, lock: lock, order: Order(entries, seed), cursor: p.Cursor,
+		started: time.Now()}, nil
+}
+
+// Step serves the next chunk of entrants (renewing the lease) and records it; done once the
+// draw is decided and the activity sells in arrival order.
+func (r *Run) Step(ctx context.Context) (done bool, err error) {
+	if ok, err := r.lock.AcquireCtx(ctx); err != nil || !ok {
+		return false, firstErr(err, ErrLeaseLost)
+	}
+	n := int64(len(r.order))
+	size := int64(r.d.chunk())
+	if r.exhausted {
+		size = markChunk // only losers' marks left: fewer, larger script calls
+	}
+	to := min(r.cursor+size, n)
+	chunk := r.order[r.cursor:to]
+	var winners int64
+	lost := chunk
+	if !r.exhausted && len(chunk) > 0 {
+		if winners, lost, err = r.serve(ctx, chunk); err != nil {
+			return false, err
+		}
+	}
+	last := to == n
+	if last {
+		// MySQL first: a rebuild after a loss reads it (the stock hash's 'drawn').
+		if err := r.d.Seeds.SetDrawDone(ctx, r.aid, time.Now().UnixMilli()); err != nil {
+			return false, xerr.Unavailable(err)
+		}
+	}
+	if err := r.d.Store.MarkDraw(ctx, r.aid, r.cursor, to, winners, lost, last); err != nil {
+		return false, err
+	}
+	r.cursor = to
+	metricWinners.Add(float64(winners))
+	if last {
+		metricEntries.Add(float64(n))
+		metricDuration.Observe(time.Since(r.started).Milliseconds())
+	}
+	return last, nil
+}
+
+// serve reserves chunk in order: its winners' count and its losers.
+func (r *Run) serve(ctx context.Context, chunk []stock.DrawEntry) (int64, []stock.DrawEntry, error) {
+	items := make([]stock.ReserveItem, len(chunk))
+	for i, e := range chunk {
+		items[i] = stock.ReserveItem{UID: e.UID, Qty: e.Qty, RequestID: e.RequestID}
+	}
+	res, err := r.d.Store.ServeDraw(ctx, r.aid, items)
+	if err != nil {
+		return 0, nil, err
+	}
+	var winners int64
+	var lost []stock.DrawEntry
+	remaining := int64(-1)
+	for i, x := range res {
+		switch code := xerr.CodeOf(x.Err); {
+		case x.Err == nil:
+			winners++
+			remaining = x.Remaining
+		case code == xerr.Busy || code == xerr.Internal:
+			return 0, nil, x.Err // not decided: the chunk goes again (its winners replay)
+		default: // SOLD_OUT (or any answer a buyer would get instead of an order)
+			lost = append(lost, chunk[i])
+		}
+	}
+	if remaining < 0 { // no winner in the chunk: read whether anything is left
+		snap, err := r.d.Store.Stock(ctx, r.aid)
+		if err != nil {
+			return 0, nil, err
+		}
+		remaining = snap.Remaining
+	}
+	r.exhausted = remaining == 0
+	return winners, lost, nil
+}
+
+// Finish ends the run: the lease is released (a run abandoned without Finish lapses).
+func (r *Run) Finish() {
+	if _, err := r.lock.ReleaseCtx(context.Background()); err != nil {
+		logx.Errorf("activity %d: release the draw lease (it lapses): %v", r.aid, err)
+	}
+}
+
+// Run draws activity aid to the end if it is due and this instance gets the lease.
+func (d *Drawer) Run(ctx context.Context, aid int64) error {
+	r, err := d.Begin(ctx, aid)
+	if err != nil || r == nil {
+		return err
+	}
+	defer r.Finish()
+	for {
+		done, err := r.Step(ctx)
+		if err != nil || done {
+			if errors.Is(err, stock.ErrDrawMoved) {
+				return nil // another instance took the draw over
+			}
+			return err
+		}
+	}
+}
+
+func (d *Drawer) lease() time.Duration {
+	if d.Lease <= 0 {
+		return 3 * time.Second
+	}
+	return d.Lease
+}
+
+func (d *Drawer) chunk() int {
+	if d.Chunk <= 0 || d.Chunk > stock.MaxReserveBatch {
+		return stock.MaxReserveBatch
+	}
+	return d.Chunk
+}
+
+// randomSeed is a fresh non-zero seed (0 means "not fixed" in MySQL).
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])>>1 | 1
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

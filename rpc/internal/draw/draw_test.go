@@ -1,0 +1,374 @@
+package draw_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/internal/draw"
+)
+
+var ctx = context.Background()
+
+func reqID(uid int64) string { return fmt.Sprintf("entry-%08d", uid) }
+
+type fixture struct {
+	e     *stocktest.Env
+	acts  model.ActivityModel
+	total int64
+}
+
+func newFixture(t *testing.T) *fixture {
+	db := testenv.MySQL(t)
+	return &fixture{e: stocktest.New(t), acts: model.NewActivityModel(db.Conn)}
+}
+
+// activity creates an activity in MySQL (its draw seed fixed to seed) and in Redis, whose
+// draw falls due after the window, and enters buyers 1..n (quantity 1 + uid%2, limit 2).
+func (f *fixture) activity(t *testing.T, total int64, n int, seed uint64, window time.Duration) int64 {
+	t.Helper()
+	now := time.Now()
+	id, err := f.acts.InsertWithInventory(ctx, &model.Activity{SkuId: 7, Name: "draw", Total: uint64(total),
+		StartTime: now.Add(-time.Minute).Unix(), EndTime: now.Add(time.Hour).Unix(), PerUserLimit: 2,
+		PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.acts.FixDrawSeed(ctx, id, seed); err != nil {
+		t.Fatal(err)
+	}
+	f.e.Warm(stocktest.Spec{ID: id, Total: total, Limit: 2, DrawAt: now.Add(window)})
+	for i := 0; i < n; i += stock.MaxReserveBatch {
+		var items []stock.ReserveItem
+		for u := i + 1; u <= min(i+stock.MaxReserveBatch, n); u++ {
+			items = append(items, stock.ReserveItem{UID: int64(u), Qty: 1 + int64(u%2), RequestID: reqID(int64(u))})
+		}
+		res, err := f.e.Store.ReserveBatch(ctx, id, items, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil || r.State != stock.StateQueued {
+				t.Fatalf("entry: %+v", r)
+			}
+		}
+	}
+	time.Sleep(time.Until(now.Add(window)) + 20*time.Millisecond)
+	return id
+}
+
+// outcome is who won (uid -> order_no), read from Redis' orders, failing on a buyer with two.
+func (f *fixture) outcome(t *testing.T, aid int64) map[int64]string {
+	t.Helper()
+	nos, err := f.e.Store.OrderNos(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	won := map[int64]string{}
+	for _, no := range nos {
+		o, err := f.e.Store.Order(ctx, no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prev, ok := won[o.UID]; ok {
+			t.Fatalf("entrant %d has two orders: %s and %s", o.UID, prev, no)
+		}
+		if !strings.HasPrefix(o.RequestID, reqID(o.UID)) {
+			t.Fatalf("order %s of uid %d has request id %s, not the entry's", no, o.UID, o.RequestID)
+		}
+		won[o.UID] = no
+	}
+	return won
+}
+
+func winners(won map[int64]string) []int64 {
+	out := make([]int64, 0, len(won))
+	for u := range won {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// The draw serves the entrants in the seeded order until the stock is gone: each winner holds a
+// reserved order expiring pay_timeout after the draw, replaying the entry answers it, a loser's
+// replay is SOLD_OUT, GET entries tells won/lost, and afterwards reservations are first come.
+func TestDrawServesSeededOrder(t *testing.T) {
+	f := newFixture(t)
+	aid := f.activity(t, 10, 40, 7, 800*time.Millisecond)
+	d := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 16}
+	start := time.Now()
+	if err := d.Run(ctx, aid); err != nil {
+		t.Fatal(err)
+	}
+	won := f.outcome(t, aid)
+	entries, _ := f.e.Store.Entries(ctx, aid)
+	var want []int64
+	left := int64(10)
+	for _, e := range draw.Order(entries, 7) {
+		if e.Qty <= left {
+			left -= e.Qty
+			want = append(want, e.UID)
+		}
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
+	if got := winners(won); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("winners %v, want the seeded order's %v", got, want)
+	}
+	for uid := int64(1); uid <= 40; uid++ {
+		r, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid))
+		st, serr := f.e.Store.Entry(ctx, aid, uid)
+		if serr != nil {
+			t.Fatal(serr)
+		}
+		if no, ok := won[uid]; ok {
+			o, _ := f.e.Store.Order(ctx, no)
+			if err != nil || !r.Replay || r.OrderNo != no || r.State != domain.StateReserved || st.Status != "won" ||
+				st.OrderNo != no {
+				t.Fatalf("winner %d replay: %+v, %v; entry %+v", uid, r, err, st)
+			}
+			if exp := o.ExpireAt - 900_000; exp < start.UnixMilli()-1000 || exp > time.Now().UnixMilli() {
+				t.Fatalf("winner %d's order expires at %d: not pay_timeout after the draw", uid, o.ExpireAt)
+			}
+			continue
+		}
+		if !errors.Is(err, xerr.ErrSoldOut) || st.Status != "lost" {
+			t.Fatalf("loser %d replay: %+v, %v (want SOLD_OUT); entry %+v", uid, r, err, st)
+		}
+	}
+	p, _ := f.e.Store.Draw(ctx, aid)
+	if p.Status != stock.DrawDone || p.Winners != int64(len(want)) || p.Winners+p.Lost != 40 {
+		t.Fatalf("draw progress %+v, want done with %d winners", p, len(want))
+	}
+	// Arrival order from now on: stock came back, a new buyer gets it.
+	if err := f.e.Store.Release(ctx, won[want[0]], want[0], domain.StateCancelled); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := f.e.Store.Reserve(ctx, aid, 99, 1, reqID(99)); err != nil || r.State != domain.StateReserved {
+		t.Fatalf("after the draw: %+v, %v; want a reserved order", r, err)
+	}
+	f.e.CheckInvariant(aid)
+}
+
+// A drawer abandoned mid-draw (its lease not released, as by kill -9) is taken over once the
+// lease lapses; the draw resumes with the same order: the same winners as an uninterrupted
+// draw with the same seed, no entrant with two orders, and the abandoned drawer cannot go on.
+func TestDrawTakeoverSameWinners(t *testing.T) {
+	f := newFixture(t)
+	const n, total, seed = 600, 150, 12345
+	a := f.activity(t, total, n, seed, 1500*time.Millisecond)
+	b := f.activity(t, total, n, seed, 800*time.Millisecond)
+	lease := time.Second
+	d1 := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 50, Lease: lease}
+	d2 := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 50, Lease: lease}
+	if err := d1.Run(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	want := winners(f.outcome(t, b))
+	r1, err := d1.Begin(ctx, a)
+	if err != nil || r1 == nil {
+		t.Fatalf("begin: %v, %v", r1, err)
+	}
+	for range 2 {
+		if done, err := r1.Step(ctx); done || err != nil {
+			t.Fatalf("step: %v %v", done, err)
+		}
+	}
+	if r2, err := d2.Begin(ctx, a); r2 != nil || err != nil {
+		t.Fatalf("a second drawer began while the lease is held: %v, %v", r2, err)
+	}
+	time.Sleep(lease + 700*time.Millisecond) // go-zero's lock adds 500 ms to its lease
+	if err := d2.Run(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := f.e.Store.Draw(ctx, a); p.Status != stock.DrawDone {
+		t.Fatalf("the second drawer did not take the draw over: %+v", p)
+	}
+	if done, err := r1.Step(ctx); err == nil {
+		t.Fatalf("the abandoned drawer stepped on: done %v", done)
+	}
+	got := winners(f.outcome(t, a))
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("winners after a takeover differ from an uninterrupted draw:\n got %v\nwant %v", got, want)
+	}
+	if len(got) < 50 {
+		t.Fatalf("only %d winners", len(got))
+	}
+	for _, aid := range []int64{a, b} {
+		if c := f.e.CheckInvariant(aid); c.Remaining > 1 {
+			t.Fatalf("stock left after the draw: %+v", c)
+		}
+	}
+}
+
+// BenchmarkDraw100k measures drawing 100,000 entries (2,000 stock): the reported ns/op is one
+// whole draw, from the first chunk to the done mark (docs/DESIGN.md, "The opening draw").
+func BenchmarkDraw100k(b *testing.B) {
+	db := testenv.MySQL(b)
+	e := stocktest.New(b)
+	acts := model.NewActivityModel(db.Conn)
+	for range b.N {
+		b.StopTimer()
+		now := time.Now()
+		id, err := acts.InsertWithInventory(ctx, &model.Activity{SkuId: 7, Name: "draw", Total: 2000,
+			StartTime: now.Add(-time.Minute).Unix(), EndTime: now.Add(time.Hour).Unix(), PerUserLimit: 1,
+			PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Warm(stocktest.Spec{ID: id, Total: 2000, Limit: 1, DrawAt: now.Add(time.Hour)})
+		for i := 0; i < 100_000; i += stock.MaxReserveBatch {
+			var items []stock.ReserveItem
+			for u := i + 1; u <= min(i+stock.MaxReserveBatch, 100_000); u++ {
+				items = append(items, stock.ReserveItem{UID: int64(u), Qty: 1, RequestID: reqID(int64(u))})
+			}
+			res, err := e.Store.ReserveBatch(ctx, id, items, time.Time{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range res {
+				if r.Err != nil {
+					b.Fatal(r.Err)
+				}
+			}
+		}
+		// The window ends now: entering 100,000 buyers takes longer than a short window.
+		if err := e.Redis.HsetCtx(ctx, e.Keys.Stock(id), "draw_at", fmt.Sprint(time.Now().UnixMilli())); err != nil {
+			b.Fatal(err)
+		}
+		d := &draw.Drawer{Store: e.Store, Seeds: acts}
+		b.StartTimer()
+		if err := d.Run(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if p, _ := e.Store.Draw(ctx, id); p.Status != stock.DrawDone || p.Winners != 2000 || p.Lost != 98_000 {
+			b.Fatalf("draw %+v", p)
+		}
+		b.StartTimer()
+	}
+}
+
+// Fairness, measured against real Redis and MariaDB: 5 seeds, 20,000 entrants in arrival order
+// (every tenth sends 10 reservations with fresh request ids), 2,000 stock. The earliest 10 % of
+// entrants win as often as the rest (mean ratio within [0.9, 1.1]) and a buyer sending 10 wins
+// at most 1.1× as often as one sending 1; first come, first served is logged for contrast.
+func TestDrawFairness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20,000 entrants × 5 draws")
+	}
+	f := newFixture(t)
+	const n, total = 20_000, 2_000
+	var early, many float64
+	for seed := uint64(1); seed <= 5; seed++ {
+		now := time.Now()
+		id, err := f.acts.InsertWithInventory(ctx, &model.Activity{SkuId: 7, Name: "fair", Total: total,
+			StartTime: now.Add(-time.Minute).Unix(), EndTime: now.Add(time.Hour).Unix(), PerUserLimit: 1,
+			PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.acts.FixDrawSeed(ctx, id, seed); err != nil {
+			t.Fatal(err)
+		}
+		f.e.Warm(stocktest.Spec{ID: id, Total: total, Limit: 1, DrawAt: now.Add(time.Hour)})
+		enter(t, f.e.Store, id, n)
+		if err := f.e.Redis.HsetCtx(ctx, f.e.Keys.Stock(id), "draw_at", fmt.Sprint(time.Now().UnixMilli())); err != nil {
+			t.Fatal(err)
+		}
+		if err := (&draw.Drawer{Store: f.e.Store, Seeds: f.acts}).Run(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		won := f.outcome(t, id)
+		e, m := rates(won, n)
+		t.Logf("seed %d: win rate earliest 10%% / rest = %.3f, 10 requests / 1 request = %.3f", seed, e, m)
+		early += e / 5
+		many += m / 5
+	}
+	// The contrast: the same arrivals without a draw.
+	now := time.Now()
+	id := f.e.Warm(stocktest.Spec{Total: total, Limit: 1, Start: now.Add(-time.Minute)})
+	enter(t, f.e.Store, id, n)
+	e, m := rates(f.outcome(t, id), n)
+	t.Logf("mean over 5 draws: earliest 10%% / rest = %.3f, 10 requests / 1 = %.3f; "+
+		"without a draw: earliest 10%% / rest = %.3f, 10 requests / 1 = %.3f", early, many, e, m)
+	if early < 0.9 || early > 1.1 || many > 1.1 {
+		t.Fatalf("unfair draw: earliest 10%% / rest = %.3f, 10 requests / 1 = %.3f", early, many)
+	}
+}
+
+// enter sends buyers 1..n in arrival order, in batches as the coalescer would; every tenth buyer
+// sends 10 reservations with fresh request ids, the rest one.
+func enter(t *testing.T, st *stock.Store, id int64, n int) {
+	t.Helper()
+	var items []stock.ReserveItem
+	flush := func() {
+		if len(items) == 0 {
+			return
+		}
+		res, err := st.ReserveBatch(ctx, id, items, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil && !errors.Is(r.Err, xerr.ErrSoldOut) && !errors.Is(r.Err, xerr.ErrLimitExceeded) {
+				t.Fatal(r.Err)
+			}
+		}
+		items = items[:0]
+	}
+	for u := int64(1); u <= int64(n); u++ {
+		tries := 1
+		if u%10 == 0 {
+			tries = 10
+		}
+		for k := range tries {
+			items = append(items, stock.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("%s-%d", reqID(u), k)})
+			if len(items) == stock.MaxReserveBatch {
+				flush()
+			}
+		}
+	}
+	flush()
+}
+
+// rates are the win rate of the earliest 10 % of buyers over the rest's, and of the buyers
+// sending 10 requests over those sending 1.
+func rates(won map[int64]string, n int) (early, many float64) {
+	var w [4]float64 // early, late, many, one: wins
+	var c [4]float64 // and counts
+	for u := int64(1); u <= int64(n); u++ {
+		_, ok := won[u]
+		g, h := 1, 3
+		if u <= int64(n/10) {
+			g = 0
+		}
+		if u%10 == 0 {
+			h = 2
+		}
+		for _, i := range []int{g, h} {
+			c[i]++
+			if ok {
+				w[i]++
+			}
+		}
+	}
+	ratio := func(a, b int) float64 {
+		if w[b] == 0 {
+			return math.Inf(1)
+		}
+		return (w[a] / c[a]) / (w[b] / c[b])
+	}
+	return ratio(0, 1), ratio(2, 3)
+}

@@ -1,0 +1,89 @@
+package draw
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/metric"
+)
+
+var (
+	metricEntries = metric.NewCounterVec(&metric.CounterVecOpts{Namespace: "seckill", Subsystem: "draw",
+		Name: "entries_total", Help: "entries of finished opening draws"})
+	metricWinners = metric.NewCounterVec(&metric.CounterVecOpts{Namespace: "seckill", Subsystem: "draw",
+		Name: "winners_total", Help: "entrants the opening draws served an order"})
+	metricDuration = metric.NewHistogramVec(&metric.HistogramVecOpts{Namespace: "seckill", Subsystem: "draw",
+		Name: "duration_ms", Help: "from a draw's start on this instance to its end",
+		Buckets: []float64{10, 50, 100, 250, 500, 1000, 2000, 5000, 10000}})
+)
+
+// Loop looks at the active activities every Interval and draws the due ones (go-zero
+// service.Service: Start blocks until Stop).
+type Loop struct {
+	Drawer   *Drawer
+	Interval time.Duration // default 200 ms
+	Active   func(ctx context.Context) ([]int64, error)
+
+	stop    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	running map[int64]bool
+	wg      sync.WaitGroup
+}
+
+// NewLoop is a loop over the activities active lists.
+func NewLoop(d *Drawer, active func(ctx context.Context) ([]int64, error)) *Loop {
+	return &Loop{Drawer: d, Active: active, stop: make(chan struct{}), running: map[int64]bool{}}
+}
+
+// Start runs the loop until Stop.
+func (l *Loop) Start() {
+	iv := l.Interval
+	if iv <= 0 {
+		iv = 200 * time.Millisecond
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-l.stop; cancel() }()
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			l.wg.Wait()
+			return
+		case <-t.C:
+			l.tick(ctx)
+		}
+	}
+}
+
+// Stop ends the loop and the draws it runs (their leases lapse, another instance resumes).
+func (l *Loop) Stop() { l.once.Do(func() { close(l.stop) }) }
+
+func (l *Loop) tick(ctx context.Context) {
+	ids, err := l.Active(ctx)
+	if err != nil {
+		logx.Errorf("draw: list active activities: %v", err)
+		return
+	}
+	for _, aid := range ids {
+		l.mu.Lock()
+		busy := l.running[aid]
+		l.running[aid] = true
+		l.mu.Unlock()
+		if busy {
+			continue
+		}
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			defer func() { l.mu.Lock(); delete(l.running, aid); l.mu.Unlock() }()
+			if err := l.Drawer.Run(ctx, aid); err != nil && ctx.Err() == nil {
+				logx.Errorf("draw of activity %d: %v (retried)", aid, err)
+			}
+		}()
+	}
+}
