@@ -77,8 +77,8 @@ func TestReservationTrace(t *testing.T) {
 		cmd  string
 	}{
 		{oteltrace.SpanKindServer, "/v1/seckill/orders", ""},
-		{oteltrace.SpanKindClient, "inventory.Inventory/Reserve", ""},
-		{oteltrace.SpanKindServer, "inventory.Inventory/Reserve", ""},
+		{oteltrace.SpanKindClient, "inventory.Inventory/ReserveBatch", ""},
+		{oteltrace.SpanKindServer, "inventory.Inventory/ReserveBatch", ""},
 		{oteltrace.SpanKindInternal, "stock.reserve", "seckill.activity_id"},
 		{oteltrace.SpanKindClient, "redis", "evalsha"},
 	}

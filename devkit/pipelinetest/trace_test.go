@@ -156,7 +156,7 @@ func TestReservationTraceReachesTheWriter(t *testing.T) {
 		traceID string
 		chain   []step
 	}{
-		{reserveTrace, rpcChain("/v1/seckill/orders", "Reserve", "stock.reserve")},
+		{reserveTrace, rpcChain("/v1/seckill/orders", "ReserveBatch", "stock.reserve")},
 		{payTrace, rpcChain("/v1/seckill/orders/:order_no/pay", "Confirm", "stock.confirm")},
 	} {
 		server := chain(t, spans, c.traceID, "00f067aa0ba902b7", c.chain)[2]
