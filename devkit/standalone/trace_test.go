@@ -167,7 +167,7 @@ func TestStandaloneTraceToFile(t *testing.T) {
 		}
 		names = append(names, s.Name)
 	}
-	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/Reserve", "redis[evalsha]"} {
+	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/ReserveBatch", "redis[evalsha]"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no span %q in trace %s: %q", want, traceID[1], names)
 		}

@@ -331,7 +331,7 @@ func TestBadInputToEveryRPC(t *testing.T) {
 				}
 			}
 			for k, v := range before {
-				if after[k] != v {
+				if after[k] != v && k != f.env.Keys.Missing(999999) { // the mark's short TTL may lapse meanwhile
 					t.Fatalf("key %s changed:\n%s\n%s", k, v, after[k])
 				}
 			}
