@@ -2,6 +2,7 @@ package draw
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ type Loop struct {
 	mu      sync.Mutex
 	running map[int64]bool
 	wg      sync.WaitGroup
+	quiet   quietLog
 }
 
 // NewLoop is a loop over the activities active lists.
@@ -66,9 +68,10 @@ func (l *Loop) Stop() { l.once.Do(func() { close(l.stop) }) }
 func (l *Loop) tick(ctx context.Context) {
 	ids, err := l.Active(ctx)
 	if err != nil {
-		logx.Errorf("draw: list active activities: %v", err)
+		l.quiet.errorf(0, "draw: list active activities: %v", err)
 		return
 	}
+	l.quiet.ok(0)
 	for _, aid := range ids {
 		l.mu.Lock()
 		busy := l.running[aid]
@@ -81,9 +84,55 @@ func (l *Loop) tick(ctx context.Context) {
 		go func() {
 			defer l.wg.Done()
 			defer func() { l.mu.Lock(); delete(l.running, aid); l.mu.Unlock() }()
-			if err := l.Drawer.Run(ctx, aid); err != nil && ctx.Err() == nil {
-				logx.Errorf("draw of activity %d: %v (retried)", aid, err)
+			err := l.Drawer.Run(ctx, aid)
+			switch {
+			case err == nil:
+				l.quiet.ok(aid)
+			case ctx.Err() == nil:
+				l.quiet.errorf(aid, "draw of activity %d: %v (retried)", aid, err)
 			}
 		}()
 	}
+}
+
+// quietEvery is how often one failing source is logged again while it keeps failing: a Redis
+// outage fails every tick (200 ms) for every active activity.
+const quietEvery = 10 * time.Second
+
+// quietLog logs a source's error when it starts failing and then at most every quietEvery
+// (with the count of the errors not logged) until it succeeds again.
+type quietLog struct {
+	mu   sync.Mutex
+	seen map[int64]*quietSource // source (an activity id; 0 the activity list) -> its failing run
+}
+
+type quietSource struct {
+	logged  time.Time
+	skipped int
+}
+
+func (q *quietLog) errorf(src int64, format string, args ...any) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.seen == nil {
+		q.seen = map[int64]*quietSource{}
+	}
+	s := q.seen[src]
+	switch {
+	case s == nil:
+		q.seen[src] = &quietSource{logged: time.Now()}
+	case time.Since(s.logged) < quietEvery:
+		s.skipped++
+		return
+	default:
+		format += fmt.Sprintf(" (and %d more like it since %s)", s.skipped, s.logged.Format(time.TimeOnly))
+		s.logged, s.skipped = time.Now(), 0
+	}
+	logx.Errorf(format, args...)
+}
+
+func (q *quietLog) ok(src int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.seen, src)
 }
