@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -176,6 +177,61 @@ func TestReserveBatchTakenOrderNo(t *testing.T) {
 	}
 	if res, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); err != nil || res.Replay {
 		t.Fatalf("the collided item afterwards: %+v, %v; want a new reservation", res, err)
+	}
+	if c := e.CheckInvariant(aid); c.Locked != 3 {
+		t.Fatalf("locked %d, want 3", c.Locked)
+	}
+}
+
+// The orders zset is read once per call (ZMSCORE) and written once per zset: a number taken
+// before the call, or by an earlier item of the same call, is refused (-12) wherever it stands
+// in the batch, also last (the ZADD NX of a last item); every order made is in the orders
+// zset (score: its creation) and the pending zset (score: its expire-at), and nothing else is.
+func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10})
+	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := e.Store.NewOrderNo(aid), e.Store.NewOrderNo(aid)
+	nos := []string{a, r.OrderNo, a, b, r.OrderNo, b}
+	items := make([]stock.ReserveItem, len(nos))
+	for i := range items {
+		items[i] = stock.ReserveItem{UID: int64(i + 2), Qty: 1, RequestID: reqID(i + 2)}
+	}
+	codes, err := e.Store.ReserveBatchAs(ctx, aid, items, nos)
+	want := []int64{0, -12, -12, 0, -12, -12}
+	if err != nil || !slices.Equal(codes, want) {
+		t.Fatalf("batch %v: codes %v, %v; want %v", nos, codes, err, want)
+	}
+	// a batch whose last item alone collides: the ZADD NX path
+	codes, err = e.Store.ReserveBatchAs(ctx, aid, items[4:5], []string{a})
+	if err != nil || !slices.Equal(codes, []int64{-12}) {
+		t.Fatalf("a batch of one with a taken number: %v, %v; want [-12]", codes, err)
+	}
+	for _, key := range []string{e.Keys.Orders(aid), e.Keys.Pending(aid)} {
+		zs, err := e.Raw.ZRangeWithScores(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, z := range zs {
+			got[z.Member.(string)] = z.Score
+		}
+		if len(got) != 3 || got[a] == 0 || got[b] == 0 || got[r.OrderNo] == 0 {
+			t.Fatalf("%s holds %v; want %s, %s and %s", key, got, r.OrderNo, a, b)
+		}
+		for _, no := range []string{a, b} {
+			field := "created_at"
+			if key == e.Keys.Pending(aid) {
+				field = "expire_at"
+			}
+			v, err := e.Raw.HGet(ctx, e.Keys.Order(aid, no), field).Float64()
+			if err != nil || v != got[no] {
+				t.Fatalf("%s: %s scores %v, its order's %s %v (%v)", key, no, got[no], field, v, err)
+			}
+		}
 	}
 	if c := e.CheckInvariant(aid); c.Locked != 3 {
 		t.Fatalf("locked %d, want 3", c.Locked)

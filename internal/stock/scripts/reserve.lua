@@ -29,8 +29,8 @@
 -- EXPIREAT only when this call may have created them (orders: the first reservation since
 -- the stock hash was written, marked by its field 'z'; pending: also whenever nothing was
 -- locked, as it is deleted once empty). A buyer hash gets its EXPIREAT when it had no
--- 'held' (every writer of 'held' sets the expiry with it). The orders ZADD NX doubles as
--- the order number's collision check.
+-- 'held' (every writer of 'held' sets the expiry with it). The orders zset is the order
+-- number's collision check: one ZMSCORE per batch (taken), then one ZADD per zset.
 -- Returns {0, r1, ..., rn}, ri item i's answer:
 --   {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry_fields]} reserved
 --     (entry_fields, with ARGV[4] "1": the outbox entry as written);
@@ -75,7 +75,44 @@ if s[1] then
 end
 local want, tp, epoch = ARGV[4] == '1', ARGV[5], s[11] or '0'
 local out = {0}
-local made = 0
+-- made: the reservations made so far, onos[1..made] their order numbers. The orders zset
+-- is read once, at the first item that gets as far as the collision check: one ZMSCORE of
+-- the numbers of that item and every later one (zset = the numbers taken before this call;
+-- used = the ones this call took; 'z': the one already in the zset, by the last item's
+-- ZADD NX).
+local made, onos, zset, used = 0, {}, nil, {}
+local function taken(i, ono)
+  if used[ono] then
+    return true
+  end
+  if not zset and i == n then
+    -- the last item: one ZADD NX is both the check and the write (a batch of one costs
+    -- what it did before batching)
+    if redis.call('ZADD', KEYS[3], 'NX', nowS, ono) == 0 then
+      return true
+    end
+    used[ono] = 'z'
+    return false
+  end
+  if not zset then
+    local names = {}
+    for j = i, n do
+      names[j - i + 1] = ARGV[7 + 5 * (j - 1)]
+    end
+    local sc = redis.call('ZMSCORE', KEYS[3], unpack(names))
+    zset = {}
+    for j = 1, #names do
+      if sc[j] then
+        zset[names[j]] = true
+      end
+    end
+  end
+  if zset[ono] then
+    return true
+  end
+  used[ono] = true
+  return false
+end
 for i = 1, n do
   local a = 7 + 5 * (i - 1)
   local ono, uid, rfield = ARGV[a], ARGV[a + 1], ARGV[a + 4]
@@ -118,14 +155,15 @@ for i = 1, n do
         r = {-5}
       elseif corrupt then
         return {-13}
-      elseif redis.call('ZADD', KEYS[3], 'NX', nowS, ono) == 0 then
+      elseif taken(i, ono) then
         -- a taken number: nothing written for this item (every order hash's number is in
         -- the orders zset for as long as the hash lives)
         r = {-12}
       else
+        made = made + 1
+        onos[made] = ono
         seq = seq + 1
         remaining, locked = remaining - qty, locked + qty
-        made = made + 1
         local seqS, qtyS = string.format('%d', seq), string.format('%d', qty)
         -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
         local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ono, 'uid', uid,
@@ -143,7 +181,6 @@ for i = 1, n do
         if not u[1] then
           redis.call('EXPIREAT', ukey, expS)
         end
-        redis.call('ZADD', KEYS[2], expireAtS, ono)
         r = {0, ono, remaining, expireAt, now, id}
         if want then
           r[7] = ev
@@ -154,6 +191,19 @@ for i = 1, n do
   out[i + 1] = r
 end
 if made > 0 then
+  -- one ZADD per zset for the batch: every order made now has the same creation time
+  -- (the orders zset's score) and the same expire-at (the pending zset's)
+  local oz, pz, k = {}, {}, 0
+  for j = 1, made do
+    if used[onos[j]] ~= 'z' then
+      oz[k + 1], oz[k + 2], k = nowS, onos[j], k + 2
+    end
+    pz[2 * j - 1], pz[2 * j] = expireAtS, onos[j]
+  end
+  if k > 0 then
+    redis.call('ZADD', KEYS[3], unpack(oz))
+  end
+  redis.call('ZADD', KEYS[2], unpack(pz))
   redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining),
     'locked', string.format('%d', locked), 'z', '1', 'seq', string.format('%d', seq))
   if fresh or locked0 == 0 then
