@@ -23,7 +23,7 @@ type DrawSale struct {
 	Late   map[string]int `json:"late,omitempty"`
 	Errors map[string]int `json:"errors,omitempty"`
 
-	Polls    Ops           `json:"polls"`       // GET entries, from draw_at on
+	Polls    Ops           `json:"polls"`        // GET entries, from draw_at on
 	DrawWait time.Duration `json:"draw_wait_ns"` // from draw_at to the last outcome learnt
 	Unknown  int           `json:"unknown"`      // entrants whose outcome was never learnt
 	Draw     *drawView     `json:"draw,omitempty"`
@@ -154,8 +154,10 @@ func writeSale(p func(string, ...any), name string, s *DrawSale) {
 		f.EarlyRatio, f.EarlyWins, f.Early, f.RestWins, f.Rest, f.HeavyRatio, f.HeavyWins, f.Heavy, f.LightWins, f.Light)
 	p("  arrivals %s: %d requests (%s), p50 %s p99 %s", s.ArrivalDuration.Round(time.Millisecond), s.Requests,
 		FormatCounts(s.Attempts), d(s.Latency.P50), d(s.Latency.P99))
-	if len(s.Late) > 0 {
+	if n := sum(s.Late); n > 0 {
 		p("  after the window (no entry): %s", FormatCounts(s.Late))
+		p("  warning: %d of %d buyers were answered only after the window (arrivals outpaced the system): "+
+			"a longer -draw-seconds or fewer -buyers enters them all", n, s.Buyers)
 	}
 	if len(s.Errors) > 0 {
 		p("  errors: %s", FormatCounts(s.Errors))
