@@ -8,6 +8,9 @@
 // SECKILL_BUYER_SECRET / SECKILL_MERCHANT_SECRET, else the secrets in -api-config (default
 // etc/seckill-api.yaml). It targets loopback only unless -allow-remote is given. The exit
 // status is 0 when every check passed, 1 when one failed, 2 when the sale could not run.
+//
+// -draw-seconds D runs the opening draw's sales instead (-draw-seeds N of them, then one
+// without a draw for contrast) and reports win rates by arrival and by requests sent.
 package main
 
 import (
@@ -54,6 +57,11 @@ func main() {
 	flag.DurationVar(&cfg.ReconcileWait, "reconcile-wait", 60*time.Second, "how long to wait for reconciliation to report consistent")
 	flag.StringVar(&htmlPath, "html", "", "write an HTML report (latency histogram, throughput chart) to this file")
 	flag.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
+	flag.Int64Var(&cfg.DrawSeconds, "draw-seconds", 0, "draw mode: create each activity with this opening draw (API.md), report fairness")
+	flag.IntVar(&cfg.DrawSeeds, "draw-seeds", 1, "draw mode: sales with a draw (distinct activities, so seeds), then one without")
+	flag.Float64Var(&cfg.HeavyFraction, "draw-heavy", 0.1, "draw mode: fraction of buyers sending -draw-heavy-requests reservations")
+	flag.IntVar(&cfg.HeavyRequests, "draw-heavy-requests", 10, "draw mode: reservations a heavy buyer sends at once (distinct request ids)")
+	flag.DurationVar(&cfg.DrawArrival, "draw-arrival", 0, "draw mode: buyers arrive evenly over this span (default 80% of the window)")
 	quiet := flag.Bool("q", false, "no progress bar")
 	flag.Parse()
 
@@ -66,6 +74,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.DrawSeconds > 0 {
+		os.Exit(drawMode(ctx, cfg, htmlPath, jsonPath))
+	}
 	report, err := loadgen.Run(ctx, cfg)
 	if report != nil {
 		report.WriteText(os.Stdout)
@@ -80,6 +91,30 @@ func main() {
 	if !report.OK() {
 		os.Exit(1)
 	}
+}
+
+// drawMode runs the opening-draw sales and returns the exit status.
+func drawMode(ctx context.Context, cfg loadgen.Config, htmlPath, jsonPath string) int {
+	if htmlPath != "" {
+		fmt.Fprintln(os.Stderr, "loadgen: -html is not written in draw mode (use -json)")
+	}
+	report, err := loadgen.RunDraw(ctx, cfg)
+	if report != nil {
+		report.WriteText(os.Stdout)
+		if jsonPath != "" {
+			if werr := writeJSON(report, jsonPath); werr != nil {
+				fmt.Fprintln(os.Stderr, "loadgen:", werr)
+			}
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		return 2
+	case !report.OK():
+		return 1
+	}
+	return 0
 }
 
 // secrets fills unset secrets from the environment, then from the gateway's config file.
@@ -125,13 +160,15 @@ func write(r *loadgen.Report, htmlPath, jsonPath string) error {
 		fmt.Fprintln(os.Stderr, "HTML report:", htmlPath)
 	}
 	if jsonPath != "" {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(jsonPath, b, 0o644); err != nil {
-			return err
-		}
+		return writeJSON(r, jsonPath)
 	}
 	return nil
+}
+
+func writeJSON(r any, path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -17,6 +17,7 @@ import (
 // Outcome words besides the API's own error codes.
 const (
 	CodeOK        = "OK"              // HTTP 200
+	CodeQueued    = "QUEUED"          // HTTP 202: an entry of the opening draw (docs/API.md)
 	CodeSoldOut   = "SOLD_OUT"        // the API's word, counted on its own
 	CodeTransport = "TRANSPORT_ERROR" // no HTTP response (refused, reset, timeout)
 )
@@ -65,9 +66,9 @@ type apiError struct {
 	Msg  string `json:"msg"`
 }
 
-// call sends one request (body: a value to encode, or JSON bytes) and decodes a 200 body into out. It returns the outcome word
-// (CodeOK, the API's code, CodeTransport, or HTTP_<status> when the error body has no code)
-// and how long the exchange took; err is non-nil for anything but a 200.
+// call sends one request (body: a value to encode, or JSON bytes) and decodes a 200 or 202 body into out. It returns the
+// outcome word (CodeOK, CodeQueued for a 202, the API's code, CodeTransport, or HTTP_<status> when the error body has
+// no code) and how long the exchange took; err is non-nil for anything but a 200 or 202.
 func (c *client) call(ctx context.Context, method, path, token string, body, out any) (code string, took time.Duration, err error) {
 	var rd io.Reader
 	switch b := body.(type) {
@@ -104,7 +105,12 @@ func (c *client) call(ctx context.Context, method, path, token string, body, out
 	if err != nil {
 		return CodeTransport, took, fmt.Errorf("%s %s: read body: %w", method, path, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	code = CodeOK
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusAccepted: // only an entry of the opening draw answers 202
+		code = CodeQueued
+	default:
 		var e apiError
 		if json.Unmarshal(data, &e) != nil || e.Code == "" {
 			e.Code = fmt.Sprintf("HTTP_%d", resp.StatusCode)
@@ -116,7 +122,7 @@ func (c *client) call(ctx context.Context, method, path, token string, body, out
 			return "BAD_RESPONSE", took, fmt.Errorf("%s %s: decode %q: %w", method, path, truncate(data, 200), err)
 		}
 	}
-	return CodeOK, took, nil
+	return code, took, nil
 }
 
 // StatusError is a non-200 answer.

@@ -57,6 +57,19 @@ type Config struct {
 	ExpiryGrace   time.Duration // how long past the last expire_at (+5 s of API.md) to wait for expiry
 	ReconcileWait time.Duration // how long to wait for reconciliation to report consistent
 
+	// The opening draw (RunDraw, docs/API.md "The opening draw"): DrawSeeds sales (distinct
+	// activities, so distinct seeds) created with draw_seconds DrawSeconds, then the same
+	// arrivals without a draw for contrast. HeavyFraction of the buyers (default 0.1) send
+	// HeavyRequests reservations (default 10, distinct request ids, at once); the rest send
+	// one. Buyers arrive evenly over DrawArrival from the start (default 80 % of the window);
+	// outcomes are polled until DrawWait after draw_at (default 60 s).
+	DrawSeconds   int64
+	DrawSeeds     int
+	HeavyFraction float64
+	HeavyRequests int
+	DrawArrival   time.Duration
+	DrawWait      time.Duration
+
 	Progress io.Writer // progress bar and phase lines; nil for none
 }
 

@@ -36,6 +36,8 @@ type (
 		PayTimeoutSeconds int64      `json:"pay_timeout_seconds"`
 		Redis             *redisBook `json:"redis"`
 		DB                dbBook     `json:"db"`
+		Draw              *drawView  `json:"draw"` // an activity with an opening draw
+
 	}
 	warmupResp struct {
 		Warmed    bool  `json:"warmed"`

@@ -1,0 +1,398 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seckill/seckill/internal/authtoken"
+)
+
+// drawView is the admin view's "draw" (docs/API.md).
+type drawView struct {
+	Seconds int64  `json:"seconds"`
+	Entries int64  `json:"entries"`
+	Status  string `json:"status"`
+	Winners int64  `json:"winners"`
+}
+
+// entryResp is a 202 entry and GET /v1/seckill/entries/{activity_id}.
+type entryResp struct {
+	RequestID string `json:"request_id"`
+	Quantity  int64  `json:"quantity"`
+	Status    string `json:"status"` // queued | won | lost
+	OrderNo   string `json:"order_no"`
+	DrawAt    int64  `json:"draw_at"`
+}
+
+// Draw-mode bounds and defaults.
+const (
+	MaxDrawBuyers = 1_000_000 // a draw run keeps every buyer's state
+	MaxDrawSeeds  = 100
+	drawLead      = 2 * time.Second // from creating an activity to its start: warm-up happens before
+)
+
+// drawDefaults fills the draw fields. A pay timeout left unset becomes 10 minutes: the
+// winners' orders must not expire while their outcomes and the books are read.
+func (c *Config) drawDefaults() {
+	if c.PayTimeout == 0 {
+		c.PayTimeout = 10 * time.Minute
+	}
+	c.Defaults()
+	if c.DrawSeeds == 0 {
+		c.DrawSeeds = 1
+	}
+	if c.HeavyFraction == 0 {
+		c.HeavyFraction = 0.1
+	}
+	if c.HeavyRequests == 0 {
+		c.HeavyRequests = 10
+	}
+	if c.DrawArrival == 0 {
+		c.DrawArrival = time.Duration(c.DrawSeconds) * time.Second * 8 / 10
+	}
+	if c.DrawWait == 0 {
+		c.DrawWait = time.Minute
+	}
+}
+
+func (c *Config) validateDraw() error {
+	var errs []error
+	if err := c.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DrawSeconds < 1 || c.DrawSeconds > 600 {
+		errs = append(errs, fmt.Errorf("draw seconds %d must be within 1..600 (API.md)", c.DrawSeconds))
+	}
+	if c.DrawSeeds < 1 || c.DrawSeeds > MaxDrawSeeds || c.Buyers > MaxDrawBuyers {
+		errs = append(errs, fmt.Errorf("draw seeds (%d) and buyers (%d) must be within 1..%d and 1..%d",
+			c.DrawSeeds, c.Buyers, MaxDrawSeeds, MaxDrawBuyers))
+	}
+	if c.HeavyFraction < 0 || c.HeavyFraction > 1 || c.HeavyRequests < 1 || c.HeavyRequests > 100 {
+		errs = append(errs, fmt.Errorf("heavy fraction %g must be within 0..1 and heavy requests %d within 1..100",
+			c.HeavyFraction, c.HeavyRequests))
+	}
+	if c.DrawArrival < 0 || c.DrawArrival > time.Duration(c.DrawSeconds)*time.Second {
+		errs = append(errs, fmt.Errorf("draw arrival %s must be within the window of %ds", c.DrawArrival, c.DrawSeconds))
+	}
+	return errors.Join(errs...)
+}
+
+// drawBuyer is one simulated buyer of a draw-mode sale.
+type drawBuyer struct {
+	uid   int64
+	heavy bool
+
+	mu      sync.Mutex
+	rank    int64               // 0 until its first accepted answer
+	entry   string              // the entry's request id (draw) once queued
+	outcome string              // "won", "lost", or "" while unknown
+	orders  map[string]struct{} // order numbers it was answered with
+	last    string              // its last request's final code
+}
+
+func (b *drawBuyer) order(no string) {
+	if b.orders == nil {
+		b.orders = map[string]struct{}{}
+	}
+	b.orders[no] = struct{}{}
+}
+
+// RunDraw runs cfg.DrawSeeds sales with an opening draw of cfg.DrawSeconds, then the same
+// arrivals without a draw, and reports each sale's checks and fairness and the mean ratios.
+// An error means a sale could not be set up or was interrupted.
+func RunDraw(ctx context.Context, cfg Config) (*DrawReport, error) {
+	cfg.drawDefaults()
+	if err := cfg.validateDraw(); err != nil {
+		return nil, err
+	}
+	pinned, err := checkTarget(ctx, cfg.BaseURL, cfg.AllowRemote)
+	if err != nil {
+		return nil, err
+	}
+	merchant := cfg.MerchantToken
+	if merchant == "" {
+		if merchant, err = authtoken.Merchant(cfg.MerchantSecret, cfg.MerchantID, 24*time.Hour); err != nil {
+			return nil, err
+		}
+	}
+	tokens, err := newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1)
+	if err != nil {
+		return nil, err
+	}
+	c := newClient(cfg.BaseURL, cfg.Concurrency+cfg.HeavyRequests, cfg.Timeout, pinned)
+	defer c.close()
+	rep := &DrawReport{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Stock: cfg.Stock,
+		DrawSeconds: cfg.DrawSeconds, Seeds: cfg.DrawSeeds, HeavyFraction: cfg.HeavyFraction,
+		HeavyRequests: cfg.HeavyRequests, Concurrency: cfg.Concurrency, Arrival: cfg.DrawArrival}
+	prog := newProgress(cfg.Progress)
+	for s := 0; s <= cfg.DrawSeeds; s++ {
+		d := cfg.DrawSeconds
+		if s == cfg.DrawSeeds {
+			d = 0 // the contrast
+		}
+		var idb [4]byte
+		_, _ = rand.Read(idb[:])
+		g := &run{cfg: cfg, c: c, merchant: merchant, tokens: tokens, id: hex.EncodeToString(idb[:]),
+			r: &Report{Target: cfg.BaseURL, Errors: map[string]int{}}, prog: prog}
+		sale, err := g.drawSale(ctx, d, s)
+		if sale != nil {
+			if d == 0 {
+				rep.Contrast = sale
+			} else {
+				rep.Sales = append(rep.Sales, sale)
+			}
+		}
+		if err != nil {
+			return rep, err
+		}
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	rep.summarize()
+	return rep, nil
+}
+
+// drawSale is one sale: index s picks its buyers (uids and heavy ones); d = 0 is no draw.
+func (g *run) drawSale(ctx context.Context, d int64, s int) (*DrawSale, error) {
+	cfg := g.cfg
+	sale := &DrawSale{DrawSeconds: d, Buyers: cfg.Buyers, Late: map[string]int{}, Errors: map[string]int{}}
+	start := time.Now().Add(drawLead).Truncate(time.Second).Add(time.Second)
+	body := map[string]any{
+		"sku_id": cfg.SkuID, "name": "loadgen draw " + g.id, "stock": cfg.Stock,
+		"start_time": start.Unix(), "end_time": start.Add(time.Hour).Unix() + d,
+		"per_user_limit": cfg.PerUserLimit, "pay_timeout_seconds": int64(cfg.PayTimeout / time.Second),
+		"draw_seconds": d,
+	}
+	var a activityResp
+	if _, _, err := g.c.call(ctx, "POST", "/v1/admin/activities", g.merchant, body, &a); err != nil {
+		return nil, fmt.Errorf("create activity: %w", err)
+	}
+	g.r.ActivityID, g.r.Created, sale.ActivityID = a.ActivityID, true, a.ActivityID
+	var w warmupResp
+	if _, _, err := g.c.call(ctx, "POST", g.adminPath("warmup"), g.merchant, nil, &w); err != nil {
+		return sale, fmt.Errorf("warm up: %w", err)
+	}
+	sale.Stock = w.Remaining
+
+	// The buyers: uids of their own per sale, HeavyFraction of them heavy (by the seed).
+	rng := mrand.New(mrand.NewPCG(cfg.Seed+uint64(s), uint64(s)))
+	buyers := make([]*drawBuyer, cfg.Buyers)
+	for i := range buyers {
+		buyers[i] = &drawBuyer{uid: cfg.UIDBase + int64(s*cfg.Buyers+i) + 1, heavy: rng.Float64() < cfg.HeavyFraction}
+	}
+	what := "no draw (contrast)"
+	if d > 0 {
+		what = fmt.Sprintf("draw of %ds", d)
+	}
+	g.prog.phase("activity %d (%s): %d buyers arrive over %s from %s", a.ActivityID, what, cfg.Buyers,
+		cfg.DrawArrival, start.Format(time.TimeOnly))
+	sleep(ctx, time.Until(start.Add(50*time.Millisecond)))
+	drawAt := start.Add(time.Duration(d) * time.Second)
+	g.arrive(ctx, sale, buyers, start)
+	if d > 0 {
+		g.pollOutcomes(ctx, sale, buyers, drawAt)
+	}
+	g.verifyDraw(ctx, sale, buyers)
+	return sale, nil
+}
+
+// arrive sends every buyer's reservations, buyer i not before start + i/N of DrawArrival.
+func (g *run) arrive(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, start time.Time) {
+	cfg := g.cfg
+	rec := newRecorder(time.Now())
+	var rank atomic.Int64
+	g.prog.startBar("arrive", len(buyers))
+	g.pool(ctx, len(buyers), func(i int) {
+		b := buyers[i]
+		sleep(ctx, time.Until(start.Add(cfg.DrawArrival*time.Duration(i)/time.Duration(len(buyers)))))
+		n := 1
+		if b.heavy {
+			n = cfg.HeavyRequests
+		}
+		token, err := g.tokens.buyer(b.uid)
+		if err != nil {
+			b.last = "TOKEN_ERROR"
+			g.prog.buyerDone(b.last)
+			return
+		}
+		var wg sync.WaitGroup
+		for k := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				body := reserveBody(g.r.ActivityID, cfg.Quantity, "lgd-"+g.id+"-"+strconv.Itoa(i)+"-"+strconv.Itoa(k))
+				var resp entryResp // a 202 entry, or a 200 reservation's order_no (no draw, or after it)
+				code := g.withRetries(ctx, rec, func() (string, time.Duration) {
+					resp = entryResp{}
+					code, took, _ := g.c.call(ctx, "POST", "/v1/seckill/orders", token, body, &resp)
+					g.prog.attempt()
+					return code, took
+				})
+				b.mu.Lock()
+				defer b.mu.Unlock()
+				accepted := code == CodeQueued || code == CodeOK || code == CodeSoldOut || code == "LIMIT_EXCEEDED"
+				if b.rank == 0 && accepted && (code == CodeQueued || sale.DrawSeconds == 0) {
+					b.rank = rank.Add(1)
+				}
+				switch code {
+				case CodeQueued:
+					if b.entry == "" {
+						b.entry = resp.RequestID
+					}
+				case CodeOK:
+					b.order(resp.OrderNo)
+				}
+				if b.last == "" || code == CodeQueued || code == CodeOK {
+					b.last = code
+				}
+			}()
+		}
+		wg.Wait()
+		g.prog.buyerDone(b.last)
+	})
+	g.prog.endBar()
+	lat, codes, _ := rec.snapshot()
+	sale.ArrivalDuration = time.Since(rec.start)
+	sale.Requests, sale.Attempts, sale.Latency = lat.Count(), codes, lat.Summary()
+}
+
+// pollOutcomes asks every entrant's entry (GET /v1/seckill/entries/{id}) from draw_at on,
+// in rounds, until each is won or lost or DrawWait has passed.
+func (g *run) pollOutcomes(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, drawAt time.Time) {
+	var pending []*drawBuyer
+	for _, b := range buyers {
+		if b.entry != "" {
+			pending = append(pending, b)
+		}
+	}
+	g.prog.phase("poll: %d entrants from draw_at %s", len(pending), drawAt.Format(time.TimeOnly))
+	sleep(ctx, time.Until(drawAt))
+	deadline := drawAt.Add(g.cfg.DrawWait)
+	rec := newRecorder(time.Now())
+	path := "/v1/seckill/entries/" + strconv.FormatInt(g.r.ActivityID, 10)
+	for len(pending) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
+		g.pool(ctx, len(pending), func(i int) {
+			b := pending[i]
+			token, _ := g.tokens.buyer(b.uid)
+			var e entryResp
+			code := g.retrying(ctx, rec, readRetries, func() (string, time.Duration) {
+				e = entryResp{}
+				code, took, _ := g.c.call(ctx, "GET", path, token, nil, &e)
+				return code, took
+			})
+			if code != CodeOK || (e.Status != "won" && e.Status != "lost") {
+				return
+			}
+			b.mu.Lock()
+			b.outcome = e.Status
+			if e.Status == "won" {
+				b.order(e.OrderNo)
+			}
+			b.mu.Unlock()
+		})
+		next := pending[:0]
+		for _, b := range pending {
+			if b.outcome == "" {
+				next = append(next, b)
+			}
+		}
+		pending = next
+		sale.DrawWait = time.Since(drawAt)
+		if len(pending) > 0 {
+			sleep(ctx, 250*time.Millisecond)
+		}
+	}
+	sale.Polls = opsOf(rec)
+	sale.Unknown = len(pending)
+}
+
+// verifyDraw reads every order back as its buyer, waits for reconciliation, reads both books
+// and the draw's view, and turns them into the sale's fairness and checks.
+func (g *run) verifyDraw(ctx context.Context, sale *DrawSale, buyers []*drawBuyer) {
+	q := g.cfg.Quantity
+	var outs []Outcome
+	var orders []*held
+	winners, lateOrders := 0, 0
+	for _, b := range buyers {
+		entrant := b.entry != "" || (sale.DrawSeconds == 0 && b.rank > 0)
+		won := len(b.orders) > 0
+		if sale.DrawSeconds > 0 {
+			won = b.outcome == "won"
+		}
+		switch {
+		case entrant:
+			outs = append(outs, Outcome{Rank: int(b.rank), Heavy: b.heavy, Won: won})
+			if won {
+				winners++
+			}
+		case sale.DrawSeconds > 0 && b.last != "":
+			sale.Late[b.last]++ // answered after the window: no entry
+			lateOrders += len(b.orders)
+		default:
+			sale.Errors[b.last]++
+		}
+		if len(b.orders) > 1 {
+			sale.TwoOrders++
+		}
+		token, _ := g.tokens.buyer(b.uid)
+		for no := range b.orders {
+			orders = append(orders, &held{orderNo: no, token: token})
+		}
+	}
+	sale.Fairness = ComputeFairness(outs)
+	reads := newRecorder(time.Now())
+	g.readOrders(ctx, orders, reads)
+	sale.OrderStatuses = map[string]int{}
+	for _, h := range orders {
+		sale.OrderStatuses[h.status]++
+	}
+	g.reconcile(ctx)
+	err := g.final(ctx)
+	var a activityResp
+	if _, _, aerr := g.c.call(ctx, "GET", g.adminPath(""), g.merchant, nil, &a); aerr == nil {
+		sale.Draw = a.Draw
+	}
+	r := g.r
+	sale.Reconcile, sale.ReconcileDiffs, sale.FinalRedis, sale.FinalDB = r.Reconcile, r.ReconcileDiffs, r.FinalRedis, r.FinalDB
+
+	entrants := len(outs)
+	want := min(int(sale.Stock/q), entrants)
+	sale.check("winners = min(stock, entrants)", winners == want, "%d winners of %d entrants, %d units of stock",
+		winners, entrants, sale.Stock)
+	if sale.DrawSeconds > 0 {
+		sale.check("every entrant learnt won or lost", sale.Unknown == 0, "%d of %d still unknown after %s",
+			sale.Unknown, entrants, sale.DrawWait.Round(time.Millisecond))
+		dv := sale.Draw
+		sale.check("the draw's view agrees", dv != nil && dv.Status == "done" && dv.Winners == int64(winners) &&
+			dv.Entries == int64(entrants), "view %+v; counted %d entrants, %d winners", dv, entrants, winners)
+	}
+	heldQty := int64(len(orders)) * q
+	sale.check("no oversell", heldQty <= sale.Stock, "%d units in orders of %d", heldQty, sale.Stock)
+	books := err == nil && sale.FinalRedis != nil && sale.FinalRedis.Locked == heldQty && sale.FinalDB.Locked == heldQty &&
+		sale.FinalRedis.Sold == 0 && sale.FinalDB.Sold == 0
+	sale.check("no entrant with two orders", sale.TwoOrders == 0 && sale.OrderStatuses["reserved"] == len(orders) &&
+		len(orders) == winners+lateOrders && books,
+		"%d buyers answered with two orders; %d orders (%d winners, %d after the window) read back %s; "+
+			"locked redis %v mysql %d, want %d", sale.TwoOrders, len(orders), winners, lateOrders,
+		FormatCounts(sale.OrderStatuses), lockedOf(sale.FinalRedis), sale.FinalDB.Locked, heldQty)
+	sale.check("reconciliation consistent", r.Reconcile == "consistent", "%s after %s", r.Reconcile,
+		r.ReconcileWait.Round(time.Millisecond))
+	sale.check("redis and mysql agree", sale.FinalRedis != nil && *sale.FinalRedis == sale.FinalDB,
+		"redis %+v, mysql %+v", sale.FinalRedis, sale.FinalDB)
+}
+
+func lockedOf(b *Books) any {
+	if b == nil {
+		return "not warm"
+	}
+	return b.Locked
+}
