@@ -39,6 +39,11 @@ type (
 		FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error)
 		// SetDrawDone records when the activity's draw finished (unix ms), once.
 		SetDrawDone(ctx context.Context, id, atMs int64) error
+		// SetDrawCursor records how many entrants of the draw's order are decided; it only
+		// grows (a stale drawer's lower cursor changes nothing).
+		SetDrawCursor(ctx context.Context, id, cursor int64) error
+		// FindDrawCursor reads it (ErrNotFound: no such activity).
+		FindDrawCursor(ctx context.Context, id int64) (int64, error)
 	}
 
 	customActivityModel struct {
@@ -161,4 +166,19 @@ func (m *customActivityModel) SetDrawDone(ctx context.Context, id, atMs int64) e
 	_, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_done_at` = ? WHERE `id` = ? AND `draw_done_at` = 0",
 		atMs, id)
 	return err
+}
+
+func (m *customActivityModel) SetDrawCursor(ctx context.Context, id, cursor int64) error {
+	_, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_cursor` = ? WHERE `id` = ? AND `draw_cursor` < ?",
+		cursor, id, cursor)
+	return err
+}
+
+func (m *customActivityModel) FindDrawCursor(ctx context.Context, id int64) (int64, error) {
+	var got int64
+	err := m.conn.QueryRowCtx(ctx, &got, "SELECT `draw_cursor` FROM "+m.table+" WHERE `id` = ?", id)
+	if err == sqlx.ErrNotFound {
+		return 0, ErrNotFound
+	}
+	return got, err
 }

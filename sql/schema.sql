@@ -14,6 +14,7 @@ CREATE TABLE IF NOT EXISTS `activity` (
   `draw_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the opening draw: the first draw_seconds of the sale take entries, 0: none',
   `draw_seed` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the draw shuffle seed, fixed once at draw_at, 0: not yet',
   `draw_done_at` BIGINT NOT NULL DEFAULT 0 COMMENT 'unix ms the draw finished, 0: not done',
+  `draw_cursor` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'entrants of the draw order decided, recorded after each chunk',
   `create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`id`),

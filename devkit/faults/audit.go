@@ -59,12 +59,15 @@ func whileBusy(ctx context.Context, f func() error) error {
 }
 
 func (m *merchant) create(ctx context.Context, name string, b Burst) (int64, error) {
-	now := time.Now().Unix()
+	start := time.Now().Unix() - 5
+	if b.DrawSeconds > 0 {
+		start += 4 // the draw's window opens now
+	}
 	var a activityResp
 	err := whileBusy(ctx, func() error {
 		_, err := m.c.call(ctx, http.MethodPost, "/v1/admin/activities", m.token, map[string]any{
-			"sku_id": 1, "name": name, "stock": b.Stock, "start_time": now - 5, "end_time": now + 3600,
-			"per_user_limit": b.Limit, "pay_timeout_seconds": b.PayTimeout,
+			"sku_id": 1, "name": name, "stock": b.Stock, "start_time": start, "end_time": start + 3600,
+			"per_user_limit": b.Limit, "pay_timeout_seconds": b.PayTimeout, "draw_seconds": b.DrawSeconds,
 		}, &a)
 		return err
 	})

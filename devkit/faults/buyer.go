@@ -19,6 +19,9 @@ import (
 // codeTransport is an attempt that got no HTTP answer (refused, reset, timed out).
 const codeTransport = "TRANSPORT"
 
+// codeQueued is a 202: the reservation is an entry of the activity's opening draw.
+const codeQueued = "QUEUED"
+
 // client speaks the HTTP API (docs/API.md) the way a buyer's app does.
 type client struct {
 	base string
@@ -68,6 +71,12 @@ func (c *client) call(ctx context.Context, method, path, token string, body, out
 	if err != nil {
 		return codeTransport, err
 	}
+	if resp.StatusCode == http.StatusAccepted { // an entry of the opening draw (API.md)
+		if out != nil && json.Unmarshal(data, out) != nil {
+			return "BAD_RESPONSE", fmt.Errorf("%s %s: 202 %s", method, path, data)
+		}
+		return codeQueued, nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct{ Code, Msg string }
 		if json.Unmarshal(data, &e) != nil || e.Code == "" {
@@ -107,6 +116,9 @@ type Burst struct {
 	// PayNearExpiry sends each pay around the order's expire_at (between 1.5 s before
 	// and 0.7 s after), racing the expiry job.
 	PayNearExpiry bool
+	// DrawSeconds > 0: the activity opens with a draw of that window (draw.go); the buyers
+	// enter in it and poll for the outcome.
+	DrawSeconds int64
 }
 
 type buyerKey struct {
@@ -126,11 +138,18 @@ type tally struct {
 	unanswered int                 // requests still failing when the row's deadline came
 	// busyFirst and busyLast are when the first and the last BUSY answer came.
 	busyFirst, busyLast time.Time
+	// The draw's rows: the entries acknowledged (202), by buyer, and the buyers a further
+	// reservation answered with another request id than their entry's.
+	entries    map[int64]entryResp
+	twoEntries int
+	notEntered int                 // reservations answered 200 in the window, not 202
+	wonAt      map[int64]time.Time // when an entrant's replay was first answered 200
 }
 
 func newTally() *tally {
 	return &tally{reserved: map[buyerKey]string{}, paid: map[string]bool{}, payClosed: map[string]bool{},
-		cancelled: map[string]bool{}, codes: map[string]int{}}
+		cancelled: map[string]bool{}, codes: map[string]int{}, entries: map[int64]entryResp{},
+		wonAt: map[int64]time.Time{}}
 }
 
 func (t *tally) code(c string) {
@@ -163,7 +182,12 @@ func buyers(ctx context.Context, cs []*client, secret string, aid int64, b Burst
 			case <-ctx.Done():
 				return
 			}
-			buyer(ctx, cs[i%len(cs)], secret, aid, b, uidBase+int64(i)+1, fmt.Sprintf("%s-%d", runID, i), t)
+			c, uid, req := cs[i%len(cs)], uidBase+int64(i)+1, fmt.Sprintf("%s-%d", runID, i)
+			if b.DrawSeconds > 0 {
+				drawBuyer(ctx, c, secret, aid, b, uid, req, t)
+				return
+			}
+			buyer(ctx, c, secret, aid, b, uid, req, t)
 		}(i)
 	}
 	wg.Wait()
@@ -206,6 +230,11 @@ func buyer(ctx context.Context, c *client, secret string, aid int64, b Burst, ui
 	if rnd.Float64() < b.SecondTry {
 		reserve(req + "-b") // the per-user limit must refuse it
 	}
+	settle(ctx, c, token, b, rnd, r, t)
+}
+
+// settle pays, cancels or leaves the order r, by b's shares.
+func settle(ctx context.Context, c *client, token string, b Burst, rnd *mrand.Rand, r reserveResp, t *tally) {
 	switch x := rnd.Float64(); {
 	case x < b.Pay:
 		if b.PayNearExpiry {

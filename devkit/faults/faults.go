@@ -72,7 +72,7 @@ type Row struct {
 
 // Rows are the suite, in order.
 func Rows() []Row {
-	return []Row{
+	return append([]Row{
 		// The inventory service gone is BUSY at the gateway, never 500 (DESIGN.md "Errors
 		// across zRPC"; it was 187 INTERNAL: go-zero's open client breaker).
 		{Name: "kill -9 inventory service (rpc)", Forbid: "INTERNAL",
@@ -142,7 +142,7 @@ func Rows() []Row {
 			b.Stock /= 4
 			b.Arrive += 4 * time.Second // expired stock goes back on sale to later buyers
 		}},
-	}
+	}, drawRows()...)
 }
 
 // redisDown shuts the private Redis down (SHUTDOWN NOSAVE) for sc.RedisDown, then starts
@@ -345,7 +345,7 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	go func() {
 		defer close(burstEnd)
 		buyers(ctx, cs, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
-			time.Now().Add(b.Arrive+sc.RequestDeadline), t)
+			time.Now().Add(b.Arrive+sc.RequestDeadline+time.Duration(b.DrawSeconds)*time.Second), t)
 	}()
 	faultEnd := time.Now()
 	if row.Inject != nil {
@@ -376,6 +376,11 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 			firstN(last.Diffs, 2)))
 	}
 	n, err := audit(ctx, m, newOrderModel(s.MariaDB.DSN), aid, b, t)
+	if b.DrawSeconds > 0 && err == nil {
+		var e counts
+		e, err = auditEntries(ctx, s.MariaDB.DSN, aid, t)
+		n.lost, n.duplicated, n.violations = n.lost+e.lost, n.duplicated+e.duplicated, append(n.violations, e.violations...)
+	}
 	forbidden := false
 	res.Acknowledged, res.Oversold, res.Lost, res.Duplicated = n.acknowledged, n.oversold, n.lost, n.duplicated
 	res.Reasons = append(res.Reasons, firstNList(n.violations, 4)...)

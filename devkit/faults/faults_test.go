@@ -12,7 +12,7 @@ import (
 
 // TestFaultSuite runs every row at the short scale against the real services (separate
 // processes over a private Redis, MariaDB and kfake): every row must PASS.
-func TestFaultSuite(t *testing.T) { runTable(t, false, nil, len(Rows()), 12*time.Minute) }
+func TestFaultSuite(t *testing.T) { runTable(t, false, nil, len(Rows()), 15*time.Minute) }
 
 // TestClusterFaultSuite runs the cluster table at the short scale on the deploy/multinode
 // topology (Redis Cluster with replicas, etcd, several of each service): every row must

@@ -33,7 +33,46 @@ func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem
 	if errors.Is(err, errDrawPending) { // the draw's window, or the draw running: entries
 		return s.enter(ctx, aid, items, sellBy)
 	}
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return s.queueDrawReplays(ctx, aid, items, res, sellBy)
+}
+
+// queueDrawReplays answers the replays among res with the buyer's entry while the activity's
+// draw is running: a winner's replay finds its order before the draw is done (the script
+// replays before it looks at the draw), and is queued until it is (docs/API.md, "The opening
+// draw"). One read of the stock hash, only for a batch with a replay.
+func (s *Store) queueDrawReplays(ctx context.Context, aid int64, items []ReserveItem, res []ReserveResult,
+	sellBy time.Time) ([]ReserveResult, error) {
+	var replays []int
+	for i, r := range res {
+		if r.Err == nil && r.Replay {
+			replays = append(replays, i)
+		}
+	}
+	if len(replays) == 0 {
+		return res, nil
+	}
+	v, err := s.rds.HmgetCtx(ctx, s.keys.Stock(aid), "draw_at", "drawn")
+	if err != nil {
+		return nil, dep(err)
+	}
+	if len(v) < 2 || v[0] == "" || v[1] == "1" {
+		return res, nil // no draw, or done
+	}
+	again := make([]ReserveItem, len(replays))
+	for j, i := range replays {
+		again[j] = items[i]
+	}
+	queued, err := s.enter(ctx, aid, again, sellBy) // the draw done meanwhile: the replays again
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range replays {
+		res[i] = queued[j]
+	}
+	return res, nil
 }
 
 // reserveBatch is ReserveBatch; serve is the draw serving its entrants (draw.go).

@@ -2,12 +2,15 @@ package stock
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -45,6 +48,16 @@ func parseEntry(uid, v string) (DrawEntry, bool) {
 	}
 	q, err := strconv.ParseInt(f[0], 10, 64)
 	return DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
+}
+
+// DrawOrder is the draw's order of entries (sorted by uid, as Entries reads them): a
+// Fisher-Yates shuffle driven by a PCG generator seeded with seed. The same entries and seed
+// give the same order (rpc/internal/draw serves it; the fault suite recomputes it).
+func DrawOrder(entries []DrawEntry, seed uint64) []DrawEntry {
+	out := append([]DrawEntry(nil), entries...)
+	r := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
@@ -209,6 +222,28 @@ func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost
 		return ErrDrawMoved
 	}
 	return err
+}
+
+// DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
+// order under its entry's request id (a winner): the buyer hash's request id field names an
+// order, not the lost mark.
+func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
+	cmds := make([]*red.StringCmd, len(entries))
+	err := s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		for i, e := range entries {
+			cmds[i] = p.HGet(ctx, s.keys.User(aid, e.UID), ReqField(e.RequestID))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, dep(err)
+	}
+	out := make([]bool, len(entries))
+	for i, c := range cmds {
+		v, err := c.Result()
+		out[i] = err == nil && v != "" && v != lostMark
+	}
+	return out, nil
 }
 
 // ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).

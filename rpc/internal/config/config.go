@@ -43,6 +43,17 @@ type Config struct {
 	Reconcile reconcile.Conf
 	// Probe: how often Redis and MySQL are probed (seckill_dependency_up).
 	Probe depwatch.Conf
+	// Draw tunes the opening draw (docs/DESIGN.md, "The opening draw").
+	Draw DrawConf `json:",optional"`
+}
+
+// DrawConf tunes the opening draw's runs.
+type DrawConf struct {
+	// Chunk: entrants served per reserve script call (at most stock.MaxReserveBatch).
+	Chunk int `json:",default=512,range=[1:512]"`
+	// LeaseSeconds: the drawer's lease, renewed every chunk; a dead drawer's is taken over
+	// once it lapses.
+	LeaseSeconds int `json:",default=3,range=[1:60]"`
 }
 
 type StockConf struct {

@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -20,10 +19,14 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Seeds is where the draw's seed is fixed once (model.ActivityModel).
+// Seeds is where the draw's seed is fixed once and its progress kept (model.ActivityModel).
 type Seeds interface {
 	FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error)
 	SetDrawDone(ctx context.Context, id, atMs int64) error
+	// FindDrawCursor and SetDrawCursor: how many entrants of the order are decided, in
+	// MySQL, so a Redis loss mid-draw does not serve them again.
+	FindDrawCursor(ctx context.Context, id int64) (int64, error)
+	SetDrawCursor(ctx context.Context, id, cursor int64) error
 }
 
 // Drawer draws activities.
@@ -38,13 +41,9 @@ type Drawer struct {
 	Chunk int
 }
 
-// Order is the draw's order of entries: sorted by uid, then a Fisher-Yates shuffle driven by
-// a PCG generator seeded with seed. The same entries and seed give the same order.
+// Order is the draw's order of entries (stock.DrawOrder).
 func Order(entries []stock.DrawEntry, seed uint64) []stock.DrawEntry {
-	out := append([]stock.DrawEntry(nil), entries...)
-	r := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
-	return out
+	return stock.DrawOrder(entries, seed)
 }
 
 // A Run is one instance's hold on one activity's draw.
@@ -100,12 +99,51 @@ func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock) (*
 	if err != nil {
 		return nil, err
 	}
-	if p.Cursor > int64(len(entries)) {
-		return nil, fmt.Errorf("activity %d: draw cursor %d past its %d entries", aid, p.Cursor, len(entries))
+	kept, err := d.Seeds.FindDrawCursor(ctx, aid)
+	if err != nil {
+		return nil, xerr.Unavailable(fmt.Errorf("activity %d: read the draw cursor: %w", aid, err))
 	}
-	logx.Infof("activity %d: drawing %d entries with seed %d from %d", aid, len(entries), seed, p.Cursor)
-	return &Run{d: d, aid: aid, lock: lock, order: Order(entries, seed), cursor: p.Cursor,
-		started: time.Now()}, nil
+	if from := max(p.Cursor, kept); from > int64(len(entries)) {
+		return nil, fmt.Errorf("activity %d: draw cursor %d past its %d entries", aid, from, len(entries))
+	}
+	logx.Infof("activity %d: drawing %d entries with seed %d from %d (MySQL %d)", aid, len(entries), seed,
+		max(p.Cursor, kept), kept)
+	r := &Run{d: d, aid: aid, lock: lock, order: Order(entries, seed), cursor: p.Cursor, started: time.Now()}
+	if kept > p.Cursor {
+		if err := r.resume(ctx, kept); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// resume moves Redis's cursor up to MySQL's after Redis lost it (a loss rebuild leaves no draw
+// hash): the entrants before it were decided, their winners' orders restored, so those without
+// an order under their entry's request id are marked lost, not served again (stock returned
+// meanwhile would let an earlier loser win).
+func (r *Run) resume(ctx context.Context, to int64) error {
+	for r.cursor < to {
+		end := min(r.cursor+markChunk, to)
+		chunk := r.order[r.cursor:end]
+		served, err := r.d.Store.DrawServed(ctx, r.aid, chunk)
+		if err != nil {
+			return err
+		}
+		var winners int64
+		var lost []stock.DrawEntry
+		for i, ok := range served {
+			if ok {
+				winners++
+			} else {
+				lost = append(lost, chunk[i])
+			}
+		}
+		if err := r.d.Store.MarkDraw(ctx, r.aid, r.cursor, end, winners, lost, false); err != nil {
+			return err
+		}
+		r.cursor = end
+	}
+	return nil
 }
 
 // Step serves the next chunk of entrants (renewing the lease) and records it; done once the
@@ -139,6 +177,10 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	r.cursor = to
+	// MySQL after Redis: MySQL's cursor is never ahead of a chunk Redis recorded.
+	if err := r.d.Seeds.SetDrawCursor(ctx, r.aid, to); err != nil {
+		return false, xerr.Unavailable(fmt.Errorf("activity %d: record the draw cursor: %w", r.aid, err))
+	}
 	metricWinners.Add(float64(winners))
 	if last {
 		metricEntries.Add(float64(n))

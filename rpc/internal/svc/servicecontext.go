@@ -168,7 +168,9 @@ func New(c config.Config) (*ServiceContext, error) {
 			return errs
 		})
 	}
-	draws := draw.NewLoop(&draw.Drawer{Store: store, Seeds: activities}, func(ctx context.Context) ([]int64, error) {
+	drawer := &draw.Drawer{Store: store, Seeds: activities, Chunk: c.Draw.Chunk,
+		Lease: time.Duration(c.Draw.LeaseSeconds) * time.Second}
+	draws := draw.NewLoop(drawer, func(ctx context.Context) ([]int64, error) {
 		return store.ActiveIDs(ctx, time.Now().Unix())
 	})
 	return &ServiceContext{
