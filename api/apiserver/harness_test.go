@@ -68,6 +68,10 @@ func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	c.Log.Level = "severe"
 	c.Log.Stat = false
 	c.DevServer.Enabled = false
+	// No trace agent unless a test records spans (testenv.RecordSpans starts it): go-zero
+	// starts one per process, and while it runs every answer carries a traceparent and the
+	// edge's fast path stays off.
+	c.Telemetry.Disabled = true
 	c.MaxBytes = 64 << 10
 	c.CpuThreshold = 0
 	c.BuyerAuth.AccessSecret = buyerSecret
@@ -93,6 +97,7 @@ func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	rc := rpctest.Config(t, keys, db.DSN)
 	rc.Stock.BackfillWaitMs = 100
 	rc.Timeout = 10000 // see apiConfig
+	rc.Telemetry.Disabled = true
 	inv, rs := rpctest.Start(t, rc)
 	ac := apiConfig(t, keys, rc.ListenOn)
 	for _, f := range tweak {

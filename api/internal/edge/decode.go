@@ -14,31 +14,46 @@ import (
 // decode is r's reservation: a plain JSON body decoded without reflection
 // (validate.ReserveBody), anything else by go-zero's httpx.Parse from the same bytes.
 func decode(r *http.Request) (types.ReserveReq, error) {
-	// httpx.Parse reads a JSON body only with a Content-Length and a JSON content type;
-	// a query string goes through its form parsing; an encoded body is decoded by
-	// go-zero's gunzip handler to another length.
-	if r.ContentLength > 0 && r.ContentLength <= validate.MaxFastReserveBody && r.URL.RawQuery == "" &&
-		plainJSON(r.Header) {
-		body := make([]byte, r.ContentLength)
-		n, err := 0, error(nil)
-		for n < len(body) && err == nil {
-			var k int
-			k, err = r.Body.Read(body[n:])
-			n += k
-		}
-		if n == len(body) {
-			if req, ok := validate.ReserveBody(body); ok {
-				return req, nil
-			}
-		}
-		// httpx.Parse reads what was read, then the error the read ended with, if any,
-		// then whatever the original body still has.
-		r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body[:n]), &onceErr{err: err}, r.Body),
-			Closer: r.Body}
+	if req, _, ok := decodePlain(r); ok {
+		return req, nil
 	}
 	var req types.ReserveReq
 	err := httpx.Parse(r, &req)
 	return req, err
+}
+
+// decodePlain decodes r's body (returned) when it is a plain JSON reservation
+// (validate.ReserveBody); otherwise it leaves r's body as httpx.Parse would have read it: what was read, then the
+// error the read ended with, if any, then whatever the original body still has.
+func decodePlain(r *http.Request) (req types.ReserveReq, body []byte, ok bool) {
+	// httpx.Parse reads a JSON body only with a Content-Length and a JSON content type;
+	// a query string goes through its form parsing; an encoded body is decoded by
+	// go-zero's gunzip handler to another length.
+	if r.ContentLength <= 0 || r.ContentLength > validate.MaxFastReserveBody || r.URL.RawQuery != "" ||
+		!plainJSON(r.Header) {
+		return req, nil, false
+	}
+	body = make([]byte, r.ContentLength)
+	n, err := 0, error(nil)
+	for n < len(body) && err == nil {
+		var k int
+		k, err = r.Body.Read(body[n:])
+		n += k
+	}
+	if n == len(body) {
+		if req, ok = validate.ReserveBody(body); ok {
+			return req, body, true
+		}
+	}
+	r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body[:n]), &onceErr{err: err}, r.Body),
+		Closer: r.Body}
+	return req, nil, false
+}
+
+// replay gives the route back the body decodePlain decoded, then whatever the original
+// body still has.
+func replay(r *http.Request, body []byte) {
+	r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
 }
 
 func plainJSON(h http.Header) bool {

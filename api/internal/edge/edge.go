@@ -15,6 +15,10 @@ import (
 type Conf struct {
 	// Enabled turns the gateway's own answers on.
 	Enabled bool `json:",default=true"`
+	// FastPath answers these before go-zero's route chain (middleware.FastEdge), for a
+	// buyer token that verifies without parsing; not while traces are on (every request
+	// keeps its span).
+	FastPath bool `json:",default=true"`
 	// SoldOutTTL bounds a sold-out mark: at most this long after stock came back is a
 	// buyer told SOLD_OUT, even if the stock-back message was lost.
 	SoldOutTTL time.Duration `json:",default=1s"`

@@ -124,3 +124,25 @@ func (g *Gate) Close() {
 		_ = g.sub.Close()
 	}
 }
+
+// Peek answers r's reservation before the route runs (the gateway's fast path): the marks'
+// answer to a plain JSON reservation (validate.ReserveBody) that passes validate.Reserve,
+// as Check would answer it after authentication. nil: no mark holds, or the body is not
+// of that shape; r's body is then as it was, for the route (Check reads it again).
+// It does not authenticate: the caller must have checked the buyer's token first.
+func (g *Gate) Peek(r *http.Request) error {
+	if g.marks == nil {
+		return nil
+	}
+	req, body, ok := decodePlain(r)
+	if !ok {
+		return nil // the body is replayed already
+	}
+	if validate.Reserve(&req) == nil {
+		if err := g.marks.Check(req.ActivityId); err != nil {
+			return err
+		}
+	}
+	replay(r, body)
+	return nil
+}

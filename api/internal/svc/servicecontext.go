@@ -23,6 +23,10 @@ type ServiceContext struct {
 	BuyerClaim    rest.Middleware
 	// ReserveEdge answers a reservation from the Edge marks before the handler parses it.
 	ReserveEdge rest.Middleware
+	// Buyers authenticates the buyer routes (BuyerClaim); Answers writes ReserveEdge's
+	// answers (both shared with the FastEdge in front of the router).
+	Buyers  *middleware.TokenAuth
+	Answers *middleware.ReserveEdgeMiddleware
 
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
@@ -85,6 +89,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		Config:         c,
 		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
 		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
+		Buyers:         buyers,
 		RpcClient:      cli,
 		Inventory:      inv,
 		Keys:           keys,
@@ -104,7 +109,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	s.Edge = edge.NewGate(marks, s.Inventory)
 	s.Edge.Subscribe(c.Redis, keys.StockBack())
-	s.ReserveEdge = middleware.NewReserveEdgeMiddleware(s.Edge).Handle
+	s.Answers = middleware.NewReserveEdgeMiddleware(s.Edge)
+	s.ReserveEdge = s.Answers.Handle
 	return s, nil
 }
 

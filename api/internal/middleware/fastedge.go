@@ -1,0 +1,85 @@
+package middleware
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/rest/httpx"
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/seckill/seckill/api/internal/edge"
+	"github.com/seckill/seckill/internal/xerr"
+)
+
+var fastAnswers = promauto.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "seckill",
+	Subsystem: "api",
+	Name:      "edge_fast_answers_total",
+	Help:      "reservations the gateway answered from its marks before go-zero's route chain, by code",
+}, []string{"code"})
+
+// FastEdge answers, in front of go-zero's router, the reservations the edge marks already
+// answer (SOLD_OUT, NOT_STARTED, ENDED) whose buyer token verifies without parsing, with
+// the bytes ReserveEdge writes; every other request goes to the router, unchanged
+// (docs/DESIGN.md "Sold-out at the edge", "The fast path"). It sits inside AddrLimit.
+type FastEdge struct {
+	httpx.Router
+	auth     *TokenAuth
+	gate     *edge.Gate
+	answers  *ReserveEdgeMiddleware
+	maxBytes int64
+	traced   func() bool
+}
+
+// NewFastEdge wraps router: reservations authenticated by buyers (the buyer routes'
+// TokenAuth) and answered by gate's marks, written as answers writes them; maxBytes is the
+// gateway's body limit (a larger body goes to the route, which refuses it). With traceRoutes
+// (go-zero's Middlewares.Trace), every request goes to the router while traces are on.
+func NewFastEdge(router httpx.Router, buyers *TokenAuth, gate *edge.Gate, answers *ReserveEdgeMiddleware,
+	maxBytes int64, traceRoutes bool) *FastEdge {
+	f := &FastEdge{Router: router, auth: buyers, gate: gate, answers: answers, maxBytes: maxBytes,
+		traced: func() bool { return false }}
+	if traceRoutes {
+		f.traced = tracing
+	}
+	return f
+}
+
+// tracing: go-zero's trace agent runs (Telemetry not disabled, in any service of the
+// process): it installed the OpenTelemetry SDK's provider, and the route's TraceHandler
+// makes a span of each request and returns its traceparent.
+func tracing() bool {
+	_, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
+	return ok
+}
+
+// ServeHTTP implements http.Handler.
+func (f *FastEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != ReservePath || r.ContentLength > f.maxBytes || f.traced() {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	// Identity first, as the route's chain does (BuyerClaim before ReserveEdge): a token
+	// that does not verify here goes to the route, which parses it or answers 401.
+	if _, ok := f.auth.Verified(r); !ok {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	err := f.gate.Peek(r)
+	if err == nil {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	code := xerr.CodeOf(err)
+	fastAnswers.WithLabelValues(string(code)).Inc()
+	f.answers.write(w, r, err)
+	// go-zero's access log line (rest/handler LogHandler), built only at level info.
+	logx.Infofn(func() any {
+		return fmt.Sprintf("[HTTP] %d - %s %s - %s - %s (edge fast path)", xerr.HTTPStatus(code),
+			r.Method, r.RequestURI, httpx.GetRemoteAddr(r), r.UserAgent())
+	})
+}
