@@ -116,6 +116,11 @@ func New(c Config) (*Server, error) {
 func (s *Server) Start() {
 	s.rest.StartWithOpts(func(hs *http.Server) {
 		hs.Handler = console.Secure(hs.Handler) // go-zero's file server is outside every router
+		// go-zero raised the read bound to 4/5 of the longest route's timeout (reconcile's);
+		// a request is still read within 4/5 of the sale's, as before that route had its own.
+		if t := time.Duration(s.Config.Timeout) * time.Millisecond; t > 0 && hs.ReadTimeout > 4*t/5 {
+			hs.ReadTimeout = 4 * t / 5
+		}
 		s.mu.Lock()
 		s.http = hs
 		s.mu.Unlock()

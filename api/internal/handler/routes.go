@@ -5,6 +5,7 @@ package handler
 
 import (
 	"net/http"
+	"time"
 
 	buyer "github.com/seckill/seckill/api/internal/handler/buyer"
 	merchant "github.com/seckill/seckill/api/internal/handler/merchant"
@@ -92,12 +93,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: merchant.GetAdminActivityHandler(serverCtx),
 				},
 				{
-					// compare Redis and MySQL now
-					Method:  http.MethodGet,
-					Path:    "/activities/:id/reconcile",
-					Handler: merchant.ReconcileHandler(serverCtx),
-				},
-				{
 					// add or withdraw sellable stock
 					Method:  http.MethodPost,
 					Path:    "/activities/:id/stock",
@@ -113,6 +108,23 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 		),
 		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),
 		rest.WithPrefix("/v1/admin"),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.MerchantClaim},
+			[]rest.Route{
+				{
+					// compare Redis and MySQL now
+					Method:  http.MethodGet,
+					Path:    "/activities/:id/reconcile",
+					Handler: merchant.ReconcileHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),
+		rest.WithPrefix("/v1/admin"),
+		rest.WithTimeout(70000*time.Millisecond),
 	)
 
 	server.AddRoutes(

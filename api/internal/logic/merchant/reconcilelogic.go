@@ -2,8 +2,11 @@ package merchant
 
 import (
 	"context"
+	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc"
 
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
@@ -31,7 +34,13 @@ func (l *ReconcileLogic) Reconcile(req *types.ActivityPathReq) (*types.Reconcile
 	if err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.Reconcile(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id, MerchantId: mid})
+	// The route's timeout (seckill.api) bounds the call, not the client's 2 s for the sale.
+	var opts []grpc.CallOption
+	if dl, ok := l.ctx.Deadline(); ok {
+		opts = append(opts, zrpc.WithCallTimeout(time.Until(dl)))
+	}
+	res, err := l.svcCtx.Inventory.Reconcile(l.ctx, &inventoryclient.ReconcileReq{ActivityId: req.Id, MerchantId: mid},
+		opts...)
 	if err != nil {
 		return nil, err
 	}
