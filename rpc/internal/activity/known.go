@@ -31,9 +31,10 @@ type Known struct {
 	page    Page
 	refresh time.Duration
 
-	mu   sync.Mutex
-	max  int64     // highest id seen
-	last time.Time // last read of new ids
+	mu     sync.Mutex
+	max    int64     // highest id seen
+	last   time.Time // last read of new ids
+	failed bool      // that read failed: an id above max cannot be ruled out
 }
 
 // Page lists up to limit activity ids greater than after, in order
@@ -69,10 +70,9 @@ func (k *Known) Seed(ctx context.Context) (int, error) {
 }
 
 // addAfter adds the ids above after, page by page; k.mu is held.
-func (k *Known) addAfter(ctx context.Context, after int64) (int, error) {
+func (k *Known) addAfter(ctx context.Context, after int64) (n int, err error) {
 	const size = 5000
-	n := 0
-	defer func() { k.last = time.Now() }()
+	defer func() { k.last, k.failed = time.Now(), err != nil }()
 	for {
 		ids, err := k.page(ctx, after, size)
 		if err != nil {
@@ -93,24 +93,27 @@ func (k *Known) addAfter(ctx context.Context, after int64) (int, error) {
 }
 
 // catchUp reads the ids added since the highest one seen, unless another caller did
-// after this one started waiting; at most once per refresh.
-func (k *Known) catchUp(ctx context.Context) {
+// after this one started waiting; at most once per refresh. It is false when that read
+// failed (MySQL or Redis unreachable, the caller's context ended): nothing is known then.
+func (k *Known) catchUp(ctx context.Context) bool {
 	asked := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.last.After(asked) {
-		return // refreshed while this caller waited
+		return !k.failed // refreshed while this caller waited
 	}
 	if wait := k.refresh - time.Since(k.last); wait > 0 {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(wait):
 		}
 	}
 	if _, err := k.addAfter(ctx, k.max); err != nil {
 		logc.Errorf(ctx, "activity bloom filter: reading new activity ids: %v", err)
+		return false
 	}
+	return true
 }
 
 func (k *Known) highest() int64 {
@@ -134,8 +137,12 @@ func (k *Known) MayExist(ctx context.Context, id int64) bool {
 		return true
 	}
 	if !ok && id > k.highest() {
-		// Perhaps written since: catch up (bounded), then look again.
-		k.catchUp(ctx)
+		// Perhaps written since (or its Add failed): catch up (bounded), then look again.
+		// A catch-up that failed rules nothing out: the caller reads MySQL, which answers
+		// (or is BUSY), never a 404 for an activity that exists.
+		if !k.catchUp(ctx) {
+			return true
+		}
 		if id <= k.highest() {
 			ok, err = k.filter.ExistsCtx(ctx, []byte(strconv.FormatInt(id, 10)))
 			ok = ok || err != nil
