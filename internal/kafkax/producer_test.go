@@ -3,10 +3,13 @@ package kafkax_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/zeromicro/go-zero/core/conf"
 
 	"github.com/seckill/seckill/devkit/testenv"
@@ -127,5 +130,49 @@ func TestDeadLetterRoundTrip(t *testing.T) {
 	}
 	if len(m.Headers) != 1 || string(m.Headers[0].Value) != "underflow" || string(m.Key) != "1-x" {
 		t.Fatalf("message: %+v", m)
+	}
+}
+
+// A call's messages leave at once, one produce request per partition they fall in, and are
+// not split: the default batch timeout flushes a partition's batch only once the call has
+// appended all its messages for it (kafka-go holds the partition's lock while it appends).
+// With kafka-go's own default (1 s) a 3-message call would wait a second for more; with a
+// timer that could fire between appends it would make more requests than partitions.
+func TestSendFlushesEachCallAtOnce(t *testing.T) {
+	const partitions = 4
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, event.Topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var produces atomic.Int64
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		produces.Add(1)
+		return nil, nil, false
+	})
+	p, err := kafkax.NewProducer(producerConf(t, c.ListenAddrs(), event.Topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	msg := func(i int) kafkax.Message {
+		return kafkax.Message{Key: []byte(fmt.Sprintf("1-order%d", i)), Value: []byte("v")}
+	}
+	if err := p.Send(context.Background(), msg(0)); err != nil { // dials and reads metadata
+		t.Fatal(err)
+	}
+	for round := 0; round < 20; round++ {
+		var msgs []kafkax.Message
+		for i := 0; i < 200; i++ {
+			msgs = append(msgs, msg(round*1000+i))
+		}
+		before := produces.Load()
+		if err := p.Send(context.Background(), msgs...); err != nil {
+			t.Fatal(err)
+		}
+		if n := produces.Load() - before; n > partitions {
+			t.Fatalf("round %d: %d messages over %d partitions took %d produce requests", round, len(msgs), partitions, n)
+		}
 	}
 }

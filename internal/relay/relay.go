@@ -44,8 +44,9 @@ type Conf struct {
 	ClaimInterval time.Duration `json:",default=5s"`
 	// RefreshInterval is how often the active set is re-read and the gauges updated.
 	RefreshInterval time.Duration `json:",default=1s"`
-	// BatchTimeout is kafka-go's batch timeout (pure latency for a synchronous call).
-	BatchTimeout time.Duration `json:",default=2ms"`
+	// BatchTimeout, when set, overrides the producers' kafka-go batch timeout
+	// (kafkax.Conf.BatchTimeout: flush as soon as a call's messages are in).
+	BatchTimeout time.Duration `json:",optional"`
 	// Acknowledge is when the inventory service answers a change: "kafka" (default) once
 	// its event is in Kafka and its book still sells (Acker), so nothing acknowledged is
 	// lost with Redis's memory; "redis" once Redis holds it and its outbox entry (faster;
@@ -105,7 +106,10 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 	if err := conf.FillDefault(&pc); err != nil {
 		return nil, err
 	}
-	pc.Brokers, pc.BatchTimeout, pc.Auth = c.Brokers, c.BatchTimeout, c.Kafka
+	pc.Brokers, pc.Auth = c.Brokers, c.Kafka
+	if c.BatchTimeout > 0 {
+		pc.BatchTimeout = c.BatchTimeout
+	}
 	ec, dc, ac := pc, pc, pc
 	ec.Topic, ec.BatchSize = c.Topic, c.BatchSize
 	ac.Topic, ac.BatchSize = c.Topic, c.AckBatchSize
