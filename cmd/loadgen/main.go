@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -63,19 +64,36 @@ func main() {
 	flag.IntVar(&cfg.HeavyRequests, "draw-heavy-requests", 10, "draw mode: reservations a heavy buyer sends at once (distinct request ids)")
 	flag.DurationVar(&cfg.DrawArrival, "draw-arrival", 0, "draw mode: buyers arrive evenly over this span (default 80% of the window)")
 	quiet := flag.Bool("q", false, "no progress bar")
+	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	flag.Parse()
+	os.Exit(run(cfg, apiConfig, htmlPath, jsonPath, *quiet, *cpuProfile))
+}
+
+// run is the command after its flags; it returns the exit status.
+func run(cfg loadgen.Config, apiConfig, htmlPath, jsonPath string, quiet bool, cpuProfile string) int {
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			return 2
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
 
 	if err := secrets(&cfg, apiConfig); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(2)
+		return 2
 	}
-	if !*quiet {
+	if !quiet {
 		cfg.Progress = os.Stderr
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.DrawSeconds > 0 {
-		os.Exit(drawMode(ctx, cfg, htmlPath, jsonPath))
+		return drawMode(ctx, cfg, htmlPath, jsonPath)
 	}
 	report, err := loadgen.Run(ctx, cfg)
 	if report != nil {
@@ -86,11 +104,12 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(2)
+		return 2
 	}
 	if !report.OK() {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // drawMode runs the opening-draw sales and returns the exit status.
