@@ -17,6 +17,11 @@ import (
 type Cost struct {
 	Micros   float64 // EVALSHA's usec per reservation
 	Commands float64 // commands the script ran (redis.call) per reservation
+	// Bytes is the growth of Redis's used_memory per reservation, the outbox's entries left
+	// out (the relay deletes them once Kafka has them): what an order keeps in Redis.
+	Bytes float64
+	// OutboxBytes is the outbox stream's used_memory per reservation (MEMORY USAGE).
+	OutboxBytes float64
 }
 
 // ScriptCost is the reservation script's Redis cost per reservation: it warms a fresh activity on
@@ -44,6 +49,10 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, er
 	if err != nil {
 		return Cost{}, err
 	}
+	mem0, err := usedMemory(ctx, raw)
+	if err != nil {
+		return Cost{}, err
+	}
 	items := make([]stock.ReserveItem, 0, size)
 	for done := 0; done < n; {
 		items = items[:0]
@@ -64,8 +73,36 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, er
 	if err != nil {
 		return Cost{}, err
 	}
-	return Cost{Micros: float64(after.usec-before.usec) / float64(n),
-		Commands: float64(after.inner-before.inner) / float64(n)}, nil
+	c := Cost{Micros: float64(after.usec-before.usec) / float64(n),
+		Commands: float64(after.inner-before.inner) / float64(n)}
+	events := stock.Keys{Prefix: prefix}.Events(aid)
+	outbox, err := raw.MemoryUsage(ctx, events, 0).Result()
+	if err != nil {
+		return Cost{}, fmt.Errorf("MEMORY USAGE of the outbox: %w", err)
+	}
+	if err := raw.Del(ctx, events).Err(); err != nil {
+		return Cost{}, err
+	}
+	mem1, err := usedMemory(ctx, raw)
+	if err != nil {
+		return Cost{}, err
+	}
+	c.Bytes, c.OutboxBytes = float64(mem1-mem0)/float64(n), float64(outbox)/float64(n)
+	return c, nil
+}
+
+// usedMemory is INFO memory's used_memory (bytes).
+func usedMemory(ctx context.Context, raw *red.Client) (int64, error) {
+	info, err := raw.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("INFO memory without used_memory")
 }
 
 // stats is EVALSHA's total usec and the calls of every other command but INFO.

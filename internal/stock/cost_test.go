@@ -26,6 +26,7 @@ func TestScriptCostPerReservation(t *testing.T) {
 		if c.Micros <= 0 || c.Commands < 4 {
 			t.Fatalf("batch %d: %+v per reservation: INFO commandstats counted nothing", size, c)
 		}
-		t.Logf("batch %3d: %.2f µs of Redis and %.2f commands per reservation", size, c.Micros, c.Commands)
+		t.Logf("batch %3d: %.2f µs of Redis and %.2f commands per reservation; %.0f bytes kept per order "+
+			"(and %.0f of outbox until relayed)", size, c.Micros, c.Commands, c.Bytes, c.OutboxBytes)
 	}
 }
