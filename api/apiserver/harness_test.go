@@ -298,7 +298,7 @@ func (e *env) redisStock(aid int64) (remaining, locked, sold int64) {
 // orderCount is how many orders the activity has in Redis.
 func (e *env) orderCount(aid int64) int {
 	e.t.Helper()
-	n, err := e.rds.Zcard(e.keys.Orders(aid))
+	n, err := e.rds.Hlen(e.keys.OrdersHash(aid))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -130,23 +130,15 @@ func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error
 	var cursor uint64
 	for {
 		start := time.Now()
-		page, next, err := audit.ScanOrders(ctx, aid, cursor, orderChunk)
-		if err != nil {
-			return b, fmt.Errorf("reconcile %d: list orders: %w", aid, err)
-		}
-		cursor = next
-		var nos []string
-		for _, no := range page {
-			if _, seen := b.orders[no]; !seen {
-				nos = append(nos, no)
-			}
-		}
-		orders, err := audit.OrdersAt(ctx, aid, sg.Seq, nos)
+		page, next, err := audit.ScanOrders(ctx, aid, sg.Seq, cursor, orderChunk)
 		if err != nil {
 			return b, fmt.Errorf("reconcile %d: read orders: %w", aid, err)
 		}
-		for _, o := range orders {
-			b.orders[o.OrderNo] = o
+		cursor = next
+		for _, o := range page {
+			if _, seen := b.orders[o.OrderNo]; !seen { // HSCAN may return an order twice: the first holds
+				b.orders[o.OrderNo] = o
+			}
 		}
 		if cursor == 0 {
 			break

@@ -55,70 +55,36 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 	return sg, nil
 }
 
-// ScanOrders returns about count order numbers of the activity's orders zset from cursor
-// (ZSCAN: every member present throughout is returned once the cursor is back at 0).
-func (a Audit) ScanOrders(ctx context.Context, aid int64, cursor uint64, count int64) ([]string, uint64, error) {
+// ScanOrders returns about count orders of the activity's orders hash from cursor (HSCAN:
+// every order present throughout is returned once the cursor is back at 0; one may come twice),
+// as they were when the stock hash's seq was seq: an order created after it is left out, and
+// one changed after it is reserved (every change leaves reserved).
+func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, count int64) ([]Order, uint64,
+	error) {
 	var cmd *red.ScanCmd
 	err := a.s.rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
-		cmd = p.ZScan(ctx, a.s.keys.Orders(aid), cursor, "", count)
+		cmd = p.HScan(ctx, a.s.keys.OrdersHash(aid), cursor, "", count)
 		return nil
 	})
 	if err != nil && !errors.Is(err, red.Nil) {
 		return nil, 0, err
 	}
 	page, next := cmd.Val()
-	nos := make([]string, 0, len(page)/2)
-	for i := 0; i+1 < len(page); i += 2 { // member, score
-		nos = append(nos, page[i])
-	}
-	return nos, next, nil
-}
-
-// OrdersAt reads the orders nos in one pipeline as they were when the stock hash's seq was
-// seq: an order created after it is left out, one changed after it is reserved, and one gone
-// is left out.
-func (a Audit) OrdersAt(ctx context.Context, aid, seq int64, nos []string) ([]Order, error) {
-	if len(nos) == 0 {
-		return nil, nil
-	}
-	cmds := make([]*red.SliceCmd, len(nos))
-	err := a.s.rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
-		for i, no := range nos {
-			cmds[i] = p.HMGet(ctx, a.s.keys.Order(aid, no),
-				"uid", "qty", "state", "expire_at", "request_id", "created_at", "cseq", "useq")
+	out := make([]Order, 0, len(page)/2)
+	for i := 0; i+1 < len(page); i += 2 { // field, value
+		p, ok := unpackOrder(aid, page[i], page[i+1])
+		if !ok {
+			return nil, 0, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, page[i], page[i+1])
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, red.Nil) {
-		return nil, err
-	}
-	out := make([]Order, 0, len(nos))
-	for i, no := range nos {
-		v := cmds[i].Val()
-		s := func(j int) string {
-			if j < len(v) && v[j] != nil {
-				if str, ok := v[j].(string); ok {
-					return str
-				}
-				return fmt.Sprint(v[j])
-			}
-			return ""
-		}
-		num := func(j int) int64 { x, _ := strconv.ParseInt(s(j), 10, 64); return x }
-		if s(2) == "" {
-			continue // listed but gone: expired with the activity's keys
-		}
-		if num(6) > seq {
+		if p.Cseq > seq {
 			continue // created after the snapshot
 		}
-		o := Order{OrderNo: no, ActivityID: aid, UID: num(0), Quantity: num(1), State: s(2),
-			ExpireAt: num(3), RequestID: s(4), CreatedAt: num(5)}
-		if num(7) > seq {
-			o.State = domain.StateReserved // changed after the snapshot, from reserved
+		if p.Useq > seq {
+			p.State = domain.StateReserved // changed after the snapshot, from reserved
 		}
-		out = append(out, o)
+		out = append(out, p.Order)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // SaveHistory replaces the activity's record of unexplained differences (fingerprint -> first

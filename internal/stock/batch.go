@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -129,17 +128,14 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 // returns each one's reply.
 func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem, todo []int,
 	sellBy time.Time, serve bool) ([][]any, error) {
-	head, orderPrefix, userPrefix := s.keys.reserve(aid)
-	keys := append(make([]string, 0, len(head)+2*len(todo)), head...)
-	args := make([]any, 0, 6+5*len(todo))
-	args = append(args, aid, sellByMs(sellBy), orderPrefix, s.wantEntry(), event.TraceParent(ctx), flag(serve))
+	args := make([]any, 0, 5+6*len(todo))
+	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx), flag(serve))
 	for _, i := range todo {
 		it := items[i]
-		ono := domain.NewOrderNo(aid, s.orderKey)
-		keys = append(keys, orderPrefix+ono, userPrefix+strconv.FormatInt(it.UID, 10))
-		args = append(args, ono, it.UID, it.Qty, it.RequestID, ReqField(it.RequestID))
+		args = append(args, domain.NewOrderNo(aid, s.orderKey), it.UID, it.Qty, it.RequestID, HeldField(it.UID),
+			ReqField(it.UID, it.RequestID))
 	}
-	res, err := s.run(ctx, reserveScript, aid, keys, args...)
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -183,10 +183,10 @@ func TestReserveBatchTakenOrderNo(t *testing.T) {
 	}
 }
 
-// The orders zset is read once per call (ZMSCORE) and written once per zset: a number taken
-// before the call, or by an earlier item of the same call, is refused (-12) wherever it stands
-// in the batch, also last (the ZADD NX of a last item); every order made is in the orders
-// zset (score: its creation) and the pending zset (score: its expire-at), and nothing else is.
+// The orders hash is read once per call (HMGET) and written once: a number taken before the
+// call, or by an earlier item of the same call, is refused (-12) wherever it stands in the
+// batch, also last and alone; every order made is in the orders hash (its creation and
+// expire-at) and the pending zset (score: its expire-at), and nothing else is.
 func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10})
@@ -205,32 +205,31 @@ func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
 	if err != nil || !slices.Equal(codes, want) {
 		t.Fatalf("batch %v: codes %v, %v; want %v", nos, codes, err, want)
 	}
-	// a batch whose last item alone collides: the ZADD NX path
+	// a batch of one with a taken number
 	codes, err = e.Store.ReserveBatchAs(ctx, aid, items[4:5], []string{a})
 	if err != nil || !slices.Equal(codes, []int64{-12}) {
 		t.Fatalf("a batch of one with a taken number: %v, %v; want [-12]", codes, err)
 	}
-	for _, key := range []string{e.Keys.Orders(aid), e.Keys.Pending(aid)} {
-		zs, err := e.Raw.ZRangeWithScores(ctx, key, 0, -1).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]float64{}
-		for _, z := range zs {
-			got[z.Member.(string)] = z.Score
-		}
-		if len(got) != 3 || got[a] == 0 || got[b] == 0 || got[r.OrderNo] == 0 {
-			t.Fatalf("%s holds %v; want %s, %s and %s", key, got, r.OrderNo, a, b)
-		}
-		for _, no := range []string{a, b} {
-			field := "created_at"
-			if key == e.Keys.Pending(aid) {
-				field = "expire_at"
-			}
-			v, err := e.Raw.HGet(ctx, e.Keys.Order(aid, no), field).Float64()
-			if err != nil || v != got[no] {
-				t.Fatalf("%s: %s scores %v, its order's %s %v (%v)", key, no, got[no], field, v, err)
-			}
+	all, err := e.Raw.HGetAll(ctx, e.Keys.OrdersHash(aid)).Result()
+	if err != nil || len(all) != 3 || all[a] == "" || all[b] == "" || all[r.OrderNo] == "" {
+		t.Fatalf("orders hash holds %v (%v); want %s, %s and %s", all, err, r.OrderNo, a, b)
+	}
+	zs, err := e.Raw.ZRangeWithScores(ctx, e.Keys.Pending(aid), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, z := range zs {
+		got[z.Member.(string)] = z.Score
+	}
+	if len(got) != 3 || got[a] == 0 || got[b] == 0 || got[r.OrderNo] == 0 {
+		t.Fatalf("pending holds %v; want %s, %s and %s", got, r.OrderNo, a, b)
+	}
+	for i, no := range []string{a, b} {
+		o, err := e.Store.Order(ctx, no)
+		if err != nil || float64(o.ExpireAt) != got[no] || o.UID != items[3*i].UID || o.RequestID != items[3*i].RequestID ||
+			o.State != domain.StateReserved || o.Quantity != 1 || o.CreatedAt <= 0 || o.ExpireAt <= o.CreatedAt {
+			t.Fatalf("%s: pending scores %v, its order %+v (%v)", no, got[no], o, err)
 		}
 	}
 	if c := e.CheckInvariant(aid); c.Locked != 3 {
@@ -284,7 +283,7 @@ func TestReserveBatchConcurrentNeverOversells(t *testing.T) {
 		if h > limit {
 			t.Fatalf("user %d holds %d > limit %d", uid, h, limit)
 		}
-		if v, _ := e.Redis.Hget(e.Keys.User(aid, uid), stock.HeldField); v != domainID(h) {
+		if v, _ := e.Redis.Hget(e.Keys.Buyers(aid), stock.HeldField(uid)); v != domainID(h) {
 			t.Fatalf("user %d's hash holds %q, want %d", uid, v, h)
 		}
 	}

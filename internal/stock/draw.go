@@ -2,7 +2,6 @@ package stock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -189,7 +187,7 @@ func (s *Store) Entry(ctx context.Context, aid, uid int64) (EntryStatus, error) 
 	if err != nil || d.Status != DrawDone {
 		return st, err
 	}
-	ono, err := s.rds.HgetCtx(ctx, s.keys.User(aid, uid), ReqField(e.RequestID))
+	ono, err := s.rds.HgetCtx(ctx, s.keys.Buyers(aid), ReqField(uid, e.RequestID))
 	switch {
 	case err == redis.Nil || ono == lostMark:
 		st.Status = "lost"
@@ -211,11 +209,10 @@ func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) (
 // (a replay of a loser's entry is SOLD_OUT); done opens the activity to reservations in arrival
 // order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
 func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
-	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid)}
+	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid), s.keys.Buyers(aid)}
 	args := []any{from, to, winners, flag(done)}
 	for _, e := range lost {
-		keys = append(keys, s.keys.User(aid, e.UID))
-		args = append(args, ReqField(e.RequestID))
+		args = append(args, ReqField(e.UID, e.RequestID))
 	}
 	_, err := s.run(ctx, drawMarkScript, aid, keys, args...)
 	if err == errDrawMoved {
@@ -225,23 +222,23 @@ func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost
 }
 
 // DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
-// order under its entry's request id (a winner): the buyer hash's request id field names an
-// order, not the lost mark.
+// order under its entry's request id (a winner): the buyers hash's request id field names an
+// order, not the lost mark. One HMGET.
 func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
-	cmds := make([]*red.StringCmd, len(entries))
-	err := s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
-		for i, e := range entries {
-			cmds[i] = p.HGet(ctx, s.keys.User(aid, e.UID), ReqField(e.RequestID))
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	out := make([]bool, len(entries))
+	if len(entries) == 0 {
+		return out, nil
+	}
+	fields := make([]string, len(entries))
+	for i, e := range entries {
+		fields[i] = ReqField(e.UID, e.RequestID)
+	}
+	vals, err := s.rds.HmgetCtx(ctx, s.keys.Buyers(aid), fields...)
+	if err != nil {
 		return nil, dep(err)
 	}
-	out := make([]bool, len(entries))
-	for i, c := range cmds {
-		v, err := c.Result()
-		out[i] = err == nil && v != "" && v != lostMark
+	for i, v := range vals {
+		out[i] = v != "" && v != lostMark
 	}
 	return out, nil
 }
@@ -265,17 +262,17 @@ func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entri
 			args = append(args, e.UID, e.value())
 		}
 		args[1] = (len(args) - 2) / 2
-		if _, err := s.run(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.Entries(aid)}, args...); err != nil {
+		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}
+		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
 			return err
 		}
 	}
 	for i := 0; i < len(lost); i += RestoreBatch {
-		keys := []string{k.Stock(aid), k.Entries(aid)}
 		args := []any{expireAt, 0}
 		for _, e := range lost[i:min(i+RestoreBatch, len(lost))] {
-			keys = append(keys, k.User(aid, e.UID))
-			args = append(args, ReqField(e.RequestID))
+			args = append(args, ReqField(e.UID, e.RequestID))
 		}
+		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}
 		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
 			return err
 		}

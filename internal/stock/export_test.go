@@ -2,16 +2,13 @@ package stock
 
 import (
 	"context"
-	"strconv"
 )
 
 // ReserveAs runs reserve.lua for one item with a given order number (Reserve draws a fresh
 // one), so a test can make one collide: the item's reply.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
-	head, order, user := s.keys.reserve(aid)
-	keys := append(head, order+orderNo, user+strconv.FormatInt(uid, 10))
-	res, err := s.run(ctx, reserveScript, aid, keys, aid, 0, order, s.wantEntry(), "", "0",
-		orderNo, uid, qty, requestID, ReqField(requestID))
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), aid, 0, s.wantEntry(), "", "0",
+		orderNo, uid, qty, requestID, HeldField(uid), ReqField(uid, requestID))
 	if err != nil {
 		return nil, err
 	}
@@ -25,13 +22,11 @@ func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, o
 // ReserveBatchAs runs reserve.lua once for items with the given order numbers: each item's code.
 func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveItem, orderNos []string) ([]int64,
 	error) {
-	head, order, user := s.keys.reserve(aid)
-	args := []any{aid, 0, order, s.wantEntry(), "", "0"}
+	args := []any{aid, 0, s.wantEntry(), "", "0"}
 	for i, it := range items {
-		head = append(head, order+orderNos[i], user+strconv.FormatInt(it.UID, 10))
-		args = append(args, orderNos[i], it.UID, it.Qty, it.RequestID, ReqField(it.RequestID))
+		args = append(args, orderNos[i], it.UID, it.Qty, it.RequestID, HeldField(it.UID), ReqField(it.UID, it.RequestID))
 	}
-	res, err := s.run(ctx, reserveScript, aid, head, args...)
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +39,20 @@ func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveIt
 }
 
 // ReserveKeys is Keys.reserve, for tests.
-func (k Keys) ReserveKeys(aid int64) ([]string, string, string) {
+func (k Keys) ReserveKeys(aid int64) []string {
 	return k.reserve(aid)
 }
 
 // ErrOrderNoTaken is errOrderNoTaken, for tests.
 var ErrOrderNoTaken = errOrderNoTaken
+
+// PackOrder is an order as the orders hash holds it (packed.pack), for tests.
+func PackOrder(o Order, cseq, useq int64, er, es string) string {
+	return packed{Order: o, Cseq: cseq, Useq: useq, Er: er, Es: es}.pack()
+}
+
+// UnpackOrder is unpackOrder, for tests.
+func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, es string, ok bool) {
+	p, ok := unpackOrder(aid, orderNo, v)
+	return p.Order, p.Cseq, p.Useq, p.Er, p.Es, ok
+}

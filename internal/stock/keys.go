@@ -15,44 +15,40 @@ func (k Keys) base(aid int64) string {
 	return k.Prefix + "sk:{a" + strconv.FormatInt(aid, 10) + "}:"
 }
 
-// reserve is reserve.lua's head KEYS (stock, pending, orders, events) and the prefixes of its
-// per-item keys (order hash, buyer hash), built on one base: every batch builds them.
-func (k Keys) reserve(aid int64) (head []string, order, user string) {
+// reserve is reserve.lua's KEYS (stock, pending, orders, buyers, events), built on one base:
+// every batch builds them.
+func (k Keys) reserve(aid int64) []string {
 	b := k.base(aid)
-	return []string{b + "stock", b + "pending", b + "orders", b + "events"}, b + "order:", b + "user:"
-}
-
-// wipe is wipe.lua's KEYS (stock, orders, pending) and the prefixes of its order-hash and
-// buyer-hash keys (ARGV[1..2]), built on one base as Order and User build them.
-func (k Keys) wipe(aid int64) (keys []string, order, user string) {
-	b := k.base(aid)
-	return []string{b + "stock", b + "orders", b + "pending"}, b + "order:", b + "user:"
+	return []string{b + "stock", b + "pending", b + "o", b + "u", b + "events"}
 }
 
 // Stock is the hash `total remaining locked sold start end limit ttl sku name exp`.
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 
-// Order is the hash `uid qty state expire_at request_id created_at`.
-func (k Keys) Order(aid int64, orderNo string) string { return k.base(aid) + "order:" + orderNo }
+// OrdersHash is the activity's orders: order_no -> the order packed in one string (packOrder:
+// state, uid, quantity, expire_at, created_at, request id, cseq, useq and its entry ids).
+func (k Keys) OrdersHash(aid int64) string { return k.base(aid) + "o" }
 
-// User is the buyer's hash: field HeldField the quantity the buyer holds in the activity
-// (reserved + paid), and ReqField(request id) -> order_no per request (idempotency, scoped by
-// buyer as well as activity, so one buyer's request id can never return another's order).
-func (k Keys) User(aid, uid int64) string {
-	return k.base(aid) + "user:" + strconv.FormatInt(uid, 10)
+// Buyers is the activity's buyers hash: HeldField(uid) -> the quantity the buyer holds in the
+// activity (reserved + paid), and ReqField(uid, request id) -> order_no per request
+// (idempotency, scoped by buyer as well as activity, so one buyer's request id can never
+// return another's order).
+func (k Keys) Buyers(aid int64) string { return k.base(aid) + "u" }
+
+// heldPrefix starts every HeldField: the scripts that find a buyer from an order (expiry)
+// are handed it.
+const heldPrefix = "h:"
+
+// HeldField is the buyers hash's field of the quantity uid holds.
+func HeldField(uid int64) string { return heldPrefix + strconv.FormatInt(uid, 10) }
+
+// ReqField is the buyers hash's field of uid's request id.
+func ReqField(uid int64, requestID string) string {
+	return "r:" + strconv.FormatInt(uid, 10) + ":" + requestID
 }
-
-// HeldField is the buyer hash's field of the quantity held.
-const HeldField = "held"
-
-// ReqField is the buyer hash's field of a request id.
-func ReqField(requestID string) string { return "r:" + requestID }
 
 // Pending is the zset of reserved order_nos scored by expire_at (ms).
 func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }
-
-// Orders is the zset of every order_no scored by creation (ms).
-func (k Keys) Orders(aid int64) string { return k.base(aid) + "orders" }
 
 // Events is the activity's outbox stream.
 func (k Keys) Events(aid int64) string { return k.base(aid) + "events" }

@@ -3,10 +3,10 @@ package stock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
-	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -109,7 +109,7 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 		return err
 	}
 	k := s.keys
-	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.Order(aid, orderNo), k.Pending(aid),
+	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Pending(aid),
 		k.Events(aid)}, aid, orderNo, uid, event.TraceParent(ctx))
 	if err != nil {
 		return err
@@ -131,15 +131,8 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	if target != domain.StateCancelled && target != domain.StateExpired {
 		return xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
 	}
-	o, err := s.orderOwner(ctx, aid, orderNo)
-	if err != nil {
-		return err
-	}
-	if o != 0 && o != uid {
-		return xerr.ErrOrderNotFound // another user's order is as good as absent
-	}
-	// An absent order (o == 0) still goes to the script: it answers ORDER_NOT_FOUND, or not
-	// warm when the stock hash is gone as well (a Redis loss), without touching a user key.
+	// The script answers another user's order, or an absent one, ORDER_NOT_FOUND (not warm
+	// when the stock hash is gone as well: a Redis loss) without touching a buyer's holding.
 	return s.release(ctx, aid, orderNo, uid, target)
 }
 
@@ -162,8 +155,9 @@ func (s *Store) Expire(ctx context.Context, orderNo string) error {
 
 func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
 	k := s.keys
-	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.Order(aid, orderNo), k.User(aid, owner),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx))
+	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
+		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx),
+		HeldField(owner))
 	if err != nil {
 		return err
 	}
@@ -173,18 +167,21 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 	return s.acked(ctx, aid, res, 2)
 }
 
-// orderOwner reads the order's uid, needed to name the user key the script touches. An
-// absent order gives 0: the script then answers ORDER_NOT_FOUND, or not warm when the
-// stock hash is gone as well, without touching that key.
+// orderOwner reads the order's uid, which the release script must be given (there is no
+// "any owner"). An absent order gives 0.
 func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
-	v, err := s.rds.HgetCtx(ctx, s.keys.Order(aid, orderNo), "uid")
+	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, dep(err)
 	}
-	return strconv.ParseInt(v, 10, 64)
+	p, ok := unpackOrder(aid, orderNo, v)
+	if !ok {
+		return 0, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, orderNo, v)
+	}
+	return p.UID, nil
 }
 
 // ExpireDue releases up to limit reserved orders whose expire_at has passed.
@@ -211,24 +208,10 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		}
 		return nil, nil
 	}
-	orderNos := make([]string, len(due))
-	cmds := make([]*red.StringCmd, len(due))
-	err = s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
-		for i, d := range due {
-			orderNos[i] = d.Key
-			cmds[i] = p.HGet(ctx, k.Order(aid, d.Key), "uid")
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, dep(err)
-	}
-	keys := []string{k.Stock(aid), k.Pending(aid), k.Events(aid)}
-	args := []any{aid, k.StockBack()}
-	for i, ono := range orderNos {
-		uid, _ := strconv.ParseInt(cmds[i].Val(), 10, 64) // a vanished order: the script drops it
-		keys = append(keys, k.Order(aid, ono), k.User(aid, uid))
-		args = append(args, ono)
+	keys := []string{k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid), k.Events(aid)}
+	args := []any{aid, k.StockBack(), heldPrefix}
+	for _, d := range due {
+		args = append(args, d.Key)
 	}
 	res, err := s.run(ctx, expireDueScript, aid, keys, args...)
 	if err != nil {

@@ -266,7 +266,7 @@ func TestWarmupNeverOverwritesAndExpires(t *testing.T) {
 	if err != nil || ttl <= 3000 || ttl > 3602 {
 		t.Fatalf("stock ttl %d (%v), want about an hour past the end", ttl, err)
 	}
-	for _, k := range []string{e.Keys.Pending(aid), e.Keys.Orders(aid), e.Keys.User(aid, 1)} {
+	for _, k := range []string{e.Keys.Pending(aid), e.Keys.OrdersHash(aid), e.Keys.Buyers(aid)} {
 		if ttl, _ := e.Redis.Ttl(k); ttl <= 0 {
 			t.Fatalf("%s has no expiry (%d)", k, ttl)
 		}

@@ -1,8 +1,14 @@
 package stock
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -54,20 +60,49 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
-	m, err := s.rds.HgetallCtx(ctx, s.keys.Order(aid, orderNo))
+	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
+	if errors.Is(err, redis.Nil) {
+		return Order{}, xerr.ErrOrderNotFound
+	}
 	if err != nil {
 		return Order{}, dep(err)
 	}
-	if _, ok := m["state"]; !ok {
-		return Order{}, xerr.ErrOrderNotFound
+	p, ok := unpackOrder(aid, orderNo, v)
+	if !ok {
+		return Order{}, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, orderNo, v)
 	}
-	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
-	return Order{OrderNo: orderNo, ActivityID: aid, UID: n("uid"), Quantity: n("qty"), State: m["state"],
-		ExpireAt: n("expire_at"), CreatedAt: n("created_at"), RequestID: m["request_id"]}, nil
+	return p.Order, nil
 }
 
-// OrderNos lists an activity's orders (the orders zset), oldest first.
+// OrderNos lists an activity's orders (the orders hash, read in HSCAN pages), oldest first
+// (by creation, then number).
 func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
-	nos, err := s.rds.ZrangeCtx(ctx, s.keys.Orders(aid), 0, -1)
-	return nos, dep(err)
+	var orders []Order
+	var cursor uint64
+	for {
+		page, next, err := s.rds.HscanCtx(ctx, s.keys.OrdersHash(aid), cursor, "", 1000)
+		if err != nil {
+			return nil, dep(err)
+		}
+		for i := 0; i+1 < len(page); i += 2 {
+			p, ok := unpackOrder(aid, page[i], page[i+1])
+			if !ok {
+				return nil, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, page[i], page[i+1])
+			}
+			orders = append(orders, p.Order)
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	slices.SortFunc(orders, func(a, b Order) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.OrderNo, b.OrderNo))
+	})
+	nos := make([]string, 0, len(orders))
+	for i, o := range orders {
+		if i == 0 || o.OrderNo != orders[i-1].OrderNo { // HSCAN may return a field twice
+			nos = append(nos, o.OrderNo)
+		}
+	}
+	return nos, nil
 }

@@ -3,7 +3,6 @@ package stock
 import (
 	"context"
 	"slices"
-	"strconv"
 
 	"github.com/seckill/seckill/internal/domain"
 )
@@ -31,15 +30,13 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 		return err
 	}
 	k := s.keys
-	head := []string{k.Stock(aid), k.Pending(aid), k.Orders(aid)}
+	keys := []string{k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid)}
 	for i := 0; i < len(orders); i += RestoreBatch {
 		batch := orders[i:min(i+RestoreBatch, len(orders))]
-		keys := append([]string(nil), head...)
 		args := []any{expireAt, len(batch), s.reqTTL}
 		for _, o := range batch {
-			keys = append(keys, k.Order(aid, o.OrderNo), k.User(aid, o.UID))
 			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt,
-				ReqField(o.RequestID))
+				ReqField(o.UID, o.RequestID))
 		}
 		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
 			return err
@@ -53,12 +50,9 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 	}
 	slices.Sort(uids)
 	for i := 0; i < len(uids); i += RestoreBatch {
-		batch := uids[i:min(i+RestoreBatch, len(uids))]
-		keys := append([]string(nil), head...)
 		args := []any{expireAt, 0, s.reqTTL}
-		for _, uid := range batch {
-			keys = append(keys, k.User(aid, uid))
-			args = append(args, holdings[uid])
+		for _, uid := range uids[i:min(i+RestoreBatch, len(uids))] {
+			args = append(args, HeldField(uid), holdings[uid])
 		}
 		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
 			return err
@@ -79,53 +73,29 @@ func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
 	return toInt(res, 0) == 1, nil
 }
 
-// WipeChunk is how many orders one wipe script call deletes.
-const WipeChunk = 500
-
 // Wipe deletes, while the stock hash is absent, what Redis still holds of the activity's orders
-// and buyers (wipe.lua, WipeChunk orders a call); ErrAlreadyWarm once the stock hash exists.
+// and buyers (wipe.lua: the orders hash, the buyers hash and the pending zset, UNLINKed in one
+// call); ErrAlreadyWarm once the stock hash exists.
 func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err
 	}
-	keys, order, user := s.keys.wipe(aid)
-	for {
-		res, err := s.run(ctx, wipeScript, aid, keys, order, user, WipeChunk)
-		if err != nil {
-			return err
-		}
-		if toInt(res, 2) == 0 {
-			return nil
-		}
-	}
+	k := s.keys
+	_, err := s.run(ctx, wipeScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid), k.Pending(aid)})
+	return err
 }
 
 // Forget deletes, with plain commands, whatever Redis still holds of an activity's book: stock
-// hash, pending and orders sets, outbox, missing mark, and each listed order with its keys.
+// hash, pending zset, orders and buyers hashes, outbox and missing mark (UNLINK: a large key is
+// freed off Redis's main thread).
 func (r Recovery) Forget(ctx context.Context, aid int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err
 	}
 	k := s.keys
-	nos, err := s.rds.ZrangeCtx(ctx, k.Orders(aid), 0, -1)
-	if err != nil {
-		return dep(err)
-	}
-	for _, no := range nos {
-		vals, err := s.rds.HmgetCtx(ctx, k.Order(aid, no), "uid")
-		if err != nil {
-			return dep(err)
-		}
-		keys := []string{k.Order(aid, no)}
-		if uid, err := strconv.ParseInt(vals[0], 10, 64); err == nil && uid > 0 {
-			keys = append(keys, k.User(aid, uid)) // its request ids too
-		}
-		if _, err := s.rds.DelCtx(ctx, keys...); err != nil {
-			return dep(err)
-		}
-	}
-	_, err = s.rds.DelCtx(ctx, k.Stock(aid), k.Pending(aid), k.Orders(aid), k.Events(aid), k.Missing(aid))
+	_, err := s.rds.UnlinkCtx(ctx, k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid), k.Events(aid),
+		k.Missing(aid))
 	return dep(err)
 }

@@ -13,7 +13,7 @@ func TestWipe(t *testing.T) {
 	e := stocktest.New(t)
 	aid := warmUnchecked(t, e, 2000)
 	other := e.Warm(stocktest.Spec{Total: 10, Limit: 1, PayTimeout: 900})
-	n := stock.WipeChunk + 7
+	const n = 600
 	for i := 1; i <= n; i++ {
 		if _, err := e.Store.Reserve(ctx, aid, int64(i), 1, reqID(i)); err != nil {
 			t.Fatal(err)
@@ -43,10 +43,13 @@ func TestWipe(t *testing.T) {
 			t.Errorf("left after the wipe: %s", key)
 		}
 	}
-	for _, key := range []string{k.Stock(other), k.Order(other, mustOrderNo(t, e, other)), k.User(other, 1)} {
+	for _, key := range []string{k.Stock(other), k.OrdersHash(other), k.Buyers(other), k.Pending(other)} {
 		if ok, _ := e.Redis.Exists(key); !ok {
 			t.Errorf("another activity's %s is gone", key)
 		}
+	}
+	if _, err := e.Store.Order(ctx, mustOrderNo(t, e, other)); err != nil {
+		t.Errorf("another activity's order: %v", err)
 	}
 	if left > 0 {
 		t.Fatalf("%d keys of %d orders left", left, n)

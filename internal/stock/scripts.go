@@ -32,6 +32,8 @@ var (
 	ackedLua string
 	//go:embed scripts/unsent.lua
 	unsentLua string
+	//go:embed scripts/order.lua
+	orderLua string
 	//go:embed scripts/fence.lua
 	fenceLua string
 	//go:embed scripts/lost.lua
@@ -46,12 +48,12 @@ var (
 	restoreEntriesLua string
 
 	warmupScript         = newScript("warmup", warmupLua)
-	reserveScript        = newScript("reserve", unsentLua+reserveLua)
-	confirmScript        = newScript("confirm", unsentLua+confirmLua)
-	releaseScript        = newScript("release", unsentLua+releaseLua)
-	expireDueScript      = newScript("expire_due", expireDueLua)
+	reserveScript        = newScript("reserve", orderLua+unsentLua+reserveLua)
+	confirmScript        = newScript("confirm", orderLua+unsentLua+confirmLua)
+	releaseScript        = newScript("release", orderLua+unsentLua+releaseLua)
+	expireDueScript      = newScript("expire_due", orderLua+expireDueLua)
 	adjustScript         = newScript("adjust", adjustLua)
-	restoreScript        = newScript("restore", restoreLua)
+	restoreScript        = newScript("restore", orderLua+restoreLua)
 	ackedScript          = newScript("acked", ackedLua)
 	fenceScript          = newScript("fence", fenceLua)
 	lostScript           = newScript("lost", lostLua)

@@ -103,7 +103,7 @@ func TestReserveRandomQuantitiesWithLimits(t *testing.T) {
 		if h := held[uid].Load(); h > limit {
 			t.Fatalf("user %d holds %d > limit %d", uid, h, limit)
 		}
-		v, _ := e.Redis.Hget(e.Keys.User(aid, int64(uid)), stock.HeldField)
+		v, _ := e.Redis.Hget(e.Keys.Buyers(aid), stock.HeldField(int64(uid)))
 		if want := held[uid].Load(); want > 0 && v != fmt.Sprint(want) {
 			t.Fatalf("user %d key %q, want %d", uid, v, want)
 		}

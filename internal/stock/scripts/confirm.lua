@@ -1,5 +1,5 @@
 -- confirm (pay): reserved -> paid. locked -= qty, sold += qty.
--- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] pending zset  KEYS[4] events stream
+-- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] pending zset  KEYS[4] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
 -- theirs: there is no "any owner")
 -- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
@@ -14,30 +14,29 @@
 if not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at',
-  'er', 'es')
-if not o[1] then
-  -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
+local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[2]))
+if not o then
+  -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
     return {-1}
   end
   return {-6}
 end
-if o[3] ~= ARGV[3] then
+if o.uid ~= ARGV[3] then
   return {-6}
 end
-if o[1] == 'paid' then
-  return {0, 'paid', '', unsent(KEYS[4], o[7], o[8])}
+if o.state == 'paid' then
+  return {0, 'paid', '', unsent(KEYS[4], o.er, o.es)}
 end
-if o[1] ~= 'reserved' then
+if o.state ~= 'reserved' then
   return {-7}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if now >= tonumber(o[4]) then
+if now >= tonumber(o.expire_at) then
   return {-7}
 end
-local qty = tonumber(o[2])
+local qty = tonumber(o.qty)
 local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch')
 local sku = h[1]
 if not sku then
@@ -46,13 +45,15 @@ end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'sold', qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
-local ev = {'t', 'paid', 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
-  'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0', 'sq', seq}
+local seqS = string.format('%d', seq)
+local ev = {'t', 'paid', 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o.uid, 'qty', o.qty,
+  'at', string.format('%d', now), 'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at,
+  'ep', h[2] or '0', 'sq', seqS}
 if ARGV[4] and ARGV[4] ~= '' then -- the caller's trace context (event.FieldTraceParent)
   ev[#ev + 1] = 'tp'
   ev[#ev + 1] = ARGV[4]
 end
 local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
-redis.call('HSET', KEYS[2], 'state', 'paid', 'useq', seq, 'es', id) -- 'es': see unsent
+redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
 redis.call('ZREM', KEYS[3], ARGV[2])
 return {0, 'paid', id, ev}

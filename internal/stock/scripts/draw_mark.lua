@@ -1,10 +1,10 @@
 -- draw_mark: record one served chunk of the draw (draw.go): its losers and the cursor.
--- KEYS[1] stock hash  KEYS[2] draw hash (cursor winners lost status)
--- KEYS[2 + i]: the buyer hash of the chunk's i-th loser
+-- KEYS[1] stock hash  KEYS[2] draw hash (cursor winners lost status)  KEYS[3] buyers hash
 -- ARGV[1] the cursor the chunk started at  ARGV[2] the cursor after it  ARGV[3] its winners
 -- ARGV[4] "1": the draw is done (reservations are served in arrival order from now on)
--- ARGV[4 + i]: the i-th loser's request id field (stock.ReqField), set to '~lost' so a
--- replay of the entry's reservation is SOLD_OUT (reserve.lua finds no order under it)
+-- ARGV[4 + i]: the i-th loser's request id field in the buyers hash (stock.ReqField), set to
+-- '~lost' (unless it names an order already) so a replay of the entry's reservation is
+-- SOLD_OUT (reserve.lua finds no order under it)
 -- Returns {0}; {-1} not warm; {-19} the cursor is not ARGV[1] (another drawer recorded the
 -- chunk): nothing written.
 local exp = redis.call('HGET', KEYS[1], 'exp')
@@ -14,13 +14,27 @@ end
 if (redis.call('HGET', KEYS[2], 'cursor') or '0') ~= ARGV[1] then
   return {-19}
 end
-for i = 3, #KEYS do
-  redis.call('HSETNX', KEYS[i], ARGV[2 + i], '~lost')
-  redis.call('EXPIREAT', KEYS[i], exp)
+local lost = {}
+for i = 5, #ARGV do
+  lost[#lost + 1] = ARGV[i]
+end
+if #lost > 0 then
+  local cur = redis.call('HMGET', KEYS[3], unpack(lost))
+  local set = {}
+  for j, f in ipairs(lost) do
+    if not cur[j] then
+      set[#set + 1] = f
+      set[#set + 1] = '~lost'
+    end
+  end
+  if #set > 0 then
+    redis.call('HSET', KEYS[3], unpack(set))
+  end
+  redis.call('EXPIREAT', KEYS[3], exp)
 end
 redis.call('HSET', KEYS[2], 'cursor', ARGV[2], 'status', ARGV[4] == '1' and 'done' or 'drawing')
 redis.call('HINCRBY', KEYS[2], 'winners', ARGV[3])
-redis.call('HINCRBY', KEYS[2], 'lost', #KEYS - 2)
+redis.call('HINCRBY', KEYS[2], 'lost', #ARGV - 4)
 redis.call('EXPIREAT', KEYS[2], exp)
 if ARGV[4] == '1' then
   redis.call('HSET', KEYS[1], 'drawn', '1')

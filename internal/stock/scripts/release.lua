@@ -1,12 +1,13 @@
 -- release (cancel, expire): reserved -> cancelled | expired.
--- locked -= qty, remaining += qty, the user's holding -= qty.
--- KEYS[1] stock hash  KEYS[2] order hash  KEYS[3] buyer hash (field 'held')  KEYS[4] pending zset
+-- locked -= qty, remaining += qty, the buyer's holding -= qty.
+-- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] buyers hash  KEYS[4] pending zset
 -- KEYS[5] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the order's owner (>= 1; it must
 -- match: there is no "any owner"; expiry passes the owner it read)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
 -- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
 -- ARGV[6] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
+-- ARGV[7] the owner's holding field in the buyers hash (stock.HeldField of ARGV[3])
 -- Returns {0, state, entry_id, entry_fields} released now (the outbox entry as written);
 -- {0, state, '', unsent} already in the target state, with the order's entries still in
 -- the outbox (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0:
@@ -20,33 +21,32 @@ end
 if not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = redis.call('HMGET', KEYS[2], 'state', 'qty', 'uid', 'expire_at', 'request_id', 'created_at',
-  'er', 'es')
-if not o[1] then
-  -- no order hash: a lost activity (its stock hash gone too) is not warm, not "not found"
+local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[2]))
+if not o then
+  -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
     return {-1}
   end
   return {-6}
 end
-if o[3] ~= ARGV[3] then
+if o.uid ~= ARGV[3] then
   return {-6}
 end
-if o[1] == target then
-  return {0, target, '', unsent(KEYS[5], o[7], o[8])}
+if o.state == target then
+  return {0, target, '', unsent(KEYS[5], o.er, o.es)}
 end
-if o[1] == 'paid' then
+if o.state == 'paid' then
   return {-8}
 end
-if o[1] ~= 'reserved' then
+if o.state ~= 'reserved' then
   return {-7}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if target == 'expired' and now < tonumber(o[4]) then
+if target == 'expired' and now < tonumber(o.expire_at) then
   return {-10}
 end
-local qty = tonumber(o[2])
+local qty = tonumber(o.qty)
 local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch')
 local sku = h[1]
 if not sku then
@@ -54,16 +54,18 @@ if not sku then
 end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'remaining', qty)
-redis.call('HINCRBY', KEYS[3], 'held', 0 - qty)
+redis.call('HINCRBY', KEYS[3], ARGV[7], 0 - qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
-local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o[3], 'qty', qty,
-  'at', now, 'rid', o[5], 'cms', o[6], 'ems', o[4], 'ep', h[2] or '0', 'sq', seq}
+local seqS = string.format('%d', seq)
+local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o.uid, 'qty', o.qty,
+  'at', string.format('%d', now), 'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at,
+  'ep', h[2] or '0', 'sq', seqS}
 if ARGV[6] and ARGV[6] ~= '' then -- the caller's trace context (event.FieldTraceParent)
   ev[#ev + 1] = 'tp'
   ev[#ev + 1] = ARGV[6]
 end
 local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
-redis.call('HSET', KEYS[2], 'state', target, 'useq', seq, 'es', id) -- 'es': see unsent
+redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, target, seqS, id)) -- 'es': see unsent
 redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('PUBLISH', ARGV[5], ARGV[1])
 return {0, target, id, ev}

@@ -65,7 +65,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		}
 	}
 	for _, e := range passed {
-		if _, err := f.e.Redis.HdelCtx(ctx, f.e.Keys.User(aid, e.UID), stock.ReqField(e.RequestID)); err != nil {
+		if _, err := f.e.Redis.HdelCtx(ctx, f.e.Keys.Buyers(aid), stock.ReqField(e.UID, e.RequestID)); err != nil {
 			t.Fatal(err)
 		}
 	}
