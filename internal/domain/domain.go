@@ -18,7 +18,7 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Order states, as Redis order hashes and the ledger (seckill_order.status) store them;
+// Order states, as Redis's packed orders and the ledger (seckill_order.status) store them;
 // StateNone is "no order yet". reserved -> paid | cancelled | expired; the last three are
 // terminal (docs/DESIGN.md, "Order states").
 const (

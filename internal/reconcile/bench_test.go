@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkRun10kOrders: one reconciliation of an activity with 10,000 orders (half paid),
-// MySQL mirrored, outbox empty. The Redis part is one MULTI over every order hash.
+// MySQL mirrored, outbox empty. The Redis part is one MULTI and HSCANs of the orders hash.
 func BenchmarkRun10kOrders(b *testing.B) {
 	const n = 10000
 	env := stocktest.New(b)

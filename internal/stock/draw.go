@@ -23,7 +23,7 @@ const (
 	DrawDone    = "done"
 	// StateQueued is an entry's reservation answer before the draw is done.
 	StateQueued = domain.StateQueued
-	// lostMark is the request id's value in the buyer hash of an entrant the draw left
+	// lostMark is the request id's value in the buyers hash of an entrant the draw left
 	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
 	lostMark = "~lost"
 )

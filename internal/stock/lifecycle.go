@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -109,8 +110,8 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
 		return err
 	}
 	k := s.keys
-	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Pending(aid),
-		k.Events(aid)}, aid, orderNo, uid, event.TraceParent(ctx))
+	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Events(aid)},
+		aid, orderNo, uid, event.TraceParent(ctx))
 	if err != nil {
 		return err
 	}
@@ -156,8 +157,7 @@ func (s *Store) Expire(ctx context.Context, orderNo string) error {
 func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
 	k := s.keys
 	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
-		k.Pending(aid), k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx),
-		HeldField(owner))
+		k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx), HeldField(owner))
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,15 @@ func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int6
 	return p.UID, nil
 }
 
-// ExpireDue releases up to limit reserved orders whose expire_at has passed.
+// expireScan is how many pending members ExpireDue reads at a time (a member holds one
+// reservation batch's order numbers, up to MaxReserveBatch).
+const expireScan = 64
+
+// ExpireDue releases up to limit reserved orders whose expire_at has passed. The pending zset
+// holds one member per reservation batch (its order numbers, scored by their common
+// expire-at): the due members are taken in score order, about limit orders a script call,
+// until limit orders expired or no member is due; the script passes over orders no longer
+// reserved and removes a member once none of its orders is.
 func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error) {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return nil, err
@@ -197,29 +205,41 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	due, err := s.rds.ZrangebyscoreWithScoresAndLimitCtx(ctx, k.Pending(aid), 0, now, 0, limit)
-	if err != nil {
-		return nil, dep(err)
-	}
-	if len(due) == 0 {
-		// Nothing due, or nothing at all: a lost activity has no pending set either.
-		if _, err := s.Stock(ctx, aid); err != nil {
-			return nil, err
-		}
-		return nil, nil
-	}
 	keys := []string{k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid), k.Events(aid)}
-	args := []any{aid, k.StockBack(), heldPrefix}
-	for _, d := range due {
-		args = append(args, d.Key)
-	}
-	res, err := s.run(ctx, expireDueScript, aid, keys, args...)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(res)-1)
-	for i := 1; i < len(res); i++ {
-		out = append(out, toString(res, i))
+	var out []string
+	for len(out) < limit {
+		want := limit - len(out)
+		due, err := s.rds.ZrangebyscoreWithScoresAndLimitCtx(ctx, k.Pending(aid), 0, now, 0, min(want, expireScan))
+		if err != nil {
+			return out, dep(err)
+		}
+		if len(due) == 0 {
+			if out == nil {
+				// Nothing due, or nothing at all: a lost activity has no pending set either.
+				if _, err := s.Stock(ctx, aid); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+		args := []any{aid, k.StockBack(), heldPrefix, want}
+		for n, d := range due {
+			if n > 0 && want <= 0 {
+				break
+			}
+			args = append(args, d.Key)
+			want -= strings.Count(d.Key, " ") + 1
+		}
+		res, err := s.run(ctx, expireDueScript, aid, keys, args...)
+		if err != nil {
+			return out, err
+		}
+		for i := 2; i < len(res); i++ {
+			out = append(out, toString(res, i))
+		}
+		if toInt(res, 0) == 0 && toInt(res, 1) == 0 {
+			return out, nil // nothing expired and no member done: none due after all
+		}
 	}
 	return out, nil
 }

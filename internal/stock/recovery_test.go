@@ -9,6 +9,9 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 )
 
+// Wipe deletes, once the stock hash is gone, the activity's orders hash, buyers hash (holdings
+// and request ids) and pending zset; another activity's keys stay. With the stock hash present
+// it deletes nothing (ErrAlreadyWarm).
 func TestWipe(t *testing.T) {
 	e := stocktest.New(t)
 	aid := warmUnchecked(t, e, 2000)
@@ -56,8 +59,6 @@ func TestWipe(t *testing.T) {
 	}
 }
 
-// warmUnchecked warms a live activity whose stock hash the test deletes (Env.Warm checks
-// the invariant on it at the end).
 func TestLost(t *testing.T) {
 	e := stocktest.New(t)
 	aid := warmUnchecked(t, e, 10)

@@ -307,9 +307,8 @@ func TestReserveBySellBy(t *testing.T) {
 	}
 }
 
-// Wipe deletes, once the stock hash is gone, every order hash with its request-id and
-// buyer keys and the pending and orders sets, over several chunks; another activity's
-// keys stay. With the stock hash present it deletes nothing (ErrAlreadyWarm).
+// warmUnchecked warms a live activity whose stock hash the test deletes (Env.Warm checks
+// the invariant on it at the end).
 func warmUnchecked(t *testing.T, e *stocktest.Env, total int64) int64 {
 	t.Helper()
 	aid := time.Now().UnixNano()%1_000_000_000 + 1

@@ -83,7 +83,7 @@ func TestOutcomeCounters(t *testing.T) {
 	if got := res("SOLD_OUT") - soldOutBefore; got != 20 {
 		t.Errorf("SOLD_OUT reservations counted %v, want 20", got)
 	}
-	uidOf := func(r *inventory.ReserveResp) int64 { // the reply has no uid: the order hash has
+	uidOf := func(r *inventory.ReserveResp) int64 { // the reply has no uid: the order has
 		o, err := f.env.Store.Order(ctx, r.OrderNo)
 		if err != nil {
 			t.Fatal(err)

@@ -1,5 +1,5 @@
 -- confirm (pay): reserved -> paid. locked -= qty, sold += qty.
--- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] pending zset  KEYS[4] events stream
+-- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
 -- theirs: there is no "any owner")
 -- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
@@ -10,7 +10,8 @@
 -- the order nor the stock hash exists (not warm: the caller backfills or rebuilds and tries
 -- again).
 -- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
--- the expire job will release it, so a pay and an expiry never both win.
+-- the expire job will release it, so a pay and an expiry never both win. The order stays in
+-- its pending member (reserve.lua): the expiry job passes over it.
 if not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
@@ -26,7 +27,7 @@ if o.uid ~= ARGV[3] then
   return {-6}
 end
 if o.state == 'paid' then
-  return {0, 'paid', '', unsent(KEYS[4], o.er, o.es)}
+  return {0, 'paid', '', unsent(KEYS[3], o.er, o.es)}
 end
 if o.state ~= 'reserved' then
   return {-7}
@@ -53,7 +54,6 @@ if ARGV[4] and ARGV[4] ~= '' then -- the caller's trace context (event.FieldTrac
   ev[#ev + 1] = 'tp'
   ev[#ev + 1] = ARGV[4]
 end
-local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
+local id = redis.call('XADD', KEYS[3], '*', unpack(ev))
 redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
-redis.call('ZREM', KEYS[3], ARGV[2])
 return {0, 'paid', id, ev}

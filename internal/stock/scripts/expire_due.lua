@@ -1,58 +1,86 @@
--- expire_due: release every listed order that is still reserved and due, in one call.
+-- expire_due: release the orders of the listed pending members that are still reserved and
+-- due, up to a limit, in one call.
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders hash  KEYS[4] buyers hash
 -- KEYS[5] events stream
 -- ARGV[1] activity id  ARGV[2] stock-back channel  ARGV[3] the prefix of a buyer's holding
--- field in the buyers hash (stock.HeldField: prefix .. uid)  ARGV[3 + i] order_no of candidate i
+-- field in the buyers hash (stock.HeldField: prefix .. uid)  ARGV[4] the most orders to
+-- expire  ARGV[4 + i] pending member i: the order_nos of one reservation batch,
+-- space-separated (reserve.lua), all with the member's score as their expire-at
 -- When anything expired, the activity id is PUBLISHed on the stock-back channel.
--- The caller picks candidates from the pending zset; each is re-checked here (state
--- reserved, expire_at <= now), so a stale or concurrent pick releases nothing twice.
+-- The caller picks members from the pending zset; each order is re-checked here (state
+-- reserved, expire_at <= now), so a stale or concurrent pick releases nothing twice; an
+-- order no longer reserved (paid, cancelled, gone) is passed over. A member is removed once
+-- none of its orders is left reserved (the limit can stop the call inside one); once the
+-- zset is empty (and gone) the stock hash's 'kx' is removed (see reserve.lua).
 -- One read and one write of the orders hash, the buyers hash and the stock hash's counters
 -- for the call; one XADD per order expired.
--- Returns {expired count, order_no...}, or {-1} when the activity is not warm.
+-- Returns {expired count, members removed, order_no...}, or {-1} when the activity is not
+-- warm; {-11} a bad limit.
 local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch', 'remaining', 'locked', 'seq')
 local sku, epoch = h[1], h[2] or '0'
 if not sku then
   return {-1}
 end
-if #ARGV < 4 then
-  return {0}
+local limit = tonumber(ARGV[4])
+if not limit or limit < 1 then
+  return {-11}
+end
+if #ARGV < 5 then
+  return {0, 0}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local nowS = string.format('%d', now)
 local remaining, locked, seq = tonumber(h[3]), tonumber(h[4]), tonumber(h[5]) or 0
-local onos = {}
-for i = 4, #ARGV do
-  onos[#onos + 1] = ARGV[i]
+local onos, first = {}, {} -- first[i]: member i's first order in onos
+for i = 5, #ARGV do
+  first[i] = #onos + 1
+  for ono in string.gmatch(ARGV[i], '%S+') do
+    onos[#onos + 1] = ono
+  end
 end
-local vals = redis.call('HMGET', KEYS[3], unpack(onos))
+first[#ARGV + 1] = #onos + 1
+local vals = {}
+if #onos > 0 then
+  vals = redis.call('HMGET', KEYS[3], unpack(onos))
+end
 local done, drop, oh, held, owners = {}, {}, {}, {}, {}
-for j, ono in ipairs(onos) do
-  local o = unpackOrder(vals[j])
-  if o and o.state == 'reserved' and tonumber(o.expire_at) <= now then
-    local qty = tonumber(o.qty)
-    remaining, locked, seq = remaining + qty, locked - qty, seq + 1
-    local seqS = string.format('%d', seq) -- the activity's change count (see reserve.lua)
-    local id = redis.call('XADD', KEYS[5], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
-      'ono', ono, 'uid', o.uid, 'qty', o.qty, 'at', nowS,
-      'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at, 'ep', epoch, 'sq', seqS)
-    oh[#oh + 1] = ono
-    oh[#oh + 1] = repackOrder(o, 'expired', seqS, id) -- 'es': see unsent.lua
-    local hf = ARGV[3] .. o.uid
-    if not held[hf] then
-      owners[#owners + 1] = hf
-      held[hf] = 0
+for i = 5, #ARGV do
+  local left = false -- an order of the member still reserved
+  for j = first[i], first[i + 1] - 1 do
+    local o = unpackOrder(vals[j])
+    if o and o.state == 'reserved' then
+      if #done < limit and tonumber(o.expire_at) <= now then
+        local ono, qty = onos[j], tonumber(o.qty)
+        remaining, locked, seq = remaining + qty, locked - qty, seq + 1
+        local seqS = string.format('%d', seq) -- the activity's change count (see reserve.lua)
+        local id = redis.call('XADD', KEYS[5], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
+          'ono', ono, 'uid', o.uid, 'qty', o.qty, 'at', nowS,
+          'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at, 'ep', epoch, 'sq', seqS)
+        oh[#oh + 1] = ono
+        oh[#oh + 1] = repackOrder(o, 'expired', seqS, id) -- 'es': see unsent.lua
+        local hf = ARGV[3] .. o.uid
+        if not held[hf] then
+          owners[#owners + 1] = hf
+          held[hf] = 0
+        end
+        held[hf] = held[hf] + qty
+        done[#done + 1] = ono
+      else
+        left = true
+      end
     end
-    held[hf] = held[hf] + qty
-    done[#done + 1] = ono
-    drop[#drop + 1] = ono
-  elseif not o or o.state ~= 'reserved' then
-    -- closed by a pay or cancel that won the race, or gone: stop tracking it
-    drop[#drop + 1] = ono
+  end
+  if not left then
+    drop[#drop + 1] = ARGV[i]
   end
 end
 if #drop > 0 then
   redis.call('ZREM', KEYS[2], unpack(drop))
+  if redis.call('EXISTS', KEYS[2]) == 0 then
+    -- the zset is gone: the next reservation creates it and sets its EXPIREAT (reserve.lua)
+    redis.call('HDEL', KEYS[1], 'kx')
+  end
 end
 if #done > 0 then
   redis.call('HSET', KEYS[3], unpack(oh))
@@ -66,5 +94,8 @@ if #done > 0 then
     'seq', string.format('%d', seq))
   redis.call('PUBLISH', ARGV[2], ARGV[1])
 end
-table.insert(done, 1, #done)
-return done
+local out = {#done, #drop}
+for j = 1, #done do
+  out[j + 2] = done[j]
+end
+return out

@@ -1,7 +1,7 @@
 -- release (cancel, expire): reserved -> cancelled | expired.
 -- locked -= qty, remaining += qty, the buyer's holding -= qty.
--- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] buyers hash  KEYS[4] pending zset
--- KEYS[5] events stream
+-- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] buyers hash  KEYS[4] events stream
+-- (the order stays in its pending member, reserve.lua: the expiry job passes over it)
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the order's owner (>= 1; it must
 -- match: there is no "any owner"; expiry passes the owner it read)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
@@ -33,7 +33,7 @@ if o.uid ~= ARGV[3] then
   return {-6}
 end
 if o.state == target then
-  return {0, target, '', unsent(KEYS[5], o.er, o.es)}
+  return {0, target, '', unsent(KEYS[4], o.er, o.es)}
 end
 if o.state == 'paid' then
   return {-8}
@@ -64,8 +64,7 @@ if ARGV[6] and ARGV[6] ~= '' then -- the caller's trace context (event.FieldTrac
   ev[#ev + 1] = 'tp'
   ev[#ev + 1] = ARGV[6]
 end
-local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
+local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
 redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, target, seqS, id)) -- 'es': see unsent
-redis.call('ZREM', KEYS[4], ARGV[2])
 redis.call('PUBLISH', ARGV[5], ARGV[1])
 return {0, target, id, ev}

@@ -30,10 +30,12 @@
 -- collision check; and every replayed order); then per item made one XADD; then one HSET of
 -- the orders hash, one of the buyers hash, one ZADD of the pending zset and one HSET of the
 -- stock hash's counters. Later items see what earlier ones did (Lua tables: the holdings,
--- the request ids, the numbers taken). The orders hash, the buyers hash and the pending
--- zset get their EXPIREAT only when this call may have created them (the first reservation
--- since the stock hash was written, marked by its field 'kx'; pending also whenever nothing
--- was locked, as it is deleted once empty).
+-- the request ids, the numbers taken). The pending zset gets one member per batch: the
+-- numbers of the orders made, space-separated, scored by their expire-at (the same for all).
+-- The orders hash, the buyers hash and the pending zset get their EXPIREAT only when this
+-- call may have created them: when the stock hash has no field 'kx' (set here; absent in a
+-- stock hash warmup just wrote, and removed by expire_due.lua when it empties the pending
+-- zset, which then vanishes).
 -- Returns {0, r1, ..., rn}, ri item i's answer:
 --   {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry_fields]} reserved
 --     (entry_fields, with ARGV[3] "1": the outbox entry as written);
@@ -58,7 +60,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local sellBy = tonumber(ARGV[2]) or 0
 local remaining, locked = tonumber(s[1]), tonumber(s[8])
-local locked0, fresh = locked, not s[9]
+local fresh = not s[9]
 local seq = tonumber(s[10]) or 0
 local ttl, exp = tonumber(s[5]), tonumber(s[7])
 local corrupt = not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~= math.floor(exp) or
@@ -66,7 +68,7 @@ local corrupt = not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~
 -- Every number is handed to redis.call as a string made once by string.format('%d'): a
 -- Lua number argument becomes '1e+14' in Lua's own conversion once large, and Redis's
 -- (snprintf '%.17g' per argument) costs a float formatting each time.
-local nowS, expS, expireAt, expireAtS, startMs, endMs
+local nowS, expS, expireAt, expireAtS, startMs, endMs, limit, mid
 if not corrupt then
   expS = string.format('%d', exp)
   expireAt = now + ttl * 1000
@@ -74,61 +76,56 @@ if not corrupt then
 end
 nowS = string.format('%d', now)
 if s[1] then
-  startMs, endMs = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000
+  startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
 end
-local want, tp, epoch = ARGV[3] == '1', ARGV[4], s[11] or '0'
--- The buyers' holdings and request ids, read once: held[field] the quantity now, req[field]
--- the order_no of a request id (both kept current as items are made).
+local want, tp, epoch, aid, sku = ARGV[3] == '1', ARGV[4], s[11] or '0', ARGV[1], s[6]
+-- The buyers' holdings and request ids, read once (b[2i - 1], b[2i]: item i's); then the
+-- orders hash, read once: each item's fresh number (ov[i]: taken, the number is in use) and
+-- each order a request id names (before[order_no]: its value now, for a replay).
 local names = {}
 for i = 1, n do
-  local a = 6 * i
-  names[2 * i - 1], names[2 * i] = ARGV[a + 4], ARGV[a + 5]
+  names[2 * i - 1], names[2 * i] = ARGV[6 * i + 4], ARGV[6 * i + 5]
 end
 local b = redis.call('HMGET', KEYS[4], unpack(names))
-local held, req = {}, {}
-for i = 1, n do
-  local hf, rf = names[2 * i - 1], names[2 * i]
-  if held[hf] == nil then
-    held[hf] = tonumber(b[2 * i - 1] or '0')
-  end
-  if b[2 * i] then
-    req[rf] = b[2 * i]
-  end
-end
--- The orders hash, read once: each item's fresh number (taken: the number is in use) and each
--- replayed order (before: its value now).
 names = {}
 for i = 1, n do
   names[i] = ARGV[6 * i]
 end
-for _, ono in pairs(req) do
-  names[#names + 1] = ono
+local k = n
+for i = 1, n do
+  if b[2 * i] then
+    k = k + 1
+    names[k] = b[2 * i]
+  end
 end
 local ov = redis.call('HMGET', KEYS[3], unpack(names))
 local before = {}
-for j = 1, #names do
-  if ov[j] then
-    before[names[j]] = ov[j]
-  end
+for j = n + 1, k do
+  before[names[j]] = ov[j]
 end
 local out = {0}
--- made: the reservations made so far; onos, packs their numbers and packed orders; mine[ono]
--- what a replay of one of them later in the batch answers; dirty: the holdings changed.
-local made, onos, packs, mine, used, dirty, nd, rset = 0, {}, {}, {}, {}, {}, 0, {}
+-- made: the reservations made so far; oh, bh the orders hash's and the buyers hash's fields and
+-- values to write (a buyer's holding once per order: the last one written holds); pz the
+-- pending member (their numbers); held[field], req[field] a holding and a request id this call
+-- changed (later items see them); mine[order_no] the item that made it (a replay of it later
+-- in the batch answers from its reply; a number taken twice in one call is refused).
+local made, oh, bh, nb, pz, held, req, mine = 0, {}, {}, 0, {}, {}, {}, {}
+local qtyS = {}
 for i = 1, n do
   local a = 6 * i
-  local ono, uid, rid, hf, rf = ARGV[a], ARGV[a + 1], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
+  local rf = ARGV[a + 5]
   local qty = tonumber(ARGV[a + 2])
   local r
-  if not qty or qty < 1 or qty ~= math.floor(qty) then
+  local rono = req[rf] or b[2 * i]
+  if not qty or qty < 1 or qty % 1 ~= 0 then
     r = {-11}
-  elseif req[rf] then
-    local rono = req[rf]
+  elseif rono then
     local m = mine[rono]
     if m then
-      r = {1, rono, 'reserved', m[1], expireAt, now, remaining}
+      local mr = out[m + 1]
+      r = {1, rono, 'reserved', tonumber(ARGV[6 * m + 2]), expireAt, now, remaining}
       if want then
-        r[8] = {m[2], m[3]}
+        r[8] = {mr[6], mr[7]}
       end
     else
       local o = unpackOrder(before[rono])
@@ -151,44 +148,46 @@ for i = 1, n do
     if s[12] and s[13] ~= '1' and ARGV[5] ~= '1' then
       return {-17}
     end
-    local h = held[hf]
+    local hf, ono = ARGV[a + 4], ARGV[a]
+    local h = held[hf] or tonumber(b[2 * i - 1] or '0')
     if now < startMs then
       r = {-2}
     elseif now >= endMs then
       r = {-3}
-    elseif h + qty > tonumber(s[4]) then
+    elseif h + qty > limit then
       r = {-4}
     elseif remaining < qty then
       r = {-5}
     elseif corrupt then
       return {-13}
-    elseif before[ono] or used[ono] then
+    elseif ov[i] or mine[ono] then
       -- a taken number: nothing written for this item
       r = {-12}
     else
-      used[ono] = true
-      made = made + 1
-      seq = seq + 1
-      remaining, locked = remaining - qty, locked + qty
-      local seqS, qtyS = string.format('%d', seq), string.format('%d', qty)
+      made, seq = made + 1, seq + 1
+      remaining, locked, h = remaining - qty, locked + qty, h + qty
+      local uid, rid, seqS, qs = ARGV[a + 1], ARGV[a + 3], string.format('%d', seq), qtyS[qty]
+      if not qs then
+        qs = string.format('%d', qty)
+        qtyS[qty] = qs
+      end
+      local id, ev
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
-      local ev = {'t', 'reserved', 'aid', ARGV[1], 'sku', s[6], 'ono', ono, 'uid', uid,
-        'qty', qtyS, 'at', nowS, 'rid', rid, 'ems', expireAtS, 'ep', epoch, 'sq', seqS}
-      if tp ~= '' then -- the caller's trace context (event.FieldTraceParent)
-        ev[#ev + 1] = 'tp'
-        ev[#ev + 1] = tp
+      if want or tp ~= '' then
+        ev = {'t', 'reserved', 'aid', aid, 'sku', sku, 'ono', ono, 'uid', uid, 'qty', qs, 'at', nowS,
+          'rid', rid, 'ems', expireAtS, 'ep', epoch, 'sq', seqS}
+        if tp ~= '' then -- the caller's trace context (event.FieldTraceParent)
+          ev[23], ev[24] = 'tp', tp
+        end
+        id = redis.call('XADD', KEYS[5], '*', unpack(ev))
+      else -- the same entry without building a table (no caller reads it back)
+        id = redis.call('XADD', KEYS[5], '*', 't', 'reserved', 'aid', aid, 'sku', sku, 'ono', ono, 'uid', uid,
+          'qty', qs, 'at', nowS, 'rid', rid, 'ems', expireAtS, 'ep', epoch, 'sq', seqS)
       end
-      local id = redis.call('XADD', KEYS[5], '*', unpack(ev))
       -- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
-      onos[made], packs[made] = ono, packOrder('reserved', uid, qtyS, expireAtS, nowS, rid, seqS, seqS, id)
-      mine[ono] = {qty, id, ev}
-      held[hf] = h + qty
-      if not dirty[hf] then
-        nd = nd + 1
-        dirty[hf], dirty[nd] = true, hf
-      end
-      req[rf] = ono
-      rset[made] = rf
+      oh[2 * made - 1], oh[2 * made] = ono, packOrder('reserved', uid, qs, expireAtS, nowS, rid, seqS, seqS, id)
+      pz[made], mine[ono], held[hf], req[rf] = ono, i, h, ono
+      bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, string.format('%d', h), nb + 4
       r = {0, ono, remaining, expireAt, now, id}
       if want then
         r[7] = ev
@@ -198,30 +197,16 @@ for i = 1, n do
   out[i + 1] = r
 end
 if made > 0 then
-  -- one write per key for the batch: every order made now has the same expire-at (the
-  -- pending zset's score)
-  local oh, bh, pz = {}, {}, {}
-  for j = 1, made do
-    oh[2 * j - 1], oh[2 * j] = onos[j], packs[j]
-    bh[2 * j - 1], bh[2 * j] = rset[j], onos[j]
-    pz[2 * j - 1], pz[2 * j] = expireAtS, onos[j]
-  end
-  for j = 1, nd do
-    local hf = dirty[j]
-    bh[#bh + 1] = hf
-    bh[#bh + 1] = string.format('%d', held[hf])
-  end
+  -- one write per key for the batch
   redis.call('HSET', KEYS[3], unpack(oh))
   redis.call('HSET', KEYS[4], unpack(bh))
-  redis.call('ZADD', KEYS[2], unpack(pz))
+  redis.call('ZADD', KEYS[2], expireAtS, table.concat(pz, ' '))
   redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining),
     'locked', string.format('%d', locked), 'kx', '1', 'seq', string.format('%d', seq))
   if fresh then
+    redis.call('EXPIREAT', KEYS[2], expS)
     redis.call('EXPIREAT', KEYS[3], expS)
     redis.call('EXPIREAT', KEYS[4], expS)
-  end
-  if fresh or locked0 == 0 then
-    redis.call('EXPIREAT', KEYS[2], expS)
   end
 end
 return out

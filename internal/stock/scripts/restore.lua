@@ -51,17 +51,15 @@ for j = 1, m do
     return {-11}
   end
 end
-local oh, bh, pz, gone = {}, {}, {}, {}
+local oh, bh, pz = {}, {}, {}
 for i = 1, n do
   local a = 4 + 8 * (i - 1)
   local ono, state = ARGV[a], ARGV[a + 3]
   oh[#oh + 1] = ono
   oh[#oh + 1] = packOrder(state, ARGV[a + 1], ARGV[a + 2], ARGV[a + 4], ARGV[a + 6], ARGV[a + 5], '0', '0')
-  if state == 'reserved' then
+  if state == 'reserved' then -- a pending member of its own (reserve.lua makes one per batch)
     pz[#pz + 1] = ARGV[a + 4]
     pz[#pz + 1] = ono
-  else
-    gone[#gone + 1] = ono
   end
   -- the request id's field lives as long as the activity's keys (see reserve.lua)
   bh[#bh + 1] = ARGV[a + 7]
@@ -78,9 +76,6 @@ end
 if #pz > 0 then
   redis.call('ZADD', KEYS[2], unpack(pz))
   redis.call('EXPIREAT', KEYS[2], exp)
-end
-if #gone > 0 then
-  redis.call('ZREM', KEYS[2], unpack(gone))
 end
 if #bh > 0 then
   redis.call('HSET', KEYS[4], unpack(bh))
