@@ -3,7 +3,6 @@ package stock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -72,9 +71,9 @@ func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, co
 	page, next := cmd.Val()
 	out := make([]Order, 0, len(page)/2)
 	for i := 0; i+1 < len(page); i += 2 { // field, value
-		p, ok := unpackOrder(aid, page[i], page[i+1])
-		if !ok {
-			return nil, 0, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, page[i], page[i+1])
+		p, err := readOrder(aid, page[i], page[i+1])
+		if err != nil {
+			return nil, 0, err
 		}
 		if p.Cseq > seq {
 			continue // created after the snapshot

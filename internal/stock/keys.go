@@ -47,7 +47,8 @@ func ReqField(uid int64, requestID string) string {
 	return "r:" + strconv.FormatInt(uid, 10) + ":" + requestID
 }
 
-// Pending is the zset of reserved order_nos scored by expire_at (ms).
+// Pending is the zset the expiry job walks: one member per reservation batch, the order_nos it
+// made space-separated, scored by their expire_at (ms, the same for all).
 func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }
 
 // Events is the activity's outbox stream.

@@ -3,7 +3,6 @@ package stock
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -177,11 +176,8 @@ func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int6
 	if err != nil {
 		return 0, dep(err)
 	}
-	p, ok := unpackOrder(aid, orderNo, v)
-	if !ok {
-		return 0, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, orderNo, v)
-	}
-	return p.UID, nil
+	p, err := readOrder(aid, orderNo, v)
+	return p.UID, err
 }
 
 // expireScan is how many pending members ExpireDue reads at a time (a member holds one

@@ -1,6 +1,7 @@
 package stock
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -64,4 +65,13 @@ func unpackOrder(aid int64, orderNo, v string) (packed, bool) {
 	}
 	return packed{Order: Order{OrderNo: orderNo, ActivityID: aid, State: f[0], UID: n[1], Quantity: n[2],
 		ExpireAt: n[3], CreatedAt: n[4], RequestID: f[5]}, Cseq: n[6], Useq: n[7], Er: id(f[8]), Es: id(f[9])}, true
+}
+
+// readOrder is unpackOrder with the error of a value that is not a packed order.
+func readOrder(aid int64, orderNo, v string) (packed, error) {
+	p, ok := unpackOrder(aid, orderNo, v)
+	if !ok {
+		return packed{}, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, orderNo, v)
+	}
+	return p, nil
 }

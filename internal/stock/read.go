@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -67,11 +66,8 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 	if err != nil {
 		return Order{}, dep(err)
 	}
-	p, ok := unpackOrder(aid, orderNo, v)
-	if !ok {
-		return Order{}, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, orderNo, v)
-	}
-	return p.Order, nil
+	p, err := readOrder(aid, orderNo, v)
+	return p.Order, err
 }
 
 // OrderNos lists an activity's orders (the orders hash, read in HSCAN pages), oldest first
@@ -85,9 +81,9 @@ func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
 			return nil, dep(err)
 		}
 		for i := 0; i+1 < len(page); i += 2 {
-			p, ok := unpackOrder(aid, page[i], page[i+1])
-			if !ok {
-				return nil, fmt.Errorf("activity %d: order %s is not a packed order: %q", aid, page[i], page[i+1])
+			p, err := readOrder(aid, page[i], page[i+1])
+			if err != nil {
+				return nil, err
 			}
 			orders = append(orders, p.Order)
 		}
