@@ -62,7 +62,8 @@ type Event struct {
 	Epoch int64 `json:"epoch,omitempty"`
 }
 
-// Outbox stream field names, as the Lua scripts write them (XADD key * t .. aid .. ...).
+// The outbox entry's attribute keys (FieldEntry), as the Lua scripts write them, and the
+// field names of an entry written before entries were packed (XADD key * t .. aid .. ...).
 const (
 	FieldType      = "t"
 	FieldActivity  = "aid"
@@ -81,16 +82,19 @@ const (
 	FieldSeq = "sq"
 )
 
-// FromStream builds an event from an outbox stream entry.
+// FromStream builds an event from an outbox stream entry (Attributes, then FromAttributes).
 func FromStream(id string, values map[string]any) (Event, error) {
-	str := func(k string) string {
-		if v, ok := values[k]; ok {
-			return fmt.Sprint(v)
-		}
-		return ""
+	a, err := Attributes(values)
+	if err != nil {
+		return Event{}, fmt.Errorf("outbox entry %s: %w", id, err)
 	}
+	return FromAttributes(id, a)
+}
+
+// FromAttributes builds the event of outbox entry id from its attributes (Attributes).
+func FromAttributes(id string, a map[string]string) (Event, error) {
 	num := func(k string) (int64, error) {
-		s := str(k)
+		s := a[k]
 		if s == "" {
 			return 0, nil
 		}
@@ -100,7 +104,7 @@ func FromStream(id string, values map[string]any) (Event, error) {
 		}
 		return n, nil
 	}
-	e := Event{EventID: id, Type: Type(str(FieldType)), OrderNo: str(FieldOrderNo), RequestID: str(FieldRequestID)}
+	e := Event{EventID: id, Type: Type(a[FieldType]), OrderNo: a[FieldOrderNo], RequestID: a[FieldRequestID]}
 	var err error
 	for _, f := range []struct {
 		k string
