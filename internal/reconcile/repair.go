@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/seckill/seckill/internal/event"
@@ -39,17 +38,15 @@ func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error)
 	if len(res.candidates) == 0 {
 		return 0, res.report, nil
 	}
-	sku := strconv.FormatInt(res.rds.sku, 10)
-	now := strconv.FormatInt(res.rds.nowMs, 10)
-	entries := make([][]any, 0, len(res.candidates))
+	entries := make([]string, 0, len(res.candidates))
 	for _, o := range res.candidates {
-		entries = append(entries, []any{
-			event.FieldType, o.State, event.FieldActivity, strconv.FormatInt(aid, 10),
-			event.FieldSku, sku, event.FieldOrderNo, o.OrderNo,
-			event.FieldUID, strconv.FormatInt(o.UID, 10), event.FieldQuantity, strconv.FormatInt(o.Quantity, 10),
-			event.FieldAt, now, event.FieldRequestID, o.RequestID,
-			event.FieldCreated, strconv.FormatInt(o.CreatedAt, 10), event.FieldExpire, strconv.FormatInt(o.ExpireAt, 10),
-		})
+		e, err := event.Event{Type: event.Type(o.State), ActivityID: aid, SkuID: res.rds.sku, OrderNo: o.OrderNo,
+			UID: o.UID, Quantity: o.Quantity, AtMs: res.rds.nowMs, RequestID: o.RequestID, CreatedMs: o.CreatedAt,
+			ExpireMs: o.ExpireAt}.Pack(0, "")
+		if err != nil {
+			return 0, res.report, fmt.Errorf("reconcile %d: re-emit order %s: %w", aid, o.OrderNo, err)
+		}
+		entries = append(entries, e)
 	}
 	err = r.store.Outbox().Append(ctx, aid, entries)
 	if err != nil {

@@ -66,7 +66,11 @@ func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
 // entry's trace context as a header.
 func toItem(key string, m red.XMessage) item {
 	it := item{id: m.ID}
-	ev, err := event.FromStream(m.ID, m.Values)
+	a, err := event.Attributes(m.Values)
+	var ev event.Event
+	if err == nil {
+		ev, err = event.FromAttributes(m.ID, a)
+	}
 	if err == nil {
 		var v []byte
 		if v, err = ev.Marshal(); err == nil {
@@ -78,8 +82,7 @@ func toItem(key string, m red.XMessage) item {
 		it.dead, it.msg = true, kafkax.DeadLetter{Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key,
 			EntryID: m.ID, Payload: fmt.Sprint(m.Values)}.Message()
 	}
-	tp, _ := m.Values[event.FieldTraceParent].(string)
-	it.msg, it.trace = withTraceHeader(it.msg, tp)
+	it.msg, it.trace = withTraceHeader(it.msg, a[event.FieldTraceParent])
 	return it
 }
 

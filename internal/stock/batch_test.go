@@ -12,6 +12,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -306,7 +307,7 @@ func TestReserveBatchAcksOnce(t *testing.T) {
 		calls = append(calls, es)
 		errs := make([]error, len(es))
 		for i, en := range es {
-			if en.Values["uid"] == refuse {
+			if a, _ := event.Attributes(en.Values); a[event.FieldUID] == refuse {
 				errs[i] = xerr.New(xerr.Busy, "refused")
 			}
 		}
@@ -336,10 +337,16 @@ func TestReserveBatchAcksOnce(t *testing.T) {
 	// The refused change stays made: its replay (its entry still unsent) is handed over again.
 	calls, refuse = nil, ""
 	r, err := e.Store.Reserve(ctx, aid, 4, 1, reqID(3))
-	if err != nil || !r.Replay || len(calls) != 1 || len(calls[0]) != 1 || calls[0][0].Values["uid"] != "4" {
+	if err != nil || !r.Replay || len(calls) != 1 || len(calls[0]) != 1 || uidOf(calls[0][0]) != "4" {
 		t.Fatalf("replay of the refused item: %+v, %v, hook calls %v", r, err, calls)
 	}
 	if r.State != domain.StateReserved {
 		t.Fatalf("replayed state %q", r.State)
 	}
+}
+
+// uidOf is an outbox entry's uid.
+func uidOf(en stock.Entry) string {
+	a, _ := event.Attributes(en.Values)
+	return a[event.FieldUID]
 }

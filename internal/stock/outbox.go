@@ -19,8 +19,9 @@ type Outbox struct{ s *Store }
 // Outbox returns the store's outbox operations.
 func (s *Store) Outbox() Outbox { return Outbox{s: s} }
 
-// Entry is an outbox entry as a script wrote it: its stream id and fields, and the epoch
-// of the stock hash it was written under (the field event.FieldEpoch).
+// Entry is an outbox entry as a script wrote it: its stream id and values (one field,
+// event.FieldEntry, for an entry written since entries are packed), and, read from them, the
+// epoch of the stock hash it was written under (event.FieldEpoch).
 type Entry struct {
 	ActivityID int64
 	ID         string
@@ -58,8 +59,8 @@ func (o Outbox) SetAck(ack Ack) {
 // SetAckBatch is SetAck with a hook that takes each call's entries in one go.
 func (o Outbox) SetAckBatch(ack AckBatch) { o.s.ack = ack }
 
-// wantEntry is reserve's ARGV[4]: "1" when the script is to return its outbox entries'
-// fields (an ack hook reads them), "0" when only the entry ids are needed.
+// wantEntry is reserve's ARGV[3]: "1" when the script is to return its outbox entries (an
+// ack hook reads them), "0" when only the entry ids are needed.
 func (s *Store) wantEntry() string {
 	if s.ack == nil {
 		return "0"
@@ -67,7 +68,7 @@ func (s *Store) wantEntry() string {
 	return "1"
 }
 
-// acked hands the entry at res[i] (id) and res[i+1] (fields) to the ack hook, if any.
+// acked hands the entry at res[i] (id) and res[i+1] (the entry) to the ack hook, if any.
 func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
 	if s.ack == nil {
 		return nil
@@ -103,22 +104,40 @@ func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) erro
 	return firstErr(s.ack(ctx, es)...)
 }
 
-// entryAt parses the entry a script returned at res[i], res[i+1].
+// entryAt parses the entry a script returned at res[i] (its id) and res[i+1]: the entry as a
+// script packs it (entry.lua), or its stream fields as XRANGE returns them (unsent.lua).
 func entryAt(aid int64, res []any, i int) (Entry, error) {
 	if i+1 >= len(res) {
 		return Entry{}, fmt.Errorf("stock script reply without its outbox entry: %v", res)
 	}
-	fields, ok := res[i+1].([]any)
-	if !ok || len(fields)%2 != 0 {
-		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry fields %v", res[i+1])
+	return newEntry(aid, toString(res, i), res[i+1])
+}
+
+// newEntry is entry id of activity aid from v, its packed entry (a string) or its stream
+// fields (a flat field, value list).
+func newEntry(aid int64, id string, v any) (Entry, error) {
+	var values map[string]any
+	switch v := v.(type) {
+	case string:
+		values = map[string]any{event.FieldEntry: v}
+	case []any:
+		if len(v)%2 != 0 {
+			return Entry{}, fmt.Errorf("stock script reply: bad outbox entry fields %v", v)
+		}
+		values = make(map[string]any, len(v)/2)
+		for j := 0; j < len(v); j += 2 {
+			values[toString(v, j)] = toString(v, j+1)
+		}
+	default:
+		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry %v", v)
 	}
-	e := Entry{ActivityID: aid, ID: toString(res, i), Values: make(map[string]any, len(fields)/2)}
-	for j := 0; j < len(fields); j += 2 {
-		e.Values[toString(fields, j)] = toString(fields, j+1)
+	e := Entry{ActivityID: aid, ID: id, Values: values}
+	// An entry that does not parse stays as it is: the ack hook refuses it (relay.Acker).
+	if a, err := event.Attributes(values); err == nil {
+		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
+		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)
+		e.TraceParent = a[event.FieldTraceParent]
 	}
-	e.Epoch, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldEpoch]), 10, 64)
-	e.Seq, _ = strconv.ParseInt(fmt.Sprint(e.Values[event.FieldSeq]), 10, 64)
-	e.TraceParent, _ = e.Values[event.FieldTraceParent].(string)
 	return e, nil
 }
 
@@ -182,11 +201,11 @@ func (o Outbox) Entries(ctx context.Context, aid int64, start, stop string, coun
 	return cmd.Val(), nil
 }
 
-// Append adds entries (each a flat field, value list) to the activity's outbox in one pipeline.
-func (o Outbox) Append(ctx context.Context, aid int64, entries [][]any) error {
+// Append adds packed entries (event.Event.Pack) to the activity's outbox in one pipeline.
+func (o Outbox) Append(ctx context.Context, aid int64, entries []string) error {
 	return o.s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
-		for _, values := range entries {
-			p.XAdd(ctx, &red.XAddArgs{Stream: o.s.keys.Events(aid), Values: values})
+		for _, e := range entries {
+			p.XAdd(ctx, &red.XAddArgs{Stream: o.s.keys.Events(aid), Values: []any{event.FieldEntry, e}})
 		}
 		return nil
 	})

@@ -34,6 +34,8 @@ var (
 	unsentLua string
 	//go:embed scripts/order.lua
 	orderLua string
+	//go:embed scripts/entry.lua
+	entryLua string
 	//go:embed scripts/fence.lua
 	fenceLua string
 	//go:embed scripts/lost.lua
@@ -48,17 +50,17 @@ var (
 	restoreEntriesLua string
 
 	warmupScript         = newScript("warmup", warmupLua)
-	reserveScript        = newScript("reserve", orderLua+unsentLua+reserveLua)
-	confirmScript        = newScript("confirm", orderLua+unsentLua+confirmLua)
-	releaseScript        = newScript("release", orderLua+unsentLua+releaseLua)
-	expireDueScript      = newScript("expire_due", orderLua+expireDueLua)
-	adjustScript         = newScript("adjust", adjustLua)
+	reserveScript        = newScript("reserve", orderLua+entryLua+unsentLua+reserveLua)
+	confirmScript        = newScript("confirm", orderLua+entryLua+unsentLua+confirmLua)
+	releaseScript        = newScript("release", orderLua+entryLua+unsentLua+releaseLua)
+	expireDueScript      = newScript("expire_due", orderLua+entryLua+expireDueLua)
+	adjustScript         = newScript("adjust", entryLua+adjustLua)
 	restoreScript        = newScript("restore", orderLua+restoreLua)
 	ackedScript          = newScript("acked", ackedLua)
 	fenceScript          = newScript("fence", fenceLua)
 	lostScript           = newScript("lost", lostLua)
 	wipeScript           = newScript("wipe", wipeLua)
-	enterScript          = newScript("enter", unsentLua+enterLua)
+	enterScript          = newScript("enter", entryLua+unsentLua+enterLua)
 	drawMarkScript       = newScript("draw_mark", drawMarkLua)
 	restoreEntriesScript = newScript("restore_entries", restoreEntriesLua)
 

@@ -38,7 +38,11 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 		t.Fatalf("%d entries, %d acknowledged, %v; want 3", len(entries), len(acked), err)
 	}
 	for i, wantTP := range []string{want, want, ""} {
-		got, _ := entries[i].Values[event.FieldTraceParent].(string)
+		a, err := event.Attributes(entries[i].Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := a[event.FieldTraceParent]
 		if got != wantTP || acked[i].TraceParent != wantTP {
 			t.Errorf("entry %d: tp %q, acknowledged with %q; want %q", i, got, acked[i].TraceParent, wantTP)
 		}

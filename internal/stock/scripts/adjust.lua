@@ -2,9 +2,9 @@
 -- KEYS[1] stock hash  KEYS[2] events stream
 -- ARGV[1] activity id  ARGV[2] delta (non-zero integer)  ARGV[3] stock-back channel
 -- (the activity id is PUBLISHed there when delta > 0)
--- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
--- Returns {0, total, remaining, locked, sold, entry_id, entry_fields} (the outbox entry as
--- written); {code} with code < 0.
+-- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's 'tp'
+-- Returns {0, total, remaining, locked, sold, entry_id, entry} (the outbox entry as written:
+-- entry.lua); {code} with code < 0.
 local delta = tonumber(ARGV[2])
 if not delta or delta == 0 or delta ~= math.floor(delta) then
   return {-11}
@@ -20,13 +20,10 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local total = redis.call('HINCRBY', KEYS[1], 'total', ARGV[2])
 local remaining = redis.call('HINCRBY', KEYS[1], 'remaining', ARGV[2])
-local ev = {'t', 'adjusted', 'aid', ARGV[1], 'sku', s[5], 'd', ARGV[2], 'at', now, 'ep', s[6] or '0'}
-if ARGV[4] and ARGV[4] ~= '' then -- the caller's trace context (event.FieldTraceParent)
-  ev[#ev + 1] = 'tp'
-  ev[#ev + 1] = ARGV[4]
-end
-local id = redis.call('XADD', KEYS[2], '*', unpack(ev))
+local e = packEntry({t = 'adjusted', aid = ARGV[1], sku = s[5], d = ARGV[2], at = string.format('%d', now),
+  ep = s[6] or '0', tp = ARGV[4]}) -- tp: the caller's trace context (event.FieldTraceParent)
+local id = addEntry(KEYS[2], e)
 if delta > 0 then
   redis.call('PUBLISH', ARGV[3], ARGV[1])
 end
-return {0, total, remaining, tonumber(s[3]), tonumber(s[4]), id, ev}
+return {0, total, remaining, tonumber(s[3]), tonumber(s[4]), id, e}

@@ -2,8 +2,8 @@
 -- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] events stream
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
 -- theirs: there is no "any owner")
--- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
--- Returns {0, 'paid', entry_id, entry_fields} paid now (the outbox entry as written);
+-- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's 'tp'
+-- Returns {0, 'paid', entry_id, entry} paid now (the outbox entry as written: entry.lua);
 -- {0, 'paid', '', unsent} already paid, with the order's entries still in the outbox
 -- (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0: -11 uid not an
 -- integer >= 1, -6 no such order or another user's, -7 closed or past expire_at, -1 neither
@@ -47,13 +47,8 @@ redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'sold', qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local seqS = string.format('%d', seq)
-local ev = {'t', 'paid', 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o.uid, 'qty', o.qty,
-  'at', string.format('%d', now), 'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at,
-  'ep', h[2] or '0', 'sq', seqS}
-if ARGV[4] and ARGV[4] ~= '' then -- the caller's trace context (event.FieldTraceParent)
-  ev[#ev + 1] = 'tp'
-  ev[#ev + 1] = ARGV[4]
-end
-local id = redis.call('XADD', KEYS[3], '*', unpack(ev))
+local e = packOrderEntry('paid', ARGV[1], sku, ARGV[2], o.uid, o.qty, string.format('%d', now), o.request_id,
+  o.created_at, o.expire_at, h[2] or '0', seqS, entryTrace(ARGV[4]))
+local id = addEntry(KEYS[3], e)
 redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
-return {0, 'paid', id, ev}
+return {0, 'paid', id, e}

@@ -2,12 +2,13 @@
 -- of the draw (docs/DESIGN.md, "The opening draw"): one entry per buyer, no stock moved.
 -- KEYS[1] stock hash  KEYS[2] entries hash (uid -> "qty request_id entry_id")  KEYS[3] events
 -- ARGV[1] activity id  ARGV[2] sell-by ms (0: none; as reserve.lua)  ARGV[3] "1": return each
--- new entry's fields (an ack hook reads them)  ARGV[4] traceparent ('' for none)
+-- outbox entry (an ack hook reads them)  ARGV[4] traceparent ('' for none)
 -- ARGV[5 + 3(i-1)] .. ARGV[7 + 3(i-1)]: item i's uid, quantity, request id
 -- Returns {0, r1, ..., rn}, ri item i's answer:
 --   {2, qty, request_id, draw_at_ms, list} the buyer's entry (new, or the one entered before
---     with any request id), list: its outbox entry {id, fields} while the stream holds it
---     (with ARGV[3] "1"; the caller acknowledges the entry only once it is in Kafka);
+--     with any request id), list: its outbox entry while the stream holds it ({id, entry}
+--     for a new one, entry.lua; {id, fields} for one entered before: unsent.lua), with
+--     ARGV[3] "1" (the caller acknowledges the entry only once it is in Kafka);
 --   {code}: -2 not started, -3 ended, -4 quantity above the per-user limit, -11 bad
 --     quantity, -18 the draw is running and the buyer has no entry.
 -- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -20 the
@@ -67,17 +68,13 @@ for i = 1, n do
       seq = seq + 1
       made = made + 1
       local qtyS, seqS = string.format('%d', qty), string.format('%d', seq)
-      local ev = {'t', 'entered', 'aid', ARGV[1], 'sku', s[5], 'uid', uid, 'qty', qtyS, 'at', nowS,
-        'rid', rid, 'ep', s[8] or '0', 'sq', seqS}
-      if tp ~= '' then
-        ev[#ev + 1] = 'tp'
-        ev[#ev + 1] = tp
-      end
-      local id = redis.call('XADD', KEYS[3], '*', unpack(ev))
+      local e = packEntry({t = 'entered', aid = ARGV[1], sku = s[5], uid = uid, qty = qtyS, at = nowS, rid = rid,
+        ep = s[8] or '0', sq = seqS, tp = tp})
+      local id = addEntry(KEYS[3], e)
       redis.call('HSET', KEYS[2], uid, qtyS .. ' ' .. rid .. ' ' .. id)
       local list = {}
       if want then
-        list = {id, ev}
+        list = {id, e}
       end
       r = {2, qty, rid, drawAt, list}
     end

@@ -54,9 +54,8 @@ for i = 5, #ARGV do
         local ono, qty = onos[j], tonumber(o.qty)
         remaining, locked, seq = remaining + qty, locked - qty, seq + 1
         local seqS = string.format('%d', seq) -- the activity's change count (see reserve.lua)
-        local id = redis.call('XADD', KEYS[5], '*', 't', 'expired', 'aid', ARGV[1], 'sku', sku,
-          'ono', ono, 'uid', o.uid, 'qty', o.qty, 'at', nowS,
-          'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at, 'ep', epoch, 'sq', seqS)
+        local id = addEntry(KEYS[5], packOrderEntry('expired', ARGV[1], sku, ono, o.uid, o.qty, nowS,
+          o.request_id, o.created_at, o.expire_at, epoch, seqS, ''))
         oh[#oh + 1] = ono
         oh[#oh + 1] = repackOrder(o, 'expired', seqS, id) -- 'es': see unsent.lua
         local hf = ARGV[3] .. o.uid

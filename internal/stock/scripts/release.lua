@@ -6,9 +6,9 @@
 -- match: there is no "any owner"; expiry passes the owner it read)
 -- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
 -- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
--- ARGV[6] the caller's W3C traceparent ('' for none): written as the entry's field 'tp'
+-- ARGV[6] the caller's W3C traceparent ('' for none): written as the entry's 'tp'
 -- ARGV[7] the owner's holding field in the buyers hash (stock.HeldField of ARGV[3])
--- Returns {0, state, entry_id, entry_fields} released now (the outbox entry as written);
+-- Returns {0, state, entry_id, entry} released now (the outbox entry as written: entry.lua);
 -- {0, state, '', unsent} already in the target state, with the order's entries still in
 -- the outbox (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0:
 -- -11 bad target or uid, -6 no such order or another user's, -8 paid, -7 closed,
@@ -57,14 +57,9 @@ redis.call('HINCRBY', KEYS[1], 'remaining', qty)
 redis.call('HINCRBY', KEYS[3], ARGV[7], 0 - qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local seqS = string.format('%d', seq)
-local ev = {'t', target, 'aid', ARGV[1], 'sku', sku, 'ono', ARGV[2], 'uid', o.uid, 'qty', o.qty,
-  'at', string.format('%d', now), 'rid', o.request_id, 'cms', o.created_at, 'ems', o.expire_at,
-  'ep', h[2] or '0', 'sq', seqS}
-if ARGV[6] and ARGV[6] ~= '' then -- the caller's trace context (event.FieldTraceParent)
-  ev[#ev + 1] = 'tp'
-  ev[#ev + 1] = ARGV[6]
-end
-local id = redis.call('XADD', KEYS[4], '*', unpack(ev))
+local e = packOrderEntry(target, ARGV[1], sku, ARGV[2], o.uid, o.qty, string.format('%d', now), o.request_id,
+  o.created_at, o.expire_at, h[2] or '0', seqS, entryTrace(ARGV[6]))
+local id = addEntry(KEYS[4], e)
 redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, target, seqS, id)) -- 'es': see unsent
 redis.call('PUBLISH', ARGV[5], ARGV[1])
-return {0, target, id, ev}
+return {0, target, id, e}

@@ -7,9 +7,9 @@
 --         mode (degrade.Book). Past it by Redis's clock the script sells nothing (-15), so
 --         a reservation that reaches Redis late (a write stall, a failover's CLIENT PAUSE,
 --         go-redis retrying) cannot sell after the instance's lease lapsed.
--- ARGV[3] "1": return each outbox entry's fields (Store has an acknowledgement hook that
---         reads them); anything else: its id only
--- ARGV[4] the caller's W3C traceparent ('' for none): written as each entry's field 'tp'
+-- ARGV[3] "1": return each reserved item's outbox entry (Store has an acknowledgement hook
+--         that reads them); anything else: its id only
+-- ARGV[4] the caller's W3C traceparent ('' for none): written as each entry's 'tp'
 -- ARGV[5] "1": the draw serves its entrants (draw.go); else an activity whose draw is not
 --         done sells nothing (-17: the caller takes the batch to enter.lua)
 -- ARGV[6 + 6(i-1)] .. ARGV[11 + 6(i-1)]: item i's order_no (fresh), uid, quantity,
@@ -37,8 +37,8 @@
 -- stock hash warmup just wrote, and removed by expire_due.lua when it empties the pending
 -- zset, which then vanishes).
 -- Returns {0, r1, ..., rn}, ri item i's answer:
---   {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry_fields]} reserved
---     (entry_fields, with ARGV[3] "1": the outbox entry as written);
+--   {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry]} reserved (entry, with
+--     ARGV[3] "1": the outbox entry as written, the value of its field 'e': entry.lua);
 --   {1, order_no, state, qty, expire_at_ms, created_ms, remaining[, unsent]} replay of a
 --     request id already seen (also earlier in this batch), the order as it is now, with
 --     ARGV[3] "1" also its entries still in the outbox (unsent: the caller acknowledges the
@@ -78,7 +78,8 @@ nowS = string.format('%d', now)
 if s[1] then
   startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
 end
-local want, tp, epoch, aid, sku = ARGV[3] == '1', ARGV[4], s[11] or '0', ARGV[1], s[6]
+local want, epoch, aid, sku = ARGV[3] == '1', s[11] or '0', ARGV[1], s[6]
+local trace = entryTrace(ARGV[4]) -- the caller's trace context (event.FieldTraceParent)
 -- The buyers' holdings and request ids, read once (b[2i - 1], b[2i]: item i's); then the
 -- orders hash, read once: each item's fresh number (ov[i]: taken, the number is in use) and
 -- each order a request id names (before[order_no]: its value now, for a replay).
@@ -171,26 +172,16 @@ for i = 1, n do
         qs = string.format('%d', qty)
         qtyS[qty] = qs
       end
-      local id, ev
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
-      if want or tp ~= '' then
-        ev = {'t', 'reserved', 'aid', aid, 'sku', sku, 'ono', ono, 'uid', uid, 'qty', qs, 'at', nowS,
-          'rid', rid, 'ems', expireAtS, 'ep', epoch, 'sq', seqS}
-        if tp ~= '' then -- the caller's trace context (event.FieldTraceParent)
-          ev[23], ev[24] = 'tp', tp
-        end
-        id = redis.call('XADD', KEYS[5], '*', unpack(ev))
-      else -- the same entry without building a table (no caller reads it back)
-        id = redis.call('XADD', KEYS[5], '*', 't', 'reserved', 'aid', aid, 'sku', sku, 'ono', ono, 'uid', uid,
-          'qty', qs, 'at', nowS, 'rid', rid, 'ems', expireAtS, 'ep', epoch, 'sq', seqS)
-      end
+      local e = packOrderEntry('reserved', aid, sku, ono, uid, qs, nowS, rid, nil, expireAtS, epoch, seqS, trace)
+      local id = addEntry(KEYS[5], e)
       -- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
       oh[2 * made - 1], oh[2 * made] = ono, packOrder('reserved', uid, qs, expireAtS, nowS, rid, seqS, seqS, id)
       pz[made], mine[ono], held[hf], req[rf] = ono, i, h, ono
       bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, string.format('%d', h), nb + 4
       r = {0, ono, remaining, expireAt, now, id}
       if want then
-        r[7] = ev
+        r[7] = e
       end
     end
   end

@@ -1,5 +1,6 @@
--- unsent (prepended to reserve, confirm and release): the outbox entries among ids that
--- the stream still holds, as a flat list {id, fields, id, fields, ...}. The relay and the
+-- unsent (prepended to reserve, confirm, release and enter): the outbox entries among ids
+-- that the stream still holds, as a flat list {id, fields, id, fields, ...} (fields as XRANGE
+-- returns them: {'e', entry} for a packed entry, entry.lua). The relay and the
 -- inventory service's Acker delete an entry only once Kafka has it, so an entry still
 -- here may not be in Kafka yet: a replayed change is acknowledged only once it is (the
 -- caller produces these first). ids are an order's 'er' (its reserved entry) and 'es'

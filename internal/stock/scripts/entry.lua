@@ -1,0 +1,39 @@
+-- entry (prepended to every script that writes an outbox entry): an outbox entry is one stream
+-- field, 'e', whose value packs the change's attributes as key=value separated by single
+-- spaces, the keys event.Field* (t aid sku ono uid qty d at rid cms ems ep sq tp, in that
+-- order), absent ones left out. No value is empty or holds a space. The same format as
+-- event.Event.Pack and event.Attributes in Go (internal/event/entry.go), the one copy there.
+-- Every value is a string (numbers made by string.format('%d')).
+-- addEntry appends packed entry e to the outbox stream and returns its id.
+local function addEntry(stream, e)
+  return redis.call('XADD', stream, '*', 'e', e)
+end
+-- entryTrace is an entry's traceparent part ('' for none: tp nil or ''), made once per call.
+local function entryTrace(tp)
+  if tp and tp ~= '' then
+    return ' tp=' .. tp
+  end
+  return ''
+end
+-- packOrderEntry is the entry of an order's change (reserved, paid, cancelled, expired), in one
+-- concatenation: reserve.lua makes one per reservation. cms nil: none (a reserved entry's
+-- creation is its 'at'); trace from entryTrace.
+local function packOrderEntry(t, aid, sku, ono, uid, qty, at, rid, cms, ems, ep, sq, trace)
+  return 't=' .. t .. ' aid=' .. aid .. ' sku=' .. sku .. ' ono=' .. ono .. ' uid=' .. uid .. ' qty=' .. qty ..
+    ' at=' .. at .. ' rid=' .. rid .. (cms and ' cms=' .. cms or '') .. ' ems=' .. ems .. ' ep=' .. ep ..
+    ' sq=' .. sq .. trace
+end
+-- entryKeys is the order of an entry's attributes.
+local entryKeys = {'t', 'aid', 'sku', 'ono', 'uid', 'qty', 'd', 'at', 'rid', 'cms', 'ems', 'ep', 'sq', 'tp'}
+-- packEntry is the entry of any change from its attributes by key ({t = 'adjusted', aid = ...};
+-- a nil, false or '' value is left out).
+local function packEntry(a)
+  local p = {}
+  for _, k in ipairs(entryKeys) do
+    local v = a[k]
+    if v and v ~= '' then
+      p[#p + 1] = k .. '=' .. v
+    end
+  end
+  return table.concat(p, ' ')
+end
