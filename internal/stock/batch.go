@@ -84,7 +84,7 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 		return nil, xerr.Newf(xerr.InvalidArgument, "a batch holds 1..%d items, not %d", MaxReserveBatch, len(items))
 	}
 	out := make([]ReserveResult, len(items))
-	replies := make([][]any, len(items))
+	replies := make([]*itemReply, len(items))
 	todo := make([]int, 0, len(items))
 	for i, it := range items {
 		if out[i].Err = firstErr(domain.CheckUID(it.UID), domain.CheckQuantity(it.Qty),
@@ -101,8 +101,8 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 		}
 		var again []int
 		for j, i := range todo {
-			r := res[j]
-			if toInt(r, 0) == codeOrderNoTaken && attempt < orderNoAttempts {
+			r := &res[j]
+			if r.code == codeOrderNoTaken && attempt < orderNoAttempts {
 				again = append(again, i)
 				continue
 			}
@@ -119,63 +119,125 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 			out[i].Err = errs[i]
 			continue
 		}
-		out[i].Reservation, out[i].Err = reservation(r, items[i].Qty)
+		out[i].Reservation, out[i].Err = r.reservation()
 	}
 	return out, nil
 }
 
+// itemReply is reserve.lua's answer for one item.
+type itemReply struct {
+	code int64 // 0 reserved, codeReplay, < 0 refused (codes.go)
+	// reserved: the order, its outbox entry's id and, with an ack hook, the entry (packed)
+	res          Reservation
+	entryID      string
+	entry        string
+	replay       []any // codeReplay: {1, order_no, state, qty, expire_at, created, remaining[, unsent]}
+	replayUnsent []any // codeReplay with an ack hook: its entries still in the outbox (unsent.lua)
+	err          error // the reply's entries are malformed (the change may be made: not acknowledged)
+}
+
 // reserveOnce runs reserve.lua once for the items at indices todo, with fresh order numbers, and
-// returns each one's reply.
+// returns each one's answer.
 func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem, todo []int,
-	sellBy time.Time, serve bool) ([][]any, error) {
+	sellBy time.Time, serve bool) ([]itemReply, error) {
+	want := s.wantEntry()
 	args := make([]any, 0, 5+6*len(todo))
-	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx), flag(serve))
-	for _, i := range todo {
+	args = append(args, aid, sellByMs(sellBy), want, event.TraceParent(ctx), flag(serve))
+	nos := make([]string, len(todo))
+	for j, i := range todo {
 		it := items[i]
-		args = append(args, domain.NewOrderNo(aid, s.orderKey), it.UID, it.Qty, it.RequestID, HeldField(it.UID),
-			ReqField(it.UID, it.RequestID))
+		nos[j] = domain.NewOrderNo(aid, s.orderKey)
+		args = append(args, nos[j], it.UID, it.Qty, it.RequestID, HeldField(it.UID), ReqField(it.UID, it.RequestID))
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), args...)
 	if err != nil {
 		return nil, err
 	}
-	if len(res) != 1+len(todo) {
-		return nil, fmt.Errorf("stock script reserve: %d replies for %d items", len(res)-1, len(todo))
+	qty := make([]int64, len(todo))
+	for j, i := range todo {
+		qty[j] = items[i].Qty
 	}
-	out := make([][]any, len(todo))
-	for j := range todo {
-		r, ok := res[1+j].([]any)
-		if !ok || len(r) == 0 {
-			return nil, fmt.Errorf("stock script reserve: bad item reply %v", res[1+j])
+	return parseReserve(res, nos, qty, want == "1")
+}
+
+// reserveHead is how many values reserve.lua's reply holds before the items': 0, remaining,
+// expire_at_ms, created_ms.
+const reserveHead = 4
+
+// parseReserve reads reserve.lua's reply res for items of order numbers nos and quantities qty
+// (the script's entries with them when withEntries).
+func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]itemReply, error) {
+	n := len(nos)
+	want := reserveHead + n
+	if withEntries {
+		want += n
+	}
+	if len(res) != want {
+		return nil, fmt.Errorf("stock script reserve: %d values for %d items, want %d", len(res), n, want)
+	}
+	remaining, expireAt, created := toInt(res, 1), toInt(res, 2), toInt(res, 3)
+	out := make([]itemReply, n)
+	for j := range n {
+		r := &out[j]
+		switch v := res[reserveHead+j].(type) {
+		case string: // reserved: its entry id
+			remaining -= qty[j]
+			r.entryID = v
+			r.res = Reservation{OrderNo: nos[j], Quantity: qty[j], Remaining: remaining, ExpireAt: expireAt,
+				CreatedAt: created, State: domain.StateReserved}
+			if withEntries {
+				var ok bool
+				if r.entry, ok = res[reserveHead+n+j].(string); !ok {
+					r.err = fmt.Errorf("stock script reserve: item %d reserved without its entry: %v", j,
+						res[reserveHead+n+j])
+				}
+			}
+		case int64:
+			if v >= 0 {
+				return nil, fmt.Errorf("stock script reserve: item %d answered %d", j, v)
+			}
+			r.code = v
+		case []any:
+			if len(v) == 0 || toInt(v, 0) != codeReplay {
+				return nil, fmt.Errorf("stock script reserve: bad item reply %v", v)
+			}
+			r.code, r.replay = codeReplay, v
+			if withEntries && len(v) >= 8 {
+				var ok bool
+				if r.replayUnsent, ok = v[7].([]any); !ok {
+					r.err = fmt.Errorf("stock script reply: bad unsent entries %v", v[7])
+				}
+			}
+		default:
+			return nil, fmt.Errorf("stock script reserve: bad item reply %v", v)
 		}
-		out[j] = r
 	}
 	return out, nil
 }
 
-// reservation is one item's answer from its reply.
-func reservation(r []any, qty int64) (Reservation, error) {
-	switch code := toInt(r, 0); {
-	case code < 0:
-		return Reservation{}, codeError(code)
-	case code == codeReplay:
-		if toString(r, 1) == lostMark { // an entrant the draw left without stock
+// reservation is the item's answer.
+func (r *itemReply) reservation() (Reservation, error) {
+	switch {
+	case r.code < 0:
+		return Reservation{}, codeError(r.code)
+	case r.code == codeReplay:
+		v := r.replay
+		if toString(v, 1) == lostMark { // an entrant the draw left without stock
 			return Reservation{}, xerr.ErrDrawLost
 		}
-		if len(r) < 7 { // the replayed order's keys are gone
+		if len(v) < 7 { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound
 		}
-		return Reservation{OrderNo: toString(r, 1), State: toString(r, 2), Quantity: toInt(r, 3),
-			ExpireAt: toInt(r, 4), CreatedAt: toInt(r, 5), Remaining: toInt(r, 6), Replay: true}, nil
+		return Reservation{OrderNo: toString(v, 1), State: toString(v, 2), Quantity: toInt(v, 3),
+			ExpireAt: toInt(v, 4), CreatedAt: toInt(v, 5), Remaining: toInt(v, 6), Replay: true}, nil
 	}
-	return Reservation{OrderNo: toString(r, 1), Quantity: qty, Remaining: toInt(r, 2),
-		ExpireAt: toInt(r, 3), CreatedAt: toInt(r, 4), State: domain.StateReserved}, nil
+	return r.res, nil
 }
 
 // ackReplies hands the ack hook, in one go, the outbox entries of every reserved item and the
 // unsent entries of every replayed one (each entry once), and returns each item's answer: nil
 // once all its entries may be acknowledged.
-func (s *Store) ackReplies(ctx context.Context, aid int64, replies [][]any) []error {
+func (s *Store) ackReplies(ctx context.Context, aid int64, replies []*itemReply) []error {
 	errs := make([]error, len(replies))
 	if s.ack == nil {
 		return errs
@@ -193,31 +255,26 @@ func (s *Store) ackReplies(ctx context.Context, aid int64, replies [][]any) []er
 		need[i] = append(need[i], k)
 	}
 	for i, r := range replies {
-		var list []any
 		switch {
 		case r == nil: // not sent: bad input
-			continue
-		case toInt(r, 0) == 0:
-			list = r[5:]
-		case toInt(r, 0) == codeReplay:
-			if len(r) < 8 {
-				continue
-			}
-			var ok bool
-			if list, ok = r[7].([]any); !ok {
-				errs[i] = fmt.Errorf("stock script reply: bad unsent entries %v", r[7])
-				continue
-			}
-		default:
-			continue
-		}
-		for j := 0; j+1 < len(list); j += 2 {
-			e, err := entryAt(aid, list, j)
+		case r.err != nil:
+			errs[i] = r.err
+		case r.code == 0:
+			e, err := newEntry(aid, r.entryID, r.entry)
 			if err != nil {
 				errs[i] = err
-				break
+				continue
 			}
 			add(i, e)
+		case r.code == codeReplay:
+			for j := 0; j+1 < len(r.replayUnsent); j += 2 {
+				e, err := entryAt(aid, r.replayUnsent, j)
+				if err != nil {
+					errs[i] = err
+					break
+				}
+				add(i, e)
+			}
 		}
 	}
 	if len(es) == 0 {

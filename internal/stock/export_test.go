@@ -5,35 +5,40 @@ import (
 )
 
 // ReserveAs runs reserve.lua for one item with a given order number (Reserve draws a fresh
-// one), so a test can make one collide: the item's reply.
+// one), so a test can make one collide: the script's whole reply, or the item's refusal.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), aid, 0, s.wantEntry(), "", "0",
 		orderNo, uid, qty, requestID, HeldField(uid), ReqField(uid, requestID))
 	if err != nil {
 		return nil, err
 	}
-	r, _ := res[1].([]any)
-	if code := toInt(r, 0); code < 0 {
+	if code, ok := res[reserveHead].(int64); ok && code < 0 {
 		return nil, codeError(code)
 	}
-	return r, nil
+	return res, nil
 }
 
-// ReserveBatchAs runs reserve.lua once for items with the given order numbers: each item's code.
+// ReserveBatchAs runs reserve.lua once for items with the given order numbers: each item's code
+// (0 reserved, 1 a replay).
 func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveItem, orderNos []string) ([]int64,
 	error) {
 	args := []any{aid, 0, s.wantEntry(), "", "0"}
+	qty := make([]int64, len(items))
 	for i, it := range items {
 		args = append(args, orderNos[i], it.UID, it.Qty, it.RequestID, HeldField(it.UID), ReqField(it.UID, it.RequestID))
+		qty[i] = it.Qty
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), args...)
 	if err != nil {
 		return nil, err
 	}
+	replies, err := parseReserve(res, orderNos, qty, s.ack != nil)
+	if err != nil {
+		return nil, err
+	}
 	codes := make([]int64, len(items))
-	for i := range items {
-		r, _ := res[1+i].([]any)
-		codes[i] = toInt(r, 0)
+	for i, r := range replies {
+		codes[i] = r.code
 	}
 	return codes, nil
 }

@@ -36,14 +36,20 @@
 -- call may have created them: when the stock hash has no field 'kx' (set here; absent in a
 -- stock hash warmup just wrote, and removed by expire_due.lua when it empties the pending
 -- zset, which then vanishes).
--- Returns {0, r1, ..., rn}, ri item i's answer:
---   {0, order_no, remaining, expire_at_ms, created_ms, entry_id[, entry]} reserved (entry, with
---     ARGV[3] "1": the outbox entry as written, the value of its field 'e': entry.lua);
+-- Returns {0, remaining, expire_at_ms, created_ms, r1, ..., rn[, e1, ..., en]}: remaining the
+-- stock hash's before the call (0 when it is absent; item i's remaining after it is that less
+-- the quantities reserved up to i), expire_at_ms and created_ms those of every order the call
+-- makes (expire_at_ms 0 when the hash's pay timeout is unusable), ri item i's answer, flat but
+-- for replays:
+--   entry_id (a string): reserved, its order the number of ARGV[6 + 6(i-1)], its outbox entry
+--     entry_id; with ARGV[3] "1", ei is that entry (the value of its field 'e', entry.lua),
+--     else there is no ei; ei is 0 for an item not reserved;
 --   {1, order_no, state, qty, expire_at_ms, created_ms, remaining[, unsent]} replay of a
 --     request id already seen (also earlier in this batch), the order as it is now, with
---     ARGV[3] "1" also its entries still in the outbox (unsent: the caller acknowledges the
---     replay only once they are in Kafka); {1, order_no} when the replayed order is gone;
---   {code} with code < 0 (see codes.go): -2 not started, -3 ended, -4 limit, -5 sold out,
+--     ARGV[3] "1" also its entries still in the outbox (unsent: {id, fields, ...}, or {id,
+--     entry} for an entry of this call; the caller acknowledges the replay only once they are
+--     in Kafka); {1, order_no} when the replayed order is gone;
+--   code < 0 (an integer, see codes.go): -2 not started, -3 ended, -4 limit, -5 sold out,
 --     -11 bad quantity, -12 the order number is taken (nothing written for the item: the
 --     caller retries it with a fresh one).
 -- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -17 the
@@ -104,13 +110,14 @@ local before = {}
 for j = n + 1, k do
   before[names[j]] = ov[j]
 end
-local out = {0}
+local out = {0, remaining or 0, expireAt or 0, now}
 -- made: the reservations made so far; oh, bh the orders hash's and the buyers hash's fields and
 -- values to write (a buyer's holding once per order: the last one written holds); pz the
 -- pending member (their numbers); held[field], req[field] a holding and a request id this call
 -- changed (later items see them); mine[order_no] the item that made it (a replay of it later
--- in the batch answers from its reply; a number taken twice in one call is refused).
-local made, oh, bh, nb, pz, held, req, mine = 0, {}, {}, 0, {}, {}, {}, {}
+-- in the batch answers from its entry; a number taken twice in one call is refused); ents[i]
+-- item i's entry, with ARGV[3] "1".
+local made, oh, bh, nb, pz, held, req, mine, ents = 0, {}, {}, 0, {}, {}, {}, {}, {}
 local qtyS = {}
 for i = 1, n do
   local a = 6 * i
@@ -119,14 +126,13 @@ for i = 1, n do
   local r
   local rono = req[rf] or b[2 * i]
   if not qty or qty < 1 or qty % 1 ~= 0 then
-    r = {-11}
+    r = -11
   elseif rono then
     local m = mine[rono]
     if m then
-      local mr = out[m + 1]
       r = {1, rono, 'reserved', tonumber(ARGV[6 * m + 2]), expireAt, now, remaining}
       if want then
-        r[8] = {mr[6], mr[7]}
+        r[8] = {out[m + 4], ents[m]}
       end
     else
       local o = unpackOrder(before[rono])
@@ -152,18 +158,18 @@ for i = 1, n do
     local hf, ono = ARGV[a + 4], ARGV[a]
     local h = held[hf] or tonumber(b[2 * i - 1] or '0')
     if now < startMs then
-      r = {-2}
+      r = -2
     elseif now >= endMs then
-      r = {-3}
+      r = -3
     elseif h + qty > limit then
-      r = {-4}
+      r = -4
     elseif remaining < qty then
-      r = {-5}
+      r = -5
     elseif corrupt then
       return {-13}
     elseif ov[i] or mine[ono] then
       -- a taken number: nothing written for this item
-      r = {-12}
+      r = -12
     else
       made, seq = made + 1, seq + 1
       remaining, locked, h = remaining - qty, locked + qty, h + qty
@@ -179,13 +185,18 @@ for i = 1, n do
       oh[2 * made - 1], oh[2 * made] = ono, packOrder('reserved', uid, qs, expireAtS, nowS, rid, seqS, seqS, id)
       pz[made], mine[ono], held[hf], req[rf] = ono, i, h, ono
       bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, string.format('%d', h), nb + 4
-      r = {0, ono, remaining, expireAt, now, id}
+      r = id
       if want then
-        r[7] = e
+        ents[i] = e
       end
     end
   end
-  out[i + 1] = r
+  out[i + 4] = r
+end
+if want then
+  for i = 1, n do
+    out[n + 4 + i] = ents[i] or 0
+  end
 end
 if made > 0 then
   -- one write per key for the batch
