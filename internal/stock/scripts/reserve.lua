@@ -118,11 +118,18 @@ local out = {0, remaining or 0, expireAt or 0, now}
 -- in the batch answers from its entry; a number taken twice in one call is refused); ents[i]
 -- item i's entry, with ARGV[3] "1".
 local made, oh, bh, nb, pz, held, req, mine, ents = 0, {}, {}, 0, {}, {}, {}, {}, {}
-local qtyS = {}
+-- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
+-- and string.format cost more than a table look-up, and quantities repeat).
+local qtyN, qtyS = {}, {}
 for i = 1, n do
   local a = 6 * i
   local rf = ARGV[a + 5]
-  local qty = tonumber(ARGV[a + 2])
+  local qa = ARGV[a + 2]
+  local qty = qtyN[qa]
+  if qty == nil then
+    qty = tonumber(qa) or false
+    qtyN[qa] = qty
+  end
   local r
   local rono = req[rf] or b[2 * i]
   if not qty or qty < 1 or qty % 1 ~= 0 then
@@ -156,7 +163,8 @@ for i = 1, n do
       return {-17}
     end
     local hf, ono = ARGV[a + 4], ARGV[a]
-    local h = held[hf] or tonumber(b[2 * i - 1] or '0')
+    local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
+    local h = held[hf] or not hb and 0 or tonumber(hb)
     if now < startMs then
       r = -2
     elseif now >= endMs then
@@ -172,19 +180,22 @@ for i = 1, n do
       r = -12
     else
       made, seq = made + 1, seq + 1
-      remaining, locked, h = remaining - qty, locked + qty, h + qty
+      remaining, locked = remaining - qty, locked + qty
       local uid, rid, seqS, qs = ARGV[a + 1], ARGV[a + 3], string.format('%d', seq), qtyS[qty]
       if not qs then
         qs = string.format('%d', qty)
         qtyS[qty] = qs
       end
+      -- a new buyer's holding is the quantity: its string is made already
+      local hs = h == 0 and qs or string.format('%d', h + qty)
+      h = h + qty
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
       local e = packOrderEntry('reserved', aid, sku, ono, uid, qs, nowS, rid, nil, expireAtS, epoch, seqS, trace)
       local id = addEntry(KEYS[5], e)
       -- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
       oh[2 * made - 1], oh[2 * made] = ono, packOrder('reserved', uid, qs, expireAtS, nowS, rid, seqS, seqS, id)
       pz[made], mine[ono], held[hf], req[rf] = ono, i, h, ono
-      bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, string.format('%d', h), nb + 4
+      bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, hs, nb + 4
       r = id
       if want then
         ents[i] = e
