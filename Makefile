@@ -20,7 +20,7 @@ test:
 ## fuzz: run each fuzz target for FUZZTIME (CI: 10s each); seed corpora in testdata/fuzz
 FUZZTIME ?= 10s
 FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzReserveBody api/internal/validate:FuzzCreateActivityRequest \
-	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream \
+	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream internal/event:FuzzPackedEntry \
 	internal/stock:FuzzStoreArguments api/internal/middleware:FuzzFastHS256 api/internal/middleware:FuzzTokenSegments \
 	api/internal/reply:FuzzGzipBody
 fuzz:

@@ -44,6 +44,7 @@ type Spec struct {
 	ID, Total, Limit, PayTimeout int64
 	Start, End                   time.Time
 	DrawAt                       time.Time // the opening draw (zero: none)
+	Epoch                        int64     // the stock hash's epoch (inventory.epoch)
 }
 
 // Warm creates a live activity in Redis and returns its id.
@@ -66,7 +67,8 @@ func (e *Env) Warm(s Spec) int64 {
 	}
 	created, _, err := e.Store.Warmup(context.Background(), stock.Meta{ActivityID: s.ID, SkuID: 7,
 		Name: "test", Total: s.Total, Remaining: s.Total, Start: s.Start.Unix(), End: s.End.Unix(),
-		Limit: s.Limit, PayTimeout: s.PayTimeout, ExpireAt: s.End.Unix() + 3600, DrawAt: drawAt(s.DrawAt)})
+		Limit: s.Limit, PayTimeout: s.PayTimeout, ExpireAt: s.End.Unix() + 3600, DrawAt: drawAt(s.DrawAt),
+		Epoch: s.Epoch})
 	if err != nil || !created {
 		e.T.Fatalf("warm activity %d: created=%v err=%v", s.ID, created, err)
 	}

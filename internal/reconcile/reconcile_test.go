@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -177,6 +178,18 @@ func TestCompare(t *testing.T) {
 				t.Fatalf("repair: %d, %v; want refused", n, err)
 			case tc.repairs >= 0 && (err != nil || n != tc.repairs):
 				t.Fatalf("repair: %d, %v; want %d", n, err, tc.repairs)
+			}
+			if tc.repairs > 0 { // re-emitted packed, as the scripts write entries
+				msgs, err := f.env.Raw.XRange(ctx, f.env.Keys.Events(f.aid), "-", "+").Result()
+				if err != nil || len(msgs) < tc.repairs {
+					t.Fatalf("outbox after repair: %v, %v", msgs, err)
+				}
+				for _, m := range msgs[len(msgs)-tc.repairs:] {
+					if _, err := event.FromStream(m.ID, m.Values); err != nil || len(m.Values) != 1 ||
+						m.Values[event.FieldEntry] == nil {
+						t.Fatalf("re-emitted entry %v: %v", m.Values, err)
+					}
+				}
 			}
 		})
 	}

@@ -2,13 +2,16 @@ package relay_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 )
 
-// An unparsable outbox entry goes to the dead-letter topic; the entries behind it flow.
+// An unparsable outbox entry goes to the dead-letter topic; the entries behind it flow. One is
+// written the way entries were before they were packed, one packed with a token that is not
+// key=value (read leniently, it would be a valid adjustment).
 func TestRelayDeadLettersUnparsableEntry(t *testing.T) {
 	e := newEnv(t)
 	before := e.reserve(10, 1)
@@ -18,21 +21,31 @@ func TestRelayDeadLettersUnparsableEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	badPacked, err := e.rds.XAddCtx(context.Background(), key, true, "*",
+		[]string{event.FieldEntry, fmt.Sprintf("t=adjusted aid=%d d=5 at=1 x", aid)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	after := e.reserve(10, 100)
 	dlq := collect(t, e.brokers, event.DeadLetterTopic)
 	topic := collect(t, e.brokers, event.Topic)
 	e.start(e.newRelay(e.conf()))
 	want := expected(append(before, after...), event.Reserved)
 	waitFor(t, "the valid events", func() bool { return len(missing(want, topic.events(t))) == 0 })
-	waitFor(t, "the dead letter", func() bool { return dlq.len() == 1 })
+	waitFor(t, "the dead letters", func() bool { return dlq.len() == 2 })
 	waitFor(t, "an empty outbox", func() bool { return e.outboxLen() == 0 })
-	dlq.mu.Lock()
-	d, err := kafkax.ParseDeadLetter(dlq.records[0].Value)
-	dlq.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
+	if n := topic.events(t)["/adjusted"]; n != 0 {
+		t.Fatalf("%d adjustments on the topic, want none", n)
 	}
-	if d.Source != kafkax.SourceOutbox || d.EntryID != badID || d.Reason == "" {
-		t.Fatalf("dead letter %+v, want source outbox, entry %s and a reason", d, badID)
+	dlq.mu.Lock()
+	defer dlq.mu.Unlock()
+	for i, id := range []string{badID, badPacked} {
+		d, err := kafkax.ParseDeadLetter(dlq.records[i].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Source != kafkax.SourceOutbox || d.EntryID != id || d.Reason == "" {
+			t.Fatalf("dead letter %+v, want source outbox, entry %s and a reason", d, id)
+		}
 	}
 }

@@ -46,7 +46,8 @@ func TestRelayReclaimsDeadRelaysEntries(t *testing.T) {
 
 // The relay waits AckWait only for an entry an Acker may produce: the expiry job's
 // releases (type expired) are acknowledged to nobody, and a burst of them is relayed at
-// once. Here AckWait is an hour: waiting for them would never deliver them in the test.
+// once, packed or not. Here AckWait is an hour: waiting for them would never deliver them in
+// the test.
 func TestRelayDoesNotHoldExpiries(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -57,10 +58,19 @@ func TestRelayDoesNotHoldExpiries(t *testing.T) {
 	}
 	now := time.Now().UnixMilli()
 	for i, o := range orders {
-		if err := e.raw.XAdd(ctx, &red.XAddArgs{Stream: key, Values: []any{
-			"t", "expired", "aid", aid, "sku", 70, "ono", o, "uid", 1 + i, "qty", 1, "at", now,
-			"rid", fmt.Sprintf("req-%08d", 1+i), "cms", now - 1000, "ems", now, "ep", 0,
-		}}).Err(); err != nil {
+		// half packed, half the way entries were written before they were packed
+		values := []any{"t", "expired", "aid", aid, "sku", 70, "ono", o, "uid", 1 + i, "qty", 1, "at", now,
+			"rid", fmt.Sprintf("req-%08d", 1+i), "cms", now - 1000, "ems", now, "ep", 0}
+		if i%2 == 0 {
+			p, err := event.Event{Type: event.Expired, ActivityID: aid, SkuID: 70, OrderNo: o, UID: int64(1 + i),
+				Quantity: 1, AtMs: now, RequestID: fmt.Sprintf("req-%08d", 1+i), CreatedMs: now - 1000,
+				ExpireMs: now}.Pack(0, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			values = []any{event.FieldEntry, p}
+		}
+		if err := e.raw.XAdd(ctx, &red.XAddArgs{Stream: key, Values: values}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

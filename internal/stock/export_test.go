@@ -61,3 +61,6 @@ func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, e
 	p, ok := unpackOrder(aid, orderNo, v)
 	return p.Order, p.Cseq, p.Useq, p.Er, p.Es, ok
 }
+
+// EntryLua is scripts/entry.lua, for tests.
+var EntryLua = entryLua

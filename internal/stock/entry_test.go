@@ -1,0 +1,145 @@
+package stock_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/stock"
+)
+
+// entry.lua and event.Event.Pack are one format: the entries the Lua packers make are the
+// strings Go packs for the same events, and read back in Go as those events.
+func TestLuaPacksEntriesAsGo(t *testing.T) {
+	e := stocktest.New(t)
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	ono := "12-1700000000123c0ffee00deadbeefcafe0123"
+	reserved := event.Event{Type: event.Reserved, ActivityID: 12, SkuID: 7, OrderNo: ono, UID: 3, Quantity: 2,
+		AtMs: 1700000000123, RequestID: "req_0000-01", ExpireMs: 1700000900123, Epoch: 4}
+	paid := reserved
+	paid.Type, paid.AtMs, paid.CreatedMs = event.Paid, 1700000000500, reserved.AtMs
+	adjusted := event.Event{Type: event.Adjusted, ActivityID: 12, SkuID: 7, Delta: -5, AtMs: 1700000000600, Epoch: 4}
+	entered := event.Event{Type: event.Entered, ActivityID: 12, SkuID: 7, UID: 9, Quantity: 1,
+		AtMs: 1700000000700, RequestID: "req-00000009", Epoch: 4}
+	src := stock.EntryLua + `
+return {
+  packOrderEntry('reserved', '12', '7', ARGV[1], '3', '2', '1700000000123', 'req_0000-01', nil,
+    '1700000900123', '4', '41', entryTrace('')),
+  packOrderEntry('paid', '12', '7', ARGV[1], '3', '2', '1700000000500', 'req_0000-01', '1700000000123',
+    '1700000900123', '4', '42', entryTrace(ARGV[2])),
+  packEntry({t = 'adjusted', aid = '12', sku = '7', d = '-5', at = '1700000000600', ep = '4', tp = ''}),
+  packEntry({t = 'entered', aid = '12', sku = '7', uid = '9', qty = '1', at = '1700000000700', rid = 'req-00000009',
+    ep = '4', sq = '43', tp = ARGV[2]}),
+}`
+	v, err := e.Raw.Eval(ctx, src, nil, ono, tp).StringSlice()
+	if err != nil || len(v) != 4 {
+		t.Fatalf("entry.lua: %v, %v", v, err)
+	}
+	for i, c := range []struct {
+		ev  event.Event
+		seq int64
+		tp  string
+	}{{reserved, 41, ""}, {paid, 42, tp}, {adjusted, 0, ""}, {entered, 43, tp}} {
+		want, err := c.ev.Pack(c.seq, c.tp)
+		if err != nil || v[i] != want {
+			t.Errorf("Lua packed %q, Go %q (%v)", v[i], want, err)
+		}
+		c.ev.EventID = "1-0"
+		if c.ev.Type == event.Reserved {
+			c.ev.CreatedMs = c.ev.AtMs
+		}
+		got, err := event.FromStream("1-0", map[string]any{event.FieldEntry: v[i]})
+		if err != nil || got != c.ev {
+			t.Errorf("Lua's %q read as %+v (%v), want %+v", v[i], got, err, c.ev)
+		}
+	}
+}
+
+// Every script that writes an outbox entry writes it packed in the one field event.FieldEntry,
+// with the stock hash's epoch and the caller's traceparent when traced, and the entry an
+// acknowledgement hook is handed is the stream's, its epoch read.
+func TestEveryScriptWritesPackedEntries(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, PayTimeout: 1, Epoch: 3})
+	acked := map[string]stock.Entry{}
+	e.Store.Outbox().SetAck(func(_ context.Context, en stock.Entry) error {
+		acked[en.ID] = en
+		return nil
+	})
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{8},
+		TraceFlags: trace.FlagsSampled})
+	traced := trace.ContextWithSpanContext(ctx, sc)
+	tp := event.TraceParent(traced)
+	res, err := e.Store.ReserveBatch(traced, aid, []stock.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)},
+		{UID: 2, Qty: 2, RequestID: reqID(2)}, {UID: 3, Qty: 1, RequestID: reqID(3)}}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if err := e.Store.Confirm(traced, res[0].OrderNo, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store.Release(ctx, res[1].OrderNo, 2, domain.StateCancelled); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.Adjust(traced, aid, 3); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if done, err := e.Store.ExpireDue(ctx, aid, 10); err != nil || len(done) != 1 {
+		t.Fatalf("expire due: %v, %v", done, err)
+	}
+	draw := e.Warm(stocktest.Spec{ID: aid + 1, Total: 10, DrawAt: time.Now().Add(time.Hour), Epoch: 3})
+	if r, err := e.Store.Reserve(traced, draw, 4, 1, reqID(4)); err != nil || r.State != stock.StateQueued {
+		t.Fatalf("entry: %+v, %v", r, err)
+	}
+	var types []event.Type
+	for _, a := range []int64{aid, draw} {
+		msgs, err := e.Raw.XRange(ctx, e.Keys.Events(a), "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if _, ok := m.Values[event.FieldEntry]; !ok || len(m.Values) != 1 {
+				t.Errorf("entry %s: %v, want one field %q", m.ID, m.Values, event.FieldEntry)
+			}
+			ev, err := event.FromStream(m.ID, m.Values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			types = append(types, ev.Type)
+			a, _ := event.Attributes(m.Values)
+			got := a[event.FieldTraceParent]
+			if byTraced := ev.Type != event.Cancelled && ev.Type != event.Expired; byTraced != (got == tp) {
+				t.Errorf("entry %s %v: traceparent %q, traced call %v", m.ID, m.Values, got, byTraced)
+			}
+			en, ok := acked[m.ID]
+			if ev.Type == event.Expired { // the expiry job's: nobody is answered for it
+				continue
+			}
+			want := map[string]any{}
+			for k, v := range m.Values {
+				want[k] = fmt.Sprint(v)
+			}
+			if !ok || !reflect.DeepEqual(en.Values, want) || en.Epoch != 3 || ev.Epoch != 3 {
+				t.Errorf("entry %s %v: acknowledged as %+v", m.ID, m.Values, en)
+			}
+		}
+	}
+	want := []event.Type{event.Reserved, event.Reserved, event.Reserved, event.Paid, event.Cancelled, event.Adjusted,
+		event.Expired, event.Entered}
+	if !reflect.DeepEqual(types, want) {
+		t.Fatalf("entries of types %v, want %v", types, want)
+	}
+}
