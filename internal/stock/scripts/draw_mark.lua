@@ -14,11 +14,13 @@ end
 if (redis.call('HGET', KEYS[2], 'cursor') or '0') ~= ARGV[1] then
   return {-19}
 end
-local lost = {}
-for i = 5, #ARGV do
-  lost[#lost + 1] = ARGV[i]
-end
-if #lost > 0 then
+-- The losers go in slices of 1,000: unpack takes at most about 8,000 values (Lua's C stack),
+-- and a mark call carries up to 4,096 losers (draw.go's markChunk), 8,192 HSET arguments.
+for from = 5, #ARGV, 1000 do
+  local lost = {}
+  for i = from, math.min(from + 999, #ARGV) do
+    lost[#lost + 1] = ARGV[i]
+  end
   local cur = redis.call('HMGET', KEYS[3], unpack(lost))
   local set = {}
   for j, f in ipairs(lost) do
@@ -30,6 +32,8 @@ if #lost > 0 then
   if #set > 0 then
     redis.call('HSET', KEYS[3], unpack(set))
   end
+end
+if #ARGV > 4 then
   redis.call('EXPIREAT', KEYS[3], exp)
 end
 redis.call('HSET', KEYS[2], 'cursor', ARGV[2], 'status', ARGV[4] == '1' and 'done' or 'drawing')

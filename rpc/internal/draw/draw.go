@@ -241,12 +241,19 @@ func (d *Drawer) Run(ctx context.Context, aid int64) error {
 	for {
 		done, err := r.Step(ctx)
 		if err != nil || done {
-			if errors.Is(err, stock.ErrDrawMoved) {
+			if moved(err) {
 				return nil // another instance took the draw over
 			}
 			return err
 		}
 	}
+}
+
+// moved tells whether err is stock.ErrDrawMoved itself: errors.Is matches any xerr error of its
+// code (BUSY), and a Redis failure mid-draw is no takeover.
+func moved(err error) bool {
+	var e *xerr.Error
+	return errors.As(err, &e) && e == stock.ErrDrawMoved
 }
 
 func (d *Drawer) lease() time.Duration {

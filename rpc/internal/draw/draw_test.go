@@ -161,6 +161,34 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	f.e.CheckInvariant(aid)
 }
 
+// Once the stock is gone the rest are marked lost in calls of thousands (markChunk): a draw with
+// far more entrants than stock ends done, every loser's replay SOLD_OUT. The mark script once
+// unpacked 8,192 HSET arguments, past Lua's limit, and every such draw stayed "drawing"; and a
+// failed mark (BUSY) was taken for another drawer's move, so Run returned nil.
+func TestDrawMarksThousandsOfLosers(t *testing.T) {
+	f := newFixture(t)
+	const n = 2*4096 + 700
+	aid := f.activity(t, 6, n, 11, time.Second)
+	d := &draw.Drawer{Store: f.e.Store, Seeds: f.acts}
+	if err := d.Run(ctx, aid); err != nil {
+		t.Fatal(err)
+	}
+	won := f.outcome(t, aid)
+	p, _ := f.e.Store.Draw(ctx, aid)
+	if p.Status != stock.DrawDone || p.Winners != int64(len(won)) || p.Winners+p.Lost != n {
+		t.Fatalf("draw progress %+v with %d winners, want done with %d decided", p, len(won), n)
+	}
+	for _, uid := range []int64{1, 2, n / 2, n - 1, n} {
+		if _, ok := won[uid]; ok {
+			continue
+		}
+		if _, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid)); !errors.Is(err, xerr.ErrSoldOut) {
+			t.Fatalf("loser %d replay: %v, want SOLD_OUT", uid, err)
+		}
+	}
+	f.e.CheckInvariant(aid)
+}
+
 // A drawer abandoned mid-draw (its lease not released, as by kill -9) is taken over once the
 // lease lapses; the draw resumes with the same order: the same winners as an uninterrupted
 // draw with the same seed, no entrant with two orders, and the abandoned drawer cannot go on.
