@@ -14,6 +14,7 @@ import (
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
+	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -48,7 +49,7 @@ func (g *Gate) Subscribe(c redis.RedisConf, channel string) {
 	if g.marks == nil {
 		return
 	}
-	g.sub = NewClient(c)
+	g.sub = redisx.NewClient(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	wait, waited := context.WithTimeout(ctx, subscribeWait)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/syncx"
 
@@ -71,6 +72,10 @@ type Fence struct {
 	Pipeline activity.Pipeline
 	// Known, when set, says whether an activity id may exist (the Bloom filter of known ids).
 	Known func(ctx context.Context, aid int64) bool
+	// Answers says whether Redis answers a PING outside go-zero's breaker (redisx.Answers);
+	// nil: Store.Ping, which the breaker drops too (a drop is then taken for an outage, as
+	// before Dec 2026; tests of other rules leave it nil).
+	Answers func(ctx context.Context) bool
 
 	readsOnce sync.Once
 	reads     syncx.SingleFlight // set by flight
@@ -273,6 +278,14 @@ func (f *Fence) Failed(ctx context.Context, aid int64, err error) error {
 	if !f.On || !RedisDown(err) {
 		return err
 	}
+	// A call go-zero's Redis breaker dropped is no sign that Redis is down: the breaker
+	// counts the outage's failures and drops for up to its 10 s window after Redis is back,
+	// and an activity just handed back to Redis was switched to mysql again on a dropped
+	// buyer's call (a flap, a second rebuild). Redis itself is asked, around the breaker;
+	// the dropped call is answered BUSY.
+	if errors.Is(err, breaker.ErrServiceUnavailable) && f.answers(ctx) {
+		return err
+	}
 	switched, serr := f.Inventory.SwitchMode(ctx, aid, model.ModeRedis, model.ModeMySQL)
 	if serr != nil {
 		logx.Errorf("degrade: activity %d: Redis down (%v), and switching to mysql failed: %v", aid, err, serr)
@@ -284,6 +297,18 @@ func (f *Fence) Failed(ctx context.Context, aid int64, err error) error {
 	}
 	f.observe(aid, model.ModeMySQL, time.Now())
 	return errSwitching
+}
+
+// answerWait bounds the PING of answers: a Redis that does not answer within it is down.
+const answerWait = time.Second
+
+func (f *Fence) answers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, answerWait)
+	defer cancel()
+	if f.Answers == nil {
+		return f.Store.Ping(ctx)
+	}
+	return f.Answers(ctx)
 }
 
 // Degraded lists the activities this instance sees served from MySQL or being rebuilt.

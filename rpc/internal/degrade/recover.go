@@ -83,6 +83,11 @@ func (f *Fence) handBack(ctx context.Context, aid int64) error {
 		if v := f.observe(aid, mode, time.Now()); !v.caught {
 			return nil
 		}
+		// A Redis back from a restart has no scripts: each first call would fail with
+		// NOSCRIPT, which go-zero's breaker counts (the probe reloads them too, every 5 s).
+		if err := f.Store.LoadScripts(ctx); err != nil {
+			return err
+		}
 		switched, err := f.Inventory.SwitchMode(ctx, aid, model.ModeMySQL, model.ModeRebuilding)
 		if err != nil || !switched {
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/reconcile"
+	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -140,6 +141,10 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
 		Rebuild: loader, Known: known.MayExist}
+	if fence.On {
+		probe := redisx.NewClient(c.StockRedis)
+		fence.Answers = func(ctx context.Context) bool { return redisx.Answers(ctx, probe) }
+	}
 	if progress != nil {
 		fence.Pipeline = progress
 	}
