@@ -63,7 +63,7 @@ func newRecovery(t *testing.T) *recovery {
 		Source: activity.NewMySQLSource(model.NewActivityModel(db.Conn), inventory,
 			model.NewSeckillOrderModel(db.Conn))}
 	t.Cleanup(loader.Close)
-	probe := redisx.NewClient(conf)
+	probe := redisx.NewProbe(conf)
 	t.Cleanup(func() { _ = probe.Close() })
 	fence := &degrade.Fence{On: true, Inventory: inventory, Store: store, Rebuild: loader,
 		Conf:    degrade.Conf{Concurrency: 4, LeaseMs: 100, RelayMarginMs: 100, RecoverMs: 100},

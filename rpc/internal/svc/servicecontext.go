@@ -142,7 +142,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
 		Rebuild: loader, Known: known.MayExist}
 	if fence.On {
-		probe := redisx.NewClient(c.StockRedis)
+		probe := redisx.NewProbe(c.StockRedis)
 		fence.Answers = func(ctx context.Context) bool { return redisx.Answers(ctx, probe) }
 	}
 	if progress != nil {
