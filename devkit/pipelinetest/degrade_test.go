@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	red "github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/pipelinetest"
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -63,24 +63,7 @@ func buyers(
 
 // switches counts the inventory service's mode switches to mysql (in this process).
 func switches(t *testing.T) float64 {
-	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "seckill_inventory_mode_switches_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "to" && l.GetValue() == "mysql" {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return testenv.Counter(t, "seckill_inventory_mode_switches_total", map[string]string{"to": "mysql"})
 }
 
 func mode(t *testing.T, p *pipelinetest.Pipeline, aid int64) string {

@@ -6,38 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
+	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/rpc/inventory"
 )
-
-// counter reads a counter of the default registry (0 when the series does not exist).
-func counter(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := prometheus.DefaultGatherer.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.Metric {
-			got := map[string]string{}
-			for _, l := range m.Label {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
 
 // TestOutcomeCounters: 30 concurrent buyers on 10 units count 10 OK and 20 SOLD_OUT
 // reservations; paying 4 and cancelling 3 count 4 pay OK and 3 cancel OK, and paying a
@@ -49,10 +20,10 @@ func TestOutcomeCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := func(code string) float64 {
-		return counter(t, "seckill_inventory_reservations_total", map[string]string{"code": code})
+		return testenv.Counter(t, "seckill_inventory_reservations_total", map[string]string{"code": code})
 	}
 	op := func(op, code string) float64 {
-		return counter(t, "seckill_inventory_order_ops_total", map[string]string{"op": op, "code": code})
+		return testenv.Counter(t, "seckill_inventory_order_ops_total", map[string]string{"op": op, "code": code})
 	}
 	okBefore, soldOutBefore := res("OK"), res("SOLD_OUT")
 	payBefore, cancelBefore, closedBefore := op("pay", "OK"), op("cancel", "OK"), op("pay", "ORDER_CLOSED")
@@ -122,7 +93,7 @@ func TestBatchItemsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := func(code string) float64 {
-		return counter(t, "seckill_inventory_reservations_total", map[string]string{"code": code})
+		return testenv.Counter(t, "seckill_inventory_reservations_total", map[string]string{"code": code})
 	}
 	okBefore, soldOutBefore := res("OK"), res("SOLD_OUT")
 	in := &inventory.ReserveBatchReq{ActivityId: id}
