@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/testenv"
 )
 
@@ -76,4 +77,30 @@ func TestMetrics(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("metrics missing the gateway's series:\n%.2000s", body)
+}
+
+// TestHealthzHasItsOwnBound: the health probe's ping is bounded by its own second, not by
+// the zRPC client's timeout for the sale. With that timeout at 5 ms and the inventory
+// service 20 ms away (a proxy holding each answer), the gateway is healthy; the ping used to
+// inherit the 5 ms and the gateway stayed 503 (TestReconcileOutlastsTheSaleTimeouts, whose
+// second gateway has a 1 ms client timeout, failed "did not become healthy" on a loaded box).
+func TestHealthzHasItsOwnBound(t *testing.T) {
+	e := start(t)
+	proxy, err := devenv.StartProxy(e.rpcHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	proxy.SetDelay(20 * time.Millisecond)
+	c := apiConfig(t, e.keys, proxy.Addr)
+	c.Inventory.Timeout = 5
+	s, err := apiserver.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Stop)
+	far := *e
+	far.base, far.api = fmt.Sprintf("http://127.0.0.1:%d", c.Port), s
+	far.waitHealthy()
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Proxy is a loopback TCP proxy in front of one server, for fault tests: clients pointed at
@@ -23,6 +25,30 @@ type Proxy struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+	delay  atomic.Int64 // SetDelay: each chunk from the target waits this long (ns)
+}
+
+// SetDelay makes every chunk the target sends wait d before it is passed on (0: none): a
+// slow server, or a slow link back from it.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// slow copies src to dst, each chunk held for the proxy's delay.
+func (p *Proxy) slow(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if d := p.delay.Load(); d > 0 {
+				time.Sleep(time.Duration(d))
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 // StartProxy listens on a free loopback port and forwards every connection to target.
@@ -86,12 +112,14 @@ func (p *Proxy) forward(c net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+	go func() {
+		_, _ = io.Copy(up, c)
 		done <- struct{}{}
-	}
-	go pipe(up, c)
-	go pipe(c, up)
+	}()
+	go func() {
+		p.slow(c, up)
+		done <- struct{}{}
+	}()
 	<-done // one direction ended: close both, which ends the other
 	p.untrack(c, up)
 	<-done
