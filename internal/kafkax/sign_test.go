@@ -2,9 +2,14 @@ package kafkax_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/seckill/seckill/devkit/testenv"
@@ -108,5 +113,60 @@ func TestAuthRefusesBadSettings(t *testing.T) {
 	}
 	if d, err := (kafkax.Auth{}).Dialer(); d != nil || err != nil {
 		t.Fatalf("no auth: dialer %v, %v; want kafka-go's default", d, err)
+	}
+}
+
+// The Signer's reused HMAC states leak nothing from one message into another: messages
+// signed concurrently carry the MAC of a fresh hmac.New over the same bytes.
+func TestSignerConcurrentMACsAreFresh(t *testing.T) {
+	secret := testenv.RandomSecret()
+	s := kafkax.NewSigner(secret)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 500 {
+				m := kafkax.Message{Key: []byte(fmt.Sprintf("%d-%d", g, i)), Value: []byte(strings.Repeat("v", i%97))}
+				got := s.Sign(m).Headers[0].Value
+				if want := freshMAC(secret, m); !hmac.Equal(got, want) {
+					errs <- fmt.Errorf("goroutine %d message %d: MAC %x, a fresh hmac gives %x", g, i, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// freshMAC is Signer's MAC computed from scratch: the key's length, the key, the value.
+func freshMAC(secret string, m kafkax.Message) []byte {
+	h := hmac.New(sha256.New, []byte(secret))
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(m.Key)))
+	h.Write(n[:])
+	h.Write(m.Key)
+	h.Write(m.Value)
+	return h.Sum(nil)
+}
+
+// Signing a reserved event's message, beside a fresh hmac.New per message
+// (go test -bench Sign ./internal/kafkax).
+func BenchmarkSign(b *testing.B) {
+	s := kafkax.NewSigner(testenv.RandomSecret())
+	m := kafkax.Message{Key: []byte("12-17000000001238c0ffee0123456789abcdef"), Value: make([]byte, 300)}
+	for b.Loop() {
+		s.Sign(m)
+	}
+}
+
+func BenchmarkSignFreshHMAC(b *testing.B) {
+	secret := testenv.RandomSecret()
+	m := kafkax.Message{Key: []byte("12-17000000001238c0ffee0123456789abcdef"), Value: make([]byte, 300)}
+	for b.Loop() {
+		freshMAC(secret, m)
 	}
 }
