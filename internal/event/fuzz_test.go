@@ -1,6 +1,7 @@
 package event_test
 
 import (
+	stdjson "encoding/json"
 	"testing"
 
 	"github.com/seckill/seckill/internal/event"
@@ -16,6 +17,15 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add([]byte(`{"type":"bogus"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := event.Unmarshal(b)
+		// The codec (segmentio/encoding/json) decides as encoding/json would.
+		var std event.Event
+		stdErr := stdjson.Unmarshal(b, &std)
+		if stdErr == nil {
+			stdErr = std.Validate()
+		}
+		if (err == nil) != (stdErr == nil) || err == nil && e != std {
+			t.Fatalf("%q: Unmarshal %+v, %v; encoding/json %+v, %v", b, e, err, std, stdErr)
+		}
 		if err != nil {
 			return
 		}
@@ -25,6 +35,9 @@ func FuzzUnmarshal(f *testing.F) {
 		raw, err := e.Marshal()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if want, _ := stdjson.Marshal(e); string(raw) != string(want) {
+			t.Fatalf("Marshal %s, encoding/json %s", raw, want)
 		}
 		again, err := event.Unmarshal(raw)
 		if err != nil || again != e {
