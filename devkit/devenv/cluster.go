@@ -89,7 +89,79 @@ func StartRedisClusterOf(ctx context.Context, spec ClusterSpec) (*RedisCluster, 
 		_ = c.Close()
 		return nil, err
 	}
+	if err := c.attachReplicas(ctx, cli, spec.Replicas, 20*time.Second); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// attachReplicas waits until every master that holds slots has replicas replicas. redis-cli
+// --cluster create ignores a CLUSTER REPLICATE that fails because the replica has not yet
+// heard of its master (a slow join on a loaded box): the node stays a master without slots
+// and the cluster still reports ok. Such a node is made a replica of a master short of
+// replicas here, as redis-cli would have.
+func (c *RedisCluster) attachReplicas(ctx context.Context, cli string, replicas int, bound time.Duration) error {
+	if replicas == 0 {
+		return nil
+	}
+	host, port, _ := strings.Cut(c.Nodes[0].Addr, ":")
+	deadline := time.Now().Add(bound)
+	for {
+		out, err := exec.CommandContext(ctx, cli, "-h", host, "-p", port, "cluster", "nodes").Output()
+		if err == nil {
+			short, spare := clusterShortOfReplicas(string(out), replicas)
+			if len(short) == 0 {
+				return nil
+			}
+			for i, addr := range spare {
+				if i >= len(short) {
+					break
+				}
+				h, p, _ := strings.Cut(addr, ":")
+				_ = exec.CommandContext(ctx, cli, "-h", h, "-p", p, "cluster", "replicate", short[i]).Run()
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("redis cluster: masters without %d replicas after %s:\n%s", replicas, bound, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// clusterShortOfReplicas reads CLUSTER NODES: the ids of the masters holding slots with fewer
+// than want replicas (one entry per replica missing), and the addresses of the masters
+// holding none (nodes a failed CLUSTER REPLICATE left behind).
+func clusterShortOfReplicas(nodes string, want int) (short, spare []string) {
+	type node struct {
+		id, addr string
+		slots    bool
+	}
+	var masters []node
+	count := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || strings.Contains(f[2], "fail") {
+			continue
+		}
+		addr, _, _ := strings.Cut(f[1], "@")
+		switch {
+		case strings.Contains(f[2], "slave"):
+			count[f[3]]++
+		case strings.Contains(f[2], "master"):
+			masters = append(masters, node{id: f[0], addr: addr, slots: len(f) > 8})
+		}
+	}
+	for _, m := range masters {
+		if !m.slots {
+			spare = append(spare, m.addr)
+			continue
+		}
+		for range want - count[m.id] {
+			short = append(short, m.id)
+		}
+	}
+	return short, spare
 }
 
 // WaitOK waits until every running node reports cluster_state:ok, for at most bound.
