@@ -297,13 +297,8 @@ func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 	})
 	// The relay drops the stream right after it leaves the active set (retire: deactivate,
 	// check the stream once more, drop it), so the test may see the set first.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	waitFor(t, "the retired activity's outbox stream dropped", func() bool {
 		n, _ := e.rds.Exists(keys.Events(undrained))
-		if !n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the retired activity's outbox stream still exists")
-		}
-	}
+		return !n
+	})
 }
