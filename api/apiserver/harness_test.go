@@ -92,12 +92,21 @@ func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 // start brings up rpc and gateway; tweak adjusts the gateway config.
 func start(t testing.TB, tweak ...func(*apiserver.Config)) *env {
 	t.Helper()
+	return startWith(t, nil, tweak...)
+}
+
+// startWith is start with rpcTweak (nil: none) adjusting the inventory service's config.
+func startWith(t testing.TB, rpcTweak func(*rpcserver.Config), tweak ...func(*apiserver.Config)) *env {
+	t.Helper()
 	rds, keys := testenv.Redis(t)
 	db := testenv.MySQL(t)
 	rc := rpctest.Config(t, keys, db.DSN)
 	rc.Stock.BackfillWaitMs = 100
 	rc.Timeout = 10000 // see apiConfig
 	rc.Telemetry.Disabled = true
+	if rpcTweak != nil {
+		rpcTweak(&rc)
+	}
 	inv, rs := rpctest.Start(t, rc)
 	ac := apiConfig(t, keys, rc.ListenOn)
 	for _, f := range tweak {

@@ -114,9 +114,9 @@ func wait(t *testing.T, ch chan outcome) outcome {
 
 // queued is how many reservations wait in aid's queue (sent ones excluded).
 func queueLen(c *Coalescer, aid int64) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if q := c.queues[aid]; q != nil {
+	c.group.mu.Lock()
+	defer c.group.mu.Unlock()
+	if q := c.group.queues[aid]; q != nil {
 		return len(q.waiting)
 	}
 	return 0
@@ -136,9 +136,9 @@ func waitQueued(t *testing.T, c *Coalescer, aid int64, n int) {
 func waitIdle(t *testing.T, c *Coalescer) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		n := len(c.queues)
-		c.mu.Unlock()
+		c.group.mu.Lock()
+		n := len(c.group.queues)
+		c.group.mu.Unlock()
 		if n == 0 {
 			return
 		}
@@ -271,13 +271,19 @@ func TestSenderDropsLapsedReservation(t *testing.T) {
 	lapsed := &lapsedCtx{context.Background()}
 	go func() {
 		// Queued as a live reservation (Err is asked only after the first check).
-		cl := &call{ctx: lapsed, item: &inventoryclient.ReserveItem{Uid: 2, Quantity: 1, RequestId: "lapsed"},
-			since: time.Now(), done: make(chan result, 1)}
-		if c.enqueue(aid, cl) {
-			go c.send(aid)
+		cl := &call[*inventoryclient.ReserveItem, *inventoryclient.ReserveResult]{ctx: lapsed,
+			item:  &inventoryclient.ReserveItem{Uid: 2, Quantity: 1, RequestId: "lapsed"},
+			since: time.Now(), done: make(chan result[*inventoryclient.ReserveResult], 1)}
+		if c.group.enqueue(aid, cl) {
+			go c.group.run(aid)
 		}
 		r := <-cl.done
-		lapsedAnswer <- outcome{r.res, r.err}
+		if r.err != nil {
+			lapsedAnswer <- outcome{nil, r.err}
+			return
+		}
+		res, err := itemResult(r.res)
+		lapsedAnswer <- outcome{res, err}
 	}()
 	waitQueued(t, c, aid, 1)
 	kept := reserve(context.Background(), c, aid, "kept")

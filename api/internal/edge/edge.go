@@ -27,6 +27,10 @@ type Conf struct {
 	// ClockMargin: the gateway answers NOT_STARTED only until start - margin and ENDED only
 	// from end + margin (the scripts decide by Redis's clock; this absorbs the skew).
 	ClockMargin time.Duration `json:",default=1s"`
+	// ReplayCheck bounds the read of the buyers hash before a mark answers (a buyer who holds
+	// an order for the request id is sent on, as a replay); a read that takes longer sends
+	// the request on too.
+	ReplayCheck time.Duration `json:",default=250ms"`
 }
 
 // Marks is the per-activity state; safe for concurrent use. A nil *Marks answers nothing.

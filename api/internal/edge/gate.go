@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/internal/redisx"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -29,7 +30,8 @@ const (
 // A Gate is the reservation route's edge: it decodes and checks a reservation once
 // (Check) and learns from the inventory service's answer to it (Observe).
 type Gate struct {
-	marks   *Marks // nil: the edge answers nothing
+	marks   *Marks   // nil: the edge answers nothing
+	holders *holders // nil (not connected): a mark answers without asking the buyers hash
 	inv     inventoryclient.Inventory
 	windows syncx.SingleFlight
 
@@ -43,18 +45,21 @@ func NewGate(marks *Marks, inv inventoryclient.Inventory) *Gate {
 	return &Gate{marks: marks, inv: inv, windows: syncx.NewSingleFlight()}
 }
 
-// Subscribe drops marks on the stock-back messages of channel on c's Redis until Close,
-// waiting at most subscribeWait for the first subscription; without marks it does nothing.
-func (g *Gate) Subscribe(c redis.RedisConf, channel string) {
+// Connect opens c's Redis for the gate until Close: it drops marks on the stock-back
+// messages of keys' channel, waiting at most subscribeWait for the first subscription, and
+// asks the buyers hash before a mark answers (a replay is never answered from a mark).
+// Without marks it does nothing.
+func (g *Gate) Connect(c redis.RedisConf, keys stock.Keys) {
 	if g.marks == nil {
 		return
 	}
 	g.sub = redisx.NewClient(c)
+	g.holders = newHolders(g.sub, keys, g.marks.c.ReplayCheck)
 	ctx, cancel := context.WithCancel(context.Background())
 	g.stop = cancel
 	wait, waited := context.WithTimeout(ctx, subscribeWait)
 	defer waited()
-	g.stopped = Subscribe(ctx, g.sub, channel, g.marks, wait.Done())
+	g.stopped = Subscribe(ctx, g.sub, keys.StockBack(), g.marks, wait.Done())
 }
 
 // Check decodes r's reservation, checks the buyer and the input and asks the marks: err is
@@ -63,16 +68,29 @@ func (g *Gate) Check(r *http.Request) (req types.ReserveReq, gen uint64, err err
 	if req, err = decode(r); err != nil {
 		return req, 0, err
 	}
-	if _, err = auth.UID(r.Context()); err != nil {
+	uid, err := auth.UID(r.Context())
+	if err != nil {
 		return req, 0, err
 	}
 	if err = validate.Reserve(&req); err != nil {
 		return req, 0, err
 	}
-	if err = g.marks.Check(req.ActivityId); err != nil {
+	gen = g.marks.Gen()
+	if err = g.answer(r.Context(), uid, &req); err != nil {
 		return req, 0, err
 	}
-	return req, g.marks.Gen(), nil
+	return req, gen, nil
+}
+
+// answer is the marks' answer to uid's reservation req, nil when none holds or when the
+// buyer may hold an order for req's request id: a replay is the service's to answer, with
+// the order as it is now (docs/DESIGN.md "The edge never overrides a replay").
+func (g *Gate) answer(ctx context.Context, uid int64, req *types.ReserveReq) error {
+	err := g.marks.Check(req.ActivityId)
+	if err == nil || g.holders == nil || !g.holders.mayHold(ctx, req.ActivityId, uid, req.RequestId) {
+		return err
+	}
+	return nil
 }
 
 // Observe learns from answer, the error a reservation of aid checked at gen was answered
@@ -126,12 +144,12 @@ func (g *Gate) Close() {
 	}
 }
 
-// Peek answers r's reservation before the route runs (the gateway's fast path): the marks'
-// answer to a plain JSON reservation (validate.ReserveBody) that passes validate.Reserve,
-// as Check would answer it after authentication. nil: no mark holds, or the body is not
-// of that shape; r's body is then as it was, for the route (Check reads it again).
-// It does not authenticate: the caller must have checked the buyer's token first.
-func (g *Gate) Peek(r *http.Request) error {
+// Peek answers buyer uid's reservation r before the route runs (the gateway's fast path):
+// the marks' answer to a plain JSON reservation (validate.ReserveBody) that passes
+// validate.Reserve, as Check would answer it after authentication. nil: no mark holds, or
+// the body is not of that shape; r's body is then as it was, for the route (Check reads it
+// again). It does not authenticate: the caller must have checked the buyer's token first.
+func (g *Gate) Peek(r *http.Request, uid int64) error {
 	if g.marks == nil {
 		return nil
 	}
@@ -140,7 +158,7 @@ func (g *Gate) Peek(r *http.Request) error {
 		return nil // the body is replayed already
 	}
 	if validate.Reserve(&req) == nil {
-		if err := g.marks.Check(req.ActivityId); err != nil {
+		if err := g.answer(r.Context(), uid, &req); err != nil {
 			return err
 		}
 	}

@@ -65,11 +65,12 @@ func (f *FastEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Identity first, as the route's chain does (BuyerClaim before ReserveEdge): a token
 	// that does not verify here goes to the route, which parses it or answers 401.
-	if _, ok := f.auth.Verified(r); !ok {
+	uid, ok := f.auth.Verified(r)
+	if !ok {
 		f.Router.ServeHTTP(w, r)
 		return
 	}
-	err := f.gate.Peek(r)
+	err := f.gate.Peek(r, uid)
 	if err == nil {
 		f.Router.ServeHTTP(w, r)
 		return

@@ -108,7 +108,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		marks = edge.New(c.Edge)
 	}
 	s.Edge = edge.NewGate(marks, s.Inventory)
-	s.Edge.Subscribe(c.Redis, keys.StockBack())
+	s.Edge.Connect(c.Redis, keys)
 	s.Answers = middleware.NewReserveEdgeMiddleware(s.Edge)
 	s.ReserveEdge = s.Answers.Handle
 	return s, nil
