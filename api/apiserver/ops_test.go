@@ -1,16 +1,23 @@
 package apiserver_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/rpc/inventory"
 )
 
 func TestHealthz(t *testing.T) {
@@ -103,4 +110,60 @@ func TestHealthzHasItsOwnBound(t *testing.T) {
 	far := *e
 	far.base, far.api = fmt.Sprintf("http://127.0.0.1:%d", c.Port), s
 	far.waitHealthy()
+}
+
+// countingInventory is an inventory service that only answers Ping, counting the calls.
+type countingInventory struct {
+	inventory.UnimplementedInventoryServer
+	pings atomic.Int64
+}
+
+func (c *countingInventory) Ping(context.Context, *inventory.PingReq) (*inventory.PingResp, error) {
+	c.pings.Add(1)
+	return &inventory.PingResp{}, nil
+}
+
+// A thousand /healthz calls at once make at most a handful of dependency checks (one per
+// second per gateway, shared by whoever asks meanwhile), and the answer is the status only.
+func TestHealthzIsCached(t *testing.T) {
+	_, keys := testenv.Redis(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := &countingInventory{}
+	srv := grpc.NewServer()
+	inventory.RegisterInventoryServer(srv, inv)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	c := apiConfig(t, keys, l.Addr().String())
+	s, err := apiserver.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Stop)
+	e := &env{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", c.Port), client: &http.Client{Timeout: 10 * time.Second}}
+	e.waitHealthy()
+	time.Sleep(1100 * time.Millisecond) // the next call checks again
+	before := inv.pings.Load()
+	began := time.Now()
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			for range 20 {
+				if code, raw := e.do(http.MethodGet, "/healthz", "", nil); code != http.StatusOK ||
+					string(raw) != `{"status":"ok"}` {
+					t.Errorf("healthz: %d %s", code, raw)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(began)
+	n := inv.pings.Load() - before
+	if limit := int64(took.Seconds()) + 2; n < 1 || n > limit {
+		t.Fatalf("1000 /healthz calls in %v made %d Pings (want 1 to %d)", took, n, limit)
+	}
+	t.Logf("1000 /healthz calls in %v made %d Pings", took, n)
 }

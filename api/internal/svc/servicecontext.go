@@ -46,6 +46,8 @@ type ServiceContext struct {
 	// Edge is the reservation route's gate (sold-out marks, known windows; none when
 	// Edge.Enabled is false).
 	Edge *edge.Gate
+	// Health is the cached dependency status /healthz and the admin view read.
+	Health *Health
 }
 
 // New builds the context: the zRPC client of the inventory service (which owns the
@@ -99,6 +101,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
 		AddrReserve:    addrReserve,
 		AddrAuthFail:   addrAuthFail,
+		Health:         NewHealth(inv),
 	}
 	if c.Coalesce.Enabled {
 		s.Reservations = coalesce.New(c.Coalesce, inv)

@@ -44,9 +44,10 @@ type AdjustStockReq struct {
 
 type AdminActivityResp struct {
 	ActivityResp
-	Redis *RedisBook `json:"redis"` // null when not warm
-	Db    DbBook     `json:"db"`
-	Draw  *DrawView  `json:"draw,omitempty"` // only for an activity with a draw
+	Redis    *RedisBook `json:"redis"` // null when not warm
+	Db       DbBook     `json:"db"`
+	Draw     *DrawView  `json:"draw,omitempty"` // only for an activity with a draw
+	Degraded bool       `json:"degraded"`
 }
 
 type CreateActivityReq struct {
@@ -87,9 +88,7 @@ type EntryResp struct {
 }
 
 type HealthResp struct {
-	Status   string  `json:"status"`
-	Degraded []int64 `json:"degraded,omitempty"`
-	RedisUp  *bool   `json:"redis_up,omitempty"`
+	Status string `json:"status"` // "ok" | "degraded"
 }
 
 type ListActivitiesReq struct {

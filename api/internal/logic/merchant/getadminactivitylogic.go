@@ -46,6 +46,7 @@ func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*t
 		Redis:        redisBook(books.Redis),
 		Db:           dbBook(books.Db),
 		Draw:         drawView(a.GetDraw()),
+		Degraded:     l.svcCtx.Health.Degraded(req.Id),
 	}, nil
 }
 
