@@ -3,10 +3,13 @@ package stock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	red "github.com/redis/go-redis/v9"
+	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
 )
@@ -101,4 +104,29 @@ func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]strin
 	}
 	_, err = pipe.Exec(ctx)
 	return err
+}
+
+// ReconcileLock returns the lock one instance holds while it compares activity aid's books.
+func (a Audit) ReconcileLock(aid int64) *redis.RedisLock {
+	return redis.NewRedisLock(a.s.rds, a.s.keys.ReconLock(aid))
+}
+
+// SaveReport records activity aid's last comparison report, finished at finishedMs, for ttl.
+func (a Audit) SaveReport(ctx context.Context, aid, finishedMs int64, report []byte, ttl time.Duration) error {
+	return a.s.rds.SetexCtx(ctx, a.s.keys.ReconReport(aid), strconv.FormatInt(finishedMs, 10)+" "+string(report),
+		max(int(ttl/time.Second), 1))
+}
+
+// LastReport is activity aid's last comparison report and when it finished (unix ms); ok
+// false when none is kept.
+func (a Audit) LastReport(ctx context.Context, aid int64) (finishedMs int64, report []byte, ok bool, err error) {
+	v, err := a.s.rds.GetCtx(ctx, a.s.keys.ReconReport(aid))
+	if err != nil || v == "" {
+		return 0, nil, false, err
+	}
+	at, rest, found := strings.Cut(v, " ")
+	if finishedMs, err = strconv.ParseInt(at, 10, 64); !found || err != nil {
+		return 0, nil, false, fmt.Errorf("reconcile report of %d: malformed %.40q", aid, v)
+	}
+	return finishedMs, []byte(rest), true, nil
 }

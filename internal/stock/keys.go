@@ -73,6 +73,13 @@ func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
 // lingering difference from one still in flight.
 func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
 
+// ReconLock is held by the one instance comparing the activity's books (reconcile.Single).
+func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
+
+// ReconReport is the last comparison's report, "<finished unix ms> <JSON>", kept briefly so
+// that callers who waited on another instance's run share its answer.
+func (k Keys) ReconReport(aid int64) string { return k.base(aid) + "reconrep" }
+
 // StockBack is the pub/sub channel on which the scripts that return stock to remaining publish
 // the activity id (a channel, not a key: it has no slot).
 func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }

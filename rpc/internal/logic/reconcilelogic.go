@@ -27,12 +27,14 @@ func NewReconcileLogic(ctx context.Context, svcCtx *svc.ServiceContext) *Reconci
 }
 
 // Reconcile compares Redis with MySQL now (internal/reconcile). The scheduled job and the
-// admin endpoint both come here, so they share one history of unexplained differences.
+// admin endpoint both come here, so they share one history of unexplained differences, and
+// one run per activity at a time across instances (reconcile.Single): a caller who asks
+// while one runs gets its report.
 func (l *ReconcileLogic) Reconcile(in *inventory.ReconcileReq) (*inventory.ReconcileResp, error) {
 	if err := actFor(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId); err != nil {
 		return nil, err
 	}
-	rep, err := l.svcCtx.Reconciler.Run(l.ctx, in.ActivityId)
+	rep, err := l.svcCtx.Reconciles.Run(l.ctx, in.ActivityId)
 	if err != nil {
 		return nil, xerr.Unavailable(err) // a business outcome passes as it is
 	}

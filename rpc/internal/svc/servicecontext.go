@@ -40,8 +40,10 @@ type ServiceContext struct {
 	Known *activity.Known
 	// Relay moves the outbox to Kafka; nil when not configured (Relay.Brokers empty).
 	Relay *relay.Relay
-	// Reconciler compares Redis with MySQL (Reconcile, Repair).
+	// Reconciler compares Redis with MySQL (Reconcile, Repair); Reconciles shares its runs
+	// (one per activity at a time across instances, its report for every caller meanwhile).
 	Reconciler *reconcile.Reconciler
+	Reconciles *reconcile.Single
 	// Degrade is degrade mode's fence (Degrade: mysql); it routes every call to Redis when off.
 	Degrade *degrade.Fence
 	// Book serves reservations and order changes from the book the fence chooses.
@@ -191,6 +193,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		Known:      known,
 		Relay:      rl,
 		Reconciler: rec,
+		Reconciles: reconcile.NewSingle(rec),
 		Loader:     loader,
 	}, nil
 }

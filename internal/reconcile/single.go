@@ -1,0 +1,117 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/syncx"
+
+	"github.com/seckill/seckill/internal/stock"
+)
+
+const (
+	// sharedReportTTL is how long a finished report answers callers that waited for it.
+	sharedReportTTL = 10 * time.Second
+	// lockPoll is how often a caller waiting on another instance's run looks for its report.
+	lockPoll = 50 * time.Millisecond
+)
+
+var metricRuns = promauto.NewCounter(prometheus.CounterOpts{
+	Namespace: "seckill", Subsystem: "inventory", Name: "reconcile_runs_total",
+	Help: "comparisons of an activity's books this instance ran (callers sharing one count once)",
+})
+
+// Single runs at most one comparison of an activity's books at a time across every
+// instance (a Redis lock per activity), and callers that ask while one runs, on this
+// instance or another, share its report: a hundred merchants' tabs cost one read of every
+// order, not a hundred (docs/DESIGN.md "Reconciliation").
+type Single struct {
+	r      *Reconciler
+	audit  stock.Audit
+	flight syncx.SingleFlight
+	now    func() time.Time
+}
+
+// NewSingle shares r's runs; r's Conf.Timeout bounds one run (and the lock's lease).
+func NewSingle(r *Reconciler) *Single {
+	return &Single{r: r, audit: r.store.Audit(), flight: syncx.NewSingleFlight(), now: time.Now}
+}
+
+// Run is Reconciler.Run, shared: the report of the run this call found in progress or
+// started, one that finished after the call began.
+func (s *Single) Run(ctx context.Context, aid int64) (Report, error) {
+	asked := s.now().UnixMilli()
+	v, err := s.flight.Do(strconv.FormatInt(aid, 10), func() (any, error) {
+		// Shared by this instance's callers: not cancelled by the first one's going away.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.r.c.Timeout)
+		defer cancel()
+		return s.runOrWait(rctx, aid, asked)
+	})
+	if err != nil {
+		return Report{}, err
+	}
+	return v.(Report), nil
+}
+
+// runOrWait takes aid's lock and runs, or waits for the holder's report finished at or
+// after asked (unix ms); it takes the lock itself when the holder left none.
+func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error) {
+	lock := s.audit.ReconcileLock(aid)
+	lock.SetExpire(int(s.r.c.Timeout/time.Second) + 1)
+	for {
+		if rep, ok := s.shared(ctx, aid, asked); ok {
+			return rep, nil
+		}
+		ok, err := lock.AcquireCtx(ctx)
+		if err != nil {
+			return Report{}, err
+		}
+		if ok {
+			defer func() {
+				if _, err := lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
+					logx.WithContext(ctx).Errorf("reconcile %d: release the lock: %v", aid, err)
+				}
+			}()
+			return s.run(ctx, aid)
+		}
+		select {
+		case <-ctx.Done():
+			return Report{}, ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// run compares the books and keeps the report for the callers waiting on other instances.
+func (s *Single) run(ctx context.Context, aid int64) (Report, error) {
+	metricRuns.Inc()
+	rep, err := s.r.Run(ctx, aid)
+	if err != nil {
+		return Report{}, err
+	}
+	if raw, err := json.Marshal(rep); err == nil {
+		if err := s.audit.SaveReport(ctx, aid, s.now().UnixMilli(), raw, sharedReportTTL); err != nil {
+			logx.WithContext(ctx).Errorf("reconcile %d: keep the report: %v", aid, err)
+		}
+	}
+	return rep, nil
+}
+
+// shared is the kept report of aid when it finished at or after asked.
+func (s *Single) shared(ctx context.Context, aid, asked int64) (Report, bool) {
+	at, raw, ok, err := s.audit.LastReport(ctx, aid)
+	if err != nil || !ok || at < asked {
+		return Report{}, false
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		logx.WithContext(ctx).Errorf("reconcile %d: kept report: %v", aid, err)
+		return Report{}, false
+	}
+	return rep, true
+}
