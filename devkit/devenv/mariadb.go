@@ -19,7 +19,7 @@ import (
 // Database is the database StartMariaDB creates and migrates.
 const Database = "seckill"
 
-// MariaDB is a private MariaDB (or MySQL) server with the seckill schema applied.
+// MariaDB is a private MariaDB (or MySQL) server with the seckill database migrated.
 type MariaDB struct {
 	*Proc
 	// DSN reaches the seckill database as root (no password) over TCP, with
