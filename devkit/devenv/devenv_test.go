@@ -14,6 +14,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/event"
+	schema "github.com/seckill/seckill/sql"
 )
 
 // need installs a server binary where it is missing (apt-get), or fails: never a skip.
@@ -117,7 +118,7 @@ func TestStartMariaDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	// The schema is applied: the ledger's tables exist and take rows.
+	// The migrations are applied: the ledger's tables exist and take rows.
 	if _, err := db.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (1, 2, 'x', 10, NOW(), NOW() + INTERVAL 1 HOUR, 1, 60)"); err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +134,10 @@ func TestStartMariaDB(t *testing.T) {
 	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?", Database).Scan(&tables); err != nil {
 		t.Fatal(err)
 	}
-	if tables < 4 {
-		t.Fatalf("%d tables in %s, want the 4 of sql/schema.sql", tables, Database)
+	current, latest, err := schema.Version(ctx, db)
+	if err != nil || current != latest || tables < 6 {
+		t.Fatalf("%d tables in %s at migration %d of %d (%v), want the 5 of sql/migrations and goose's",
+			tables, Database, current, latest, err)
 	}
 	db.Close()
 

@@ -16,10 +16,10 @@ import (
 	schema "github.com/seckill/seckill/sql"
 )
 
-// Database is the database StartMariaDB creates and applies the schema to.
+// Database is the database StartMariaDB creates and migrates.
 const Database = "seckill"
 
-// MariaDB is a private MariaDB (or MySQL) server with the seckill schema applied.
+// MariaDB is a private MariaDB (or MySQL) server with the seckill database migrated.
 type MariaDB struct {
 	*Proc
 	// DSN reaches the seckill database as root (no password) over TCP, with
@@ -30,7 +30,7 @@ type MariaDB struct {
 // StartMariaDB initializes a data directory in a temporary directory with the installed
 // mariadb-install-db (or mysqld --initialize-insecure for MySQL), runs the server on a free
 // loopback port, waits until it accepts connections, creates the seckill database and
-// applies sql/schema.sql. root has no password and is reachable only on 127.0.0.1. Close
+// applies the migrations (sql/migrations). root has no password and is reachable only on 127.0.0.1. Close
 // stops the server and deletes the directory.
 //
 // The server trades durability for speed (innodb_flush_log_at_trx_commit=2, no binary
@@ -99,7 +99,7 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 }
 
 // CreateDatabase creates database name (if absent) on the server serverDSN reaches and
-// applies the schema to it.
+// applies the migrations it has not applied yet (schema.Migrate).
 func CreateDatabase(ctx context.Context, serverDSN, name string) error {
 	cfg, err := mysql.ParseDSN(serverDSN)
 	if err != nil {
@@ -120,7 +120,8 @@ func CreateDatabase(ctx context.Context, serverDSN, name string) error {
 		return err
 	}
 	defer db.Close()
-	return schema.Apply(ctx, db)
+	_, err = schema.Migrate(ctx, db)
+	return err
 }
 
 // rootDSN is root without a password over TCP to addr, database db ("" for none).

@@ -253,7 +253,7 @@ func startDependencies(ctx context.Context, cfg *Config, sys *System, logf func(
 		sys.onClose("mariadb", func() { _ = m.Close() })
 		sys.MySQLDSN = m.DSN
 		sys.Private = append(sys.Private, "mariadb")
-		logf("started a private MariaDB on %s (data in %s), schema applied", m.Addr, m.Dir)
+		logf("started a private MariaDB on %s (data in %s), migrations applied", m.Addr, m.Dir)
 	} else {
 		dsn, name, err := serviceDSN(cfg.MySQLDSN)
 		if err != nil {
@@ -263,7 +263,7 @@ func startDependencies(ctx context.Context, cfg *Config, sys *System, logf func(
 			return fmt.Errorf("MySQL at %s: %w", cfg.MySQLDSN, err)
 		}
 		sys.MySQLDSN = dsn
-		logf("using MySQL database %s (schema applied if absent)", name)
+		logf("using MySQL database %s (pending migrations applied)", name)
 	}
 
 	if sys.KafkaBrokers = cfg.KafkaBrokers; len(sys.KafkaBrokers) == 0 {

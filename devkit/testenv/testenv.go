@@ -1,7 +1,7 @@
 // Package testenv connects tests to the real services: Redis and MariaDB/MySQL over TCP
 // (addresses from the environment, defaults 127.0.0.1:6379 and root@127.0.0.1:3306) and
 // an in-process Kafka-protocol broker (kfake). Each test gets its own Redis key prefix and
-// its own database with sql/ applied, removed when the test ends.
+// its own database with the migrations of sql/ applied, removed when the test ends.
 //
 // Where the servers come from, for Redis and MySQL alike: an address given in the
 // environment (SECKILL_TEST_REDIS, SECKILL_TEST_MYSQL) is used as it is, and a test fails
@@ -217,8 +217,19 @@ type Database struct {
 	DB   *sql.DB
 }
 
-// MySQL creates a database with the schema applied, dropped when the test ends.
+// MySQL creates a database with the migrations applied (schema.Migrate), dropped when the
+// test ends.
 func MySQL(t testing.TB) *Database {
+	t.Helper()
+	d := EmptyMySQL(t)
+	if _, err := schema.Migrate(context.Background(), d.DB); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// EmptyMySQL creates a database without any table, dropped when the test ends.
+func EmptyMySQL(t testing.TB) *Database {
 	t.Helper()
 	server, err := MySQLServer()
 	if err != nil {
@@ -246,9 +257,6 @@ func MySQL(t testing.TB) *Database {
 	dsn := cfg.FormatDSN()
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.Apply(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
