@@ -85,7 +85,8 @@ func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	c.Redis = testenv.RedisConf()
 	c.KeyPrefix = keys.Prefix
 	c.RateLimit.Enabled = false
-	c.AddrLimit.Enabled = false // every test client is 127.0.0.1
+	c.AddrLimit.Enabled = false     // every test client is 127.0.0.1
+	c.MerchantLimit.Enabled = false // every test is merchant 7
 	return c
 }
 
@@ -178,6 +179,12 @@ func merchantToken(t testing.TB, mid int64) string {
 // do sends one request. body: nil, a string/[]byte sent as is, or a value sent as JSON.
 // It returns the status and the body; a transport error is (0, error text).
 func (e *env) do(method, path, token string, body any) (int, []byte) {
+	code, out, _ := e.doWithHeaders(method, path, token, body)
+	return code, out
+}
+
+// doWithHeaders is do, with the response's headers (nil on a transport error).
+func (e *env) doWithHeaders(method, path, token string, body any) (int, []byte, http.Header) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -204,11 +211,11 @@ func (e *env) do(method, path, token string, body any) (int, []byte) {
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return 0, []byte(err.Error())
+		return 0, []byte(err.Error()), nil
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, out
+	return resp.StatusCode, out, resp.Header
 }
 
 // call sends a request and decodes a 2xx body into out (when not nil); on any other

@@ -99,6 +99,12 @@ func (k Keys) RateLimitAddr(kind, addr string) string {
 	return k.Prefix + "sk:rla:" + kind + ":" + addr
 }
 
+// RateLimitMerchant is the gateway's per-merchant counter of writes and heavy reads (go-zero
+// PeriodLimit), shared by every gateway.
+func (k Keys) RateLimitMerchant(mid int64) string {
+	return k.Prefix + "sk:rlm:" + strconv.FormatInt(mid, 10)
+}
+
 // RPCApps is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf
 // Auth with Redis.Key): who may call the inventory service.
 func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }

@@ -42,6 +42,9 @@ type Config struct {
 	Coalesce coalesce.Conf
 	// AddrLimit limits per client address (reservations, failed authentications).
 	AddrLimit AddrLimitConf
+	// MerchantLimit limits each merchant's writes and heavy reads (reconcile), counted in
+	// Redis across every gateway; a refusal is 429 RATE_LIMITED with Retry-After: Period.
+	MerchantLimit MerchantLimitConf
 	// LimiterFailure: when a limiter's Redis fails, "open" lets the request through (and
 	// counts it in seckill_api_limiter_failures_total), "closed" answers 503 BUSY.
 	LimiterFailure string `json:",default=open,options=open|closed"`
@@ -71,6 +74,13 @@ type RateLimitConf struct {
 	ReadQuota   int  `json:",default=20,range=[1:1000000]"`
 	ChangeQuota int  `json:",default=5,range=[1:1000000]"`
 	Shared      bool `json:",default=false"`
+}
+
+// MerchantLimitConf is at most Quota counted merchant requests per Period seconds.
+type MerchantLimitConf struct {
+	Enabled bool `json:",default=true"`
+	Period  int  `json:",default=1,range=[1:3600]"`
+	Quota   int  `json:",default=10,range=[1:1000000]"`
 }
 
 // ApplyEnv overrides the secrets from the environment when set.

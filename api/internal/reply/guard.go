@@ -50,7 +50,16 @@ func (g *guardWriter) WriteHeader(code int) {
 		return
 	}
 	g.wroteHeader = true
+	retryAfter(g.Header(), code)
 	g.ResponseWriter.WriteHeader(code)
+}
+
+// retryAfter gives a 429 or a 503 (go-zero's own shedding and timeout answers included) a
+// Retry-After of one second unless the answer set its own (docs/API.md "Errors").
+func retryAfter(h http.Header, code int) {
+	if (code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable) && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", "1")
+	}
 }
 
 func (g *guardWriter) Write(p []byte) (int, error) {

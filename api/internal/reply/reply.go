@@ -88,6 +88,7 @@ func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
 	errorsTotal.WithLabelValues(string(e.Code)).Inc()
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Del("Content-Length")
+	retryAfter(w.Header(), code)
 	w.WriteHeader(code)
 	body, _ := jsonBody(e)
 	_, _ = w.Write(body)

@@ -5,6 +5,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/api/internal/config"
+	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/internal/stock"
 )
 
@@ -26,4 +27,19 @@ func addrLimiters(c config.Config, keys stock.Keys) (reserve *AddrLimiter, authF
 	}
 	return NewAddrLimiter(a.Period, a.ReserveQuota, shared, keys),
 		limit.NewPeriodLimit(a.AuthFailPeriod, a.AuthFailQuota, rds, ""), nil
+}
+
+// newMerchantLimit builds the per-merchant limit of writes and heavy reads (config
+// MerchantLimit), counted in the limiter Redis; nil when disabled.
+func newMerchantLimit(c config.Config, keys stock.Keys) (*middleware.MerchantLimit, error) {
+	if !c.MerchantLimit.Enabled {
+		return nil, nil
+	}
+	rds, err := redis.NewRedis(c.Redis)
+	if err != nil {
+		return nil, err
+	}
+	m := c.MerchantLimit
+	return &middleware.MerchantLimit{Limiter: limit.NewPeriodLimit(m.Period, m.Quota, rds, ""), Period: m.Period,
+		Key: keys.RateLimitMerchant, Failure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed}}, nil
 }

@@ -85,11 +85,15 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	merchantLimit, err := newMerchantLimit(c, keys)
+	if err != nil {
+		return nil, err
+	}
 	inv := inventoryclient.NewInventory(cli)
 	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
 		Config:         c,
-		MerchantClaim:  middleware.NewMerchantClaimMiddleware().Handle,
+		MerchantClaim:  middleware.NewMerchantClaimMiddleware(merchantLimit).Handle,
 		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		Buyers:         buyers,
 		RpcClient:      cli,
