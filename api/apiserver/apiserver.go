@@ -77,18 +77,13 @@ func New(c Config) (*Server, error) {
 	if ctx.AddrReserve != nil { // a nil *AddrLimiter in the interface would not be nil
 		addrReserve = ctx.AddrReserve
 	}
-	client, err := middleware.NewClientIP(c.AddrLimit.ClientIPHeader, c.AddrLimit.TrustedProxies)
-	if err != nil {
-		ctx.Close()
-		return nil, err
-	}
 	var routes httpx.Router = router.NewRouter()
 	if c.Edge.Enabled && c.Edge.FastPath {
 		// Inside the per-address limits, in front of go-zero's route chain (DESIGN "The fast path").
 		routes = middleware.NewFastEdge(routes, ctx.Buyers, ctx.Edge, ctx.Answers, c.MaxBytes, c.Middlewares.Trace)
 	}
 	addrs, err := middleware.NewAddrLimit(routes, addrReserve, ctx.AddrAuthFail,
-		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, client, ctx.LimiterFailure)
+		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, ctx.ClientIP, ctx.LimiterFailure)
 	if err != nil {
 		ctx.Close()
 		return nil, err

@@ -180,7 +180,7 @@ func TestMarksNeverAnswerADrawWinner(t *testing.T) {
 	e := start(t, soldOutTTL(time.Minute))
 	g := e.gateway(soldOutTTL(time.Minute))
 	a := e.warm(map[string]any{"stock": 2, "per_user_limit": 1, "start_time": time.Now().Unix() - 1,
-		"draw_seconds": 2})
+		"draw_seconds": 5}) // 4 s or more to enter 6 buyers, on a loaded machine too
 	const entrants = 6
 	rid := func(uid int64) string { return fmt.Sprintf("draw-entry-%04d", uid) }
 	for uid := int64(1); uid <= entrants; uid++ {

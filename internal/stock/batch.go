@@ -16,6 +16,7 @@ type ReserveItem struct {
 	UID       int64
 	Qty       int64
 	RequestID string
+	Addr      string // the buyer's client address ("" none): bounds a draw's entrants per address
 }
 
 // A ReserveResult is one item's answer: what a single reservation of it would have returned.

@@ -31,6 +31,7 @@ const (
 	codeDrawBusy      = -18
 	codeDrawMoved     = -19
 	codeDrawDone      = -20
+	codeEntryAddr     = -21
 )
 
 var (
@@ -59,6 +60,9 @@ var (
 	// ErrDrawBusy: the draw is being decided and the buyer has no entry: BUSY for the
 	// second or so the draw takes, then reservations are served in arrival order.
 	ErrDrawBusy = xerr.New(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
+	// ErrEntriesPerAddress: the buyer's client address has as many entrants in the draw as
+	// one address may (Draw.EntriesPerAddress); nothing was written.
+	ErrEntriesPerAddress = xerr.New(xerr.RateLimited, "too many entries of the opening draw from this client address")
 	// errDrawPending: the activity's draw is not done; the batch goes to enter.lua.
 	errDrawPending = errors.New("stock: the draw is not done")
 	// errDrawDone: the draw finished between reserve.lua and enter.lua: reserve again.
@@ -112,6 +116,8 @@ func codeError(code int64) error {
 		return errDrawMoved
 	case codeDrawDone:
 		return errDrawDone
+	case codeEntryAddr:
+		return ErrEntriesPerAddress
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
 	}

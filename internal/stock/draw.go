@@ -73,12 +73,13 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 		return out, nil
 	}
 	k := s.keys
-	args := make([]any, 0, 4+3*len(todo))
-	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx))
+	args := make([]any, 0, 5+4*len(todo))
+	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx), s.entriesPerAddr)
 	for _, i := range todo {
-		args = append(args, items[i].UID, items[i].Qty, items[i].RequestID)
+		args = append(args, items[i].UID, items[i].Qty, items[i].RequestID, items[i].Addr)
 	}
-	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid)}, args...)
+	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid),
+		k.EntryAddrs(aid)}, args...)
 	if err == errDrawDone {
 		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
 	}

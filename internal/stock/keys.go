@@ -116,6 +116,9 @@ func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }
 // Entries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
 func (k Keys) Entries(aid int64) string { return k.base(aid) + "entries" }
 
+// EntryAddrs is the draw's hash client address -> entrants from it (enter.lua bounds it).
+func (k Keys) EntryAddrs(aid int64) string { return k.base(aid) + "eaddr" }
+
 // Draw is the draw's progress hash `cursor winners lost status` (status "drawing" | "done").
 func (k Keys) Draw(aid int64) string { return k.base(aid) + "draw" }
 

@@ -38,6 +38,8 @@ type Store struct {
 	// (reserve, pay, cancel, expire one, adjust) before the call returns, a call's entries at
 	// once: nil for each change that may be acknowledged, an error (BUSY) when it may not.
 	ack AckBatch
+	// entriesPerAddr bounds a draw's entrants from one client address (0: none).
+	entriesPerAddr int
 }
 
 // NewStore returns a Store using keys under the given naming.
@@ -61,6 +63,10 @@ func (s *Store) orderActivity(orderNo string, uid int64) (int64, error) {
 	}
 	return s.CheckOrderNo(orderNo)
 }
+
+// SetEntriesPerAddress bounds an opening draw's entrants per client address (0: none);
+// call it before use.
+func (s *Store) SetEntriesPerAddress(n int) { s.entriesPerAddr = n }
 
 // SetOrderKey sets the key that tags order numbers (config OrderKey); call it before use.
 // Without one, the tag is an unkeyed checksum.

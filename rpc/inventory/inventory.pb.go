@@ -420,6 +420,7 @@ type ReserveReq struct {
 	Uid           int64                  `protobuf:"varint,2,opt,name=uid,proto3" json:"uid,omitempty"`
 	Quantity      int64                  `protobuf:"varint,3,opt,name=quantity,proto3" json:"quantity,omitempty"`
 	RequestId     string                 `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ClientAddr    string                 `protobuf:"bytes,5,opt,name=client_addr,json=clientAddr,proto3" json:"client_addr,omitempty"` // as ReserveItem's
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -478,6 +479,13 @@ func (x *ReserveReq) GetQuantity() int64 {
 func (x *ReserveReq) GetRequestId() string {
 	if x != nil {
 		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ReserveReq) GetClientAddr() string {
+	if x != nil {
+		return x.ClientAddr
 	}
 	return ""
 }
@@ -585,10 +593,13 @@ func (x *ReserveResp) GetDrawAt() int64 {
 
 // One buyer's reservation inside a ReserveBatchReq (uid: the gateway's JWT claim).
 type ReserveItem struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Uid           int64                  `protobuf:"varint,1,opt,name=uid,proto3" json:"uid,omitempty"`
-	Quantity      int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
-	RequestId     string                 `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Uid       int64                  `protobuf:"varint,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	Quantity  int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	RequestId string                 `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// the buyer's client address as the gateway sees it ("" for none): an opening draw admits
+	// at most Draw.EntriesPerAddress entrants from one address
+	ClientAddr    string `protobuf:"bytes,4,opt,name=client_addr,json=clientAddr,proto3" json:"client_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -640,6 +651,13 @@ func (x *ReserveItem) GetQuantity() int64 {
 func (x *ReserveItem) GetRequestId() string {
 	if x != nil {
 		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ReserveItem) GetClientAddr() string {
+	if x != nil {
+		return x.ClientAddr
 	}
 	return ""
 }
@@ -2333,7 +2351,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\n" +
 	"WarmupResp\x12\x16\n" +
 	"\x06warmed\x18\x01 \x01(\bR\x06warmed\x12&\n" +
-	"\x05stock\x18\x02 \x01(\v2\x10.inventory.StockR\x05stock\"z\n" +
+	"\x05stock\x18\x02 \x01(\v2\x10.inventory.StockR\x05stock\"\x9b\x01\n" +
 	"\n" +
 	"ReserveReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
@@ -2341,7 +2359,9 @@ const file_inventory_proto_rawDesc = "" +
 	"\x03uid\x18\x02 \x01(\x03R\x03uid\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x03R\bquantity\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"\xe7\x01\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x12\x1f\n" +
+	"\vclient_addr\x18\x05 \x01(\tR\n" +
+	"clientAddr\"\xe7\x01\n" +
 	"\vReserveResp\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1b\n" +
@@ -2351,12 +2371,14 @@ const file_inventory_proto_rawDesc = "" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\a \x01(\tR\trequestId\x12\x17\n" +
-	"\adraw_at\x18\b \x01(\x03R\x06drawAt\"Z\n" +
+	"\adraw_at\x18\b \x01(\x03R\x06drawAt\"{\n" +
 	"\vReserveItem\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\x03R\x03uid\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x03 \x01(\tR\trequestId\"`\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\x12\x1f\n" +
+	"\vclient_addr\x18\x04 \x01(\tR\n" +
+	"clientAddr\"`\n" +
 	"\x0fReserveBatchReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12,\n" +

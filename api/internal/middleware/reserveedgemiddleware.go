@@ -17,6 +17,9 @@ import (
 type ReserveEdgeMiddleware struct {
 	gate                     *edge.Gate
 	soldOut, notStarted, end *reply.Prepared
+	// ClientAddr, when set, is the request's client address handed on with the reservation
+	// (ClientAddr(ctx)): the inventory service bounds a draw's entrants per address.
+	ClientAddr func(*http.Request) string
 }
 
 // NewReserveEdgeMiddleware runs gate; its mark answers are written pre-encoded (reply.Prepared).
@@ -25,13 +28,23 @@ func NewReserveEdgeMiddleware(gate *edge.Gate) *ReserveEdgeMiddleware {
 		notStarted: reply.Prepare(xerr.ErrNotStarted), end: reply.Prepare(xerr.ErrEnded)}
 }
 
-// reservation is a request's decoded reservation and the error it was answered with.
+// reservation is a request's decoded reservation, its client address and the error it was
+// answered with.
 type reservation struct {
-	req types.ReserveReq
+	req  types.ReserveReq
+	addr string
 	reply.Outcome
 }
 
 type reservationKey struct{}
+
+// ClientAddr is the client address of ctx's reservation ("" when not handed on).
+func ClientAddr(ctx context.Context) string {
+	if res, ok := ctx.Value(reservationKey{}).(*reservation); ok {
+		return res.addr
+	}
+	return ""
+}
 
 // Reservation is the reservation the middleware decoded and checked for ctx's request.
 func Reservation(ctx context.Context) (*types.ReserveReq, bool) {
@@ -50,6 +63,9 @@ func (m *ReserveEdgeMiddleware) Handle(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		res := &reservation{req: req}
+		if m.ClientAddr != nil {
+			res.addr = m.ClientAddr(r)
+		}
 		ctx := reply.WithOutcome(context.WithValue(r.Context(), reservationKey{}, res), &res.Outcome)
 		next(w, r.WithContext(ctx))
 		m.gate.Observe(req.ActivityId, gen, res.Err)

@@ -40,6 +40,8 @@ type ServiceContext struct {
 	Limiter, ReadLimiter, ChangeLimiter *UserLimiter
 	// LimiterFailure is what every limiter does when its Redis fails (LimiterFailure).
 	LimiterFailure middleware.FailurePolicy
+	// ClientIP reads a request's client address (AddrLimit's ClientIPHeader, TrustedProxies).
+	ClientIP middleware.ClientIP
 	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
 	AddrReserve  *AddrLimiter
 	AddrAuthFail *limit.PeriodLimit
@@ -85,6 +87,10 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	clientIP, err := middleware.NewClientIP(c.AddrLimit.ClientIPHeader, c.AddrLimit.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	merchantLimit, err := newMerchantLimit(c, keys)
 	if err != nil {
 		return nil, err
@@ -103,6 +109,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		ReadLimiter:    reads,
 		ChangeLimiter:  changes,
 		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
+		ClientIP:       clientIP,
 		AddrReserve:    addrReserve,
 		AddrAuthFail:   addrAuthFail,
 		Health:         NewHealth(inv),
@@ -117,6 +124,9 @@ func New(c config.Config) (*ServiceContext, error) {
 	s.Edge = edge.NewGate(marks, s.Inventory)
 	s.Edge.Connect(c.Redis, keys)
 	s.Answers = middleware.NewReserveEdgeMiddleware(s.Edge)
+	if c.AddrLimit.Enabled { // the inventory service bounds a draw's entrants per address
+		s.Answers.ClientAddr = clientIP.Addr
+	}
 	s.ReserveEdge = s.Answers.Handle
 	return s, nil
 }

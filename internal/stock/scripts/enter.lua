@@ -1,19 +1,23 @@
 -- enter: a batch of reservations of one activity whose draw is not done, each as an entry
 -- of the draw (docs/DESIGN.md, "The opening draw"): one entry per buyer, no stock moved.
 -- KEYS[1] stock hash  KEYS[2] entries hash (uid -> "qty request_id entry_id")  KEYS[3] events
+-- KEYS[4] entrants per client address (address -> count)
 -- ARGV[1] activity id  ARGV[2] sell-by ms (0: none; as reserve.lua)  ARGV[3] "1": return each
--- outbox entry (an ack hook reads them)  ARGV[4] traceparent ('' for none)
--- ARGV[5 + 3(i-1)] .. ARGV[7 + 3(i-1)]: item i's uid, quantity, request id
+-- outbox entry (an ack hook reads them)  ARGV[4] traceparent ('' for none)  ARGV[5] the most
+-- entrants from one client address (0: no bound)
+-- ARGV[6 + 4(i-1)] .. ARGV[9 + 4(i-1)]: item i's uid, quantity, request id, client address
+-- ('' for none: not counted)
 -- Returns {0, r1, ..., rn}, ri item i's answer:
 --   {2, qty, request_id, draw_at_ms, list} the buyer's entry (new, or the one entered before
 --     with any request id), list: its outbox entry while the stream holds it ({id, entry}
 --     for a new one, entry.lua; {id, fields} for one entered before: unsent.lua), with
 --     ARGV[3] "1" (the caller acknowledges the entry only once it is in Kafka);
 --   {code}: -2 not started, -3 ended, -4 quantity above the per-user limit, -11 bad
---     quantity, -18 the draw is running and the buyer has no entry.
+--     quantity, -18 the draw is running and the buyer has no entry, -21 the buyer's client
+--     address has ARGV[5] entrants already.
 -- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -20 the
 -- draw is done (the caller reserves), -13 the stock hash holds an expire-at it cannot apply.
-local n = (#ARGV - 4) / 3
+local n = (#ARGV - 5) / 4
 if n < 1 or n ~= math.floor(n) then
   return {-11}
 end
@@ -39,10 +43,11 @@ local startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonu
 local drawAt = tonumber(s[9])
 local seq, made = tonumber(s[7]) or 0, 0
 local want, tp, nowS = ARGV[3] == '1', ARGV[4], string.format('%d', now)
+local perAddr = tonumber(ARGV[5]) or 0
 local out = {0}
 for i = 1, n do
-  local a = 5 + 3 * (i - 1)
-  local uid, rid = ARGV[a], ARGV[a + 2]
+  local a = 6 + 4 * (i - 1)
+  local uid, rid, addr = ARGV[a], ARGV[a + 2], ARGV[a + 3]
   local qty = tonumber(ARGV[a + 1])
   local r
   if not qty or qty < 1 or qty ~= math.floor(qty) then
@@ -64,7 +69,13 @@ for i = 1, n do
       r = {-18}
     elseif qty > limit then
       r = {-4}
+    elseif perAddr > 0 and addr ~= '' and (tonumber(redis.call('HGET', KEYS[4], addr)) or 0) >= perAddr then
+      r = {-21}
     else
+      if perAddr > 0 and addr ~= '' then
+        redis.call('HINCRBY', KEYS[4], addr, 1)
+        redis.call('EXPIREAT', KEYS[4], s[6])
+      end
       seq = seq + 1
       made = made + 1
       local qtyS, seqS = string.format('%d', qty), string.format('%d', seq)

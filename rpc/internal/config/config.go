@@ -54,6 +54,10 @@ type DrawConf struct {
 	// LeaseSeconds: the drawer's lease, renewed every chunk; a dead drawer's is taken over
 	// once it lapses.
 	LeaseSeconds int `json:",default=3,range=[1:60]"`
+	// EntriesPerAddress: the most entrants of one activity's draw from one client address
+	// (as the gateway sends it; none from a gateway whose AddrLimit is off), counted in
+	// Redis across every gateway; 0: no bound.
+	EntriesPerAddress int `json:",default=20,range=[0:1000000]"`
 }
 
 type StockConf struct {

@@ -89,7 +89,7 @@ func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) 
 	}
 	items := make([]stock.ReserveItem, len(in.Items))
 	for i, it := range in.Items {
-		items[i] = stock.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId}
+		items[i] = stock.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId, Addr: it.ClientAddr}
 	}
 	return items, nil
 }

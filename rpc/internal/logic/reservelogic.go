@@ -2,6 +2,7 @@ package logic
 
 import (
 	"context"
+	"github.com/seckill/seckill/internal/stock"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -17,5 +18,10 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 }
 
 func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp, error) {
-	return toReserveResp(l.svcCtx.Book.Reserve(l.ctx, in.ActivityId, in.Uid, in.Quantity, in.RequestId))
+	res, err := l.svcCtx.Book.ReserveBatch(l.ctx, in.ActivityId, []stock.ReserveItem{{UID: in.Uid, Qty: in.Quantity,
+		RequestID: in.RequestId, Addr: in.ClientAddr}})
+	if err != nil {
+		return toReserveResp(stock.Reservation{}, err)
+	}
+	return toReserveResp(res[0].Reservation, res[0].Err)
 }

@@ -71,6 +71,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
 	store := stock.NewStore(rds, keys)
+	store.SetEntriesPerAddress(c.Draw.EntriesPerAddress)
 	if c.OrderKey != "" {
 		store.SetOrderKey([]byte(c.OrderKey))
 	}

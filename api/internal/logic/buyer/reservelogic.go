@@ -6,6 +6,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/api/internal/auth"
+	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/domain"
@@ -63,10 +64,10 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 func (l *ReserveLogic) send(req *types.ReserveReq, uid int64) (*inventoryclient.ReserveResp, error) {
 	if l.svcCtx.Reservations != nil {
 		return l.svcCtx.Reservations.Reserve(l.ctx, req.ActivityId, &inventoryclient.ReserveItem{
-			Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId})
+			Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: middleware.ClientAddr(l.ctx)})
 	}
-	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{
-		ActivityId: req.ActivityId, Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId})
+	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{ActivityId: req.ActivityId, Uid: uid,
+		Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: middleware.ClientAddr(l.ctx)})
 	if err != nil {
 		return nil, xerr.FromStatus(err)
 	}
