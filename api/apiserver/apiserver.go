@@ -82,7 +82,7 @@ func New(c Config) (*Server, error) {
 		ctx.Close()
 		return nil, err
 	}
-	var routes httpx.Router = router.NewRouter()
+	routes := router.NewRouter()
 	if c.Edge.Enabled && c.Edge.FastPath {
 		// Inside the per-address limits, in front of go-zero's route chain (DESIGN "The fast path").
 		routes = middleware.NewFastEdge(routes, ctx.Buyers, ctx.Edge, ctx.Answers, c.MaxBytes, c.Middlewares.Trace)
