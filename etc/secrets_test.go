@@ -91,8 +91,10 @@ func TestMultinodeLockedDown(t *testing.T) {
 			t.Errorf("%s: zRPC credentials %q/%q do not match the rpc's Apps", name, cli.app, cli.token)
 		}
 	}
-	hosts := map[string]string{"rpc": rc.Prometheus.Host, "api": ac.Prometheus.Host, "mq": mc.Prometheus.Host}
-	for name, host := range hosts {
+	for name, host := range map[string]string{
+		"rpc": rc.Prometheus.Host, //nolint:staticcheck // SA1019: the shipped configs set Prometheus
+		"api": ac.Prometheus.Host, "mq": mc.Prometheus.Host,
+	} {
 		if host != "127.0.0.1" {
 			t.Errorf("%s serves metrics on %q, want loopback", name, host)
 		}
