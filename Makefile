@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short fuzz bench faults faults-cluster gen gen-check build vet fmt tools
+.PHONY: run test test-short fuzz bench faults faults-cluster gen gen-check build vet lint fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured)
 run:
@@ -56,6 +56,15 @@ build:
 
 vet:
 	$(GO) vet $(GOFLAGS_T) ./...
+
+## lint: golangci-lint with .golangci.yml (120 characters a line, 80 lines a function; the
+## 500 lines a file are devkit/archtest's TestFileSizes, in make test). The version is the
+## tool dependency of tools/lint/go.mod, a go.mod of its own: in this module's go.mod its
+## requirements would raise grpc, protobuf, x/net and others the services build with (and
+## protoc-gen-go's version, which the generated code records).
+LINT_MOD := tools/lint/go.mod
+lint:
+	$(GO) tool -modfile=$(LINT_MOD) golangci-lint run --build-tags $(TAGS) ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

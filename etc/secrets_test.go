@@ -21,7 +21,8 @@ func TestShippedSecretsRefused(t *testing.T) {
 	var files []string
 	for _, dir := range []string{".", "../deploy"} {
 		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".env") || strings.HasSuffix(p, ".service")) {
+			if err == nil && !d.IsDir() &&
+				(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".env") || strings.HasSuffix(p, ".service")) {
 				files = append(files, p)
 			}
 			return nil
@@ -47,7 +48,7 @@ func TestShippedSecretsRefused(t *testing.T) {
 				t.Errorf("%s: %s: %q is a shipped secret the services would accept or do not know as published", f, m[1], m[3])
 			}
 		}
-		fh.Close()
+		_ = fh.Close() // read only
 	}
 	t.Logf("%d files, %d literal secrets", len(files), found)
 }
@@ -59,7 +60,8 @@ func TestSystemdNeedsItsEnvironmentFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`(?m)^EnvironmentFile=/`).Match(raw) || regexp.MustCompile(`(?m)^EnvironmentFile=-`).Match(raw) {
+	if !regexp.MustCompile(`(?m)^EnvironmentFile=/`).Match(raw) ||
+		regexp.MustCompile(`(?m)^EnvironmentFile=-`).Match(raw) {
 		t.Fatalf("the unit must require its EnvironmentFile:\n%s", raw)
 	}
 }
@@ -89,7 +91,10 @@ func TestMultinodeLockedDown(t *testing.T) {
 			t.Errorf("%s: zRPC credentials %q/%q do not match the rpc's Apps", name, cli.app, cli.token)
 		}
 	}
-	for name, host := range map[string]string{"rpc": rc.Prometheus.Host, "api": ac.Prometheus.Host, "mq": mc.Prometheus.Host} {
+	for name, host := range map[string]string{
+		"rpc": rc.Prometheus.Host, //nolint:staticcheck // SA1019: the shipped configs set Prometheus
+		"api": ac.Prometheus.Host, "mq": mc.Prometheus.Host,
+	} {
 		if host != "127.0.0.1" {
 			t.Errorf("%s serves metrics on %q, want loopback", name, host)
 		}

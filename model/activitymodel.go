@@ -127,7 +127,9 @@ func (m *customActivityModel) FindActivityIdsStartingBy(ctx context.Context, now
 	return ids, err
 }
 
-func (m *customActivityModel) FindByMerchant(ctx context.Context, merchantID uint64, offset, limit int64) ([]*Activity, int64, error) {
+func (m *customActivityModel) FindByMerchant(
+	ctx context.Context, merchantID uint64, offset, limit int64,
+) ([]*Activity, int64, error) {
 	var total int64
 	if err := m.conn.QueryRowCtx(ctx, &total, "SELECT COUNT(*) FROM "+m.table+" WHERE `merchant_id` = ?",
 		merchantID); err != nil {
@@ -145,7 +147,8 @@ func (m *customActivityModel) FindByMerchant(ctx context.Context, merchantID uin
 
 func (m *customActivityModel) FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error) {
 	var ids []int64
-	err := m.conn.QueryRowsCtx(ctx, &ids, "SELECT `id` FROM "+m.table+" WHERE `id` > ? ORDER BY `id` LIMIT ?", after, limit)
+	err := m.conn.QueryRowsCtx(ctx, &ids,
+		"SELECT `id` FROM "+m.table+" WHERE `id` > ? ORDER BY `id` LIMIT ?", after, limit)
 	return ids, err
 }
 

@@ -144,7 +144,8 @@ func (m *customInventoryModel) FindEpochsForUpdate(ctx context.Context, session 
 	for i, id := range activityIDs {
 		args[i] = id
 	}
-	query := fmt.Sprintf("SELECT `activity_id`, `epoch` FROM %s WHERE `activity_id` IN (%s) ORDER BY `activity_id` FOR UPDATE",
+	query := fmt.Sprintf(
+		"SELECT `activity_id`, `epoch` FROM %s WHERE `activity_id` IN (%s) ORDER BY `activity_id` FOR UPDATE",
 		m.table, strings.TrimSuffix(strings.Repeat("?, ", len(activityIDs)), ", "))
 	if err := session.QueryRowsCtx(ctx, &rows, query, args...); err != nil {
 		return nil, err
@@ -167,7 +168,8 @@ func (m *customInventoryModel) BumpEpoch(ctx context.Context, activityID, from i
 		return true, nil
 	}
 	var exists int
-	err = m.conn.QueryRowCtx(ctx, &exists, fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE `activity_id` = ?", m.table), activityID)
+	err = m.conn.QueryRowCtx(ctx, &exists,
+		fmt.Sprintf("SELECT COUNT(*) FROM %s WHERE `activity_id` = ?", m.table), activityID)
 	if err != nil {
 		return false, err
 	}
@@ -220,7 +222,9 @@ func (m *customInventoryModel) LockMode(ctx context.Context, session sqlx.Sessio
 	}
 }
 
-func (m *customInventoryModel) TakeAvailable(ctx context.Context, session sqlx.Session, activityID, qty int64) (bool, error) {
+func (m *customInventoryModel) TakeAvailable(
+	ctx context.Context, session sqlx.Session, activityID, qty int64,
+) (bool, error) {
 	query := fmt.Sprintf("UPDATE %s SET `available` = `available` - ?, `locked` = `locked` + ? "+
 		"WHERE `activity_id` = ? AND `available` >= ? AND `mode` = 'mysql'", m.table)
 	res, err := session.ExecCtx(ctx, query, qty, qty, activityID, qty)

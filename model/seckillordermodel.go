@@ -101,7 +101,8 @@ type OrderAudit struct {
 }
 
 func (m *customSeckillOrderModel) FindAuditByActivity(ctx context.Context, activityID int64) ([]*OrderAudit, error) {
-	query := fmt.Sprintf("select `order_no`, `uid`, `request_id`, `quantity`, `status` from %s where `activity_id` = ?", m.table)
+	query := fmt.Sprintf(
+		"select `order_no`, `uid`, `request_id`, `quantity`, `status` from %s where `activity_id` = ?", m.table)
 	var resp []*OrderAudit
 	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
 		return nil, err
@@ -180,7 +181,9 @@ func orderArgs(orderNos []string) []any {
 	return args
 }
 
-func (m *customSeckillOrderModel) FindOverdueReserved(ctx context.Context, before int64, limit int) ([]*SeckillOrder, error) {
+func (m *customSeckillOrderModel) FindOverdueReserved(
+	ctx context.Context, before int64, limit int,
+) ([]*SeckillOrder, error) {
 	query := fmt.Sprintf("select %s from %s where `status` = 'reserved' and `expire_at` < ? order by `expire_at` limit ?",
 		seckillOrderRows, m.table)
 	var resp []*SeckillOrder
@@ -190,7 +193,9 @@ func (m *customSeckillOrderModel) FindOverdueReserved(ctx context.Context, befor
 	return resp, nil
 }
 
-func (m *customSeckillOrderModel) ExpireReserved(ctx context.Context, session sqlx.Session, orderNo string) (bool, error) {
+func (m *customSeckillOrderModel) ExpireReserved(
+	ctx context.Context, session sqlx.Session, orderNo string,
+) (bool, error) {
 	query := fmt.Sprintf("update %s set `status` = 'expired' where `order_no` = ? and `status` = 'reserved'", m.table)
 	res, err := session.ExecCtx(ctx, query, orderNo)
 	if err != nil {
@@ -225,7 +230,9 @@ func (m *customSeckillOrderModel) FindByRequests(ctx context.Context, session sq
 	return resp, nil
 }
 
-func (m *customSeckillOrderModel) FindForUpdate(ctx context.Context, session sqlx.Session, orderNo string) (*SeckillOrder, error) {
+func (m *customSeckillOrderModel) FindForUpdate(
+	ctx context.Context, session sqlx.Session, orderNo string,
+) (*SeckillOrder, error) {
 	query := fmt.Sprintf("select %s from %s where `order_no` = ? limit 1 for update", seckillOrderRows, m.table)
 	var resp SeckillOrder
 	switch err := session.QueryRowCtx(ctx, &resp, query, orderNo); err {
@@ -264,7 +271,9 @@ func (m *customSeckillOrderModel) SumHeldByUsers(ctx context.Context, session sq
 	return held, nil
 }
 
-func (m *customSeckillOrderModel) MoveStatus(ctx context.Context, session sqlx.Session, orderNo, from, to string) (bool, error) {
+func (m *customSeckillOrderModel) MoveStatus(
+	ctx context.Context, session sqlx.Session, orderNo, from, to string,
+) (bool, error) {
 	query := fmt.Sprintf("update %s set `status` = ? where `order_no` = ? and `status` = ?", m.table)
 	res, err := session.ExecCtx(ctx, query, to, orderNo, from)
 	if err != nil {

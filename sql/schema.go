@@ -42,7 +42,7 @@ func Disconnect(ctx context.Context, admin *sql.DB, name string) error {
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			_ = rows.Close()
+			_ = rows.Close() //nolint:sqlclosecheck // closed on each path, before the KILLs
 			return err
 		}
 		ids = append(ids, id)

@@ -77,7 +77,7 @@ func New(c Config) (*Server, error) {
 	if ctx.AddrReserve != nil { // a nil *AddrLimiter in the interface would not be nil
 		addrReserve = ctx.AddrReserve
 	}
-	var routes httpx.Router = router.NewRouter()
+	routes := router.NewRouter()
 	if c.Edge.Enabled && c.Edge.FastPath {
 		// Inside the per-address limits, in front of go-zero's route chain (DESIGN "The fast path").
 		routes = middleware.NewFastEdge(routes, ctx.Buyers, ctx.Edge, ctx.Answers, c.MaxBytes, c.Middlewares.Trace)

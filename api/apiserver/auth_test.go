@@ -15,26 +15,10 @@ func TestAuthFailures(t *testing.T) {
 	e := start(t)
 	a := e.warm(nil)
 	sign := func(secret string, claims jwt.MapClaims, ttl time.Duration) string {
-		tok, err := authtoken.Sign(secret, claims, ttl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+		return signToken(t, secret, claims, ttl)
 	}
-	none := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"uid": 1, "mid": merchantID,
-		"exp": time.Now().Add(time.Hour).Unix()})
-	unsigned, err := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Signed with the right secret, but without exp: such a token would never expire.
-	noExp := func(secret string, claims jwt.MapClaims) string {
-		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
+	unsigned := unsignedToken(t)
+	noExp := func(secret string, claims jwt.MapClaims) string { return noExpToken(t, secret, claims) }
 	buyerRoute := struct{ method, path string }{http.MethodPost, "/v1/seckill/orders"}
 	merchantRoute := struct{ method, path string }{
 		http.MethodPost,
@@ -94,4 +78,35 @@ func TestAuthFailures(t *testing.T) {
 	if rem, _, _ := e.redisStock(a.ActivityID); rem != 10 || e.orderCount(a.ActivityID) != 0 {
 		t.Fatalf("rejected requests changed stock: remaining %d, orders %d", rem, e.orderCount(a.ActivityID))
 	}
+}
+
+func signToken(t *testing.T, secret string, claims jwt.MapClaims, ttl time.Duration) string {
+	t.Helper()
+	tok, err := authtoken.Sign(secret, claims, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// unsignedToken is a token with both claims and alg none.
+func unsignedToken(t *testing.T) string {
+	t.Helper()
+	none := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims{"uid": 1, "mid": merchantID,
+		"exp": time.Now().Add(time.Hour).Unix()})
+	unsigned, err := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unsigned
+}
+
+// noExpToken is signed with the secret, but without exp: such a token would never expire.
+func noExpToken(t *testing.T, secret string, claims jwt.MapClaims) string {
+	t.Helper()
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }

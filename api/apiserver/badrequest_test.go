@@ -16,45 +16,42 @@ func TestBadRequests(t *testing.T) {
 	e := start(t)
 	a := e.warm(map[string]any{"stock": 10, "per_user_limit": 5})
 	buyer, merchant := buyerToken(t, 300), merchantToken(t, merchantID)
-	var activitiesBefore int
-	if err := e.db.Conn.QueryRow(&activitiesBefore, "SELECT COUNT(*) FROM activity"); err != nil {
-		t.Fatal(err)
-	}
+	activitiesBefore := e.activityCount(t)
 	now := time.Now().Unix()
 	aid := a.ActivityID
+	big := `{"activity_id":` + fmt.Sprint(aid) + `,"request_id":"big-body-1","pad":"` + strings.Repeat("x", 70<<10) + `"}`
+
+	cases := append(badReservations(aid, buyer, big), badCreates(now, merchant)...)
+	for _, tc := range append(cases, badPathsAndRoutes(aid, buyer, merchant)...) {
+		t.Run(tc.name, func(t *testing.T) {
+			e.expectErr(tc.req.method, tc.req.path, tc.req.token, tc.req.body, tc.status, tc.code)
+		})
+	}
+	t.Run("oversized chunked body", func(t *testing.T) { oversizedChunkedBody(t, e, buyer, big) })
+	t.Run("nothing changed", func(t *testing.T) { nothingChanged(t, e, aid, merchant, activitiesBefore) })
+}
+
+// badReq is a request TestBadRequests sends, badCase its expected answer.
+type badReq struct {
+	method, path, token string
+	body                any
+}
+
+type badCase struct {
+	name   string
+	req    badReq
+	status int
+	code   string
+}
+
+func newBadReq(m, p, tok string, b any) badReq { return badReq{m, p, tok, b} }
+
+func badReservations(aid int64, buyer, big string) []badCase {
+	r := newBadReq
 	reserve := func(body string) (string, string, string, any) {
 		return http.MethodPost, "/v1/seckill/orders", buyer, body
 	}
-	createWith := func(field string, value any) (string, string, string, any) {
-		body := map[string]any{"sku_id": 1, "name": "n", "stock": 5, "start_time": now, "end_time": now + 60}
-		if value == nil {
-			delete(body, field)
-		} else {
-			body[field] = value
-		}
-		return http.MethodPost, "/v1/admin/activities", merchant, body
-	}
-	adjust := func(body string) (string, string, string, any) {
-		return http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/stock", aid), merchant, body
-	}
-	big := `{"activity_id":` + fmt.Sprint(
-		aid,
-	) + `,"request_id":"big-body-1","pad":"` + strings.Repeat(
-		"x",
-		70<<10,
-	) + `"}`
-
-	type req struct {
-		method, path, token string
-		body                any
-	}
-	r := func(m, p, tok string, b any) req { return req{m, p, tok, b} }
-	for _, tc := range []struct {
-		name   string
-		req    req
-		status int
-		code   string
-	}{
+	return []badCase{
 		// reservation body
 		{"activity_id as string", r(reserve(fmt.Sprintf(`{"activity_id":"%d","request_id":"abcdefgh"}`, aid))),
 			400, "INVALID_ARGUMENT"},
@@ -89,6 +86,21 @@ func TestBadRequests(t *testing.T) {
 		{"json array", r(reserve(`[1,2,3]`)), 400, "INVALID_ARGUMENT"},
 		{"empty body", r(reserve(``)), 400, "INVALID_ARGUMENT"},
 		{"oversized body", r(reserve(big)), 413, "PAYLOAD_TOO_LARGE"},
+	}
+}
+
+func badCreates(now int64, merchant string) []badCase {
+	r := newBadReq
+	createWith := func(field string, value any) (string, string, string, any) {
+		body := map[string]any{"sku_id": 1, "name": "n", "stock": 5, "start_time": now, "end_time": now + 60}
+		if value == nil {
+			delete(body, field)
+		} else {
+			body[field] = value
+		}
+		return http.MethodPost, "/v1/admin/activities", merchant, body
+	}
+	return []badCase{
 		// create activity
 		{"sku_id zero", r(createWith("sku_id", 0)), 400, "INVALID_ARGUMENT"},
 		{"sku_id missing", r(createWith("sku_id", nil)), 400, "INVALID_ARGUMENT"},
@@ -106,6 +118,15 @@ func TestBadRequests(t *testing.T) {
 		{"per_user_limit zero", r(createWith("per_user_limit", 0)), 400, "INVALID_ARGUMENT"},
 		{"pay_timeout zero", r(createWith("pay_timeout_seconds", 0)), 400, "INVALID_ARGUMENT"},
 		{"pay_timeout over a day", r(createWith("pay_timeout_seconds", 86401)), 400, "INVALID_ARGUMENT"},
+	}
+}
+
+func badPathsAndRoutes(aid int64, buyer, merchant string) []badCase {
+	r := newBadReq
+	adjust := func(body string) (string, string, string, any) {
+		return http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/stock", aid), merchant, body
+	}
+	return []badCase{
 		// adjust
 		{"delta zero", r(adjust(`{"delta":0}`)), 400, "INVALID_ARGUMENT"},
 		{"delta missing", r(adjust(`{}`)), 400, "INVALID_ARGUMENT"},
@@ -130,57 +151,58 @@ func TestBadRequests(t *testing.T) {
 			405, "METHOD_NOT_ALLOWED"},
 		{"wrong method on warmup", r(http.MethodPut, fmt.Sprintf("/v1/admin/activities/%d/warmup", aid),
 			merchant, nil), 405, "METHOD_NOT_ALLOWED"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e.expectErr(tc.req.method, tc.req.path, tc.req.token, tc.req.body, tc.status, tc.code)
-		})
 	}
+}
 
-	t.Run("oversized chunked body", func(t *testing.T) {
-		// No Content-Length: go-zero's MaxBytes check cannot see it, and its JSON parser
-		// reads no body without one (so the fields are missing); API.md allows 400 or 413.
-		req, err := http.NewRequest(
-			http.MethodPost,
-			e.base+"/v1/seckill/orders",
-			io.MultiReader(strings.NewReader(big)),
-		)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.ContentLength = -1
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+buyer)
-		resp, err := e.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		too, bad := resp.StatusCode == 413 && bytes.Contains(raw, []byte(`"code":"PAYLOAD_TOO_LARGE"`)),
-			resp.StatusCode == 400 && bytes.Contains(raw, []byte(`"code":"INVALID_ARGUMENT"`))
-		if !too && !bad {
-			t.Fatalf("got %d %s", resp.StatusCode, raw)
-		}
-	})
+func oversizedChunkedBody(t *testing.T, e *env, buyer, big string) {
+	// No Content-Length: go-zero's MaxBytes check cannot see it, and its JSON parser
+	// reads no body without one (so the fields are missing); API.md allows 400 or 413.
+	req, err := http.NewRequest(
+		http.MethodPost,
+		e.base+"/v1/seckill/orders",
+		io.MultiReader(strings.NewReader(big)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = -1
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+buyer)
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	too := resp.StatusCode == http.StatusRequestEntityTooLarge && bytes.Contains(raw, []byte(`"code":"PAYLOAD_TOO_LARGE"`))
+	bad := resp.StatusCode == http.StatusBadRequest && bytes.Contains(raw, []byte(`"code":"INVALID_ARGUMENT"`))
+	if !too && !bad {
+		t.Fatalf("got %d %s", resp.StatusCode, raw)
+	}
+}
 
-	t.Run("nothing changed", func(t *testing.T) {
-		if rem, locked, sold := e.redisStock(aid); rem != 10 || locked != 0 || sold != 0 {
-			t.Fatalf("stock changed: remaining %d locked %d sold %d", rem, locked, sold)
-		}
-		if n := e.orderCount(aid); n != 0 {
-			t.Fatalf("%d orders written", n)
-		}
-		var after int
-		if err := e.db.Conn.QueryRow(&after, "SELECT COUNT(*) FROM activity"); err != nil {
-			t.Fatal(err)
-		}
-		if after != activitiesBefore {
-			t.Fatalf("activities %d -> %d", activitiesBefore, after)
-		}
-		var b books
-		e.call(http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", aid), merchant, nil, &b)
-		if b.DB.Available != 10 || b.Redis == nil || b.Redis.Remaining != 10 {
-			t.Fatalf("books %+v", b)
-		}
-	})
+func nothingChanged(t *testing.T, e *env, aid int64, merchant string, activitiesBefore int) {
+	if rem, locked, sold := e.redisStock(aid); rem != 10 || locked != 0 || sold != 0 {
+		t.Fatalf("stock changed: remaining %d locked %d sold %d", rem, locked, sold)
+	}
+	if n := e.orderCount(aid); n != 0 {
+		t.Fatalf("%d orders written", n)
+	}
+	if after := e.activityCount(t); after != activitiesBefore {
+		t.Fatalf("activities %d -> %d", activitiesBefore, after)
+	}
+	var b books
+	e.call(http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", aid), merchant, nil, &b)
+	if b.DB.Available != 10 || b.Redis == nil || b.Redis.Remaining != 10 {
+		t.Fatalf("books %+v", b)
+	}
+}
+
+func (e *env) activityCount(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := e.db.Conn.QueryRow(&n, "SELECT COUNT(*) FROM activity"); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -164,7 +164,6 @@ func TestOrderLifecycle(t *testing.T) {
 		e.call(http.MethodPost, "/v1/seckill/orders", owner, reserveBody(a.ActivityID, reqID, 1), &r)
 		return r
 	}
-	orderPath := func(no, suffix string) string { return "/v1/seckill/orders/" + no + suffix }
 
 	t.Run("get, pay, pay again, cancel a paid order", func(t *testing.T) {
 		r := reserve("pay-flow-01")
@@ -227,53 +226,59 @@ func TestOrderLifecycle(t *testing.T) {
 		e.expectErr(http.MethodPost, orderPath(missing, "/cancel"), owner, nil, http.StatusNotFound, "ORDER_NOT_FOUND")
 	})
 
-	t.Run("expired order is closed", func(t *testing.T) {
-		quick := e.warm(map[string]any{"stock": 1, "pay_timeout_seconds": 1})
-		var r reserved
-		e.call(http.MethodPost, "/v1/seckill/orders", owner, reserveBody(quick.ActivityID, "expires-soon", 1), &r)
-		// Run the expiry the jobs would run, until the order is due.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			nos, err := e.rpc.Svc.Store.ExpireDue(context.Background(), quick.ActivityID, 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if slices.Contains(nos, r.OrderNo) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("order never became due")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		var o orderView
-		e.call(http.MethodGet, orderPath(r.OrderNo, ""), owner, nil, &o)
-		if o.Status != "expired" {
-			t.Fatalf("status %q, want expired", o.Status)
-		}
-		e.expectErr(http.MethodPost, orderPath(r.OrderNo, "/pay"), owner, nil, http.StatusConflict, "ORDER_CLOSED")
-		e.expectErr(http.MethodPost, orderPath(r.OrderNo, "/cancel"), owner, nil, http.StatusConflict, "ORDER_CLOSED")
-		if rem, _, _ := e.redisStock(quick.ActivityID); rem != 1 {
-			t.Fatalf("remaining %d after expiry, want 1", rem)
-		}
-	})
+	t.Run("expired order is closed", func(t *testing.T) { expiredOrderIsClosed(t, e, owner) })
 
-	t.Run("after the activity, orders are read from MySQL", func(t *testing.T) {
-		// An order of an activity whose Redis keys are gone: only the ledger has it.
-		gone := e.create(nil)
-		no := domain.NewOrderNo(gone.ActivityID)
-		if _, err := e.db.Conn.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, "+
-			"status, expire_at, placed_at) VALUES (?, 'from-mysql', ?, 200, 2, 'paid', 1700000900, 1700000000)",
-			no, gone.ActivityID); err != nil {
+	t.Run("after the activity, orders are read from MySQL", func(t *testing.T) { ordersReadFromMySQL(t, e, owner, other) })
+}
+
+func expiredOrderIsClosed(t *testing.T, e *env, owner string) {
+	quick := e.warm(map[string]any{"stock": 1, "pay_timeout_seconds": 1})
+	var r reserved
+	e.call(http.MethodPost, "/v1/seckill/orders", owner, reserveBody(quick.ActivityID, "expires-soon", 1), &r)
+	// Run the expiry the jobs would run, until the order is due.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		nos, err := e.rpc.Svc.Store.ExpireDue(context.Background(), quick.ActivityID, 10)
+		if err != nil {
 			t.Fatal(err)
 		}
-		var o orderView
-		e.call(http.MethodGet, orderPath(no, ""), owner, nil, &o)
-		want := orderView{OrderNo: no, ActivityID: gone.ActivityID, Quantity: 2, Status: "paid",
-			ExpireAt: 1700000900, CreatedAt: 1700000000}
-		if o != want {
-			t.Fatalf("got %+v, want %+v", o, want)
+		if slices.Contains(nos, r.OrderNo) {
+			break
 		}
-		e.expectErr(http.MethodGet, orderPath(no, ""), other, nil, http.StatusNotFound, "ORDER_NOT_FOUND")
-	})
+		if time.Now().After(deadline) {
+			t.Fatal("order never became due")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var o orderView
+	e.call(http.MethodGet, orderPath(r.OrderNo, ""), owner, nil, &o)
+	if o.Status != "expired" {
+		t.Fatalf("status %q, want expired", o.Status)
+	}
+	e.expectErr(http.MethodPost, orderPath(r.OrderNo, "/pay"), owner, nil, http.StatusConflict, "ORDER_CLOSED")
+	e.expectErr(http.MethodPost, orderPath(r.OrderNo, "/cancel"), owner, nil, http.StatusConflict, "ORDER_CLOSED")
+	if rem, _, _ := e.redisStock(quick.ActivityID); rem != 1 {
+		t.Fatalf("remaining %d after expiry, want 1", rem)
+	}
 }
+
+func ordersReadFromMySQL(t *testing.T, e *env, owner, other string) {
+	// An order of an activity whose Redis keys are gone: only the ledger has it.
+	gone := e.create(nil)
+	no := domain.NewOrderNo(gone.ActivityID)
+	if _, err := e.db.Conn.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, "+
+		"status, expire_at, placed_at) VALUES (?, 'from-mysql', ?, 200, 2, 'paid', 1700000900, 1700000000)",
+		no, gone.ActivityID); err != nil {
+		t.Fatal(err)
+	}
+	var o orderView
+	e.call(http.MethodGet, orderPath(no, ""), owner, nil, &o)
+	want := orderView{OrderNo: no, ActivityID: gone.ActivityID, Quantity: 2, Status: "paid",
+		ExpireAt: 1700000900, CreatedAt: 1700000000}
+	if o != want {
+		t.Fatalf("got %+v, want %+v", o, want)
+	}
+	e.expectErr(http.MethodGet, orderPath(no, ""), other, nil, http.StatusNotFound, "ORDER_NOT_FOUND")
+}
+
+func orderPath(no, suffix string) string { return "/v1/seckill/orders/" + no + suffix }

@@ -108,25 +108,7 @@ func TestMerchantBooks(t *testing.T) {
 		}
 	})
 
-	t.Run("warmup loads once", func(t *testing.T) {
-		var w struct {
-			Warmed    bool  `json:"warmed"`
-			Remaining int64 `json:"remaining"`
-		}
-		e.call(http.MethodPost, path("/warmup"), tok, nil, &w)
-		if !w.Warmed || w.Remaining != 50 {
-			t.Fatalf("first warmup %+v", w)
-		}
-		e.call(http.MethodPost, path("/warmup"), tok, nil, &w)
-		if w.Warmed || w.Remaining != 50 {
-			t.Fatalf("second warmup %+v", w)
-		}
-		var got books
-		e.call(http.MethodGet, path(""), tok, nil, &got)
-		if got.Redis == nil || got.Redis.Remaining != 50 || got.Redis.Locked != 0 {
-			t.Fatalf("warm books %+v", got)
-		}
-	})
+	t.Run("warmup loads once", func(t *testing.T) { warmupLoadsOnce(t, e, tok, path) })
 
 	t.Run("warmup never overwrites live stock", func(t *testing.T) {
 		e.call(http.MethodPost, "/v1/seckill/orders", buyerToken(t, 5), reserveBody(a.ActivityID, "warm-check-1", 1), nil)
@@ -158,42 +140,10 @@ func TestMerchantBooks(t *testing.T) {
 		}
 	})
 
-	t.Run("reconcile reports both books", func(t *testing.T) {
-		var r struct {
-			ActivityID int64  `json:"activity_id"`
-			Status     string `json:"status"`
-			books
-			InFlight *int64          `json:"in_flight"`
-			Diffs    json.RawMessage `json:"diffs"`
-		}
-		e.call(http.MethodGet, path("/reconcile"), tok, nil, &r)
-		if r.ActivityID != a.ActivityID || r.Status == "" || r.InFlight == nil || r.Diffs == nil ||
-			string(r.Diffs) == "null" {
-			t.Fatalf("reconcile %+v diffs %s", r, r.Diffs)
-		}
-		if r.Redis == nil || r.Redis.Remaining != 50 || r.Redis.Locked != 1 || r.DB.Available != 50 {
-			t.Fatalf("reconcile books %+v", r.books)
-		}
-	})
+	t.Run("reconcile reports both books", func(t *testing.T) { reconcileReportsBothBooks(t, e, tok, a, path) })
 
 	t.Run("not found: unknown id and another merchant's activity", func(t *testing.T) {
-		other := merchantToken(t, merchantID+1)
-		for _, tc := range []struct {
-			method, suffix string
-			body           any
-		}{
-			{http.MethodGet, "", nil},
-			{http.MethodPost, "/warmup", nil},
-			{http.MethodPost, "/stock", map[string]any{"delta": 1}},
-			{http.MethodGet, "/reconcile", nil},
-		} {
-			e.expectErr(tc.method, "/v1/admin/activities/999999"+tc.suffix, tok, tc.body,
-				http.StatusNotFound, "ACTIVITY_NOT_FOUND")
-			e.expectErr(tc.method, path(tc.suffix), other, tc.body, http.StatusNotFound, "ACTIVITY_NOT_FOUND")
-		}
-		if rem, _, _ := e.redisStock(a.ActivityID); rem != 50 {
-			t.Fatalf("another merchant changed the stock: remaining %d", rem)
-		}
+		notFoundForOthers(t, e, tok, a, path)
 	})
 
 	t.Run("warmup after the end is ENDED", func(t *testing.T) {
@@ -202,4 +152,62 @@ func TestMerchantBooks(t *testing.T) {
 		e.expectErr(http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", ended.ActivityID), tok, nil,
 			http.StatusConflict, "ENDED")
 	})
+}
+
+func reconcileReportsBothBooks(t *testing.T, e *env, tok string, a activity, path func(string) string) {
+	var r struct {
+		ActivityID int64  `json:"activity_id"`
+		Status     string `json:"status"`
+		books
+		InFlight *int64          `json:"in_flight"`
+		Diffs    json.RawMessage `json:"diffs"`
+	}
+	e.call(http.MethodGet, path("/reconcile"), tok, nil, &r)
+	if r.ActivityID != a.ActivityID || r.Status == "" || r.InFlight == nil || r.Diffs == nil ||
+		string(r.Diffs) == "null" {
+		t.Fatalf("reconcile %+v diffs %s", r, r.Diffs)
+	}
+	if r.Redis == nil || r.Redis.Remaining != 50 || r.Redis.Locked != 1 || r.DB.Available != 50 {
+		t.Fatalf("reconcile books %+v", r.books)
+	}
+}
+
+func notFoundForOthers(t *testing.T, e *env, tok string, a activity, path func(string) string) {
+	other := merchantToken(t, merchantID+1)
+	for _, tc := range []struct {
+		method, suffix string
+		body           any
+	}{
+		{http.MethodGet, "", nil},
+		{http.MethodPost, "/warmup", nil},
+		{http.MethodPost, "/stock", map[string]any{"delta": 1}},
+		{http.MethodGet, "/reconcile", nil},
+	} {
+		e.expectErr(tc.method, "/v1/admin/activities/999999"+tc.suffix, tok, tc.body,
+			http.StatusNotFound, "ACTIVITY_NOT_FOUND")
+		e.expectErr(tc.method, path(tc.suffix), other, tc.body, http.StatusNotFound, "ACTIVITY_NOT_FOUND")
+	}
+	if rem, _, _ := e.redisStock(a.ActivityID); rem != 50 {
+		t.Fatalf("another merchant changed the stock: remaining %d", rem)
+	}
+}
+
+func warmupLoadsOnce(t *testing.T, e *env, tok string, path func(string) string) {
+	var w struct {
+		Warmed    bool  `json:"warmed"`
+		Remaining int64 `json:"remaining"`
+	}
+	e.call(http.MethodPost, path("/warmup"), tok, nil, &w)
+	if !w.Warmed || w.Remaining != 50 {
+		t.Fatalf("first warmup %+v", w)
+	}
+	e.call(http.MethodPost, path("/warmup"), tok, nil, &w)
+	if w.Warmed || w.Remaining != 50 {
+		t.Fatalf("second warmup %+v", w)
+	}
+	var got books
+	e.call(http.MethodGet, path(""), tok, nil, &got)
+	if got.Redis == nil || got.Redis.Remaining != 50 || got.Redis.Locked != 0 {
+		t.Fatalf("warm books %+v", got)
+	}
 }

@@ -74,7 +74,7 @@ func TestMetrics(t *testing.T) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 		if err == nil {
 			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			body = string(raw)
 			if strings.Contains(body, "http_server_requests_duration_ms") &&
 				strings.Contains(body, `seckill_api_errors_total{code="UNAUTHORIZED"}`) {

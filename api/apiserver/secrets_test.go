@@ -160,7 +160,7 @@ func TestProModeSecretsOnlyFromEnvironmentOrFile(t *testing.T) {
 		if err := os.WriteFile(in, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		defer os.Remove(in)
+		defer func() { _ = os.Remove(in) }()
 		if _, err := apiserver.LoadConfig(writeConfig(t, "\nSecretsFile: "+in+"\n")); err == nil ||
 			!strings.Contains(err.Error(), "source checkout") {
 			t.Fatalf("a secrets file in the repository: got %v", err)

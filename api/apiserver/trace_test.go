@@ -39,7 +39,7 @@ func TestReservationTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("reserve: %d", resp.StatusCode)
 	}

@@ -2,11 +2,12 @@
 // group commit vs one transaction per event, the batched writer) and a short loopback load
 // run against the standalone system beside bare go-zero baselines (reservations, sold-out
 // rejections, reservations beside the bare handler, a sold-out storm, writer / reservation
-// rate), Redis time per reservation (INFO commandstats, batches of 32 beside batches of 1), then degrade mode (the MySQL
-// book beside the Redis path on one inventory instance whose Redis is cut, and a sweep
-// of its semaphore), printed as ratios from one run (devkit/benchrun); -json prints the document
-// alone on stdout (go-zero's log lines go to -logs). Run it from the repository root. `make bench` runs it twice: in
-// the benchmark profile, then with -mode pro -no-go (go-zero's load shedding on).
+// rate), Redis time per reservation (INFO commandstats, batches of 32 beside batches of 1),
+// then degrade mode (the MySQL book beside the Redis path on one inventory instance whose
+// Redis is cut, and a sweep of its semaphore), printed as ratios from one run
+// (devkit/benchrun); -json prints the document alone on stdout (go-zero's log lines go to
+// -logs). Run it from the repository root. `make bench` runs it twice: in the benchmark
+// profile, then with -mode pro -no-go (go-zero's load shedding on).
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
@@ -28,15 +29,34 @@ import (
 	"github.com/seckill/seckill/devkit/standalone"
 )
 
+// options are the flags that are not fields of benchrun.Config.
+type options struct {
+	kafka, sweep, logs       string
+	timeout                  time.Duration
+	asJSON, quiet, noInstall bool
+}
+
 func main() {
 	var cfg benchrun.Config
-	var kafka string
+	opt := parseFlags(&cfg)
+	if code := configure(&cfg, opt); code != 0 {
+		os.Exit(code)
+	}
+	os.Exit(run(cfg, opt))
+}
+
+func parseFlags(cfg *benchrun.Config) options {
+	var opt options
 	flag.StringVar(&cfg.Dir, "dir", ".", "repository root (go test runs there; etc/ is read from there)")
 	flag.StringVar(&cfg.Standalone.EtcDir, "etc", "", "the services' YAML configs (default <dir>/etc)")
-	flag.StringVar(&cfg.Standalone.Mode, "mode", "dev", "go-zero mode of every service and baseline: dev (or test) = the noshed profile, load shedding off in the whole process; pro sheds above CpuThreshold")
-	flag.StringVar(&cfg.Standalone.RedisAddr, "redis", "", "Redis host:port (env "+standalone.EnvRedis+"; default: a private redis-server)")
-	flag.StringVar(&cfg.Standalone.MySQLDSN, "mysql", "", "MySQL DSN (env "+standalone.EnvMySQL+"; default: a private MariaDB)")
-	flag.StringVar(&kafka, "kafka", "", "comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
+	flag.StringVar(&cfg.Standalone.Mode, "mode", "dev", "go-zero mode of every service and baseline: "+
+		"dev (or test) = the noshed profile, load shedding off in the whole process; pro sheds above CpuThreshold")
+	flag.StringVar(&cfg.Standalone.RedisAddr, "redis", "",
+		"Redis host:port (env "+standalone.EnvRedis+"; default: a private redis-server)")
+	flag.StringVar(&cfg.Standalone.MySQLDSN, "mysql", "",
+		"MySQL DSN (env "+standalone.EnvMySQL+"; default: a private MariaDB)")
+	flag.StringVar(&opt.kafka, "kafka", "",
+		"comma-separated Kafka brokers (env "+standalone.EnvKafka+"; default: in-process kfake)")
 	flag.StringVar(&cfg.Standalone.Trace, "trace", "",
 		"turn go-zero's Telemetry on (sampler 1) and send every span there, as make run -trace (default off)")
 	flag.IntVar(&cfg.Concurrency, "c", 64, "HTTP clients in flight")
@@ -44,65 +64,82 @@ func main() {
 	flag.DurationVar(&cfg.MaxDuration, "duration", 15*time.Second, "time bound of each HTTP measurement")
 	flag.IntVar(&cfg.StormStock, "storm-stock", 1000, "stock of the sold-out storm's sale")
 	flag.IntVar(&cfg.StormBuyers, "storm-buyers", 20000, "buyers of the sold-out storm's sale")
-	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds of the Go benchmark pairs and the HTTP rows (each row reports its median round)")
+	flag.IntVar(&cfg.Rounds, "rounds", 3,
+		"rounds of the Go benchmark pairs and the HTTP rows (each row reports its median round)")
 	flag.IntVar(&cfg.StockN, "stock-n", 20000, "-benchtime (x) of Reserve / RawEvalsha")
 	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
 	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")
 	flag.BoolVar(&cfg.SkipHTTP, "no-http", false, "leave out the HTTP measurements")
 	flag.BoolVar(&cfg.SkipRedis, "no-redis", false, "leave out the Redis time per reservation (INFO commandstats)")
 	flag.IntVar(&cfg.RedisN, "redis-n", 4096, "Redis time per reservation: reservations per measurement")
-	flag.IntVar(&cfg.RedisBatch, "redis-batch", 32, "Redis time per reservation: the batch size measured beside batches of 1 (and twice it)")
+	flag.IntVar(&cfg.RedisBatch, "redis-batch", 32,
+		"Redis time per reservation: the batch size measured beside batches of 1 (and twice it)")
 	flag.StringVar(&cfg.Standalone.KeyPrefix, "key-prefix", "", "Redis key prefix of the system (for a shared -redis)")
-	flag.BoolVar(&cfg.SkipDegrade, "no-degrade", false, "leave out degrade mode (the MySQL book beside the Redis path, the semaphore sweep)")
+	flag.BoolVar(&cfg.SkipDegrade, "no-degrade", false,
+		"leave out degrade mode (the MySQL book beside the Redis path, the semaphore sweep)")
 	flag.IntVar(&cfg.DegradeClients, "degrade-c", 128, "degrade mode: concurrent buyers of each burst")
-	flag.IntVar(&cfg.DegradeRequests, "degrade-requests", 100000, "degrade mode: at most this many buyers per burst (count bound)")
-	flag.DurationVar(&cfg.DegradeDuration, "degrade-duration", 3*time.Second, "degrade mode: length of each burst (the time bound that ends it)")
-	sweep := flag.String("degrade-sweep", "4,16,64", "degrade mode: semaphore sizes (DegradeMode.Concurrency) after the shipped one")
+	flag.IntVar(&cfg.DegradeRequests, "degrade-requests", 100000,
+		"degrade mode: at most this many buyers per burst (count bound)")
+	flag.DurationVar(&cfg.DegradeDuration, "degrade-duration", 3*time.Second,
+		"degrade mode: length of each burst (the time bound that ends it)")
+	flag.StringVar(&opt.sweep, "degrade-sweep", "4,16,64",
+		"degrade mode: semaphore sizes (DegradeMode.Concurrency) after the shipped one")
 	flag.StringVar(&cfg.Go, "go", "go", "the go command")
-	timeout := flag.Duration("timeout", 10*time.Minute, "bound on the whole run")
-	asJSON := flag.Bool("json", false, "print the result as JSON instead of the table")
-	quiet := flag.Bool("q", false, "no progress on stderr")
-	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
-	logs := flag.String("logs", "", "directory for the services' go-zero log files (default: a new one in the temp dir, named at the end; - for the console)")
+	flag.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "bound on the whole run")
+	flag.BoolVar(&opt.asJSON, "json", false, "print the result as JSON instead of the table")
+	flag.BoolVar(&opt.quiet, "q", false, "no progress on stderr")
+	flag.BoolVar(&opt.noInstall, "no-install", false, "never apt-get install a missing redis-server / mariadb-server")
+	flag.StringVar(&opt.logs, "logs", "", "directory for the services' go-zero log files "+
+		"(default: a new one in the temp dir, named at the end; - for the console)")
 	flag.Parse()
-	switch *logs {
+	return opt
+}
+
+// configure completes cfg from the other flags and the environment; it returns the exit
+// status of a bad flag (0: none).
+func configure(cfg *benchrun.Config, opt options) int {
+	switch opt.logs {
 	case "-":
 	case "":
 		dir, err := os.MkdirTemp("", "seckill-bench-logs-")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: -logs:", err)
-			os.Exit(1)
+			return 1
 		}
 		cfg.Standalone.LogDir = dir
 	default:
-		cfg.Standalone.LogDir = *logs
+		cfg.Standalone.LogDir = opt.logs
 	}
-	sizes, err := benchrun.ParseSweep(*sweep)
+	sizes, err := benchrun.ParseSweep(opt.sweep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench: -degrade-sweep:", err)
-		os.Exit(2)
+		return 2
 	}
 	cfg.DegradeSweep = append([]int{}, sizes...) // empty, not nil: only the shipped size
-	if kafka != "" {
-		cfg.Standalone.KafkaBrokers = strings.Split(kafka, ",")
+	if opt.kafka != "" {
+		cfg.Standalone.KafkaBrokers = strings.Split(opt.kafka, ",")
 	}
 	cfg.Standalone.FromEnv()
-	cfg.Standalone.Install = !*noInstall
+	cfg.Standalone.Install = !opt.noInstall
 	cfg.Log = os.Stderr
-	if *quiet {
+	if opt.quiet {
 		cfg.Log = io.Discard
 	}
+	return 0
+}
 
+// run runs the measurements, prints the result and returns the exit status.
+func run(cfg benchrun.Config, opt options) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, opt.timeout)
 	defer cancel()
 	res, err := benchrun.Run(ctx, cfg)
 	if cfg.Standalone.LogDir != "" {
 		fmt.Fprintln(os.Stderr, "bench: the services' logs are in", cfg.Standalone.LogDir)
 	}
 	if res != nil {
-		if *asJSON {
+		if opt.asJSON {
 			if err := res.WriteJSON(os.Stdout); err != nil {
 				fmt.Fprintln(os.Stderr, "bench:", err)
 			}
@@ -112,10 +149,11 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
 	if err := res.Failed(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

@@ -48,16 +48,24 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	if code := run(cfg); code != 0 {
+		os.Exit(code)
+	}
+}
 
+// run runs the suite and prints its rows; it returns the exit status (1: a row failed,
+// 2: the suite could not run).
+func run(cfg faults.Config) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	results, err := faults.Run(ctx, cfg)
 	faults.Print(os.Stdout, results)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "faults:", err)
-		os.Exit(2)
+		return 2
 	}
 	if faults.Failed(results) {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

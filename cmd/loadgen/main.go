@@ -33,8 +33,10 @@ func main() {
 	var cfg loadgen.Config
 	var apiConfig, htmlPath, jsonPath string
 	flag.StringVar(&cfg.BaseURL, "url", "http://127.0.0.1:8888", "gateway base URL")
-	flag.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a non-loopback target (only a deployment you operate)")
-	flag.StringVar(&apiConfig, "api-config", "etc/seckill-api.yaml", "gateway config to read the JWT secrets from when not given otherwise")
+	flag.BoolVar(&cfg.AllowRemote, "allow-remote", false,
+		"allow a non-loopback target (only a deployment you operate)")
+	flag.StringVar(&apiConfig, "api-config", "etc/seckill-api.yaml",
+		"gateway config to read the JWT secrets from when not given otherwise")
 	flag.StringVar(&cfg.BuyerSecret, "buyer-secret", "", "BuyerAuth.AccessSecret (mints a token per simulated user)")
 	flag.StringVar(&cfg.MerchantSecret, "merchant-secret", "", "MerchantAuth.AccessSecret")
 	flag.StringVar(&cfg.MerchantToken, "merchant-token", "", "a merchant token to use instead of minting one")
@@ -49,20 +51,27 @@ func main() {
 	flag.Int64Var(&cfg.Stock, "stock", 1000, "stock of a created activity")
 	flag.Int64Var(&cfg.Quantity, "quantity", 1, "units per reservation")
 	flag.Int64Var(&cfg.PerUserLimit, "per-user-limit", 0, "per_user_limit of a created activity (default: quantity)")
-	flag.DurationVar(&cfg.PayTimeout, "pay-timeout", 0, "pay timeout of a created activity, whole seconds (default: max-duration + 2s, so nothing expires while buyers arrive)")
+	flag.DurationVar(&cfg.PayTimeout, "pay-timeout", 0, "pay timeout of a created activity, whole seconds "+
+		"(default: max-duration + 2s, so nothing expires while buyers arrive)")
 	flag.Float64Var(&cfg.PayFraction, "pay", 0.6, "fraction of reservations paid")
 	flag.Float64Var(&cfg.CancelFraction, "cancel", 0.2, "fraction of reservations cancelled (the rest expire)")
 	flag.Int64Var(&cfg.UIDBase, "uid-base", 0, "simulated users are uid-base+1.. (default: from the clock)")
 	flag.Uint64Var(&cfg.Seed, "seed", 0, "seed choosing which orders are paid/cancelled (default: from the clock)")
 	flag.DurationVar(&cfg.ExpiryGrace, "expiry-grace", 30*time.Second, "extra wait for expiry beyond pay timeout + 5s")
-	flag.DurationVar(&cfg.ReconcileWait, "reconcile-wait", 60*time.Second, "how long to wait for reconciliation to report consistent")
+	flag.DurationVar(&cfg.ReconcileWait, "reconcile-wait", 60*time.Second,
+		"how long to wait for reconciliation to report consistent")
 	flag.StringVar(&htmlPath, "html", "", "write an HTML report (latency histogram, throughput chart) to this file")
 	flag.StringVar(&jsonPath, "json", "", "write the report as JSON to this file")
-	flag.Int64Var(&cfg.DrawSeconds, "draw-seconds", 0, "draw mode: create each activity with this opening draw (API.md), report fairness")
-	flag.IntVar(&cfg.DrawSeeds, "draw-seeds", 1, "draw mode: sales with a draw (distinct activities, so seeds), then one without")
-	flag.Float64Var(&cfg.HeavyFraction, "draw-heavy", 0.1, "draw mode: fraction of buyers sending -draw-heavy-requests reservations")
-	flag.IntVar(&cfg.HeavyRequests, "draw-heavy-requests", 10, "draw mode: reservations a heavy buyer sends at once (distinct request ids)")
-	flag.DurationVar(&cfg.DrawArrival, "draw-arrival", 0, "draw mode: buyers arrive evenly over this span (default 80% of the window)")
+	flag.Int64Var(&cfg.DrawSeconds, "draw-seconds", 0,
+		"draw mode: create each activity with this opening draw (API.md), report fairness")
+	flag.IntVar(&cfg.DrawSeeds, "draw-seeds", 1,
+		"draw mode: sales with a draw (distinct activities, so seeds), then one without")
+	flag.Float64Var(&cfg.HeavyFraction, "draw-heavy", 0.1,
+		"draw mode: fraction of buyers sending -draw-heavy-requests reservations")
+	flag.IntVar(&cfg.HeavyRequests, "draw-heavy-requests", 10,
+		"draw mode: reservations a heavy buyer sends at once (distinct request ids)")
+	flag.DurationVar(&cfg.DrawArrival, "draw-arrival", 0,
+		"draw mode: buyers arrive evenly over this span (default 80% of the window)")
 	quiet := flag.Bool("q", false, "no progress bar")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	flag.Parse()
@@ -170,7 +179,7 @@ func write(r *loadgen.Report, htmlPath, jsonPath string) error {
 			return err
 		}
 		if err := r.WriteHTML(f); err != nil {
-			f.Close()
+			_ = f.Close() // the write's error is the one to report
 			return err
 		}
 		if err := f.Close(); err != nil {

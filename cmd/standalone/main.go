@@ -54,13 +54,20 @@ func main() {
 	cfg.FromEnv()
 	cfg.Install = !*noInstall
 	cfg.Log = os.Stderr
+	if code := run(cfg); code != 0 {
+		os.Exit(code)
+	}
+}
 
+// run starts the system, prints where it is and stops it on Ctrl-C; it returns the exit
+// status.
+func run(cfg standalone.Config) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sys, err := standalone.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "standalone:", err)
-		os.Exit(1)
+		return 1
 	}
 	fmt.Printf(`
 seckill is running.
@@ -97,6 +104,7 @@ Ctrl-C stops everything.
 	fmt.Fprintln(os.Stderr, "stopping...")
 	sys.Close()
 	fmt.Fprintln(os.Stderr, "stopped")
+	return 0
 }
 
 func traces(dest string) string {

@@ -78,7 +78,7 @@ func TestProducerSendsWithKeyAffinity(t *testing.T) {
 		}
 		partition[k] = r.Partition
 		var kk, i int
-		fmt.Sscanf(string(r.Value), "%d/%d", &kk, &i)
+		_, _ = fmt.Sscanf(string(r.Value), "%d/%d", &kk, &i)
 		if i != next[k] {
 			t.Fatalf("key %s: got message %d, want %d (order within a key lost)", k, i, next[k])
 		}

@@ -72,7 +72,8 @@ func (s *Signer) Sign(m Message) Message {
 			hs = append(hs, h)
 		}
 	}
-	m.Headers = append(hs, HeaderKV{Key: HeaderMAC, Value: s.mac(m.Key, m.Value)})
+	hs = append(hs, HeaderKV{Key: HeaderMAC, Value: s.mac(m.Key, m.Value)})
+	m.Headers = hs
 	return m
 }
 

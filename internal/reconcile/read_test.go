@@ -191,7 +191,7 @@ func BenchmarkReserveDuringReconcile100k(b *testing.B) {
 	unpaced.ReadDuty = 1
 	uid := atomic.Int64{}
 	uid.Store(n)
-	measure := func(d time.Duration) (p50, p99, max time.Duration, count int) {
+	measure := func(d time.Duration) (p50, p99, slowest time.Duration, count int) {
 		var mu sync.Mutex
 		var lat []time.Duration
 		var wg sync.WaitGroup

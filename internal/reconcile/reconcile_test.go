@@ -180,18 +180,24 @@ func TestCompare(t *testing.T) {
 				t.Fatalf("repair: %d, %v; want %d", n, err, tc.repairs)
 			}
 			if tc.repairs > 0 { // re-emitted packed, as the scripts write entries
-				msgs, err := f.env.Raw.XRange(ctx, f.env.Keys.Events(f.aid), "-", "+").Result()
-				if err != nil || len(msgs) < tc.repairs {
-					t.Fatalf("outbox after repair: %v, %v", msgs, err)
-				}
-				for _, m := range msgs[len(msgs)-tc.repairs:] {
-					if _, err := event.FromStream(m.ID, m.Values); err != nil || len(m.Values) != 1 ||
-						m.Values[event.FieldEntry] == nil {
-						t.Fatalf("re-emitted entry %v: %v", m.Values, err)
-					}
-				}
+				checkReEmitted(t, f, tc.repairs)
 			}
 		})
+	}
+}
+
+// checkReEmitted checks that the last n entries of f's outbox are packed events.
+func checkReEmitted(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	msgs, err := f.env.Raw.XRange(ctx, f.env.Keys.Events(f.aid), "-", "+").Result()
+	if err != nil || len(msgs) < n {
+		t.Fatalf("outbox after repair: %v, %v", msgs, err)
+	}
+	for _, m := range msgs[len(msgs)-n:] {
+		if _, err := event.FromStream(m.ID, m.Values); err != nil || len(m.Values) != 1 ||
+			m.Values[event.FieldEntry] == nil {
+			t.Fatalf("re-emitted entry %v: %v", m.Values, err)
+		}
 	}
 }
 

@@ -108,22 +108,11 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 			event.EndSpan(span, firstErr(errs), attrOutcome.String(outcome))
 		}
 	}()
-	msgs := make([]kafkax.Message, 0, len(es))
-	traces := make([]oteltrace.SpanContext, 0, len(es))
-	valid := make([]stock.Entry, 0, len(es))
-	at := make([]int, 0, len(es)) // valid[j] is es[at[j]]
-	for i, e := range es {
-		it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
-		if it.dead || e.ActivityID != aid {
-			// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
-			outcome = "invalid"
-			errs[i] = fmt.Errorf("outbox entry %s of activity %d is not a valid event of activity %d",
-				e.ID, e.ActivityID, aid)
-			continue
-		}
-		msgs, traces = append(msgs, it.msg), append(traces, it.trace)
-		valid, at = append(valid, e), append(at, i)
+	b := a.sortOut(es, aid, errs)
+	if len(b.valid) < len(es) {
+		outcome = "invalid"
 	}
+	msgs, traces, valid, at := b.msgs, b.traces, b.valid, b.at
 	if len(valid) == 0 {
 		return errs
 	}
@@ -167,18 +156,60 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 		fail(err) // Redis failing: a dependency failure (degrade mode may switch)
 		return errs
 	}
-	for j, e := range valid {
+	if replaced(aid, b, same, epoch, err, errs) {
+		outcome = "book_replaced"
+	}
+	return errs
+}
+
+// ackBatch is the part of an AckBatch call that is valid events of its activity.
+type ackBatch struct {
+	msgs   []kafkax.Message
+	traces []oteltrace.SpanContext
+	valid  []stock.Entry
+	at     []int // valid[j] is es[at[j]]
+}
+
+// sortOut returns the entries of es that are valid events of activity aid, and sets errs[i]
+// of the others.
+func (a *Acker) sortOut(es []stock.Entry, aid int64, errs []error) ackBatch {
+	b := ackBatch{
+		msgs:   make([]kafkax.Message, 0, len(es)),
+		traces: make([]oteltrace.SpanContext, 0, len(es)),
+		valid:  make([]stock.Entry, 0, len(es)),
+		at:     make([]int, 0, len(es)),
+	}
+	for i, e := range es {
+		it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
+		if it.dead || e.ActivityID != aid {
+			// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
+			errs[i] = fmt.Errorf("outbox entry %s of activity %d is not a valid event of activity %d",
+				e.ID, e.ActivityID, aid)
+			continue
+		}
+		b.msgs, b.traces = append(b.msgs, it.msg), append(b.traces, it.trace)
+		b.valid, b.at = append(b.valid, e), append(b.at, i)
+	}
+	return b
+}
+
+// replaced counts the verdict of the epoch check (same, epoch, err: ErrNotWarm or nil) on
+// each of b's entries and sets the error of those whose book is gone; it reports whether
+// any was.
+func replaced(aid int64, b ackBatch, same []bool, epoch int64, err error, errs []error) bool {
+	gone := false
+	for j, e := range b.valid {
 		if err == nil && same[j] {
 			acksAcknowledged.Inc()
 			continue
 		}
 		acksBookReplaced.Inc()
-		outcome = "book_replaced"
+		gone = true
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
 			aid, e.Epoch, epoch, err, e.ID)
-		errs[at[j]] = xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", aid)
+		errs[b.at[j]] = xerr.Newf(xerr.Busy, "activity %d is being rebuilt, retry with the same request_id", aid)
 	}
-	return errs
+	return gone
 }
 
 // firstErr is the first non-nil error of errs.

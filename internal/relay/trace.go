@@ -32,7 +32,8 @@ func withTraceHeader(m kafkax.Message, tp string) (kafkax.Message, oteltrace.Spa
 			hs = append(hs, h)
 		}
 	}
-	m.Headers = append(hs, kafkax.HeaderKV{Key: event.HeaderTraceParent, Value: []byte(tp)})
+	hs = append(hs, kafkax.HeaderKV{Key: event.HeaderTraceParent, Value: []byte(tp)})
+	m.Headers = hs
 	return m, sc
 }
 

@@ -313,9 +313,9 @@ func TestReserveBatchAcksOnce(t *testing.T) {
 		}
 		return errs
 	})
-	items := make([]stock.ReserveItem, 32)
-	for i := range items {
-		items[i] = stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)}
+	items := make([]stock.ReserveItem, 0, 34)
+	for i := range 32 {
+		items = append(items, stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)})
 	}
 	items = append(items, items[3], stock.ReserveItem{UID: 0, Qty: 1, RequestID: reqID(99)})
 	refuse = "4"

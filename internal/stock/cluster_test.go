@@ -22,21 +22,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three redis-servers")
 	}
-	testenv.Need(t, devenv.RedisPackage)
-	cl, err := devenv.StartRedisCluster(ctx, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
-	rds, err := redis.NewRedis(redis.RedisConf{Host: cl.Addrs()[0], Type: redis.ClusterType,
-		DisableIdentity: true, NonBlock: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := stock.NewStore(rds, stock.Keys{})
-	if err := st.LoadScripts(ctx); err != nil {
-		t.Fatal(err)
-	}
+	st := clusterStore(t)
 	// Activities whose tags land on different masters.
 	for aid := int64(1); aid <= 3; aid++ {
 		t.Run(fmt.Sprint("activity ", aid), func(t *testing.T) {
@@ -101,4 +87,25 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clusterStore is a store on a new 3-master Redis Cluster, its scripts loaded.
+func clusterStore(t *testing.T) *stock.Store {
+	t.Helper()
+	testenv.Need(t, devenv.RedisPackage)
+	cl, err := devenv.StartRedisCluster(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	rds, err := redis.NewRedis(redis.RedisConf{Host: cl.Addrs()[0], Type: redis.ClusterType,
+		DisableIdentity: true, NonBlock: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := stock.NewStore(rds, stock.Keys{})
+	if err := st.LoadScripts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

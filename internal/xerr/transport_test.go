@@ -137,18 +137,47 @@ func grpcFrame(n, keep int) []byte {
 // message, a refused app) keeps its code. The grpc-go texts brokenStream matches are
 // checked here: an upgrade that rewords them fails this test.
 func TestTransportFailuresAreBusy(t *testing.T) {
-	type tc struct {
-		name string
-		err  func(t *testing.T) error
-		code codes.Code // the gRPC code the case provokes (notAStatus: a plain error)
-		want xerr.Code
+	cases := append(answeredCases(), noAnswerCases()...)
+	cases = append(cases, brokenStreamCases()...)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.err(t)
+			if err == nil {
+				t.Fatal("the call succeeded")
+			}
+			st, isStatus := status.FromError(err)
+			switch {
+			case c.code == notAStatus && isStatus:
+				t.Fatalf("got a status %v, want a plain error", err)
+			case c.code != notAStatus && (!isStatus || st.Code() != c.code):
+				t.Fatalf("got %v, want gRPC code %s (the case no longer provokes what it names)", err, c.code)
+			}
+			got := xerr.FromStatus(err)
+			if got.Code != c.want || got.Msg == "" {
+				t.Fatalf("%v: FromStatus says %s %q, want %s", err, got.Code, got.Msg, c.want)
+			}
+			t.Logf("%v -> %s", err, got.Code)
+		})
 	}
+}
+
+// transportCase is a way a call fails: err provokes it, code is the gRPC code it provokes
+// (notAStatus: a plain error), want what FromStatus makes of it.
+type transportCase struct {
+	name string
+	err  func(t *testing.T) error
+	code codes.Code
+	want xerr.Code
+}
+
+// answeredCases: the server answered.
+func answeredCases() []transportCase {
 	answered := func(e error) func(t *testing.T) error {
 		return func(t *testing.T) error {
 			return call(t, grpcServer(t, func(context.Context) error { return e }), 5*time.Second)
 		}
 	}
-	cases := []tc{
+	return []transportCase{
 		// The server answered.
 		{"business outcome", answered(xerr.ToStatus(xerr.ErrSoldOut)), codes.FailedPrecondition, xerr.SoldOut},
 		{"BUSY answered", answered(xerr.ToStatus(xerr.Unavailable(errors.New("redis: i/o timeout")))), codes.Aborted,
@@ -169,7 +198,12 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 			codes.Unavailable, xerr.Busy},
 		{"server shedding (go-zero)", answered(status.Error(codes.ResourceExhausted, "service overloaded")),
 			codes.ResourceExhausted, xerr.Busy},
+	}
+}
 
+// noAnswerCases: the connection or the call ends without an answer.
+func noAnswerCases() []transportCase {
+	return []transportCase{
 		// No answer.
 		{"connection refused", func(t *testing.T) error {
 			l := listen(t)
@@ -238,6 +272,12 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 			_ = cc.Close()
 			return cc.Invoke(context.Background(), method, &emptypb.Empty{}, &emptypb.Empty{})
 		}, codes.Canceled, xerr.Busy},
+	}
+}
+
+// brokenStreamCases: the HTTP/2 stream breaks, a proxy answers, or the client fails.
+func brokenStreamCases() []transportCase {
+	return []transportCase{
 		{"stream ended mid-message", func(t *testing.T) error {
 			return call(t, h2cServer(t, func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
@@ -272,26 +312,6 @@ func TestTransportFailuresAreBusy(t *testing.T) {
 			notAStatus, xerr.Busy},
 		{"a client-side error that is no dependency failure", func(*testing.T) error { return errors.New("bug") },
 			notAStatus, xerr.Internal},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.err(t)
-			if err == nil {
-				t.Fatal("the call succeeded")
-			}
-			st, isStatus := status.FromError(err)
-			switch {
-			case c.code == notAStatus && isStatus:
-				t.Fatalf("got a status %v, want a plain error", err)
-			case c.code != notAStatus && (!isStatus || st.Code() != c.code):
-				t.Fatalf("got %v, want gRPC code %s (the case no longer provokes what it names)", err, c.code)
-			}
-			got := xerr.FromStatus(err)
-			if got.Code != c.want || got.Msg == "" {
-				t.Fatalf("%v: FromStatus says %s %q, want %s", err, got.Code, got.Msg, c.want)
-			}
-			t.Logf("%v -> %s", err, got.Code)
-		})
 	}
 }
 

@@ -305,15 +305,7 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 	db := testenv.MySQL(t)
 	seed(t, db, n)
 
-	var rc relay.Conf
-	if err := conf.FillDefault(&rc); err != nil {
-		t.Fatal(err)
-	}
-	rc.Enabled, rc.Brokers, rc.Topic, rc.DeadLetterTopic = true, brokers, event.Topic, event.DeadLetterTopic
-	rl, err := relay.New(rc, store, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := testRelay(t, brokers, store)
 	c := testConfig(t, brokers, db.DSN)
 	c.Consumer.Conns = 8
 	s, err := New(c)
@@ -364,4 +356,19 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 	t.Logf("10000 reservations in %v; MySQL equal to Redis %v after the start (%v after the last reservation); "+
 		"%d transactions, %.1f events/tx", reserved, drained, drained-reserved, w.Batches.Load(),
 		float64(w.Events.Load())/float64(max(w.Batches.Load(), 1)))
+}
+
+// testRelay is a relay of store's outboxes to brokers (grace: an hour).
+func testRelay(t *testing.T, brokers []string, store *stock.Store) *relay.Relay {
+	t.Helper()
+	var rc relay.Conf
+	if err := conf.FillDefault(&rc); err != nil {
+		t.Fatal(err)
+	}
+	rc.Enabled, rc.Brokers, rc.Topic, rc.DeadLetterTopic = true, brokers, event.Topic, event.DeadLetterTopic
+	rl, err := relay.New(rc, store, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl
 }

@@ -35,47 +35,7 @@ func TestCreateActivity(t *testing.T) {
 	f := start(t)
 
 	t.Run("written with its inventory, owned by the merchant, Redis untouched", func(t *testing.T) {
-		in := newActivity(7)
-		res, err := f.client.CreateActivity(ctx, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := res.GetActivity()
-		want := &inventory.Activity{ActivityId: a.GetActivityId(), SkuId: 42, Name: in.Name, Total: 100,
-			StartTime: in.StartTime, EndTime: in.EndTime, PerUserLimit: 2, PayTimeoutSeconds: 900}
-		if a.GetActivityId() < 1 || !proto.Equal(a, want) {
-			t.Fatalf("got %v, want %v", a, want)
-		}
-		row, err := model.NewActivityModel(f.db.Conn).FindOne(ctx, uint64(a.ActivityId))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if row.MerchantId != 7 || row.Total != 100 || row.Name != in.Name || row.PerUserLimit != 2 {
-			t.Fatalf("activity row %+v", row)
-		}
-		inv, err := model.NewInventoryModel(f.db.Conn).FindOne(ctx, uint64(a.ActivityId))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if inv.Available != 100 || inv.Locked != 0 || inv.Sold != 0 {
-			t.Fatalf("inventory row %+v", inv)
-		}
-		// Only the Bloom filter of known activity ids is written (no stock, no keys of the
-		// activity): the activity is recorded as known.
-		dump := f.env.Dump()
-		for k := range dump {
-			if k == f.env.Keys.ActivityBloom() {
-				delete(dump, k)
-			}
-		}
-		if len(dump) != 0 {
-			t.Fatalf("create wrote Redis: %v", dump)
-		}
-		// The loader reads it like any other activity.
-		w, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: a.ActivityId})
-		if err != nil || !w.Warmed || w.GetStock().GetRemaining() != 100 {
-			t.Fatalf("warmup: %v %v", w, err)
-		}
+		createdWithItsInventory(t, f)
 	})
 
 	t.Run("bad input is InvalidArgument and writes nothing", func(t *testing.T) {
@@ -172,5 +132,49 @@ func TestGetActivityIsMerchantScoped(t *testing.T) {
 	// A read never warms Redis.
 	if ok, _ := f.env.Redis.Exists(f.env.Keys.Stock(id)); ok {
 		t.Fatal("GetActivity warmed the cache")
+	}
+}
+
+func createdWithItsInventory(t *testing.T, f *fixture) {
+	in := newActivity(7)
+	res, err := f.client.CreateActivity(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := res.GetActivity()
+	want := &inventory.Activity{ActivityId: a.GetActivityId(), SkuId: 42, Name: in.Name, Total: 100,
+		StartTime: in.StartTime, EndTime: in.EndTime, PerUserLimit: 2, PayTimeoutSeconds: 900}
+	if a.GetActivityId() < 1 || !proto.Equal(a, want) {
+		t.Fatalf("got %v, want %v", a, want)
+	}
+	row, err := model.NewActivityModel(f.db.Conn).FindOne(ctx, uint64(a.ActivityId))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.MerchantId != 7 || row.Total != 100 || row.Name != in.Name || row.PerUserLimit != 2 {
+		t.Fatalf("activity row %+v", row)
+	}
+	inv, err := model.NewInventoryModel(f.db.Conn).FindOne(ctx, uint64(a.ActivityId))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Available != 100 || inv.Locked != 0 || inv.Sold != 0 {
+		t.Fatalf("inventory row %+v", inv)
+	}
+	// Only the Bloom filter of known activity ids is written (no stock, no keys of the
+	// activity): the activity is recorded as known.
+	dump := f.env.Dump()
+	for k := range dump {
+		if k == f.env.Keys.ActivityBloom() {
+			delete(dump, k)
+		}
+	}
+	if len(dump) != 0 {
+		t.Fatalf("create wrote Redis: %v", dump)
+	}
+	// The loader reads it like any other activity.
+	w, err := f.client.Warmup(ctx, &inventory.WarmupReq{ActivityId: a.ActivityId})
+	if err != nil || !w.Warmed || w.GetStock().GetRemaining() != 100 {
+		t.Fatalf("warmup: %v %v", w, err)
 	}
 }

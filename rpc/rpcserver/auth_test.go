@@ -30,7 +30,7 @@ func dial(t *testing.T, addr, app, token string) inventory.InventoryClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cli.Conn().Close() })
+	t.Cleanup(func() { _ = cli.Conn().Close() })
 	return inventory.NewInventoryClient(cli.Conn())
 }
 

@@ -27,7 +27,6 @@ import (
 type countingProxy struct {
 	l    net.Listener
 	sent atomic.Int64
-	wg   sync.WaitGroup
 }
 
 func startProxy(t *testing.T, target string) *countingProxy {
@@ -46,17 +45,17 @@ func startProxy(t *testing.T, target string) *countingProxy {
 			}
 			s, err := net.Dial("tcp", target)
 			if err != nil {
-				c.Close()
+				_ = c.Close()
 				continue
 			}
 			conns.Store(c, s)
-			go func() { _, _ = io.Copy(c, s); c.Close() }()
-			go func() { _, _ = io.Copy(byteCounter{s, &p.sent}, c); s.Close() }()
+			go func() { _, _ = io.Copy(c, s); _ = c.Close() }()
+			go func() { _, _ = io.Copy(byteCounter{s, &p.sent}, c); _ = s.Close() }()
 		}
 	}()
 	t.Cleanup(func() {
-		l.Close()
-		conns.Range(func(k, v any) bool { k.(net.Conn).Close(); v.(net.Conn).Close(); return true })
+		_ = l.Close()
+		conns.Range(func(k, v any) bool { _ = k.(net.Conn).Close(); _ = v.(net.Conn).Close(); return true })
 	})
 	return p
 }
@@ -102,15 +101,7 @@ func randomIdsStopBeforeMySQL(t *testing.T, degrade string) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
 	// Ten activities with ids 1000, 2000, ... 10000: every other id up to 10000 is unknown.
-	for id := 1000; id <= 10000; id += 1000 {
-		if _, err := db.DB.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time) VALUES (?, 3, "+
-			"'tea', 5, UNIX_TIMESTAMP() - 60, UNIX_TIMESTAMP() + 3600)", id); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.DB.Exec("INSERT INTO inventory (activity_id, available) VALUES (?, 5)", id); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedTenActivities(t, db)
 	dsn, err := mysql.ParseDSN(db.DSN)
 	if err != nil {
 		t.Fatal(err)
@@ -142,43 +133,9 @@ func randomIdsStopBeforeMySQL(t *testing.T, degrade string) {
 		}
 	}
 	before = proxy.sent.Load()
-	var wg sync.WaitGroup
-	var wrong atomic.Int64
-	for w := 0; w < 8; w++ {
-		ids := make([]int64, 50)
-		for i := range ids {
-			ids[i] = unknown()
-		}
-		wg.Add(1)
-		go func(ids []int64) {
-			defer wg.Done()
-			for i, id := range ids {
-				var err error
-				switch i % 3 {
-				case 0:
-					_, err = cli.GetStock(ctx, &inventory.GetStockReq{ActivityId: id})
-				case 1:
-					_, err = cli.Warmup(ctx, &inventory.WarmupReq{ActivityId: id})
-				case 2:
-					_, err = cli.Reserve(
-						ctx,
-						&inventory.ReserveReq{
-							ActivityId: id,
-							Uid:        1,
-							Quantity:   1,
-							RequestId:  fmt.Sprintf("unknown-%08d", id),
-						},
-					)
-				}
-				if status.Code(err) != codes.NotFound {
-					wrong.Add(1)
-				}
-			}
-		}(ids)
-	}
-	wg.Wait()
-	if wrong.Load() != 0 {
-		t.Fatalf("%d unknown ids not answered NotFound", wrong.Load())
+	wrong := askUnknownIDs(cli, unknown)
+	if wrong != 0 {
+		t.Fatalf("%d unknown ids not answered NotFound", wrong)
 	}
 	if n := proxy.sent.Load() - before; n != 0 {
 		t.Fatalf("400 unknown activity ids sent %d bytes to MySQL, want 0", n)
@@ -215,4 +172,59 @@ func randomIdsStopBeforeMySQL(t *testing.T, degrade string) {
 	if proxy.sent.Load() == before {
 		t.Fatal("a genuine order number did not reach MySQL")
 	}
+}
+
+// seedTenActivities writes the activities 1000, 2000, ... 10000 (5 units each) to db.
+func seedTenActivities(t *testing.T, db *testenv.Database) {
+	t.Helper()
+	for id := 1000; id <= 10000; id += 1000 {
+		if _, err := db.DB.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time) VALUES (?, 3, "+
+			"'tea', 5, UNIX_TIMESTAMP() - 60, UNIX_TIMESTAMP() + 3600)", id); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.DB.Exec("INSERT INTO inventory (activity_id, available) VALUES (?, 5)", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// askUnknownIDs sends 400 calls (GetStock, Warmup, Reserve) for ids unknown returns, from
+// 8 clients at once, and returns how many were not answered NotFound.
+func askUnknownIDs(cli inventory.InventoryClient, unknown func() int64) int64 {
+	var wg sync.WaitGroup
+	var wrong atomic.Int64
+	for w := 0; w < 8; w++ {
+		ids := make([]int64, 50)
+		for i := range ids {
+			ids[i] = unknown()
+		}
+		wg.Add(1)
+		go func(ids []int64) {
+			defer wg.Done()
+			for i, id := range ids {
+				var err error
+				switch i % 3 {
+				case 0:
+					_, err = cli.GetStock(ctx, &inventory.GetStockReq{ActivityId: id})
+				case 1:
+					_, err = cli.Warmup(ctx, &inventory.WarmupReq{ActivityId: id})
+				case 2:
+					_, err = cli.Reserve(
+						ctx,
+						&inventory.ReserveReq{
+							ActivityId: id,
+							Uid:        1,
+							Quantity:   1,
+							RequestId:  fmt.Sprintf("unknown-%08d", id),
+						},
+					)
+				}
+				if status.Code(err) != codes.NotFound {
+					wrong.Add(1)
+				}
+			}
+		}(ids)
+	}
+	wg.Wait()
+	return wrong.Load()
 }

@@ -161,12 +161,42 @@ func TestBadInputToEveryRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	unknownOrder := fmt.Sprintf("%d-1700000000000deadbeef", id)
-	tests := []struct {
-		name string
-		call func() error
-		code codes.Code
-		word xerr.Code
-	}{
+	cases := append(badReserveCalls(f, id), badOrderCalls(f, id, r.OrderNo, unknownOrder)...)
+	for _, tc := range append(cases, badReadCalls(f, unknownOrder)...) {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.env.Dump()
+			err := tc.call()
+			if gc, c := codeOf(err); gc != tc.code || c != tc.word {
+				t.Fatalf("got %s/%s (%v), want %s/%s", gc, c, err, tc.code, tc.word)
+			}
+			// The "missing" cache mark is the one write a rejected call may leave.
+			after := f.env.Dump()
+			for k := range after {
+				if _, ok := before[k]; !ok && k != f.env.Keys.Missing(999999) {
+					t.Fatalf("key %s appeared", k)
+				}
+			}
+			for k, v := range before {
+				if after[k] != v && k != f.env.Keys.Missing(999999) { // the mark's short TTL may lapse meanwhile
+					t.Fatalf("key %s changed:\n%s\n%s", k, v, after[k])
+				}
+			}
+		})
+	}
+	f.env.CheckInvariant(id)
+}
+
+// rpcCase is a call TestBadInputToEveryRPC makes and the codes it must get.
+type rpcCase struct {
+	name string
+	call func() error
+	code codes.Code
+	word xerr.Code
+}
+
+// badReserveCalls: Warmup and Reserve of activity id.
+func badReserveCalls(f *fixture, id int64) []rpcCase {
+	return []rpcCase{
 		{
 			"warmup id 0",
 			func() error { _, err := f.client.Warmup(ctx, &inventory.WarmupReq{}); return err },
@@ -225,6 +255,12 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			)
 			return err
 		}, codes.NotFound, xerr.ActivityNotFound},
+	}
+}
+
+// badOrderCalls: Confirm, Release, ExpireDue and Adjust (order no is of activity id).
+func badOrderCalls(f *fixture, id int64, no, unknownOrder string) []rpcCase {
+	return []rpcCase{
 		{
 			"confirm malformed",
 			func() error { _, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: "x", Uid: 1}); return err },
@@ -236,7 +272,7 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			return err
 		}, codes.NotFound, xerr.OrderNotFound},
 		{"confirm other user's", func() error {
-			_, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: 2})
+			_, err := f.client.Confirm(ctx, &inventory.OrderReq{OrderNo: no, Uid: 2})
 			return err
 		}, codes.NotFound, xerr.OrderNotFound},
 		{"release unknown", func() error {
@@ -244,7 +280,7 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			return err
 		}, codes.NotFound, xerr.OrderNotFound},
 		{"release negative uid", func() error {
-			_, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: r.OrderNo, Uid: -1})
+			_, err := f.client.Release(ctx, &inventory.OrderReq{OrderNo: no, Uid: -1})
 			return err
 		}, codes.InvalidArgument, xerr.InvalidArgument},
 		{"expire_due limit too big", func() error {
@@ -267,6 +303,12 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			_, err := f.client.Adjust(ctx, &inventory.AdjustReq{ActivityId: id, Delta: -100})
 			return err
 		}, codes.FailedPrecondition, xerr.InsufficientStock},
+	}
+}
+
+// badReadCalls: GetStock, Books, Reconcile, Repair and GetOrder.
+func badReadCalls(f *fixture, unknownOrder string) []rpcCase {
+	return []rpcCase{
 		{
 			"get stock id 0",
 			func() error { _, err := f.client.GetStock(ctx, &inventory.GetStockReq{}); return err },
@@ -316,28 +358,6 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			return err
 		}, codes.NotFound, xerr.OrderNotFound},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			before := f.env.Dump()
-			err := tc.call()
-			if gc, c := codeOf(err); gc != tc.code || c != tc.word {
-				t.Fatalf("got %s/%s (%v), want %s/%s", gc, c, err, tc.code, tc.word)
-			}
-			// The "missing" cache mark is the one write a rejected call may leave.
-			after := f.env.Dump()
-			for k := range after {
-				if _, ok := before[k]; !ok && k != f.env.Keys.Missing(999999) {
-					t.Fatalf("key %s appeared", k)
-				}
-			}
-			for k, v := range before {
-				if after[k] != v && k != f.env.Keys.Missing(999999) { // the mark's short TTL may lapse meanwhile
-					t.Fatalf("key %s changed:\n%s\n%s", k, v, after[k])
-				}
-			}
-		})
-	}
-	f.env.CheckInvariant(id)
 }
 
 // Reconcile and Repair get Reconcile.Timeout instead of the server's Timeout, which is for

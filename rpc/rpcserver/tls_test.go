@@ -44,7 +44,7 @@ func TestCallOverTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cli.Conn().Close() })
+	t.Cleanup(func() { _ = cli.Conn().Close() })
 	tlsClient := inventory.NewInventoryClient(cli.Conn())
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		_, err := tlsClient.Ping(ctx, &inventory.PingReq{})

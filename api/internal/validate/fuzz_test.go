@@ -156,6 +156,7 @@ func TestReserveBody(t *testing.T) {
 			RequestId: "abcdefgh"},
 		`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`: {ActivityId: 12, Quantity: 3,
 			RequestId: "r-1_23456789"},
+		//nolint:gocritic // mapKey: the whitespace around the JSON is the case
 		" {\n\t\"request_id\" : \"x\" , \"quantity\":0,\"activity_id\": 999999999999999999 } \r\n": {
 			ActivityId: 999999999999999999, Quantity: 0, RequestId: "x"},
 	} {

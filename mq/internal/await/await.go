@@ -84,11 +84,11 @@ func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
 	m, ok := c.marks[key]
 	c.mu.Unlock()
 	if !ok {
-		first, any, err := c.First(ctx, ev.ActivityID)
+		first, found, err := c.First(ctx, ev.ActivityID)
 		if err != nil {
 			return true, fmt.Errorf("outbox of activity %d: %w", ev.ActivityID, err)
 		}
-		if any && !notBefore(first, ev.EventID) {
+		if found && !notBefore(first, ev.EventID) {
 			return true, nil // an older change is still in the outbox
 		}
 		ends, err := c.Ends(ctx)

@@ -54,16 +54,7 @@ func TestAwaitedFollowsTheOutboxAndTheGroup(t *testing.T) {
 	awaited(true, "an older change in the outbox")
 
 	// The relay produces it, then deletes it; a later change stays (10 > 9 as numbers).
-	var dc kafkax.Conf
-	if err := conf.FillDefault(&dc); err != nil {
-		t.Fatal(err)
-	}
-	dc.Brokers, dc.Topic, dc.BatchTimeout = brokers, event.Topic, time.Millisecond
-	p, err := kafkax.NewProducer(dc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newProducer(t, brokers)
 	if err := p.Send(ctx, kafkax.Message{Key: []byte("k"), Value: []byte("cancel")}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,4 +96,20 @@ func TestAwaitedFollowsTheOutboxAndTheGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaited(false, "committed by the group up to the end")
+}
+
+// newProducer is a producer to event.Topic, closed when the test ends.
+func newProducer(t *testing.T, brokers []string) *kafkax.Producer {
+	t.Helper()
+	var dc kafkax.Conf
+	if err := conf.FillDefault(&dc); err != nil {
+		t.Fatal(err)
+	}
+	dc.Brokers, dc.Topic, dc.BatchTimeout = brokers, event.Topic, time.Millisecond
+	p, err := kafkax.NewProducer(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
 }

@@ -103,91 +103,28 @@ func TestPayRacingTwoExpiryJobs(t *testing.T) {
 		}
 	}
 
-	var (
-		wg                sync.WaitGroup
-		startGate         = make(chan struct{})
-		stopJobs          = make(chan struct{})
-		paidOK, paidClose atomic.Int64
-		released          [2]atomic.Int64
-		mu                sync.Mutex
-		payErrs           []error
-	)
-	for j := range 2 {
-		ec := testConf(t).Expiry
-		ec.Batch, ec.MaxRounds = 13, 100
-		e := jobs.NewExpiry(ec, f.inv)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-startGate
-			for {
-				select {
-				case <-stopJobs:
-					return
-				default:
-				}
-				k, err := e.Run(ctx)
-				if err != nil {
-					mu.Lock()
-					payErrs = append(payErrs, fmt.Errorf("expiry job %d: %w", j, err))
-					mu.Unlock()
-				}
-				released[j].Add(k)
-				time.Sleep(2 * time.Millisecond)
-			}
-		}()
-	}
-	var pays sync.WaitGroup
-	for i, no := range nos {
-		pays.Add(1)
-		// Pays spread over ±300 ms around the deadline of the orders.
-		at := deadline.Add(time.Duration(rand.IntN(600)-300) * time.Millisecond)
-		go func() {
-			defer pays.Done()
-			<-startGate
-			time.Sleep(time.Until(at))
-			_, err := f.inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: no, Uid: int64(i + 1)})
-			switch c := xerr.FromStatus(err); {
-			case err == nil:
-				paidOK.Add(1)
-			case c.Code == xerr.OrderClosed:
-				paidClose.Add(1)
-			default:
-				mu.Lock()
-				payErrs = append(payErrs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	close(startGate)
+	r := &payRace{startGate: make(chan struct{}), stopJobs: make(chan struct{})}
+	r.runJobs(t, f)
+	pays := r.startPays(f, nos, deadline)
+	close(r.startGate)
 	pays.Wait()
 	// Let the jobs sweep whatever is still due, then stop them.
 	f.waitFor("no order left reserved", 10*time.Second, func() bool {
 		c, _ := f.env.Store.Stock(ctx, aid)
 		return c.Locked == 0
 	})
-	close(stopJobs)
-	wg.Wait()
-	if err := errors.Join(payErrs...); err != nil {
+	close(r.stopJobs)
+	r.wg.Wait()
+	if err := errors.Join(r.errs...); err != nil {
 		t.Fatal(err)
 	}
+	paidOK, paidClose, released := &r.paidOK, &r.paidClose, &r.released
 
 	states := map[string]int{}
 	for _, no := range nos {
 		states[f.state(no)]++
 	}
-	outbox := f.env.Outbox(aid)
-	terminal := map[string]int{}
-	for _, ev := range outbox {
-		if ev.Type == event.Paid || ev.Type == event.Expired {
-			terminal[ev.OrderNo]++
-		}
-	}
-	for _, no := range nos {
-		if terminal[no] != 1 {
-			t.Errorf("order %s has %d terminal events", no, terminal[no])
-		}
-	}
+	checkOneTerminalEvent(t, f, aid, nos)
 	rel := released[0].Load() + released[1].Load()
 	t.Logf("paid %d, pay refused (closed) %d, expired %d (job A %d, job B %d)", paidOK.Load(), paidClose.Load(),
 		states[domain.StateExpired], released[0].Load(), released[1].Load())
@@ -202,5 +139,91 @@ func TestPayRacingTwoExpiryJobs(t *testing.T) {
 	c := f.env.CheckInvariant(aid)
 	if c.Sold != paidOK.Load() || c.Remaining != int64(n)-paidOK.Load() {
 		t.Fatalf("counters %+v after %d pays", c, paidOK.Load())
+	}
+}
+
+// payRace is what TestPayRacingTwoExpiryJobs's expiry jobs and pays share.
+type payRace struct {
+	wg                  sync.WaitGroup // the jobs
+	startGate, stopJobs chan struct{}
+	paidOK, paidClose   atomic.Int64
+	released            [2]atomic.Int64
+	mu                  sync.Mutex
+	errs                []error
+}
+
+func (r *payRace) fail(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+// runJobs starts two expiry jobs, running from startGate until stopJobs.
+func (r *payRace) runJobs(t *testing.T, f *fixture) {
+	for j := range 2 {
+		ec := testConf(t).Expiry
+		ec.Batch, ec.MaxRounds = 13, 100
+		e := jobs.NewExpiry(ec, f.inv)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			<-r.startGate
+			for {
+				select {
+				case <-r.stopJobs:
+					return
+				default:
+				}
+				k, err := e.Run(ctx)
+				if err != nil {
+					r.fail(fmt.Errorf("expiry job %d: %w", j, err))
+				}
+				r.released[j].Add(k)
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+}
+
+// startPays starts the pays of nos (order i of buyer i+1), from startGate, spread over
+// ±300 ms around the deadline of the orders.
+func (r *payRace) startPays(f *fixture, nos []string, deadline time.Time) *sync.WaitGroup {
+	var pays sync.WaitGroup
+	for i, no := range nos {
+		pays.Add(1)
+		at := deadline.Add(time.Duration(rand.IntN(600)-300) * time.Millisecond)
+		go func() {
+			defer pays.Done()
+			<-r.startGate
+			time.Sleep(time.Until(at))
+			_, err := f.inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: no, Uid: int64(i + 1)})
+			switch c := xerr.FromStatus(err); {
+			case err == nil:
+				r.paidOK.Add(1)
+			case c.Code == xerr.OrderClosed:
+				r.paidClose.Add(1)
+			default:
+				r.fail(err)
+			}
+		}()
+	}
+	return &pays
+}
+
+// checkOneTerminalEvent checks that activity aid's outbox holds exactly one terminal event
+// of each order of nos.
+func checkOneTerminalEvent(t *testing.T, f *fixture, aid int64, nos []string) {
+	t.Helper()
+	outbox := f.env.Outbox(aid)
+	terminal := map[string]int{}
+	for _, ev := range outbox {
+		if ev.Type == event.Paid || ev.Type == event.Expired {
+			terminal[ev.OrderNo]++
+		}
+	}
+	for _, no := range nos {
+		if terminal[no] != 1 {
+			t.Errorf("order %s has %d terminal events", no, terminal[no])
+		}
 	}
 }

@@ -208,84 +208,12 @@ func TestReconcileInjectedDrift(t *testing.T) {
 		f.waitConsistent(aid, 30*time.Second)
 		return aid, nos
 	}
-	rds := f.env.Redis
 
-	t.Run("order row deleted in mysql", func(t *testing.T) {
-		aid, nos := drained(10)
-		if _, err := f.db.DB.Exec("DELETE FROM `seckill_order` WHERE `order_no` = ?", nos[0]); err != nil {
-			t.Fatal(err)
-		}
-		r := f.reconcile(aid)
-		if r.Status != "mismatch" {
-			t.Fatalf("%s %v", r.Status, r.Diffs)
-		}
-		if !hasDiff(r, "mysql: inventory says locked 1 sold 3, its order rows hold reserved 1 paid 2") ||
-			!hasDiff(r, "order "+nos[0]+": redis paid, mysql no row") {
-			t.Fatalf("diffs %v", r.Diffs)
-		}
-		if g := gauge(t, "seckill_reconcile_status", aid); g != 2 {
-			t.Fatalf("status gauge %v", g)
-		}
-		// Re-emitting "paid" would count the sale twice in MySQL's inventory: refused.
-		_, err := f.inv.Repair(ctx, &inventoryclient.ReconcileReq{ActivityId: aid})
-		if status.Code(err) != codes.FailedPrecondition {
-			t.Fatalf("repair: %v, want FailedPrecondition", err)
-		}
-		time.Sleep(300 * time.Millisecond)
-		if n := f.mysqlStates(aid)["paid"]; n != 2 {
-			t.Fatalf("repair changed mysql anyway: %d paid rows", n)
-		}
-	})
-
-	t.Run("counter changed in redis", func(t *testing.T) {
-		aid, _ := drained(10)
-		key := f.env.Keys.Stock(aid)
-		if _, err := rds.HincrbyCtx(ctx, key, "remaining", 5); err != nil {
-			t.Fatal(err)
-		}
-		r := f.reconcile(aid)
-		if r.Status != "mismatch" || !hasDiff(r, "redis: remaining 11 + locked 1 + sold 3 = 15, total is 10") ||
-			!hasDiff(r, "remaining/available: redis 11, mysql 6 (redis +5)") {
-			t.Fatalf("%s %v", r.Status, r.Diffs)
-		}
-		if g := gauge(t, "seckill_reconcile_drift_units", aid); g != 5 {
-			t.Fatalf("drift gauge %v, want 5", g)
-		}
-		if _, err := f.inv.Repair(ctx,
-			&inventoryclient.ReconcileReq{ActivityId: aid}); status.Code(err) != codes.FailedPrecondition {
-			t.Fatalf("repair: %v, want FailedPrecondition", err)
-		}
-		if _, err := rds.HincrbyCtx(ctx, key, "remaining", -5); err != nil {
-			t.Fatal(err)
-		}
-		f.waitConsistent(aid, 5*time.Second)
-	})
+	t.Run("order row deleted in mysql", func(t *testing.T) { orderRowDeletedInMySQL(t, f, drained) })
+	t.Run("counter changed in redis", func(t *testing.T) { counterChangedInRedis(t, f, drained) })
 
 	t.Run("counters changed in redis keeping its invariant", func(t *testing.T) {
-		aid, _ := drained(10)
-		key := f.env.Keys.Stock(aid)
-		for _, fld := range []string{"remaining", "total"} {
-			if _, err := rds.HincrbyCtx(ctx, key, fld, 4); err != nil {
-				t.Fatal(err)
-			}
-		}
-		// Could be an adjustment still on Kafka: in flight at first, a mismatch once it lasts.
-		r := f.reconcile(aid)
-		if r.Status != "in_flight" {
-			t.Fatalf("first run: %s %v", r.Status, r.Diffs)
-		}
-		time.Sleep(confirmAfter + 100*time.Millisecond)
-		r = f.reconcile(aid)
-		if r.Status != "mismatch" || !hasDiff(r, "mysql would hold total 10, available 6, locked 1, sold 3",
-			"redis holds total 14, available 10, locked 1, sold 3", "mismatch") {
-			t.Fatalf("second run: %s %v", r.Status, r.Diffs)
-		}
-		for _, fld := range []string{"remaining", "total"} {
-			if _, err := rds.HincrbyCtx(ctx, key, fld, -4); err != nil {
-				t.Fatal(err)
-			}
-		}
-		f.waitConsistent(aid, 5*time.Second)
+		countersChangedKeepingInvariant(t, f, drained)
 	})
 
 	t.Run("event dropped between redis and kafka, then repaired", func(t *testing.T) {
@@ -335,4 +263,84 @@ func TestReconcileInjectedDrift(t *testing.T) {
 			t.Fatalf("second repair: %+v %v", rep, err)
 		}
 	})
+}
+
+func orderRowDeletedInMySQL(t *testing.T, f *fixture, drained func(total int64) (int64, []string)) {
+	aid, nos := drained(10)
+	if _, err := f.db.DB.Exec("DELETE FROM `seckill_order` WHERE `order_no` = ?", nos[0]); err != nil {
+		t.Fatal(err)
+	}
+	r := f.reconcile(aid)
+	if r.Status != "mismatch" {
+		t.Fatalf("%s %v", r.Status, r.Diffs)
+	}
+	if !hasDiff(r, "mysql: inventory says locked 1 sold 3, its order rows hold reserved 1 paid 2") ||
+		!hasDiff(r, "order "+nos[0]+": redis paid, mysql no row") {
+		t.Fatalf("diffs %v", r.Diffs)
+	}
+	if g := gauge(t, "seckill_reconcile_status", aid); g != 2 {
+		t.Fatalf("status gauge %v", g)
+	}
+	// Re-emitting "paid" would count the sale twice in MySQL's inventory: refused.
+	_, err := f.inv.Repair(ctx, &inventoryclient.ReconcileReq{ActivityId: aid})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("repair: %v, want FailedPrecondition", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := f.mysqlStates(aid)["paid"]; n != 2 {
+		t.Fatalf("repair changed mysql anyway: %d paid rows", n)
+	}
+}
+
+func counterChangedInRedis(t *testing.T, f *fixture, drained func(total int64) (int64, []string)) {
+	rds := f.env.Redis
+	aid, _ := drained(10)
+	key := f.env.Keys.Stock(aid)
+	if _, err := rds.HincrbyCtx(ctx, key, "remaining", 5); err != nil {
+		t.Fatal(err)
+	}
+	r := f.reconcile(aid)
+	if r.Status != "mismatch" || !hasDiff(r, "redis: remaining 11 + locked 1 + sold 3 = 15, total is 10") ||
+		!hasDiff(r, "remaining/available: redis 11, mysql 6 (redis +5)") {
+		t.Fatalf("%s %v", r.Status, r.Diffs)
+	}
+	if g := gauge(t, "seckill_reconcile_drift_units", aid); g != 5 {
+		t.Fatalf("drift gauge %v, want 5", g)
+	}
+	if _, err := f.inv.Repair(ctx,
+		&inventoryclient.ReconcileReq{ActivityId: aid}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("repair: %v, want FailedPrecondition", err)
+	}
+	if _, err := rds.HincrbyCtx(ctx, key, "remaining", -5); err != nil {
+		t.Fatal(err)
+	}
+	f.waitConsistent(aid, 5*time.Second)
+}
+
+func countersChangedKeepingInvariant(t *testing.T, f *fixture, drained func(total int64) (int64, []string)) {
+	rds := f.env.Redis
+	aid, _ := drained(10)
+	key := f.env.Keys.Stock(aid)
+	for _, fld := range []string{"remaining", "total"} {
+		if _, err := rds.HincrbyCtx(ctx, key, fld, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Could be an adjustment still on Kafka: in flight at first, a mismatch once it lasts.
+	r := f.reconcile(aid)
+	if r.Status != "in_flight" {
+		t.Fatalf("first run: %s %v", r.Status, r.Diffs)
+	}
+	time.Sleep(confirmAfter + 100*time.Millisecond)
+	r = f.reconcile(aid)
+	if r.Status != "mismatch" || !hasDiff(r, "mysql would hold total 10, available 6, locked 1, sold 3",
+		"redis holds total 14, available 10, locked 1, sold 3", "mismatch") {
+		t.Fatalf("second run: %s %v", r.Status, r.Diffs)
+	}
+	for _, fld := range []string{"remaining", "total"} {
+		if _, err := rds.HincrbyCtx(ctx, key, fld, -4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.waitConsistent(aid, 5*time.Second)
 }

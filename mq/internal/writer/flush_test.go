@@ -27,14 +27,15 @@ func TestWriterDeadLettersPoisonAndContinues(t *testing.T) {
 	var want int
 	for i := range 20 {
 		ono := fmt.Sprintf("%d-17000000000%02dabcdef01", testAID, i)
-		if i < 4 { // 4 of the 5 units
+		switch {
+		case i < 4: // 4 of the 5 units
 			values = append(values, marshal(t, orderEvent(event.Reserved, ono, 1)))
 			want++
-		} else if i == 10 {
+		case i == 10:
 			values = append(values, marshal(t, orderEvent(event.Reserved, ono, 10))) // more than exists
-		} else if i == 11 {
+		case i == 11:
 			values = append(values, `{"event_id": "x", "type": `) // not JSON
-		} else {
+		default:
 			values = append(values, marshal(t, orderEvent(event.Cancelled, ono, 1))) // no stock effect
 			want++
 		}

@@ -35,17 +35,7 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 		Remaining: total, Start: now - 10, End: now + 600, Limit: 5, PayTimeout: 2, ExpireAt: now + 1200}); err != nil {
 		t.Fatal(err)
 	}
-	reserve := func(from, to int) []string {
-		var out []string
-		for uid := from; uid < to; uid++ {
-			r, err := store.Reserve(ctx, testAID, int64(uid), 1, fmt.Sprintf("request-%06d", uid))
-			if err != nil {
-				t.Fatalf("reserve %d: %v", uid, err)
-			}
-			out = append(out, r.OrderNo)
-		}
-		return out
-	}
+	reserve := func(from, to int) []string { return reserveUIDs(t, store, from, to) }
 	// Sell out, then free units (cancel, expire) and sell them again: the stream then holds
 	// reservations that are valid only after the releases before them.
 	orders := reserve(1, 901)
@@ -71,20 +61,7 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 		}
 	}
 
-	raw := red.NewClient(&red.Options{Addr: testenv.RedisAddr()})
-	defer raw.Close()
-	entries, err := raw.XRange(ctx, keys.Events(testAID), "-", "+").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var values []string
-	for _, e := range entries {
-		ev, err := event.FromStream(e.ID, e.Values)
-		if err != nil {
-			t.Fatal(err)
-		}
-		values = append(values, marshal(t, ev))
-	}
+	values := outboxValues(t, keys)
 	if len(values) != 900+350+250+300+100+2 {
 		t.Fatalf("%d events in the outbox", len(values))
 	}
@@ -115,6 +92,56 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 	if got := readTotal(t, db); got != st.Total {
 		t.Fatalf("MySQL total %d, Redis %d", got, st.Total)
 	}
+	checkOrdersMatch(t, store, db, orders)
+	// An event arriving after a later one of its order (paid before reserved) changes
+	// nothing, so applied <= distinct; every delivery is either applied or skipped.
+	if a, d := w.Stats.Applied.Load(), w.Stats.Duplicates.Load(); a > int64(distinct) || a+d != 5000 {
+		t.Fatalf("%d applied + %d skipped: want at most %d applied and 5000 in all", a, d, distinct)
+	}
+	t.Logf("5000 deliveries: %d applied, %d duplicates skipped, %d transactions",
+		w.Stats.Applied.Load(), w.Stats.Duplicates.Load(), w.Stats.Batches.Load())
+}
+
+// reserveUIDs reserves a unit of activity testAID for each of the buyers from..to-1 and
+// returns the order numbers.
+func reserveUIDs(t *testing.T, store *stock.Store, from, to int) []string {
+	t.Helper()
+	var out []string
+	for uid := from; uid < to; uid++ {
+		r, err := store.Reserve(context.Background(), testAID, int64(uid), 1, fmt.Sprintf("request-%06d", uid))
+		if err != nil {
+			t.Fatalf("reserve %d: %v", uid, err)
+		}
+		out = append(out, r.OrderNo)
+	}
+	return out
+}
+
+// outboxValues is the outbox of activity testAID, each entry as the event's JSON.
+func outboxValues(t *testing.T, keys stock.Keys) []string {
+	t.Helper()
+	ctx := context.Background()
+	raw := red.NewClient(&red.Options{Addr: testenv.RedisAddr()})
+	defer raw.Close()
+	entries, err := raw.XRange(ctx, keys.Events(testAID), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for _, e := range entries {
+		ev, err := event.FromStream(e.ID, e.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, marshal(t, ev))
+	}
+	return values
+}
+
+// checkOrdersMatch checks that MySQL holds the orders Redis holds, in the same states.
+func checkOrdersMatch(t *testing.T, store *stock.Store, db *testenv.Database, orders []string) {
+	t.Helper()
+	ctx := context.Background()
 	mysqlOrders := readOrders(t, db)
 	if len(mysqlOrders) != len(orders) {
 		t.Fatalf("%d orders in MySQL, %d in Redis", len(mysqlOrders), len(orders))
@@ -128,13 +155,6 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 			t.Fatalf("order %s: MySQL %q, Redis %q", ono, mysqlOrders[ono], o.State)
 		}
 	}
-	// An event arriving after a later one of its order (paid before reserved) changes
-	// nothing, so applied <= distinct; every delivery is either applied or skipped.
-	if a, d := w.Stats.Applied.Load(), w.Stats.Duplicates.Load(); a > int64(distinct) || a+d != 5000 {
-		t.Fatalf("%d applied + %d skipped: want at most %d applied and 5000 in all", a, d, distinct)
-	}
-	t.Logf("5000 deliveries: %d applied, %d duplicates skipped, %d transactions",
-		w.Stats.Applied.Load(), w.Stats.Duplicates.Load(), w.Stats.Batches.Load())
 }
 
 // proxy is a TCP proxy to MySQL that can be cut: every connection dropped, new ones

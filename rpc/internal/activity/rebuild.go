@@ -156,59 +156,8 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 	var orders []stock.Order
 	epoch := rec.Epoch + 1
 	if rec.Epoch > 0 {
-		logx.Infof("activity %d: stock hash missing after warm-up %d, before its keys' expiry: "+
-			"a loss; rebuilding from MySQL", id, rec.Epoch)
-		if err := l.awaitWriter(ctx, id); err != nil {
-			return false, err
-		}
-		// The fence, before MySQL is read: from this commit on, the writer drops every
-		// change of an older epoch (one that was in flight to Kafka when Redis lost it and
-		// was never acknowledged), so what is read next is the whole book the new Redis
-		// sells from.
-		// Still absent after the wait (a stale rebuilder may have finished meanwhile):
-		// never move the epoch under a live stock hash. In the same step the fence claims
-		// the new epoch, so a rebuilder stalled between its own bump and its hash write
-		// can no longer write a hash behind MySQL's epoch (Store.Fence).
-		if err := l.Store.Recovery().Fence(ctx, id, epoch, keysExp); err != nil {
-			if errors.Is(err, stock.ErrAlreadyWarm) {
-				return false, nil // another rebuilder finished first
-			}
-			return false, err
-		}
-		if err := l.Source.BumpEpoch(ctx, id, rec.Epoch); err != nil {
-			return false, err
-		}
-		if rec, orders, err = l.snapshot(ctx, id); err != nil {
-			return false, err
-		}
-		if rec.Epoch != epoch {
-			return false, ErrEpochMoved // another rebuild bumped it after this one
-		}
-		holdings := map[int64]int64{}
-		for _, o := range orders {
-			if o.State == domain.StateReserved || o.State == domain.StatePaid {
-				holdings[o.UID] += o.Quantity
-			}
-		}
-		// What the lost Redis may have kept of the activity (a partial rollback: orders
-		// that MySQL has in other states, or lacks) goes first: only MySQL's book is
-		// written back. After a flush there is nothing to delete.
-		if err := l.Store.Recovery().Wipe(ctx, id); err != nil {
-			if errors.Is(err, stock.ErrAlreadyWarm) {
-				return false, nil // another rebuilder finished first
-			}
-			return false, err
-		}
-		if err := l.Store.Recovery().Restore(ctx, id, keysExp, orders, holdings); err != nil {
-			if errors.Is(err, stock.ErrAlreadyWarm) {
-				return false, nil // another rebuilder finished first
-			}
-			return false, err
-		}
-		if err := l.restoreEntries(ctx, rec, keysExp, orders); err != nil {
-			if errors.Is(err, stock.ErrAlreadyWarm) {
-				return false, nil
-			}
+		var finished bool
+		if rec, orders, finished, err = l.recoverLost(ctx, id, rec, keysExp); err != nil || finished {
 			return false, err
 		}
 	}
@@ -241,6 +190,73 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 	}
 	metricRebuilds.WithLabelValues(kind).Inc()
 	return created, nil
+}
+
+// recoverLost rebuilds the lost book of activity id (warmed up at rec.Epoch, its keys
+// expiring at keysExp) from MySQL: it fences the new epoch, then writes MySQL's book back
+// to Redis, and returns that book (read after the fence). finished reports that another
+// rebuilder completed first.
+func (l *Loader) recoverLost(
+	ctx context.Context, id int64, rec *Record, keysExp int64,
+) (_ *Record, _ []stock.Order, finished bool, _ error) {
+	epoch := rec.Epoch + 1
+	logx.Infof("activity %d: stock hash missing after warm-up %d, before its keys' expiry: "+
+		"a loss; rebuilding from MySQL", id, rec.Epoch)
+	if err := l.awaitWriter(ctx, id); err != nil {
+		return nil, nil, false, err
+	}
+	// The fence, before MySQL is read: from this commit on, the writer drops every
+	// change of an older epoch (one that was in flight to Kafka when Redis lost it and
+	// was never acknowledged), so what is read next is the whole book the new Redis
+	// sells from.
+	// Still absent after the wait (a stale rebuilder may have finished meanwhile):
+	// never move the epoch under a live stock hash. In the same step the fence claims
+	// the new epoch, so a rebuilder stalled between its own bump and its hash write
+	// can no longer write a hash behind MySQL's epoch (Store.Fence).
+	if err := l.Store.Recovery().Fence(ctx, id, epoch, keysExp); err != nil {
+		if errors.Is(err, stock.ErrAlreadyWarm) {
+			return nil, nil, true, nil // another rebuilder finished first
+		}
+		return nil, nil, false, err
+	}
+	if err := l.Source.BumpEpoch(ctx, id, rec.Epoch); err != nil {
+		return nil, nil, false, err
+	}
+	rec, orders, err := l.snapshot(ctx, id)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if rec.Epoch != epoch {
+		return nil, nil, false, ErrEpochMoved // another rebuild bumped it after this one
+	}
+	holdings := map[int64]int64{}
+	for _, o := range orders {
+		if o.State == domain.StateReserved || o.State == domain.StatePaid {
+			holdings[o.UID] += o.Quantity
+		}
+	}
+	// What the lost Redis may have kept of the activity (a partial rollback: orders
+	// that MySQL has in other states, or lacks) goes first: only MySQL's book is
+	// written back. After a flush there is nothing to delete.
+	if err := l.Store.Recovery().Wipe(ctx, id); err != nil {
+		if errors.Is(err, stock.ErrAlreadyWarm) {
+			return nil, nil, true, nil // another rebuilder finished first
+		}
+		return nil, nil, false, err
+	}
+	if err := l.Store.Recovery().Restore(ctx, id, keysExp, orders, holdings); err != nil {
+		if errors.Is(err, stock.ErrAlreadyWarm) {
+			return nil, nil, true, nil // another rebuilder finished first
+		}
+		return nil, nil, false, err
+	}
+	if err := l.restoreEntries(ctx, rec, keysExp, orders); err != nil {
+		if errors.Is(err, stock.ErrAlreadyWarm) {
+			return nil, nil, true, nil
+		}
+		return nil, nil, false, err
+	}
+	return rec, orders, false, nil
 }
 
 // awaitWriter notes the order topic's end offsets and waits until the writer group has

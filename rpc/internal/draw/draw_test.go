@@ -24,9 +24,8 @@ var ctx = context.Background()
 func reqID(uid int64) string { return fmt.Sprintf("entry-%08d", uid) }
 
 type fixture struct {
-	e     *stocktest.Env
-	acts  model.ActivityModel
-	total int64
+	e    *stocktest.Env
+	acts model.ActivityModel
 }
 
 func newFixture(t *testing.T) *fixture {

@@ -65,19 +65,8 @@ func NewServiceContext(c config.Config) *ServiceContext {
 // New builds the context: Redis and MySQL clients, the script store (scripts loaded
 // before serving, so EVALSHA never meets NOSCRIPT) and the activity loader.
 func New(c config.Config) (*ServiceContext, error) {
-	rds, err := redis.NewRedis(c.StockRedis)
+	rds, keys, store, err := newStore(c)
 	if err != nil {
-		return nil, err
-	}
-	keys := stock.Keys{Prefix: c.KeyPrefix}
-	store := stock.NewStore(rds, keys)
-	store.SetEntriesPerAddress(c.Draw.EntriesPerAddress)
-	if c.OrderKey != "" {
-		store.SetOrderKey([]byte(c.OrderKey))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := store.LoadScripts(ctx); err != nil {
 		return nil, err
 	}
 	db := book.Conn(c.Mysql.DataSource)
@@ -85,39 +74,17 @@ func New(c config.Config) (*ServiceContext, error) {
 	inventory, orders := model.NewInventoryModel(db), model.NewSeckillOrderModel(db)
 	known := activity.NewKnown(rds, keys.ActivityBloom(), c.Stock.BloomBits,
 		activities.FindActivityIdsAfter, time.Duration(c.Stock.BloomRefreshMs)*time.Millisecond)
-	seedCtx, seedCancel := context.WithTimeout(context.Background(), time.Minute)
-	defer seedCancel()
-	if n, err := known.Seed(seedCtx); err != nil {
-		// Not fatal: an unseeded filter lets every lookup through to MySQL, as before.
-		logx.Errorf(
-			"seeding the activity bloom filter from MySQL (lookups read MySQL until it is seeded at the next start): %v",
-			err,
-		)
-	} else {
-		logx.Infof("activity bloom filter seeded with %d ids", n)
-	}
-	var rl *relay.Relay
-	if c.Relay.Active() {
-		if err := kafkax.CheckEventKey(c.Relay.EventKey, c.Mode == service.ProMode); err != nil {
-			return nil, err
-		}
-		if rl, err = relay.New(c.Relay, store, time.Duration(c.Stock.GraceSeconds)*time.Second); err != nil {
-			return nil, err
-		}
+	seedKnown(known)
+	rl, err := newRelay(c, store)
+	if err != nil {
+		return nil, err
 	}
 	rec := reconcile.New(c.Reconcile, store, db)
-	// The writer group's progress: reconciliation tells in-flight events from lost ones
-	// by it, and a rebuild waits on it. Without Kafka configured there is no pipeline, and
-	// a rebuild does not wait (nothing can be in flight to MySQL).
-	var progress *kafkax.Progress
-	if brokers := c.Reconcile.Brokers; len(brokers) > 0 || len(c.Relay.Brokers) > 0 {
-		if len(brokers) == 0 {
-			brokers = c.Relay.Brokers
-		}
-		progress, err = kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup).WithAuth(c.Relay.Kafka)
-		if err != nil {
-			return nil, err
-		}
+	progress, err := writerProgress(c)
+	if err != nil {
+		return nil, err
+	}
+	if progress != nil {
 		rec.WithPipeline(progress)
 	}
 	loader := &activity.Loader{
@@ -155,26 +122,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		Inventory: inventory, Orders: orders, Activities: activities, Store: store,
 		Concurrency: c.DegradeMode.Concurrency, Seen: fence.Seen}}
 	if rl != nil && c.Relay.AckAfterKafka() {
-		// A change is answered once its event is in Kafka, its stock hash still of the
-		// epoch it was made in, and (degrade mode) the Redis book still the one selling.
-		acker := rl.Acker()
-		// A call's entries (one activity's: a reservation batch) are checked at once.
-		store.Outbox().SetAckBatch(func(ctx context.Context, es []stock.Entry) []error {
-			errs := acker.AckBatch(ctx, es)
-			if !slices.Contains(errs, nil) {
-				return errs
-			}
-			mysql, _, err := fence.Route(ctx, es[0].ActivityID)
-			if err == nil && mysql {
-				err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
-			}
-			for i := range errs {
-				if errs[i] == nil {
-					errs[i] = err
-				}
-			}
-			return errs
-		})
+		ackAfterKafka(store, rl, fence)
 	}
 	drawer := &draw.Drawer{Store: store, Seeds: activities, Chunk: c.Draw.Chunk,
 		Lease: time.Duration(c.Draw.LeaseSeconds) * time.Second}
@@ -197,4 +145,87 @@ func New(c config.Config) (*ServiceContext, error) {
 		Reconciles: reconcile.NewSingle(rec),
 		Loader:     loader,
 	}, nil
+}
+
+// newStore connects to the stock Redis and loads the scripts into it.
+func newStore(c config.Config) (*redis.Redis, stock.Keys, *stock.Store, error) {
+	rds, err := redis.NewRedis(c.StockRedis)
+	if err != nil {
+		return nil, stock.Keys{}, nil, err
+	}
+	keys := stock.Keys{Prefix: c.KeyPrefix}
+	store := stock.NewStore(rds, keys)
+	store.SetEntriesPerAddress(c.Draw.EntriesPerAddress)
+	if c.OrderKey != "" {
+		store.SetOrderKey([]byte(c.OrderKey))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := store.LoadScripts(ctx); err != nil {
+		return nil, stock.Keys{}, nil, err
+	}
+	return rds, keys, store, nil
+}
+
+// seedKnown fills the Bloom filter of known activity ids from MySQL.
+func seedKnown(known *activity.Known) {
+	seedCtx, seedCancel := context.WithTimeout(context.Background(), time.Minute)
+	defer seedCancel()
+	if n, err := known.Seed(seedCtx); err != nil {
+		// Not fatal: an unseeded filter lets every lookup through to MySQL, as before.
+		logx.Errorf(
+			"seeding the activity bloom filter from MySQL (lookups read MySQL until it is seeded at the next start): %v",
+			err,
+		)
+	} else {
+		logx.Infof("activity bloom filter seeded with %d ids", n)
+	}
+}
+
+// newRelay returns the outbox relay, nil when not configured (Relay.Brokers empty).
+func newRelay(c config.Config, store *stock.Store) (*relay.Relay, error) {
+	if !c.Relay.Active() {
+		return nil, nil
+	}
+	if err := kafkax.CheckEventKey(c.Relay.EventKey, c.Mode == service.ProMode); err != nil {
+		return nil, err
+	}
+	return relay.New(c.Relay, store, time.Duration(c.Stock.GraceSeconds)*time.Second)
+}
+
+// writerProgress returns the writer group's progress: reconciliation tells in-flight events
+// from lost ones by it, and a rebuild waits on it. Without Kafka configured there is no
+// pipeline (nil), and a rebuild does not wait (nothing can be in flight to MySQL).
+func writerProgress(c config.Config) (*kafkax.Progress, error) {
+	brokers := c.Reconcile.Brokers
+	if len(brokers) == 0 && len(c.Relay.Brokers) == 0 {
+		return nil, nil
+	}
+	if len(brokers) == 0 {
+		brokers = c.Relay.Brokers
+	}
+	return kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup).WithAuth(c.Relay.Kafka)
+}
+
+// ackAfterKafka makes a change answered once its event is in Kafka, its stock hash still of
+// the epoch it was made in, and (degrade mode) the Redis book still the one selling.
+func ackAfterKafka(store *stock.Store, rl *relay.Relay, fence *degrade.Fence) {
+	acker := rl.Acker()
+	// A call's entries (one activity's: a reservation batch) are checked at once.
+	store.Outbox().SetAckBatch(func(ctx context.Context, es []stock.Entry) []error {
+		errs := acker.AckBatch(ctx, es)
+		if !slices.Contains(errs, nil) {
+			return errs
+		}
+		mysql, _, err := fence.Route(ctx, es[0].ActivityID)
+		if err == nil && mysql {
+			err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
+		}
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs
+	})
 }
