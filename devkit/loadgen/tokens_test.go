@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -39,13 +38,6 @@ func TestBuyerTokensAreAuthtokens(t *testing.T) {
 		if ref, _ := authtoken.Buyer(buyerSecret, uid, 24*time.Hour); time.Now().Unix() == toks.iat && ref != tok {
 			t.Fatalf("uid %d: minted %s, authtoken.Buyer %s", uid, tok, ref)
 		}
-	}
-}
-
-func TestReserveBody(t *testing.T) {
-	want, _ := json.Marshal(map[string]any{"activity_id": int64(42), "quantity": int64(3), "request_id": "lg-ab12-7"})
-	if got := reserveBody(42, 3, "lg-ab12-7"); string(got) != string(want) {
-		t.Fatalf("body %s, want %s", got, want)
 	}
 }
 
