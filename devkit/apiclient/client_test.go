@@ -164,3 +164,25 @@ func TestMerchantCalls(t *testing.T) {
 		t.Fatalf("list: %+v %v", l, err)
 	}
 }
+
+// Send hands back the answer's body as read, beside the same Meta and error as Do.
+func TestSendReturnsTheBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/no" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"code":"BUSY","msg":"overloaded"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"code":"SOLD_OUT"}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL, Options{})
+	m, body, err := c.Send(context.Background(), http.MethodPost, "/yes", "", []byte(`{}`))
+	if err != nil || m.Code != CodeOK || string(body) != `{"code":"SOLD_OUT"}` {
+		t.Fatalf("200: %+v %s %v", m, body, err)
+	}
+	m, body, err = c.Send(context.Background(), http.MethodPost, "/no", "", nil)
+	if CodeOf(err) != CodeBusy || m.Status != 503 || string(body) != `{"code":"BUSY","msg":"overloaded"}` {
+		t.Fatalf("503: %+v %s %v", m, body, err)
+	}
+}
