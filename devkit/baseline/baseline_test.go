@@ -188,7 +188,8 @@ func TestEchoNeedsTokenAndRPC(t *testing.T) {
 	deadRPC := l.Addr().String()
 	l.Close()
 	const secret = "baseline-test-secret-0123456789"
-	s, err := StartEcho(restConf(t), secret, zrpc.RpcClientConf{Endpoints: []string{deadRPC}, NonBlock: true, Timeout: 500})
+	s, err := StartEcho(restConf(t), secret, zrpc.RpcClientConf{Endpoints: []string{deadRPC}, NonBlock: true,
+		Timeout: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

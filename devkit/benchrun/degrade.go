@@ -111,7 +111,8 @@ func (b BookCheck) Check() []string {
 		f = append(f, msg)
 	}
 	if b.Stock-b.Available != b.LiveUnits {
-		f = append(f, fmt.Sprintf("stock %d - available %d = %d units gone, live orders hold %d", b.Stock, b.Available, b.Stock-b.Available, b.LiveUnits))
+		f = append(f, fmt.Sprintf("stock %d - available %d = %d units gone, live orders hold %d", b.Stock, b.Available,
+			b.Stock-b.Available, b.LiveUnits))
 	}
 	if b.LiveUnits > b.Stock || b.Available < 0 {
 		f = append(f, fmt.Sprintf("oversold: %d units in orders, stock %d, available %d", b.LiveUnits, b.Stock, b.Available))
@@ -127,10 +128,12 @@ func (b BookCheck) Check() []string {
 
 // Kinds of BUSY answer, told apart by their message.
 const (
-	BusySemaphore = "semaphore"       // the inventory's degrade-mode semaphore was full
-	BusyGateway   = "gateway breaker" // go-zero's rest breaker / shedder / MaxConns in the gateway (the request never reached the inventory)
-	BusyDeadline  = "zRPC deadline"   // the gateway's zRPC call timed out, or its client breaker was open
-	BusyOther     = "other"           // the fence, a dependency
+	BusySemaphore = "semaphore" // the inventory's degrade-mode semaphore was full
+	// BusyGateway: go-zero's rest breaker / shedder / MaxConns in the gateway (the request
+	// never reached the inventory).
+	BusyGateway  = "gateway breaker"
+	BusyDeadline = "zRPC deadline" // the gateway's zRPC call timed out, or its client breaker was open
+	BusyOther    = "other"         // the fence, a dependency
 )
 
 // BusyKind says who answered a 503 BUSY with this body.
@@ -268,9 +271,19 @@ func degradeRows(ctx context.Context, c *Config, sys *standalone.System, logf fu
 		where = "a MySQL server shared with other work (its global status counts that work too)"
 	}
 	*notes = append(*notes,
-		fmt.Sprintf("degrade mode: per semaphore size a deployment of its own (a database, a Redis key prefix, a Kafka, the three services; inventory `Degrade: mysql`, DegradeMode.LeaseMs %d (shipped 1000: only the switch is quicker), its StockRedis through a loopback proxy that is cut; the gateway keeps its Redis); an activity warmed, the proxy cut, probe buyers until the MySQL book sells (the first probe's BUSY switches the mode), then a burst of %s from %d clients (fresh buyers, one attempt each, no retries: a BUSY is an answer; at most %d buyers); before the cut, a burst through Redis on the same instance and activity with the same clients and bounds (the row's baseline, and each point's vs Redis)",
+		fmt.Sprintf("degrade mode: per semaphore size a deployment of its own (a database, a Redis key prefix, a Kafka, "+
+			"the three services; inventory `Degrade: mysql`, DegradeMode.LeaseMs %d (shipped 1000: only the switch is "+
+			"quicker), its StockRedis through a loopback proxy that is cut; the gateway keeps its Redis); an activity "+
+			"warmed, the proxy cut, probe buyers until the MySQL book sells (the first probe's BUSY switches the mode), "+
+			"then a burst of %s from %d clients (fresh buyers, one attempt each, no retries: a BUSY is an answer; at most "+
+			"%d buyers); before the cut, a burst through Redis on the same instance and activity with the same clients "+
+			"and bounds (the row's baseline, and each point's vs Redis)",
 			degradeLeaseMs, c.DegradeDuration, c.DegradeClients, c.DegradeRequests),
-		"degrade mode: MySQL seen on "+where+": Threads_running sampled every 10 ms (the sampler's own thread included), Innodb_row_lock_waits / _time deltas over the burst; exactly-once per activity: every order number answered 200 is a live order in MySQL; every other live order is late (made under a BUSY: the gateway's zRPC deadline passed while its transaction committed) and a retry with its request id answers that very order; stock - available = the live orders' units; no request id twice")
+		"degrade mode: MySQL seen on "+where+": Threads_running sampled every 10 ms (the sampler's own thread included), "+
+			"Innodb_row_lock_waits / _time deltas over the burst; exactly-once per activity: every order number answered 200 "+
+			"is a live order in MySQL; every other live order is late (made under a BUSY: the gateway's zRPC deadline "+
+			"passed while its transaction committed) and a retry with its request id answers that very order; stock - "+
+			"available = the live orders' units; no request id twice")
 	return row, d
 }
 

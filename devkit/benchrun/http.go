@@ -26,7 +26,8 @@ const requestTimeout = 10 * time.Second
 // bare handler, the gateway's sold-out rejections, and the sold-out storm (a sale of
 // Config.StormStock units to Config.StormBuyers buyers: every answer, reserved or sold out, counts)
 // beside the same bare handler; the reservations are a row beside the bare handler too.
-func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string) ([]Row, *Sale) {
+func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any),
+	notes *[]string) ([]Row, *Sale) {
 	// Distinct buyers per measurement and round (as the load generator derives them), so
 	// that neither per-user limits nor the per-user rate limit carry over.
 	uidBase := time.Now().Unix() % 1_000_000 * 1_000_000
@@ -222,7 +223,8 @@ func soldOutActivity(ctx context.Context, base loadgen.Config, uidBase int64) (i
 		return 0, fmt.Errorf("sell out an activity: %w", err)
 	}
 	if rep.Reserved != 1 || rep.Paid() != 1 {
-		return 0, fmt.Errorf("sell out an activity: reserved %d, paid %d of its one unit (attempts %v)", rep.Reserved, rep.Paid(), rep.Attempts)
+		return 0, fmt.Errorf("sell out an activity: reserved %d, paid %d of its one unit (attempts %v)", rep.Reserved,
+			rep.Paid(), rep.Attempts)
 	}
 	return rep.ActivityID, nil
 }

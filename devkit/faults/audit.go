@@ -100,7 +100,8 @@ type counts struct {
 }
 
 // audit compares what the buyers were told with both books and MySQL's orders.
-func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid int64, b Burst, t *tally) (counts, error) {
+func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid int64, b Burst, t *tally) (counts,
+	error) {
 	var c counts
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -166,7 +167,8 @@ func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		c.violations = append(c.violations, fmt.Sprintf("%d acknowledged not in MySQL as answered, e.g. %s", len(missing), missing[0]))
+		c.violations = append(c.violations, fmt.Sprintf("%d acknowledged not in MySQL as answered, e.g. %s", len(missing),
+			missing[0]))
 	}
 	return c, nil
 }

@@ -44,7 +44,8 @@ func ClusterRows() []Row {
 				return s.Writers[0].start(ctx)
 			}, Check: writerLag},
 		{Name: "inventory services (etcd): kill -9 one mid-burst", Statuses: []int{200, 409, 503},
-			Inject: recording(&pendingAtKill, killInventory), Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
+			Inject: recording(&pendingAtKill, killInventory), Check: func(ctx context.Context, s *System, aid int64) ([]string,
+				[]string) {
 				v, n := relayDrained(ctx, s, aid)
 				return v, append(pendingAtKill, n...)
 			}},

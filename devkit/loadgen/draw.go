@@ -342,7 +342,8 @@ func (g *run) verifyDraw(ctx context.Context, sale *DrawSale, buyers []*drawBuye
 		sale.Draw = a.Draw
 	}
 	r := g.r
-	sale.Reconcile, sale.ReconcileDiffs, sale.FinalRedis, sale.FinalDB = r.Reconcile, r.ReconcileDiffs, r.FinalRedis, r.FinalDB
+	sale.Reconcile, sale.ReconcileDiffs = r.Reconcile, r.ReconcileDiffs
+	sale.FinalRedis, sale.FinalDB = r.FinalRedis, r.FinalDB
 
 	entrants := len(outs)
 	want := min(int(sale.Stock/q), entrants)

@@ -128,7 +128,8 @@ func (r *DrawReport) OK() bool {
 // WriteText prints the report for a terminal.
 func (r *DrawReport) WriteText(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("seckill opening-draw test against %s: %d sales with a draw of %ds, then one without", r.Target, r.Seeds, r.DrawSeconds)
+	p("seckill opening-draw test against %s: %d sales with a draw of %ds, then one without", r.Target, r.Seeds,
+		r.DrawSeconds)
 	p("  buyers %d (%.0f %% send %d reservations, the rest 1), stock %d, concurrency %d, arrivals over %s",
 		r.Buyers, 100*r.HeavyFraction, r.HeavyRequests, r.Stock, r.Concurrency, r.Arrival)
 	for i, s := range r.Sales {

@@ -270,7 +270,8 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request, uid int64) {
 		Quantity   int64  `json:"quantity"`
 		RequestID  string `json:"request_id"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Quantity < 1 || len(req.RequestID) < 8 || len(req.RequestID) > 64 {
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Quantity < 1 || len(req.RequestID) < 8 ||
+		len(req.RequestID) > 64 {
 		fail(w, 400, "INVALID_ARGUMENT")
 		return
 	}
@@ -301,7 +302,8 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request, uid int64) {
 	}
 	now := time.Now()
 	o := &fakeOrder{no: fmt.Sprintf("%d-%d%04x", a.resp.ActivityID, now.UnixMilli(), f.reserveN), aid: a.resp.ActivityID,
-		uid: uid, qty: req.Quantity, status: "reserved", expireAt: now.Add(time.Duration(a.resp.PayTimeoutSeconds) * time.Second)}
+		uid: uid, qty: req.Quantity, status: "reserved",
+		expireAt: now.Add(time.Duration(a.resp.PayTimeoutSeconds) * time.Second)}
 	f.orders[o.no], f.requests[key] = o, o.no
 	a.users[uid] += req.Quantity
 	f.change(a, -req.Quantity, req.Quantity, 0)

@@ -25,10 +25,14 @@ func TestBuyerTokensAreAuthtokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		claims := jwt.MapClaims{}
-		if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return []byte(buyerSecret), nil }); err != nil {
+		if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) {
+			return []byte(buyerSecret),
+				nil
+		}); err != nil {
 			t.Fatalf("uid %d: %v", uid, err)
 		}
-		if claims[authtoken.BuyerClaim] != float64(uid) || claims["exp"] != float64(toks.exp) || claims["iat"] != float64(toks.iat) {
+		if claims[authtoken.BuyerClaim] != float64(uid) || claims["exp"] != float64(toks.exp) ||
+			claims["iat"] != float64(toks.iat) {
 			t.Fatalf("uid %d: claims %v", uid, claims)
 		}
 		if _, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return []byte("other"), nil }); err == nil {

@@ -18,11 +18,13 @@ func (g *run) verify() {
 	case r.LockedAtStart > 0:
 		returned = fmt.Sprintf("%d units held by earlier buyers may have returned during the run", r.LockedAtStart)
 	case r.Reserved > 0 && !reserveEnd.Before(time.Unix(r.EarliestExpire, 0)):
-		returned = fmt.Sprintf("reservations began expiring (%s) before the reserve phase ended (%s): raise the pay timeout above it",
+		returned = fmt.Sprintf("reservations began expiring (%s) before the reserve phase ended (%s): raise the pay "+
+			"timeout above it",
 			time.Unix(r.EarliestExpire, 0).Format(time.TimeOnly), reserveEnd.Format(time.TimeOnly))
 	}
 	if returned == "" {
-		r.check("no oversell: reserved <= stock", reservedQty <= r.StockAtStart, "%d reserved of %d", reservedQty, r.StockAtStart)
+		r.check("no oversell: reserved <= stock", reservedQty <= r.StockAtStart, "%d reserved of %d", reservedQty,
+			r.StockAtStart)
 	} else {
 		r.skip("no oversell: reserved <= stock", "%s", returned)
 	}
@@ -33,7 +35,8 @@ func (g *run) verify() {
 	case returned != "":
 		r.skip("sold exactly the stock", "%s", returned)
 	case len(r.Errors) > 0:
-		r.skip("sold exactly the stock", "%d buyers ended with an error, so the front line may rightly undersell", sum(r.Errors))
+		r.skip("sold exactly the stock", "%d buyers ended with an error, so the front line may rightly undersell",
+			sum(r.Errors))
 	case demand < r.StockAtStart:
 		r.skip("sold exactly the stock", "demand %d is below the stock %d", demand, r.StockAtStart)
 	default:
@@ -56,8 +59,10 @@ func (g *run) verify() {
 			settled = false
 		}
 	}
-	r.check("orders paid, cancelled, expired", settled, "read back %s; expected %s", FormatCounts(r.FinalStatuses), FormatCounts(want))
-	r.check("reconciliation consistent", r.Reconcile == "consistent", "%s after %s", r.Reconcile, r.ReconcileWait.Round(time.Millisecond))
+	r.check("orders paid, cancelled, expired", settled, "read back %s; expected %s", FormatCounts(r.FinalStatuses),
+		FormatCounts(want))
+	r.check("reconciliation consistent", r.Reconcile == "consistent", "%s after %s", r.Reconcile,
+		r.ReconcileWait.Round(time.Millisecond))
 
 	if r.FinalRedis == nil {
 		r.skip("redis and mysql agree", "the activity is no longer warm in Redis")
@@ -68,7 +73,8 @@ func (g *run) verify() {
 		r.skip("books add up", "reused activity: other traffic may have moved its books")
 	} else if r.FinalRedis != nil {
 		want := Books{Remaining: r.StockAtStart - paidQty, Locked: 0, Sold: paidQty}
-		r.check("books add up", *r.FinalRedis == want && r.FinalDB == want, "want %+v (stock %d - paid %d)", want, r.StockAtStart, paidQty)
+		r.check("books add up", *r.FinalRedis == want && r.FinalDB == want, "want %+v (stock %d - paid %d)", want,
+			r.StockAtStart, paidQty)
 	}
 	if n := sum(r.Errors); n > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d buyers ended with an error: %s", n, FormatCounts(r.Errors)))
