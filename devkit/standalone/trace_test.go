@@ -140,6 +140,18 @@ func TestStandaloneTraceToFile(t *testing.T) {
 	sys.Close() // flushes the spans
 	closed = true
 
+	names := spanNames(t, file, traceID[1])
+	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/ReserveBatch", "redis[evalsha]"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no span %q in trace %s: %q", want, traceID[1], names)
+		}
+	}
+}
+
+// spanNames are the names of the spans of trace traceID in the span file (a Redis span's
+// commands appended).
+func spanNames(t *testing.T, file, traceID string) []string {
+	t.Helper()
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +169,7 @@ func TestStandaloneTraceToFile(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &s); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		if s.SpanContext.TraceID != traceID[1] {
+		if s.SpanContext.TraceID != traceID {
 			continue
 		}
 		for _, kv := range s.Attributes {
@@ -167,9 +179,5 @@ func TestStandaloneTraceToFile(t *testing.T) {
 		}
 		names = append(names, s.Name)
 	}
-	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/ReserveBatch", "redis[evalsha]"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("no span %q in trace %s: %q", want, traceID[1], names)
-		}
-	}
+	return names
 }
