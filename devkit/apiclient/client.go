@@ -61,6 +61,7 @@ type Client struct {
 	http     *http.Client
 	timeout  time.Duration
 	onStatus func(int)
+	header   http.Header // sent with every request besides the client's own (WithHeader)
 }
 
 // New is a client of the gateway at base (e.g. http://127.0.0.1:8888): keep-alive
@@ -80,18 +81,15 @@ func New(base string, o Options) *Client {
 			return d.DialContext(ctx, network, pinned)
 		}
 	}
-	hc := &http.Client{Transport: NewTransport(o.Conns, dial),
+	hc := &http.Client{Transport: newTransport(o.Conns, dial),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return &Client{base: strings.TrimRight(base, "/"), http: hc, timeout: o.Timeout, onStatus: o.OnStatus}
 }
 
-// NewTransport is the transport of a client with conns requests in flight: the load
-// generator's settings, shared with devkit/baseline so that the gateway and the baselines
-// see the same client. dial nil is a plain dialer.
-func NewTransport(conns int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	}
+// newTransport is the transport of a client with conns requests in flight: the load
+// generator's settings (devkit/baseline's load runs use the same client, so the gateway and
+// the baselines see the same transport).
+func newTransport(conns int, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
 		DialContext:         dial,
@@ -99,6 +97,14 @@ func NewTransport(conns int, dial func(ctx context.Context, network, addr string
 		MaxIdleConnsPerHost: conns * 2,
 		IdleConnTimeout:     90 * time.Second,
 	}
+}
+
+// WithHeader is a client sharing c's connections that also sends h with every request
+// (a traceparent, say).
+func (c *Client) WithHeader(h http.Header) *Client {
+	cc := *c
+	cc.header = h
+	return &cc
 }
 
 // Base is the gateway's URL.
@@ -112,6 +118,7 @@ type Meta struct {
 	Code   string        // CodeOK, CodeQueued, the API's code word, CodeTransport, HTTP_<status>...
 	Status int           // the HTTP status (0: none)
 	Took   time.Duration // sending .. body read
+	Header http.Header   // the answer's headers (nil: none came)
 }
 
 // Error is every failed exchange: no answer (Status 0, Code CodeTransport), an answer
@@ -208,6 +215,9 @@ func (c *Client) exchange(ctx context.Context, method, path, token string, body 
 	if err != nil {
 		return Meta{Code: CodeRequest}, nil, err
 	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
 	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -224,7 +234,7 @@ func (c *Client) exchange(ctx context.Context, method, path, token string, body 
 	c.observe(resp.StatusCode)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	_ = resp.Body.Close()
-	m := Meta{Status: resp.StatusCode, Took: time.Since(start)}
+	m := Meta{Status: resp.StatusCode, Took: time.Since(start), Header: resp.Header}
 	if err != nil {
 		m.Code = CodeTransport
 		return m, nil, &Error{Method: method, Path: path, Status: m.Status, Code: CodeTransport,

@@ -186,3 +186,20 @@ func TestSendReturnsTheBody(t *testing.T) {
 		t.Fatalf("503: %+v %s %v", m, body, err)
 	}
 }
+
+// WithHeader's client sends its headers besides the client's own; Meta carries the answer's.
+func TestHeaders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Traceparent", r.Header.Get("Traceparent")+"-back")
+		_, _ = w.Write([]byte(`{"order_no":"1-abcdef01","status":"paid"}`))
+	}))
+	defer srv.Close()
+	c := New(srv.URL, Options{})
+	_, m, err := c.WithHeader(http.Header{"Traceparent": {"00-abc"}}).Pay(context.Background(), "tok", "1-abcdef01")
+	if err != nil || m.Header.Get("Traceparent") != "00-abc-back" {
+		t.Fatalf("pay: %+v %v", m, err)
+	}
+	if _, m, _ = c.Pay(context.Background(), "tok", "1-abcdef01"); m.Header.Get("Traceparent") != "-back" {
+		t.Fatalf("the header stuck to the original client: %+v", m)
+	}
+}
