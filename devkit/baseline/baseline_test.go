@@ -1,7 +1,6 @@
 package baseline
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -83,9 +82,9 @@ func TestLoadCounts(t *testing.T) {
 	}))
 	defer srv.Close()
 	seen := make([]int, 200)
-	r := Load(context.Background(), LoadConfig{Concurrency: 8, Requests: 200}, func(i int) (*http.Request, error) {
+	r := Load(context.Background(), LoadConfig{Concurrency: 8, Requests: 200}, srv.URL, func(i int) (Request, error) {
 		seen[i]++ // each i is handed to exactly one worker
-		return http.NewRequest(http.MethodGet, fmt.Sprintf("%s/?i=%d", srv.URL, i), nil)
+		return Request{Method: http.MethodGet, Path: fmt.Sprintf("/?i=%d", i)}, nil
 	}, IsReserved)
 	for i, n := range seen {
 		if n != 1 {
@@ -93,7 +92,8 @@ func TestLoadCounts(t *testing.T) {
 		}
 	}
 	if r.Sent != 200 || r.Good != 160 || r.NotSent != 0 || len(r.Latencies) != 200 {
-		t.Fatalf("sent %d good %d not sent %d latencies %d, want 200 160 0 200", r.Sent, r.Good, r.NotSent, len(r.Latencies))
+		t.Fatalf("sent %d good %d not sent %d latencies %d, want 200 160 0 200",
+			r.Sent, r.Good, r.NotSent, len(r.Latencies))
 	}
 	if r.Other["HTTP_429 RATE_LIMITED"] != 20 || r.Other["HTTP_200"] != 20 || r.OtherCount() != 40 {
 		t.Fatalf("other = %v", r.Other)
@@ -111,21 +111,23 @@ func TestLoadTransportErrorsAndBounds(t *testing.T) {
 	dead := "http://" + l.Addr().String()
 	l.Close() // nothing listens there any more
 
-	r := Load(context.Background(), LoadConfig{Concurrency: 4, Requests: 12, Timeout: 2 * time.Second}, func(i int) (*http.Request, error) {
+	lc := LoadConfig{Concurrency: 4, Requests: 12, Timeout: 2 * time.Second}
+	r := Load(context.Background(), lc, dead, func(i int) (Request, error) {
 		if i == 0 {
-			return nil, fmt.Errorf("cannot build")
+			return Request{}, fmt.Errorf("cannot build")
 		}
-		return http.NewRequest(http.MethodGet, dead, nil)
+		return Request{Method: http.MethodGet}, nil
 	}, IsReserved)
 	if r.Good != 0 || r.Other[OutcomeTransport] != 11 || r.Other[OutcomeRequest] != 1 || r.Sent != 11 {
-		t.Fatalf("good %d other %v sent %d, want 0, 11 transport + 1 request error, 11 sent", r.Good, r.Other, r.Sent)
+		t.Fatalf("good %d other %v sent %d, want 0, 11 transport + 1 request error, 11 sent",
+			r.Good, r.Other, r.Sent)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r = Load(ctx, LoadConfig{Concurrency: 4, Requests: 30}, func(i int) (*http.Request, error) {
+	r = Load(ctx, LoadConfig{Concurrency: 4, Requests: 30}, dead, func(i int) (Request, error) {
 		t.Error("a request was built after the context ended")
-		return http.NewRequest(http.MethodGet, dead, nil)
+		return Request{Method: http.MethodGet}, nil
 	}, IsReserved)
 	if r.NotSent != 30 || r.Sent != 0 {
 		t.Fatalf("not sent %d sent %d, want 30 0", r.NotSent, r.Sent)
@@ -143,16 +145,8 @@ func restConf(t *testing.T) rest.RestConf {
 	return c
 }
 
-func post(t *testing.T, url, token string) *http.Request {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(`{"activity_id":1,"request_id":"r-1","quantity":1}`)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return req
+func post(path, token string) Request {
+	return Request{Path: path, Token: token, Body: []byte(`{"activity_id":1,"request_id":"r-1","quantity":1}`)}
 }
 
 func TestBare(t *testing.T) {
@@ -160,22 +154,23 @@ func TestBare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Load(context.Background(), LoadConfig{Concurrency: 4, Requests: 40}, func(int) (*http.Request, error) {
-		return post(t, s.URL+BarePath, ""), nil
+	r := Load(context.Background(), LoadConfig{Concurrency: 4, Requests: 40}, s.URL, func(int) (Request, error) {
+		return post(BarePath, ""), nil
 	}, IsBare)
 	if r.Good != 40 {
 		t.Fatalf("good %d of 40, other %v", r.Good, r.Other)
 	}
 	// The route is the only one.
-	r = Load(context.Background(), LoadConfig{Concurrency: 1, Requests: 1}, func(int) (*http.Request, error) {
-		return post(t, s.URL+"/other", ""), nil
+	r = Load(context.Background(), LoadConfig{Concurrency: 1, Requests: 1}, s.URL, func(int) (Request, error) {
+		return post("/other", ""), nil
 	}, IsBare)
 	if r.Other["HTTP_404"] != 1 {
 		t.Fatalf("other route: %v", r.Other)
 	}
 	s.Close()
-	r = Load(context.Background(), LoadConfig{Concurrency: 1, Requests: 1, Timeout: 2 * time.Second}, func(int) (*http.Request, error) {
-		return post(t, s.URL+BarePath, ""), nil
+	lc := LoadConfig{Concurrency: 1, Requests: 1, Timeout: 2 * time.Second}
+	r = Load(context.Background(), lc, s.URL, func(int) (Request, error) {
+		return post(BarePath, ""), nil
 	}, IsBare)
 	if r.Other[OutcomeTransport] != 1 {
 		t.Fatalf("after Close: %v", r.Other)
@@ -193,7 +188,8 @@ func TestEchoNeedsTokenAndRPC(t *testing.T) {
 	deadRPC := l.Addr().String()
 	l.Close()
 	const secret = "baseline-test-secret-0123456789"
-	s, err := StartEcho(restConf(t), secret, zrpc.RpcClientConf{Endpoints: []string{deadRPC}, NonBlock: true, Timeout: 500})
+	s, err := StartEcho(restConf(t), secret, zrpc.RpcClientConf{Endpoints: []string{deadRPC}, NonBlock: true,
+		Timeout: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +206,9 @@ func TestEchoNeedsTokenAndRPC(t *testing.T) {
 		name, token string
 	}{{"no token", ""}, {"forged token", forged}, {"valid token, rpc down", good}} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Load(context.Background(), LoadConfig{Concurrency: 1, Requests: 1, Timeout: 5 * time.Second}, func(int) (*http.Request, error) {
-				return post(t, s.URL+EchoPath, tc.token), nil
+			lc := LoadConfig{Concurrency: 1, Requests: 1, Timeout: 5 * time.Second}
+			r := Load(context.Background(), lc, s.URL, func(int) (Request, error) {
+				return post(EchoPath, tc.token), nil
 			}, IsReserved)
 			if r.Good != 0 || r.OtherCount() != 1 || r.Other[OutcomeTransport] != 0 {
 				t.Fatalf("good %d other %v: want one HTTP answer that is not a reservation", r.Good, r.Other)

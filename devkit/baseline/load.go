@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/seckill/seckill/devkit/apiclient"
+	"github.com/seckill/seckill/devkit/loadgen"
 )
 
 // LoadConfig bounds one load run: Requests requests (the count bound) from Concurrency
@@ -55,94 +56,70 @@ func (r LoadResult) OtherCount() int {
 	return n
 }
 
-// NewClient is the HTTP client of a load run with conns workers: keep-alive connections,
-// no proxy, and the same transport settings as devkit/loadgen's client, so that the
-// gateway (driven by the load generator) and the baselines (driven by Load) see the same
-// client.
-func NewClient(conns int) *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        conns * 2,
-		MaxIdleConnsPerHost: conns * 2,
-		IdleConnTimeout:     90 * time.Second,
-	}}
+// Request is one request of a load run: Method (default POST) of Path with Body (JSON,
+// nil for none) and, unless "", a bearer Token.
+type Request struct {
+	Method, Path, Token string
+	Body                []byte
 }
 
-// Load sends cfg.Requests requests built by req(i) from cfg.Concurrency workers and counts
-// the responses good accepts (status and body). The request is built inside the timed run,
-// as the load generator mints a buyer's token and encodes its body inside its own.
-func Load(ctx context.Context, cfg LoadConfig, req func(i int) (*http.Request, error), good func(status int, body []byte) bool) LoadResult {
+// Load sends cfg.Requests requests built by req(i) to the server at base from
+// cfg.Concurrency workers (devkit/loadgen's Drive, through devkit/apiclient's client: the
+// load generator's transport settings) and counts the responses good accepts (status and
+// body). The request is built inside the timed run, as the load generator mints a buyer's
+// token and encodes its body inside its own.
+func Load(ctx context.Context, cfg LoadConfig, base string, req func(i int) (Request, error),
+	good func(status int, body []byte) bool) LoadResult {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
 	conc := max(cfg.Concurrency, 1)
-	client := NewClient(conc)
-	defer client.CloseIdleConnections()
+	client := apiclient.New(base, apiclient.Options{Conns: conc, Timeout: cfg.Timeout})
+	defer client.Close()
 
 	var (
-		next, notSent, nGood atomic.Int64
-		mu                   sync.Mutex
-		other                = map[string]int{}
-		lat                  = make([]time.Duration, 0, cfg.Requests)
-		wg                   sync.WaitGroup
+		notSent, nGood atomic.Int64
+		mu             sync.Mutex
+		other          = map[string]int{}
+		lat            = make([]time.Duration, 0, cfg.Requests)
 	)
 	begin := time.Now()
-	deadline := time.Time{}
+	d := loadgen.Drive{N: cfg.Requests, Workers: conc}
 	if cfg.MaxDuration > 0 {
-		deadline = begin.Add(cfg.MaxDuration)
+		d.Deadline = begin.Add(cfg.MaxDuration)
 	}
 	one := func(i int) (took time.Duration, outcome string, ok bool) {
 		r, err := req(i)
 		if err != nil {
 			return 0, OutcomeRequest, false
 		}
-		rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-		defer cancel()
-		t0 := time.Now()
-		resp, err := client.Do(r.WithContext(rctx))
-		if err != nil {
-			return time.Since(t0), OutcomeTransport, false
+		if r.Method == "" {
+			r.Method = http.MethodPost
 		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		_ = resp.Body.Close()
-		took = time.Since(t0)
-		if err != nil {
-			return took, OutcomeTransport, false
+		m, body, err := client.Send(ctx, r.Method, r.Path, r.Token, r.Body)
+		switch {
+		case apiclient.CodeOf(err) == apiclient.CodeTransport:
+			return m.Took, OutcomeTransport, false
+		case m.Status == 0:
+			return m.Took, OutcomeRequest, false
+		case good(m.Status, body):
+			return m.Took, "", true
 		}
-		if good(resp.StatusCode, body) {
-			return took, "", true
-		}
-		return took, Outcome(resp.StatusCode, body), false
+		return m.Took, Outcome(m.Status, body), false
 	}
-	for range conc {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= cfg.Requests {
-					return
-				}
-				if ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
-					notSent.Add(1)
-					continue
-				}
-				took, outcome, ok := one(i)
-				mu.Lock()
-				if outcome != OutcomeRequest {
-					lat = append(lat, took)
-				}
-				if ok {
-					nGood.Add(1)
-				} else {
-					other[outcome]++
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	d.Run(ctx, func(i int) {
+		took, outcome, ok := one(i)
+		mu.Lock()
+		if outcome != OutcomeRequest {
+			lat = append(lat, took)
+		}
+		if ok {
+			nGood.Add(1)
+		} else {
+			other[outcome]++
+		}
+		mu.Unlock()
+	}, func(int) { notSent.Add(1) })
 	return LoadResult{Sent: len(lat), Good: int(nGood.Load()), Other: other, NotSent: int(notSent.Load()),
 		Elapsed: time.Since(begin), Latencies: lat}
 }

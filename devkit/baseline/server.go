@@ -57,7 +57,8 @@ func StartEcho(c rest.RestConf, jwtSecret string, rpc zrpc.RpcClientConf) (*Serv
 		return nil, fmt.Errorf("echo's zRPC client: %w", err)
 	}
 	inv := inventoryclient.NewInventory(cli)
-	s, err := start(c, rest.Route{Method: http.MethodPost, Path: EchoPath, Handler: func(w http.ResponseWriter, r *http.Request) {
+	s, err := start(c, rest.Route{Method: http.MethodPost, Path: EchoPath, Handler: func(w http.ResponseWriter,
+		r *http.Request) {
 		var req EchoRequest
 		if err := httpx.Parse(r, &req); err != nil {
 			httpx.ErrorCtx(r.Context(), w, err)
@@ -80,7 +81,8 @@ func StartEcho(c rest.RestConf, jwtSecret string, rpc zrpc.RpcClientConf) (*Serv
 // StartBare serves BarePath with the middleware profile c and no JWT: it answers 200
 // {"code":"SOLD_OUT"} without reading anything. c.Port 0 picks a free port.
 func StartBare(c rest.RestConf) (*Server, error) {
-	return start(c, rest.Route{Method: http.MethodPost, Path: BarePath, Handler: func(w http.ResponseWriter, r *http.Request) {
+	return start(c, rest.Route{Method: http.MethodPost, Path: BarePath, Handler: func(w http.ResponseWriter,
+		r *http.Request) {
 		httpx.OkJsonCtx(r.Context(), w, map[string]string{"code": "SOLD_OUT"})
 	}})
 }

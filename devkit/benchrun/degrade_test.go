@@ -34,15 +34,18 @@ func TestParseSweep(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	rows := [][2]string{{"Innodb_row_lock_time", "1234"}, {"THREADS_RUNNING", " 7 "}, {"Innodb_row_lock_waits", "9"}, {"Uptime", "x"}}
+	rows := [][2]string{{"Innodb_row_lock_time", "1234"}, {"THREADS_RUNNING", " 7 "}, {"Innodb_row_lock_waits", "9"},
+		{"Uptime", "x"}}
 	got, err := ParseStatus(rows, statusNames)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["Threads_running"] != 7 || got["Innodb_row_lock_waits"] != 9 || got["Innodb_row_lock_time"] != 1234 || len(got) != 3 {
+	if got["Threads_running"] != 7 || got["Innodb_row_lock_waits"] != 9 || got["Innodb_row_lock_time"] != 1234 ||
+		len(got) != 3 {
 		t.Fatalf("got %v", got)
 	}
-	if _, err := ParseStatus(rows[:2], statusNames); err == nil || !strings.Contains(err.Error(), "Innodb_row_lock_waits") {
+	if _, err := ParseStatus(rows[:2], statusNames); err == nil || !strings.Contains(err.Error(),
+		"Innodb_row_lock_waits") {
 		t.Errorf("a missing variable: %v, want an error naming it", err)
 	}
 	if _, err := ParseStatus([][2]string{{"Threads_running", "1.5"}}, []string{"Threads_running"}); err == nil {
@@ -72,8 +75,10 @@ func TestBookCheck(t *testing.T) {
 		mod  func(*BookCheck)
 		want string
 	}{
-		{"an answer without an order", func(b *BookCheck) { b.Missing, b.Answered = 1, 41 }, "1 of 41 reservations answered are no live order"},
-		{"an order neither answered nor late", func(b *BookCheck) { b.Live, b.LiveUnits, b.Available = 43, 43, 57 }, "43 live orders in MySQL, 40 answered + 2 late"},
+		{"an answer without an order", func(b *BookCheck) { b.Missing, b.Answered = 1, 41 },
+			"1 of 41 reservations answered are no live order"},
+		{"an order neither answered nor late", func(b *BookCheck) { b.Live, b.LiveUnits, b.Available = 43, 43, 57 },
+			"43 live orders in MySQL, 40 answered + 2 late"},
 		{"a late order a retry does not return", func(b *BookCheck) { b.Replayed = 1 }, "1 of 2 late orders not returned"},
 		{"units gone without an order", func(b *BookCheck) { b.Available = 57 }, "43 units gone, live orders hold 42"},
 		{"oversold", func(b *BookCheck) { b.Available, b.Live, b.LiveUnits, b.Answered = 0, 101, 101, 99 }, "oversold"},
@@ -128,7 +133,8 @@ func TestAnswers(t *testing.T) {
 func TestDegradeReport(t *testing.T) {
 	res := &Result{Degrade: &Degrade{Clients: 128, Requests: 1000, MaxDuration: 3 * time.Second, LeaseMs: 250,
 		Points: []DegradePoint{
-			{Concurrency: 32, RedisRate: 1000, Sent: 400, Reserved: 100, Busy: 300, BusyBy: map[string]int{BusySemaphore: 200, BusyGateway: 90, BusyDeadline: 10}, Rate: 50, P50: 20 * time.Millisecond, P99: 900 * time.Millisecond,
+			{Concurrency: 32, RedisRate: 1000, Sent: 400, Reserved: 100, Busy: 300, BusyBy: map[string]int{BusySemaphore: 200,
+				BusyGateway: 90, BusyDeadline: 10}, Rate: 50, P50: 20 * time.Millisecond, P99: 900 * time.Millisecond,
 				MySQL: MySQLSeen{ThreadsRunningMax: 33, ThreadsRunningMean: 20.5, RowLockWaits: 90, RowLockTimeMs: 8000},
 				Book:  BookCheck{Live: 1102, Answered: 1100, Late: 2, Replayed: 2}, SwitchWait: 2 * time.Second},
 			{Concurrency: 4, Sent: 10, Reserved: 9, Busy: 1, Rate: 20, Other: map[string]int{"HTTP_500": 2},
@@ -150,17 +156,22 @@ func TestDegradeReport(t *testing.T) {
 		t.Fatalf("no line %q:\n%s", prefix, out)
 		return nil
 	}
-	if f := strings.Join(line("32 "), " "); f != "32 50.0 0.05x (1,000/s) 20ms 900ms 400 300 (75%) 200 / 90 / 10 / 0 0 33 / 20.5 90 8000 ms 2s ok (1102 orders: 1100 answered + 2 late, 2 replayed)" {
+	want32 := "32 50.0 0.05x (1,000/s) 20ms 900ms 400 300 (75%) 200 / 90 / 10 / 0 0 33 / 20.5 90 8000 ms 2s ok " +
+		"(1102 orders: 1100 answered + 2 late, 2 replayed)"
+	if f := strings.Join(line("32 "), " "); f != want32 {
 		t.Errorf("semaphore 32: %q", f)
 	}
-	if f := strings.Join(line("4 "), " "); !strings.Contains(f, "1 (10%) 0 / 0 / 0 / 0 HTTP_500 2") || !strings.HasSuffix(f, "FAIL: 9 live orders in MySQL for 10 reservations answered (0 orders: 0 answered + 0 late, 0 replayed)") {
+	if f := strings.Join(line("4 "), " "); !strings.Contains(f, "1 (10%) 0 / 0 / 0 / 0 HTTP_500 2") ||
+		!strings.HasSuffix(f,
+			"FAIL: 9 live orders in MySQL for 10 reservations answered (0 orders: 0 answered + 0 late, 0 replayed)") {
 		t.Errorf("semaphore 4: %q", f)
 	}
 	if f := strings.Join(line("64 "), " "); f != "64 not measured: start: boom" {
 		t.Errorf("semaphore 64: %q", f)
 	}
 	err := res.Failed()
-	if err == nil || !strings.Contains(err.Error(), "semaphore 4, exactly-once: 9 live orders") || !strings.Contains(err.Error(), "semaphore 64: start: boom") ||
+	if err == nil || !strings.Contains(err.Error(), "semaphore 4, exactly-once: 9 live orders") ||
+		!strings.Contains(err.Error(), "semaphore 64: start: boom") ||
 		strings.Contains(err.Error(), "semaphore 32") || strings.Contains(err.Error(), "more") {
 		t.Errorf("Failed() = %v", err)
 	}
@@ -205,7 +216,8 @@ func TestRunDegradeTiny(t *testing.T) {
 		t.Errorf("row %+v", row)
 	}
 	for _, p := range res.Degrade.Points {
-		if p.Reserved < 1 || p.Sent != p.Reserved+p.Busy+sumCounts(p.Other) || p.Book.Live < p.Book.Answered || p.Book.Mode != "mysql" {
+		if p.Reserved < 1 || p.Sent != p.Reserved+p.Busy+sumCounts(p.Other) || p.Book.Live < p.Book.Answered ||
+			p.Book.Mode != "mysql" {
 			t.Errorf("semaphore %d: %+v", p.Concurrency, p)
 		}
 	}

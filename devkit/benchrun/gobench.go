@@ -134,7 +134,8 @@ const writerBatched = "BenchmarkWriter/batched"
 // goRows runs the Go benchmark pairs against the system's Redis and MySQL (unless
 // SECKILL_TEST_REDIS / SECKILL_TEST_MYSQL name others), before any HTTP load. extra holds
 // the further measurements the pairs named (for derived rows).
-func goRows(ctx context.Context, c *Config, sys *standalone.System, logf func(string, ...any), notes *[]string, extra map[string]Measurement) []Row {
+func goRows(ctx context.Context, c *Config, sys *standalone.System, logf func(string, ...any), notes *[]string,
+	extra map[string]Measurement) []Row {
 	var env []string
 	where := []string{}
 	if v := os.Getenv("SECKILL_TEST_REDIS"); v == "" {
@@ -185,7 +186,8 @@ func goRound(ctx context.Context, c *Config, b goBench, env []string, procs int,
 	s, okS := Find(lines, b.subject)
 	base, okB := Find(lines, b.base)
 	if !okS || !okB {
-		row.Error = fmt.Sprintf("%s or %s not in the output of go test (skipped or renamed?)\n%s", b.subject, b.base, tail(out, 30))
+		row.Error = fmt.Sprintf("%s or %s not in the output of go test (skipped or renamed?)\n%s", b.subject, b.base,
+			tail(out, 30))
 		return row
 	}
 	row.Subject, row.Baseline = goMeasurement(s, b.subjectDesc, b), goMeasurement(base, b.baseDesc, b)

@@ -1,16 +1,16 @@
 package benchrun
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/zeromicro/go-zero/rest"
+
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/devkit/baseline"
 	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/devkit/standalone"
@@ -26,7 +26,8 @@ const requestTimeout = 10 * time.Second
 // bare handler, the gateway's sold-out rejections, and the sold-out storm (a sale of
 // Config.StormStock units to Config.StormBuyers buyers: every answer, reserved or sold out, counts)
 // beside the same bare handler; the reservations are a row beside the bare handler too.
-func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string) ([]Row, *Sale) {
+func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any),
+	notes *[]string) ([]Row, *Sale) {
 	// Distinct buyers per measurement and round (as the load generator derives them), so
 	// that neither per-user limits nor the per-user rate limit carry over.
 	uidBase := time.Now().Unix() % 1_000_000 * 1_000_000
@@ -65,15 +66,17 @@ func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserv
 
 // httpRound measures the HTTP rows once, each subject right after its baseline, with
 // buyers from uidBase on.
-func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any), notes *[]string, uidBase int64) ([]Row, *Sale) {
+func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config,
+	logf func(string, ...any), notes *[]string, uidBase int64) ([]Row, *Sale) {
 	// The baselines get the gateway's own RestConf: the same Mode, timeouts, middlewares.
 	bc := ac.RestConf
 	bc.Name, bc.Port = "seckill-bench-baseline", 0
-	lc := baseline.LoadConfig{Concurrency: c.Concurrency, Requests: c.Requests, MaxDuration: c.MaxDuration, Timeout: requestTimeout}
-	n := int64(c.Requests)
-	sale := loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret, MerchantSecret: sys.MerchantSecret,
-		Concurrency: c.Concurrency, MaxDuration: c.MaxDuration, Timeout: requestTimeout,
-		PayFraction: 1, ExpiryGrace: 10 * time.Second, ReconcileWait: time.Minute, Progress: c.Log}
+	r := &round{c: c, sys: sys, ac: ac, bc: bc, logf: logf, notes: notes, uidBase: uidBase, n: int64(c.Requests),
+		lc: baseline.LoadConfig{Concurrency: c.Concurrency, Requests: c.Requests, MaxDuration: c.MaxDuration,
+			Timeout: requestTimeout},
+		sale: loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret, MerchantSecret: sys.MerchantSecret,
+			Concurrency: c.Concurrency, MaxDuration: c.MaxDuration, Timeout: requestTimeout,
+			PayFraction: 1, ExpiryGrace: 10 * time.Second, ReconcileWait: time.Minute, Progress: c.Log}}
 
 	reserve := Row{Label: "reservations",
 		Subject:  Measurement{Name: "reservations via the gateway", Unit: "/s"},
@@ -81,76 +84,9 @@ func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiser
 	rejects := Row{Label: "sold-out rejections",
 		Subject:  Measurement{Name: "sold-out rejections via the gateway", Unit: "/s"},
 		Baseline: Measurement{Name: "bare go-zero handler (fixed JSON)", Unit: "/s"}}
-
-	logf("echo baseline: %d requests, %d clients", c.Requests, c.Concurrency)
-	if echo, err := baseline.StartEcho(bc, ac.BuyerAuth.AccessSecret, ac.Inventory); err != nil {
-		reserve.Error = "echo: " + err.Error()
-	} else {
-		r := baseline.Load(ctx, lc, buyerRequest(echo.URL+baseline.EchoPath, sys.BuyerSecret, uidBase, 1, "bench-echo"), baseline.IsReserved)
-		echo.Close()
-		reserve.Baseline = fromLoad(reserve.Baseline, r)
-	}
-
-	logf("gateway: a sale of %d units to %d buyers, %d clients", n, n, c.Concurrency)
-	var verdict *Sale
-	cfg := sale
-	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.Requests, n, uidBase
-	if rep, err := loadgen.Run(ctx, cfg); err != nil {
-		reserve.Error = "load generator: " + err.Error()
-	} else {
-		reserve.Subject = fromLoadgen(reserve.Subject, rep, loadgen.CodeOK)
-		verdict = saleVerdict(rep)
-	}
-
-	logf("bare handler baseline: %d requests, %d clients", c.Requests, c.Concurrency)
-	if bare, err := baseline.StartBare(bc); err != nil {
-		rejects.Error = "bare handler: " + err.Error()
-	} else {
-		// The same client work as a buyer of the sale (a token minted, a body encoded);
-		// the bare route has no JWT and ignores both.
-		r := baseline.Load(ctx, lc, buyerRequest(bare.URL+baseline.BarePath, sys.BuyerSecret, uidBase, 1, "bench-bare"), baseline.IsBare)
-		bare.Close()
-		rejects.Baseline = fromLoad(rejects.Baseline, r)
-	}
-
-	logf("gateway: %d buyers for a sold-out activity, %d clients", n, c.Concurrency)
-	if aid, err := soldOutActivity(ctx, sale, uidBase+2*n); err != nil {
-		rejects.Error = err.Error()
-	} else {
-		cfg := sale
-		cfg.ActivityID, cfg.Buyers, cfg.UIDBase = aid, c.Requests, uidBase+n
-		if rep, err := loadgen.Run(ctx, cfg); err != nil {
-			rejects.Error = "load generator: " + err.Error()
-		} else {
-			rejects.Subject = fromLoadgen(rejects.Subject, rep, loadgen.CodeSoldOut)
-		}
-		// The load generator classifies by the body's code word; check one rejection's
-		// status too.
-		probe := baseline.Load(ctx, baseline.LoadConfig{Concurrency: 1, Requests: 1, Timeout: requestTimeout},
-			buyerRequest(sys.APIURL+"/v1/seckill/orders", sys.BuyerSecret, uidBase+2*n+1, aid, "bench-probe"), baseline.IsSoldOut)
-		*notes = append(*notes, fmt.Sprintf("one more rejection checked strictly (409 and JSON code SOLD_OUT): %s",
-			map[bool]string{true: "ok", false: "NOT WELL-FORMED: " + loadgen.FormatCounts(probe.Other)}[probe.Good == 1]))
-	}
-
-	storm := Row{Label: "sold-out storm",
-		Subject:  Measurement{Name: fmt.Sprintf("sold-out storm (%d stock, %d buyers) answers", c.StormStock, c.StormBuyers), Unit: "/s"},
-		Baseline: rejects.Baseline}
-	logf("gateway: a sale of %d units to %d buyers (the sold-out storm), %d clients", c.StormStock, c.StormBuyers, c.Concurrency)
-	cfg = sale
-	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.StormBuyers, int64(c.StormStock), uidBase+3*n+10
-	if rep, err := loadgen.Run(ctx, cfg); err != nil {
-		storm.Error = "load generator: " + err.Error()
-	} else {
-		storm.Subject = fromLoadgen(storm.Subject, rep, loadgen.CodeOK, loadgen.CodeSoldOut)
-		if v := saleVerdict(rep); !v.OK {
-			// Under load shedding (-mode pro) the sale's read-backs can be shed: say so, the
-			// rate of well-formed answers stands.
-			*notes = append(*notes, "the storm's sale failed its checks: "+strings.Join(v.Failed, "; "))
-		}
-	}
-	if rejects.Error != "" && storm.Error == "" {
-		storm.Error = "no baseline: " + rejects.Error
-	}
+	verdict := r.reservations(ctx, &reserve)
+	r.rejections(ctx, &rejects)
+	storm := r.storm(ctx, rejects)
 
 	// The same reservations beside the bare handler: the whole stack's cost over go-zero's floor.
 	vsBare := Row{Label: "reservations vs bare", Subject: reserve.Subject, Baseline: rejects.Baseline}
@@ -164,9 +100,118 @@ func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiser
 		r.compute()
 	}
 	*notes = append(*notes,
-		"the gateway is driven by devkit/loadgen (one attempt per buyer, no retries); the baselines by devkit/baseline.Load with the same transport settings, concurrency, bounds and per-request client work (a buyer token minted, a JSON body encoded)",
-		"counted: gateway reservations = 200 with a decoded reservation body (each then paid and read back by its order_no in the sale's checks), gateway rejections = SOLD_OUT; echo = 200 with a non-empty order_no; bare = 200 {\"code\":\"SOLD_OUT\"}; everything else is listed as other and not counted")
+		"the gateway is driven by devkit/loadgen (one attempt per buyer, no retries); the baselines by "+
+			"devkit/baseline.Load with the same transport settings, concurrency, bounds and per-request client work "+
+			"(a buyer token minted, a JSON body encoded)",
+		"counted: gateway reservations = 200 with a decoded reservation body (each then paid and read back by its "+
+			"order_no in the sale's checks), gateway rejections = SOLD_OUT; echo = 200 with a non-empty order_no; "+
+			"bare = 200 {\"code\":\"SOLD_OUT\"}; everything else is listed as other and not counted")
 	return []Row{reserve, vsBare, rejects, storm}, verdict
+}
+
+// round is one round of the HTTP rows.
+type round struct {
+	c       *Config
+	sys     *standalone.System
+	ac      apiserver.Config
+	bc      rest.RestConf // the baselines' server config
+	lc      baseline.LoadConfig
+	sale    loadgen.Config // the gateway's sales
+	n       int64          // requests per measurement
+	uidBase int64
+	logf    func(string, ...any)
+	notes   *[]string
+}
+
+// reservations measures the echo baseline and the gateway's reservations (a sale) into
+// row, and returns the sale's verdict.
+func (r *round) reservations(ctx context.Context, row *Row) *Sale {
+	c, n := r.c, r.n
+	r.logf("echo baseline: %d requests, %d clients", c.Requests, c.Concurrency)
+	if echo, err := baseline.StartEcho(r.bc, r.ac.BuyerAuth.AccessSecret, r.ac.Inventory); err != nil {
+		row.Error = "echo: " + err.Error()
+	} else {
+		res := baseline.Load(ctx, r.lc, echo.URL,
+			buyerRequest(baseline.EchoPath, r.sys.BuyerSecret, r.uidBase, 1, "bench-echo"), baseline.IsReserved)
+		echo.Close()
+		row.Baseline = fromLoad(row.Baseline, res)
+	}
+
+	r.logf("gateway: a sale of %d units to %d buyers, %d clients", n, n, c.Concurrency)
+	var verdict *Sale
+	cfg := r.sale
+	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.Requests, n, r.uidBase
+	if rep, err := loadgen.Run(ctx, cfg); err != nil {
+		row.Error = "load generator: " + err.Error()
+	} else {
+		row.Subject = fromLoadgen(row.Subject, rep, loadgen.CodeOK)
+		verdict = saleVerdict(rep)
+	}
+	return verdict
+}
+
+// rejections measures the bare handler and the gateway's sold-out rejections into row.
+func (r *round) rejections(ctx context.Context, row *Row) {
+	c, n, uidBase := r.c, r.n, r.uidBase
+	r.logf("bare handler baseline: %d requests, %d clients", c.Requests, c.Concurrency)
+	if bare, err := baseline.StartBare(r.bc); err != nil {
+		row.Error = "bare handler: " + err.Error()
+	} else {
+		// The same client work as a buyer of the sale (a token minted, a body encoded);
+		// the bare route has no JWT and ignores both.
+		res := baseline.Load(ctx, r.lc, bare.URL,
+			buyerRequest(baseline.BarePath, r.sys.BuyerSecret, uidBase, 1, "bench-bare"), baseline.IsBare)
+		bare.Close()
+		row.Baseline = fromLoad(row.Baseline, res)
+	}
+
+	r.logf("gateway: %d buyers for a sold-out activity, %d clients", n, c.Concurrency)
+	aid, err := soldOutActivity(ctx, r.sale, uidBase+2*n)
+	if err != nil {
+		row.Error = err.Error()
+		return
+	}
+	cfg := r.sale
+	cfg.ActivityID, cfg.Buyers, cfg.UIDBase = aid, c.Requests, uidBase+n
+	if rep, err := loadgen.Run(ctx, cfg); err != nil {
+		row.Error = "load generator: " + err.Error()
+	} else {
+		row.Subject = fromLoadgen(row.Subject, rep, loadgen.CodeSoldOut)
+	}
+	// The load generator classifies by the body's code word; check one rejection's
+	// status too.
+	probe := baseline.Load(ctx, baseline.LoadConfig{Concurrency: 1, Requests: 1, Timeout: requestTimeout},
+		r.sys.APIURL, buyerRequest(apiclient.ReservePath, r.sys.BuyerSecret, uidBase+2*n+1, aid, "bench-probe"),
+		baseline.IsSoldOut)
+	*r.notes = append(*r.notes, fmt.Sprintf("one more rejection checked strictly (409 and JSON code SOLD_OUT): %s",
+		map[bool]string{true: "ok", false: "NOT WELL-FORMED: " + loadgen.FormatCounts(probe.Other)}[probe.Good == 1]))
+}
+
+// storm measures the sold-out storm beside the rejections' baseline.
+func (r *round) storm(ctx context.Context, rejects Row) Row {
+	c := r.c
+	storm := Row{Label: "sold-out storm",
+		Subject: Measurement{Name: fmt.Sprintf("sold-out storm (%d stock, %d buyers) answers", c.StormStock,
+			c.StormBuyers), Unit: "/s"},
+		Baseline: rejects.Baseline}
+	r.logf("gateway: a sale of %d units to %d buyers (the sold-out storm), %d clients", c.StormStock, c.StormBuyers,
+		c.Concurrency)
+	cfg := r.sale
+	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.StormBuyers, int64(c.StormStock), r.uidBase+3*r.n+10
+	if rep, err := loadgen.Run(ctx, cfg); err != nil {
+		storm.Error = "load generator: " + err.Error()
+	} else {
+		storm.Subject = fromLoadgen(storm.Subject, rep, loadgen.CodeOK, loadgen.CodeSoldOut)
+		if v := saleVerdict(rep); !v.OK {
+			// Under load shedding (-mode pro) the sale's read-backs can be shed: say so, the
+			// rate of well-formed answers stands.
+			*r.notes = append(*r.notes, "the storm's sale failed its checks: "+strings.Join(v.Failed, "; "))
+		}
+	}
+	if rejects.Error != "" && storm.Error == "" {
+		storm.Error = "no baseline: " + rejects.Error
+	}
+	return storm
 }
 
 // soldOutActivity creates an activity of one unit and sells it (a one-buyer sale, paid).
@@ -178,36 +223,27 @@ func soldOutActivity(ctx context.Context, base loadgen.Config, uidBase int64) (i
 		return 0, fmt.Errorf("sell out an activity: %w", err)
 	}
 	if rep.Reserved != 1 || rep.Paid() != 1 {
-		return 0, fmt.Errorf("sell out an activity: reserved %d, paid %d of its one unit (attempts %v)", rep.Reserved, rep.Paid(), rep.Attempts)
+		return 0, fmt.Errorf("sell out an activity: reserved %d, paid %d of its one unit (attempts %v)", rep.Reserved,
+			rep.Paid(), rep.Attempts)
 	}
 	return rep.ActivityID, nil
 }
 
 // buyerRequest builds request i as a buyer of the load generator would: its own token,
-// a reservation body.
-func buyerRequest(url, secret string, uidBase, activityID int64, prefix string) func(i int) (*http.Request, error) {
-	return func(i int) (*http.Request, error) {
-		return reserveRequest(url, secret, uidBase+int64(i)+1, activityID, fmt.Sprintf("%s-%d", prefix, i))
+// a reservation body, to path.
+func buyerRequest(path, secret string, uidBase, activityID int64, prefix string) func(i int) (baseline.Request, error) {
+	return func(i int) (baseline.Request, error) {
+		return reserveRequest(path, secret, uidBase+int64(i)+1, activityID, fmt.Sprintf("%s-%d", prefix, i))
 	}
 }
 
 // reserveRequest is buyer uid's reservation of one unit with the given request id.
-func reserveRequest(url, secret string, uid, activityID int64, requestID string) (*http.Request, error) {
+func reserveRequest(path, secret string, uid, activityID int64, requestID string) (baseline.Request, error) {
 	token, err := authtoken.Buyer(secret, uid, 24*time.Hour)
 	if err != nil {
-		return nil, err
+		return baseline.Request{}, err
 	}
-	body, err := json.Marshal(map[string]any{"activity_id": activityID, "quantity": 1, "request_id": requestID})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	return req, nil
+	return baseline.Request{Path: path, Token: token, Body: apiclient.ReserveBody(activityID, 1, requestID)}, nil
 }
 
 // fromLoad fills m from a baseline load run.

@@ -26,18 +26,22 @@ PASS
 ok  	github.com/seckill/seckill/internal/stock	4.326s
 `
 
-const writerOut = `goos: linux
-goarch: amd64
-pkg: github.com/seckill/seckill/mq/internal/writer
-cpu: AMD EPYC
-BenchmarkWriter/per-event-tx-2         	{"@timestamp":"2026-11-30T03:05:06.224Z","caller":"sqlx/stmt.go:274","content":"sql query: SELECT 1","duration":"0.8ms","level":"info"}
-{"@timestamp":"2026-11-30T03:05:06.225Z","caller":"sqlx/stmt.go:274","content":"sql exec: UPDATE x SET n = 1 - 0","duration":"0.3ms","level":"info"}
-     500	   1508181 ns/op	       663.1 events/s	         1.000 events/tx
-BenchmarkWriter/group-commit-2         	{"@timestamp":"2026-11-30T03:05:07.019Z","caller":"sqlx/stmt.go:274","content":"sql query: SELECT 2","duration":"0.6ms","level":"info"}
-     500	    234605 ns/op	      4262 events/s	         7.812 events/tx
-PASS
-ok  	github.com/seckill/seckill/mq/internal/writer	0.984s
-`
+const writerOut = "goos: linux\n" +
+	"goarch: amd64\n" +
+	"pkg: github.com/seckill/seckill/mq/internal/writer\n" +
+	"cpu: AMD EPYC\n" +
+	"BenchmarkWriter/per-event-tx-2         \t{\"@timestamp\":\"2026-11-30T03:05:06.224Z\"" +
+	",\"caller\":\"sqlx/stmt.go:274\",\"content\":\"sql query: SELECT " +
+	"1\",\"duration\":\"0.8ms\",\"level\":\"info\"}\n" +
+	"{\"@timestamp\":\"2026-11-30T03:05:06.225Z\",\"caller\":\"sqlx/stmt.go:274\",\"content\":\"" +
+	"sql exec: UPDATE x SET n = 1 - 0\",\"duration\":\"0.3ms\",\"level\":\"info\"}\n" +
+	"     500\t   1508181 ns/op\t       663.1 events/s\t         1.000 events/tx\n" +
+	"BenchmarkWriter/group-commit-2         \t{\"@timestamp\":\"2026-11-30T03:05:07.019Z\"" +
+	",\"caller\":\"sqlx/stmt.go:274\",\"content\":\"sql query: SELECT " +
+	"2\",\"duration\":\"0.6ms\",\"level\":\"info\"}\n" +
+	"     500\t    234605 ns/op\t      4262 events/s\t         7.812 events/tx\n" +
+	"PASS\n" +
+	"ok  \tgithub.com/seckill/seckill/mq/internal/writer\t0.984s\n"
 
 func TestParseBench(t *testing.T) {
 	type want struct {
@@ -66,8 +70,10 @@ func TestParseBench(t *testing.T) {
 		{"procs unknown: any numeric suffix stripped", "BenchmarkX-8 \t 3\t 7 ns/op\t 12 B/op\t 1 allocs/op\n", 0, []want{
 			{"BenchmarkX", 8, 3, map[string]float64{"ns/op": 7, "B/op": 12, "allocs/op": 1}},
 		}},
-		{"a skipped benchmark has no line", "--- SKIP: BenchmarkReserve\n    bench_test.go:20: redis unavailable\nPASS\n", 2, nil},
-		{"a failed run prints no numbers", "BenchmarkReserve-2 \t--- FAIL: BenchmarkReserve-2\n    bench_test.go:30: boom\nFAIL\n", 2, nil},
+		{"a skipped benchmark has no line", "--- SKIP: BenchmarkReserve\n    bench_test.go:20: redis unavailable\nPASS\n", 2,
+			nil},
+		{"a failed run prints no numbers",
+			"BenchmarkReserve-2 \t--- FAIL: BenchmarkReserve-2\n    bench_test.go:30: boom\nFAIL\n", 2, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ParseBench(tc.out, tc.procs)
@@ -160,7 +166,8 @@ func TestFromLoadgen(t *testing.T) {
 	if m.Count != 990 || m.Rate != 495 || m.NotSent != 3 || m.P99 != 9*time.Millisecond {
 		t.Fatalf("measurement %+v", m)
 	}
-	if m.OtherCount() != 7 || m.Other[loadgen.CodeOK] != 1 || m.Other["RATE_LIMITED"] != 4 || m.Other[loadgen.CodeTransport] != 2 {
+	if m.OtherCount() != 7 || m.Other[loadgen.CodeOK] != 1 || m.Other["RATE_LIMITED"] != 4 ||
+		m.Other[loadgen.CodeTransport] != 2 {
 		t.Fatalf("other %v: every outcome but the wanted one", m.Other)
 	}
 }
@@ -177,7 +184,8 @@ func TestProfile(t *testing.T) {
 		c.Mode, c.CpuThreshold, c.Timeout = tc.mode, 900, 3000
 		c.RateLimit.Enabled, c.RateLimit.Quota, c.RateLimit.Period = true, 5, 1
 		p := profile(c)
-		if p.Name != tc.name || !strings.Contains(p.Description, tc.says) || !strings.Contains(p.Description, "5 per 1 s per buyer") {
+		if p.Name != tc.name || !strings.Contains(p.Description, tc.says) || !strings.Contains(p.Description,
+			"5 per 1 s per buyer") {
 			t.Errorf("mode %s: %+v", tc.mode, p)
 		}
 	}
@@ -211,9 +219,11 @@ func sampleResult() *Result {
 		Machine:  Machine{NumCPU: 2, GOMAXPROCS: 2, OS: "linux/amd64", Go: "go1.26"},
 		Settings: Settings{Concurrency: 64, Requests: 10000, MaxDuration: 15 * time.Second},
 		Rows: []Row{{
-			Label:    "reservations",
-			Subject:  Measurement{Name: "reservations via the gateway", Unit: "/s", Rate: 2400, Count: 9990, Other: map[string]int{"RATE_LIMITED": 10}, Elapsed: time.Second, P99: 48 * time.Millisecond},
-			Baseline: Measurement{Name: "HTTP->zRPC echo (one Ping)", Unit: "/s", Rate: 4800, Count: 10000, Elapsed: time.Second, P99: 24 * time.Millisecond},
+			Label: "reservations",
+			Subject: Measurement{Name: "reservations via the gateway", Unit: "/s", Rate: 2400, Count: 9990,
+				Other: map[string]int{"RATE_LIMITED": 10}, Elapsed: time.Second, P99: 48 * time.Millisecond},
+			Baseline: Measurement{Name: "HTTP->zRPC echo (one Ping)", Unit: "/s", Rate: 4800, Count: 10000,
+				Elapsed: time.Second, P99: 24 * time.Millisecond},
 		}, {
 			Label: "writer", Error: "go test: exit status 1\n--- FAIL",
 			Subject: Measurement{Name: "writer, group commit"}, Baseline: Measurement{Name: "writer, one tx per event"},
@@ -242,7 +252,8 @@ func TestWriteText(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}
 	}
-	if err := res.Failed(); err == nil || !strings.Contains(err.Error(), "writer: go test: exit status 1") || strings.Contains(err.Error(), "FAIL") {
+	if err := res.Failed(); err == nil || !strings.Contains(err.Error(), "writer: go test: exit status 1") ||
+		strings.Contains(err.Error(), "FAIL") {
 		t.Errorf("Failed() = %v, want the writer row's first line", err)
 	}
 	res.Rows = res.Rows[:1]

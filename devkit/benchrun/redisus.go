@@ -114,7 +114,8 @@ func redisRow(ctx context.Context, c *Config, fallback string, logf func(string,
 		redisUSLabel, where, c.RedisN, 2*c.RedisBatch))
 	var rounds []Row
 	for round := range c.Rounds {
-		logf("redis us per reservation: batches of 1, %d and %d (round %d of %d)", c.RedisBatch, 2*c.RedisBatch, round+1, c.Rounds)
+		logf("redis us per reservation: batches of 1, %d and %d (round %d of %d)", c.RedisBatch, 2*c.RedisBatch, round+1,
+			c.Rounds)
 		r := row
 		var err error
 		if r.Baseline, err = m.measure(ctx, r.Baseline, 1); err == nil {

@@ -217,7 +217,8 @@ func detail(row Row) string {
 		for i, r := range row.Rounds {
 			rs[i] = ratio(r)
 		}
-		words = fmt.Sprintf("ratio %s of the baseline's rate, the median of %d rounds (%s; the counts are the median round's)",
+		words = fmt.Sprintf("ratio %s of the baseline's rate, the median of %d rounds (%s; the counts are the median "+
+			"round's)",
 			ratio(row.Ratio), len(row.Rounds), strings.Join(rs, ", "))
 	}
 	if row.P99Ratio > 0 {
@@ -282,10 +283,15 @@ func ratio(x float64) string {
 
 // writeText prints the semaphore sweep.
 func (d *Degrade) writeText(w io.Writer) {
-	fmt.Fprintf(w, "degrade mode (MySQL book), one burst per semaphore size: %d concurrent buyers for %s (at most %d buyers), one attempt each, lease %d ms\n",
+	fmt.Fprintf(w,
+		"degrade mode (MySQL book), one burst per semaphore size: %d concurrent buyers for %s (at most %d buyers), one "+
+			"attempt each, lease %d ms\n",
 		d.Clients, d.MaxDuration, d.Requests, d.LeaseMs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "semaphore\treserved/s\tvs Redis (rate)\tp50\tp99\tsent\tBUSY\tsemaphore / gateway breaker / zRPC deadline / other\tother answers\tMySQL threads running max/mean\trow lock waits\trow lock time\tsold after cut\texactly-once\t")
+	fmt.Fprintln(tw,
+		"semaphore\treserved/s\tvs Redis (rate)\tp50\tp99\tsent\tBUSY\tsemaphore / gateway breaker / zRPC deadline / "+
+			"other\tother answers\tMySQL threads running max/mean\trow lock waits\trow lock time\tsold after "+
+			"cut\texactly-once\t")
 	for _, pt := range d.Points {
 		if pt.Error != "" {
 			fmt.Fprintf(tw, "%d\tnot measured: %s\t\t\t\t\t\t\t\t\t\t\t\n", pt.Concurrency, firstLine(pt.Error))
@@ -303,8 +309,11 @@ func (d *Degrade) writeText(w io.Writer) {
 		if sumCounts(pt.Other) > 0 {
 			other = loadgen.FormatCounts(pt.Other)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d (%.0f%%)\t%d / %d / %d / %d\t%s\t%d / %.1f\t%d\t%d ms\t%s\t%s (%d orders: %d answered + %d late, %d replayed)\t\n",
-			pt.Concurrency, group(pt.Rate), vs+" ("+group(pt.RedisRate)+"/s)", dur(pt.P50), dur(pt.P99), pt.Sent, pt.Busy, 100*pt.BusyShare(),
+		fmt.Fprintf(tw,
+			"%d\t%s\t%s\t%s\t%s\t%d\t%d (%.0f%%)\t%d / %d / %d / %d\t%s\t%d / %.1f\t%d\t%d ms\t%s\t%s (%d orders: %d "+
+				"answered + %d late, %d replayed)\t\n",
+			pt.Concurrency, group(pt.Rate), vs+" ("+group(pt.RedisRate)+"/s)", dur(pt.P50), dur(pt.P99), pt.Sent,
+			pt.Busy, 100*pt.BusyShare(),
 			pt.BusyBy[BusySemaphore], pt.BusyBy[BusyGateway], pt.BusyBy[BusyDeadline], pt.BusyBy[BusyOther], other,
 			pt.MySQL.ThreadsRunningMax, pt.MySQL.ThreadsRunningMean, pt.MySQL.RowLockWaits, pt.MySQL.RowLockTimeMs,
 			dur(pt.SwitchWait), verdict, pt.Book.Live, pt.Book.Answered-pt.Book.Missing, pt.Book.Late, pt.Book.Replayed)

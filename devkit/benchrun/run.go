@@ -152,16 +152,19 @@ func (c *Config) defaults() {
 
 func (c *Config) validate() error {
 	if c.DegradeClients < 1 || c.DegradeRequests < 1 || c.DegradeDuration <= 0 {
-		return fmt.Errorf("degrade clients (%d), requests (%d) and duration (%s) must be positive", c.DegradeClients, c.DegradeRequests, c.DegradeDuration)
+		return fmt.Errorf("degrade clients (%d), requests (%d) and duration (%s) must be positive", c.DegradeClients,
+			c.DegradeRequests, c.DegradeDuration)
 	}
 	if c.Rounds < 1 {
 		return fmt.Errorf("rounds (%d) must be positive", c.Rounds)
 	}
 	if c.RedisN < 1 || c.RedisBatch < 1 || 2*c.RedisBatch > stock.MaxReserveBatch {
-		return fmt.Errorf("redis n (%d) must be positive, redis batch (%d) within 1..%d", c.RedisN, c.RedisBatch, stock.MaxReserveBatch/2)
+		return fmt.Errorf("redis n (%d) must be positive, redis batch (%d) within 1..%d", c.RedisN, c.RedisBatch,
+			stock.MaxReserveBatch/2)
 	}
 	if c.Concurrency < 1 || c.Requests < 1 || c.MaxDuration <= 0 || c.StockN < 1 || c.WriterN < 1 {
-		return fmt.Errorf("concurrency (%d), requests (%d), max duration (%s), stock n (%d) and writer n (%d) must be positive",
+		return fmt.Errorf("concurrency (%d), requests (%d), max duration (%s), stock n (%d) and writer n (%d) must be "+
+			"positive",
 			c.Concurrency, c.Requests, c.MaxDuration, c.StockN, c.WriterN)
 	}
 	if _, err := os.Stat(filepath.Join(c.Dir, "go.mod")); err != nil && !c.SkipGo {
@@ -223,7 +226,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Rows, res.Degrade = append(res.Rows, row), d
 	}
 	res.Notes = append(res.Notes,
-		fmt.Sprintf("absolute numbers on %d noisy cores, shared by the clients, every server and the other work of the machine, mean little: the ratios are the figures", res.Machine.NumCPU),
+		fmt.Sprintf("absolute numbers on %d noisy cores, shared by the clients, every server and the other work of the "+
+			"machine, mean little: the ratios are the figures", res.Machine.NumCPU),
 		"ratio = rate / baseline rate (1.00x = as fast as the baseline); p99 ratio likewise")
 	res.Took = time.Since(res.Started)
 	return res, ctx.Err()
@@ -262,7 +266,8 @@ func (r *Result) Failed() error {
 				errs = append(errs, fmt.Errorf("degrade mode, semaphore %d: %s", p.Concurrency, firstLine(p.Error)))
 			}
 			if len(p.Failed) > 0 {
-				errs = append(errs, fmt.Errorf("degrade mode, semaphore %d, exactly-once: %s", p.Concurrency, strings.Join(p.Failed, "; ")))
+				errs = append(errs, fmt.Errorf("degrade mode, semaphore %d, exactly-once: %s", p.Concurrency,
+					strings.Join(p.Failed, "; ")))
 			}
 		}
 	}
@@ -324,15 +329,22 @@ func profile(c apiserver.Config) Profile {
 	if c.Edge.Enabled {
 		edge = fmt.Sprintf("on (sold-out mark TTL %s)", c.Edge.SoldOutTTL)
 	}
-	rest := fmt.Sprintf("every other go-zero rest middleware on as in etc/seckill-api.yaml (timeout %d ms, MaxBytes %d, MaxConns %d, breaker, prometheus, trace, recover, gunzip); JWT on the buyer routes and on the echo; the gateway's rate limit %s, the echo has none; the gateway's own sold-out / window answers %s; log level %s, Log.Stat off",
+	rest := fmt.Sprintf("every other go-zero rest middleware on as in etc/seckill-api.yaml (timeout %d ms, MaxBytes "+
+		"%d, MaxConns %d, breaker, prometheus, trace, recover, gunzip); JWT on the buyer routes and on the echo; the "+
+		"gateway's rate limit %s, the echo has none; the gateway's own sold-out / window answers %s; log level %s, "+
+		"Log.Stat off",
 		c.Timeout, c.MaxBytes, c.MaxConns, rl, edge, c.Log.Level)
 	if noShed(c.Mode) {
 		return Profile{Name: "noshed-" + c.Mode, Description: fmt.Sprintf(
-			"no adaptive load shedding in any server of the process (inventory rpc, writer, gateway, both baselines): go-zero Mode %s, and load.Disable() called before any server is built (rpcserver also sets its config up before zrpc builds its shedder, which go-zero v1.10.3 does the other way round); the CpuThreshold %d of etc/*.yaml is therefore inert; %s",
+			"no adaptive load shedding in any server of the process (inventory rpc, writer, gateway, both baselines): "+
+				"go-zero Mode %s, and load.Disable() called before any server is built (rpcserver also sets its config up "+
+				"before zrpc builds its shedder, which go-zero v1.10.3 does the other way round); the CpuThreshold %d of "+
+				"etc/*.yaml is therefore inert; %s",
 			c.Mode, c.CpuThreshold, rest)}
 	}
 	return Profile{Name: "shedding-" + c.Mode, Description: fmt.Sprintf(
-		"go-zero Mode %s: adaptive load shedding above CpuThreshold %d per mille of host CPU, which a 2-core load test reaches (shed requests count as other, as BUSY through the gateway); %s",
+		"go-zero Mode %s: adaptive load shedding above CpuThreshold %d per mille of host CPU, which a 2-core load test "+
+			"reaches (shed requests count as other, as BUSY through the gateway); %s",
 		c.Mode, c.CpuThreshold, rest)}
 }
 

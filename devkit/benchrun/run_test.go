@@ -44,11 +44,13 @@ func TestRunTiny(t *testing.T) {
 	for _, row := range res.Rows {
 		labels = append(labels, row.Label)
 	}
-	if want := []string{"reservations", "reservations vs bare", "sold-out rejections", "sold-out storm"}; !slices.Equal(labels, want) {
+	if want := []string{"reservations", "reservations vs bare", "sold-out rejections",
+		"sold-out storm"}; !slices.Equal(labels, want) {
 		t.Fatalf("rows %q, want %q", labels, want)
 	}
 	if vs := res.Rows[1]; vs.Subject.Name != res.Rows[0].Subject.Name || vs.Baseline.Name != res.Rows[2].Baseline.Name {
-		t.Errorf("reservations vs bare: %q beside %q, want the reservations beside the bare handler", vs.Subject.Name, vs.Baseline.Name)
+		t.Errorf("reservations vs bare: %q beside %q, want the reservations beside the bare handler", vs.Subject.Name,
+			vs.Baseline.Name)
 	}
 	for _, row := range res.Rows {
 		for i, m := range []Measurement{row.Subject, row.Baseline} {
@@ -57,7 +59,8 @@ func TestRunTiny(t *testing.T) {
 				want = 3 * n
 			}
 			if m.Count != want || m.OtherCount() != 0 || m.NotSent != 0 || m.Rate <= 0 || m.P99 <= 0 {
-				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, want, m.Other, m.NotSent, m.Rate, m.P99)
+				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, want, m.Other, m.NotSent,
+					m.Rate, m.P99)
 			}
 		}
 		if row.Ratio <= 0 || row.P99Ratio <= 0 || len(row.Rounds) != 2 || !slices.Contains(row.Rounds, row.Ratio) {

@@ -119,7 +119,8 @@ func TestStartMariaDB(t *testing.T) {
 	}
 	defer db.Close()
 	// The migrations are applied: the ledger's tables exist and take rows.
-	if _, err := db.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time, per_user_limit, pay_timeout_seconds) VALUES (1, 2, 'x', 10, NOW(), NOW() + INTERVAL 1 HOUR, 1, 60)"); err != nil {
+	if _, err := db.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time, per_user_limit, " +
+		"pay_timeout_seconds) VALUES (1, 2, 'x', 10, NOW(), NOW() + INTERVAL 1 HOUR, 1, 60)"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec("INSERT INTO inventory (activity_id, available, locked, sold) VALUES (1, 10, 0, 0)"); err != nil {
@@ -131,7 +132,8 @@ func TestStartMariaDB(t *testing.T) {
 		t.Fatalf("underflow: err = %v, want error 1690", err)
 	}
 	var tables int
-	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?", Database).Scan(&tables); err != nil {
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = ?",
+		Database).Scan(&tables); err != nil {
 		t.Fatal(err)
 	}
 	current, latest, err := schema.Version(ctx, db)
@@ -200,7 +202,8 @@ func produce(t *testing.T, addrs []string, key, value string) {
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: event.Topic, Key: []byte(key), Value: []byte(value)}).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: event.Topic, Key: []byte(key),
+		Value: []byte(value)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -120,5 +120,6 @@ var (
 	// PrometheusPackage is Debian's Prometheus server (it ships promtool too).
 	PrometheusPackage = Package{Binaries: []string{"prometheus"}, Apt: "prometheus", Brew: "prometheus"}
 	// ChromiumPackage is Debian's Chromium (headless browser tests).
-	ChromiumPackage = Package{Binaries: []string{"chromium", "chromium-browser", "google-chrome"}, Apt: "chromium", Brew: "chromium"}
+	ChromiumPackage = Package{Binaries: []string{"chromium", "chromium-browser", "google-chrome"}, Apt: "chromium",
+		Brew: "chromium"}
 )

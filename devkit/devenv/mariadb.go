@@ -81,7 +81,10 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 		}
 		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		if err := p.waitReady(wctx, func(ctx context.Context) error { return pingMySQL(ctx, rootDSN(p.Addr, "")) }); err != nil {
+		if err := p.waitReady(wctx, func(ctx context.Context) error {
+			return pingMySQL(ctx, rootDSN(p.Addr,
+				""))
+		}); err != nil {
 			_ = p.Close()
 			return nil, err
 		}
@@ -187,7 +190,8 @@ func initDataDir(ctx context.Context, server string, isMySQL bool, dir, data str
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("initialize MariaDB data directory (%s): %w; log %s:\n%s", cmd.Path, err, logFile, tail(logFile, 2048))
+		return fmt.Errorf("initialize MariaDB data directory (%s): %w; log %s:\n%s", cmd.Path, err, logFile, tail(logFile,
+			2048))
 	}
 	return nil
 }

@@ -3,40 +3,15 @@ package faults
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/model"
 )
-
-type redisBook struct {
-	Remaining int64 `json:"remaining"`
-	Locked    int64 `json:"locked"`
-	Sold      int64 `json:"sold"`
-}
-
-type dbBook struct {
-	Available int64 `json:"available"`
-	Locked    int64 `json:"locked"`
-	Sold      int64 `json:"sold"`
-}
-
-type activityResp struct {
-	ActivityID int64      `json:"activity_id"`
-	Stock      int64      `json:"stock"`
-	Redis      *redisBook `json:"redis"`
-	DB         dbBook     `json:"db"`
-}
-
-type reconcileResp struct {
-	Status string   `json:"status"`
-	Diffs  []string `json:"diffs"`
-}
 
 // merchant is the operator side of a row: create, warm up, read, reconcile.
 type merchant struct {
@@ -51,7 +26,7 @@ func whileBusy(ctx context.Context, f func() error) error {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		err := f()
-		if err == nil || !strings.Contains(err.Error(), "BUSY") || time.Now().After(deadline) || ctx.Err() != nil {
+		if apiclient.CodeOf(err) != apiclient.CodeBusy || time.Now().After(deadline) || ctx.Err() != nil {
 			return err
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -63,19 +38,19 @@ func (m *merchant) create(ctx context.Context, name string, b Burst) (int64, err
 	if b.DrawSeconds > 0 {
 		start += 4 // the draw's window opens now
 	}
-	var a activityResp
-	err := whileBusy(ctx, func() error {
-		_, err := m.c.call(ctx, http.MethodPost, "/v1/admin/activities", m.token, map[string]any{
-			"sku_id": 1, "name": name, "stock": b.Stock, "start_time": start, "end_time": start + 3600,
-			"per_user_limit": b.Limit, "pay_timeout_seconds": b.PayTimeout, "draw_seconds": b.DrawSeconds,
-		}, &a)
+	var a apiclient.Activity
+	err := whileBusy(ctx, func() (err error) {
+		a, err = m.c.Create(ctx, m.token, apiclient.NewActivity{
+			SkuID: 1, Name: name, Stock: b.Stock, StartTime: start, EndTime: start + 3600,
+			PerUserLimit: b.Limit, PayTimeoutSeconds: b.PayTimeout, DrawSeconds: b.DrawSeconds,
+		})
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	err = whileBusy(ctx, func() error {
-		_, err := m.c.call(ctx, http.MethodPost, fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID), m.token, nil, nil)
+		_, err := m.c.Warmup(ctx, m.token, a.ActivityID)
 		return err
 	})
 	if err != nil {
@@ -84,10 +59,10 @@ func (m *merchant) create(ctx context.Context, name string, b Burst) (int64, err
 	return a.ActivityID, nil
 }
 
-func (m *merchant) books(ctx context.Context, aid int64) (activityResp, error) {
-	var a activityResp
-	err := whileBusy(ctx, func() error {
-		_, err := m.c.call(ctx, http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", aid), m.token, nil, &a)
+func (m *merchant) books(ctx context.Context, aid int64) (apiclient.Activity, error) {
+	var a apiclient.Activity
+	err := whileBusy(ctx, func() (err error) {
+		a, err = m.c.Admin(ctx, m.token, aid)
 		return err
 	})
 	return a, err
@@ -95,18 +70,17 @@ func (m *merchant) books(ctx context.Context, aid int64) (activityResp, error) {
 
 // drain polls reconciliation until it says consistent (true) or bound passes (false, with
 // the last answer).
-func (m *merchant) drain(ctx context.Context, aid int64, bound time.Duration) (bool, reconcileResp) {
+func (m *merchant) drain(ctx context.Context, aid int64, bound time.Duration) (bool, apiclient.Reconcile) {
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	var last reconcileResp
+	var last apiclient.Reconcile
 	for {
-		var r reconcileResp
-		if code, err := m.c.call(ctx, http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d/reconcile", aid), m.token, nil, &r); err == nil {
+		if r, err := m.c.Reconcile(ctx, m.token, aid); err == nil {
 			if last = r; r.Status == "consistent" {
 				return true, r
 			}
 		} else if ctx.Err() == nil {
-			last = reconcileResp{Status: "error " + code}
+			last = apiclient.Reconcile{Status: "error " + apiclient.CodeOf(err)}
 		}
 		select {
 		case <-ctx.Done():
@@ -126,7 +100,8 @@ type counts struct {
 }
 
 // audit compares what the buyers were told with both books and MySQL's orders.
-func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid int64, b Burst, t *tally) (counts, error) {
+func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid int64, b Burst, t *tally) (counts,
+	error) {
 	var c counts
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -141,23 +116,7 @@ func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid
 		return c, fmt.Errorf("read MySQL orders: %w", err)
 	}
 
-	over := func(view string, n int64) {
-		if n > a.Stock {
-			c.violations = append(c.violations, fmt.Sprintf("%s: %d sold+locked of %d", view, n, a.Stock))
-			c.oversold = max(c.oversold, n-a.Stock)
-		}
-	}
-	if r := a.Redis; r != nil {
-		over("redis book", r.Sold+r.Locked)
-		if r.Remaining+r.Locked+r.Sold != a.Stock || r.Remaining < 0 || r.Locked < 0 || r.Sold < 0 {
-			c.violations = append(c.violations, fmt.Sprintf("redis book %+v: negative, or not summing to %d", *r, a.Stock))
-		}
-	}
-	over("mysql book", a.DB.Sold+a.DB.Locked)
-	if a.DB.Available+a.DB.Locked+a.DB.Sold != a.Stock {
-		c.violations = append(c.violations, fmt.Sprintf("mysql book %+v does not sum to %d", a.DB, a.Stock))
-	}
-
+	over := c.bookFindings(a)
 	byNo := map[string]*model.OrderAudit{}
 	perReq := map[buyerKey]int{}
 	held := map[uint64]int64{}
@@ -208,9 +167,33 @@ func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		c.violations = append(c.violations, fmt.Sprintf("%d acknowledged not in MySQL as answered, e.g. %s", len(missing), missing[0]))
+		c.violations = append(c.violations, fmt.Sprintf("%d acknowledged not in MySQL as answered, e.g. %s", len(missing),
+			missing[0]))
 	}
 	return c, nil
+}
+
+// bookFindings checks both books of a against its stock and returns the check of a view's
+// units sold and locked against the stock.
+func (c *counts) bookFindings(a apiclient.Activity) func(view string, n int64) {
+	over := func(view string, n int64) {
+		if n > a.Stock {
+			c.violations = append(c.violations, fmt.Sprintf("%s: %d sold+locked of %d", view, n, a.Stock))
+			c.oversold = max(c.oversold, n-a.Stock)
+		}
+	}
+	if r := a.Redis; r != nil {
+		over("redis book", r.Sold+r.Locked)
+		if r.Remaining+r.Locked+r.Sold != a.Stock || r.Remaining < 0 || r.Locked < 0 || r.Sold < 0 {
+			c.violations = append(c.violations, fmt.Sprintf("redis book %+v: negative, or not summing to %d",
+				*r, a.Stock))
+		}
+	}
+	over("mysql book", a.DB.Sold+a.DB.Locked)
+	if a.DB.Available+a.DB.Locked+a.DB.Sold != a.Stock {
+		c.violations = append(c.violations, fmt.Sprintf("mysql book %+v does not sum to %d", a.DB, a.Stock))
+	}
+	return over
 }
 
 // newOrderModel reads MySQL directly (around the proxy the services go through).

@@ -1,95 +1,50 @@
 package faults
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	mrand "math/rand/v2"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/seckill/seckill/devkit/apiclient"
+	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/internal/authtoken"
 )
 
-// codeTransport is an attempt that got no HTTP answer (refused, reset, timed out).
-const codeTransport = "TRANSPORT"
-
-// codeQueued is a 202: the reservation is an entry of the activity's opening draw.
-const codeQueued = "QUEUED"
-
-// client speaks the HTTP API (docs/API.md) the way a buyer's app does.
+// client speaks the HTTP API (docs/API.md) the way a buyer's app does, counting the HTTP
+// statuses it was answered.
 type client struct {
-	base string
-	http *http.Client
+	*apiclient.Client
 
 	mu       sync.Mutex
 	statuses map[int]int // every answer's HTTP status (0: none came), by status
 }
 
 func newClient(base string) *client {
-	tr := &http.Transport{Proxy: nil, MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}
-	return &client{base: strings.TrimRight(base, "/"), http: &http.Client{Transport: tr, Timeout: 5 * time.Second},
-		statuses: map[int]int{}}
+	c := &client{statuses: map[int]int{}}
+	c.Client = apiclient.New(base, apiclient.Options{Conns: 128, Timeout: 5 * time.Second, OnStatus: func(st int) {
+		c.mu.Lock()
+		c.statuses[st]++
+		c.mu.Unlock()
+	}})
+	return c
 }
 
-// call sends one request; code is "" for a 200 (decoded into out), the API's code word,
-// HTTP_<status> for an error body without one, or codeTransport.
-func (c *client) call(ctx context.Context, method, path, token string, body, out any) (code string, err error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-	if err != nil {
-		return "", err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.http.Do(req)
-	status := 0
-	if err == nil {
-		status = resp.StatusCode
-	}
-	c.mu.Lock()
-	c.statuses[status]++
-	c.mu.Unlock()
-	if err != nil {
-		return codeTransport, err
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	_ = resp.Body.Close()
-	if err != nil {
-		return codeTransport, err
-	}
-	if resp.StatusCode == http.StatusAccepted { // an entry of the opening draw (API.md)
-		if out != nil && json.Unmarshal(data, out) != nil {
-			return "BAD_RESPONSE", fmt.Errorf("%s %s: 202 %s", method, path, data)
+// reserve is a send of retry: buyer token's reservation of one unit of aid under req,
+// its answer decoded into out.
+func (c *client) reserve(ctx context.Context, token string, aid int64, req string,
+	out *apiclient.Reservation) func() (string, error) {
+	body := apiclient.ReserveBody(aid, 1, req)
+	return func() (string, error) {
+		r, m, err := c.Reserve(ctx, token, body)
+		if err == nil {
+			*out = r
 		}
-		return codeQueued, nil
+		return m.Code, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct{ Code, Msg string }
-		if json.Unmarshal(data, &e) != nil || e.Code == "" {
-			e.Code = fmt.Sprintf("HTTP_%d", resp.StatusCode)
-		}
-		return e.Code, fmt.Errorf("%s %s: HTTP %d %s: %s", method, path, resp.StatusCode, e.Code, e.Msg)
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return "BAD_RESPONSE", fmt.Errorf("%s %s: %w", method, path, err)
-		}
-	}
-	return "", nil
 }
 
 // retryable: the answers a client retries with the same request (API.md: a request_id
@@ -97,7 +52,8 @@ func (c *client) call(ctx context.Context, method, path, token string, body, out
 // them: the request may or may not have happened, and only a retry finds out.
 func retryable(code string) bool {
 	switch code {
-	case codeTransport, "BUSY", "RATE_LIMITED", "INTERNAL", "HTTP_500", "HTTP_502", "HTTP_503", "HTTP_504":
+	case apiclient.CodeTransport, apiclient.CodeBusy, apiclient.CodeRateLimited, apiclient.CodeInternal,
+		"HTTP_500", "HTTP_502", "HTTP_503", "HTTP_504":
 		return true
 	}
 	return false
@@ -140,7 +96,7 @@ type tally struct {
 	busyFirst, busyLast time.Time
 	// The draw's rows: the entries acknowledged (202), by buyer, and the buyers a further
 	// reservation answered with another request id than their entry's.
-	entries    map[int64]entryResp
+	entries    map[int64]apiclient.Reservation
 	twoEntries int
 	notEntered int                 // reservations answered 200 in the window, not 202
 	wonAt      map[int64]time.Time // when an entrant's replay was first answered 200
@@ -148,14 +104,14 @@ type tally struct {
 
 func newTally() *tally {
 	return &tally{reserved: map[buyerKey]string{}, paid: map[string]bool{}, payClosed: map[string]bool{},
-		cancelled: map[string]bool{}, codes: map[string]int{}, entries: map[int64]entryResp{},
+		cancelled: map[string]bool{}, codes: map[string]int{}, entries: map[int64]apiclient.Reservation{},
 		wonAt: map[int64]time.Time{}}
 }
 
 func (t *tally) code(c string) {
 	t.mu.Lock()
 	t.codes[c]++
-	if c == "BUSY" {
+	if c == apiclient.CodeBusy {
 		if t.busyFirst.IsZero() {
 			t.busyFirst = time.Now()
 		}
@@ -170,32 +126,16 @@ func buyers(ctx context.Context, cs []*client, secret string, aid int64, b Burst
 	deadline time.Time, t *tally) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := 0; i < b.Buyers; i++ {
-		at := start.Add(time.Duration(int64(b.Arrive) * int64(i) / int64(b.Buyers)))
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			select {
-			case <-time.After(time.Until(at)):
-			case <-ctx.Done():
-				return
-			}
-			c, uid, req := cs[i%len(cs)], uidBase+int64(i)+1, fmt.Sprintf("%s-%d", runID, i)
-			if b.DrawSeconds > 0 {
-				drawBuyer(ctx, c, secret, aid, b, uid, req, t)
-				return
-			}
-			buyer(ctx, c, secret, aid, b, uid, req, t)
-		}(i)
-	}
-	wg.Wait()
-}
-
-type reserveResp struct {
-	OrderNo  string `json:"order_no"`
-	ExpireAt int64  `json:"expire_at"`
+	// Every buyer on a goroutine of its own, arriving on schedule.
+	d := loadgen.Drive{N: b.Buyers, Workers: b.Buyers, Start: time.Now(), Spread: b.Arrive}
+	d.Run(ctx, func(i int) {
+		c, uid, req := cs[i%len(cs)], uidBase+int64(i)+1, fmt.Sprintf("%s-%d", runID, i)
+		if b.DrawSeconds > 0 {
+			drawBuyer(ctx, c, secret, aid, b, uid, req, t)
+			return
+		}
+		buyer(ctx, c, secret, aid, b, uid, req, t)
+	}, nil)
 }
 
 func buyer(ctx context.Context, c *client, secret string, aid int64, b Burst, uid int64, req string, t *tally) {
@@ -205,12 +145,9 @@ func buyer(ctx context.Context, c *client, secret string, aid int64, b Burst, ui
 		return
 	}
 	rnd := mrand.New(mrand.NewPCG(uint64(uid), 7))
-	reserve := func(req string) (reserveResp, bool) {
-		var r reserveResp
-		ok, _ := retry(ctx, t, func() (string, error) {
-			return c.call(ctx, http.MethodPost, "/v1/seckill/orders", token,
-				map[string]any{"activity_id": aid, "quantity": 1, "request_id": req}, &r)
-		})
+	reserve := func(req string) (apiclient.Reservation, bool) {
+		var r apiclient.Reservation
+		ok, _ := retry(ctx, t, c.reserve(ctx, token, aid, req, &r))
 		if ok {
 			t.mu.Lock()
 			k := buyerKey{uid, req}
@@ -234,7 +171,8 @@ func buyer(ctx context.Context, c *client, secret string, aid int64, b Burst, ui
 }
 
 // settle pays, cancels or leaves the order r, by b's shares.
-func settle(ctx context.Context, c *client, token string, b Burst, rnd *mrand.Rand, r reserveResp, t *tally) {
+func settle(ctx context.Context, c *client, token string, b Burst, rnd *mrand.Rand, r apiclient.Reservation,
+	t *tally) {
 	switch x := rnd.Float64(); {
 	case x < b.Pay:
 		if b.PayNearExpiry {
@@ -246,18 +184,20 @@ func settle(ctx context.Context, c *client, token string, b Burst, rnd *mrand.Ra
 			}
 		}
 		ok, code := retry(ctx, t, func() (string, error) {
-			return c.call(ctx, http.MethodPost, "/v1/seckill/orders/"+r.OrderNo+"/pay", token, nil, nil)
+			_, m, err := c.Pay(ctx, token, r.OrderNo)
+			return m.Code, err
 		})
 		t.mu.Lock()
 		if ok {
 			t.paid[r.OrderNo] = true
-		} else if code == "ORDER_CLOSED" {
+		} else if code == apiclient.CodeOrderClosed {
 			t.payClosed[r.OrderNo] = true
 		}
 		t.mu.Unlock()
 	case x < b.Pay+b.Cancel:
 		if ok, _ := retry(ctx, t, func() (string, error) {
-			return c.call(ctx, http.MethodPost, "/v1/seckill/orders/"+r.OrderNo+"/cancel", token, nil, nil)
+			_, m, err := c.Cancel(ctx, token, r.OrderNo)
+			return m.Code, err
 		}); ok {
 			t.mu.Lock()
 			t.cancelled[r.OrderNo] = true
@@ -272,8 +212,8 @@ func retry(ctx context.Context, t *tally, send func() (string, error)) (bool, st
 	wait := 50 * time.Millisecond
 	for {
 		code, _ := send()
-		if code == "" {
-			return true, ""
+		if code == apiclient.CodeOK {
+			return true, code
 		}
 		t.code(code)
 		if !retryable(code) {
@@ -300,7 +240,7 @@ func unexpectedStatuses(cs []*client, allowed []int) string {
 		c.mu.Lock()
 		for st, n := range c.statuses {
 			if !slices.Contains(allowed, st) {
-				bad = append(bad, fmt.Sprintf("%d x%d (%s)", st, n, c.base))
+				bad = append(bad, fmt.Sprintf("%d x%d (%s)", st, n, c.Base()))
 			}
 		}
 		c.mu.Unlock()

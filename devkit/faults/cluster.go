@@ -108,7 +108,7 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		url := "http://" + devenv.Loopback(ports[1+ni+i])
 		s.APIURLs = append(s.APIURLs, url)
 		s.Gateways = append(s.Gateways, s.service(fmt.Sprintf("api-%d", i+1), "api", f,
-			func(ctx context.Context) error { return healthy(ctx, url+"/healthz") }))
+			func(ctx context.Context) error { return healthy(ctx, url) }))
 	}
 	s.Inventory, s.Writer, s.Gateway, s.APIURL = s.Inventories[0], s.Writers[0], s.Gateways[0], s.APIURLs[0]
 	for _, c := range s.children()[1:] {
@@ -136,17 +136,8 @@ type clusterFiles struct {
 // service's LoadConfig, points them at this system (Redis Cluster, etcd, MariaDB, the
 // broker; every rpc and api instance on its own port) and writes the JSON files.
 func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (files clusterFiles, err error) {
-	// The secrets deploy/ takes from the environment: fresh ones where unset (the
-	// processes get theirs from the written files, standalone.Secure).
-	for _, k := range []string{"SECKILL_MYSQL_PASSWORD", "SECKILL_ORDER_KEY", "SECKILL_RPC_API_TOKEN",
-		"SECKILL_RPC_MQ_TOKEN", "SECKILL_RPC_OPS_TOKEN", "SECKILL_BUYER_SECRET", "SECKILL_MERCHANT_SECRET"} {
-		if os.Getenv(k) == "" {
-			var b [32]byte
-			_, _ = rand.Read(b[:])
-			if err := os.Setenv(k, hex.EncodeToString(b[:])); err != nil {
-				return files, err
-			}
-		}
+	if err := freshSecrets(); err != nil {
+		return files, err
 	}
 	etcd := discov.EtcdConf{Hosts: []string{s.Etcd.Addr}}
 	inv, err := rpcserver.LoadConfig(filepath.Join(dir, "rpc.yaml"))
@@ -202,6 +193,13 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	s.invCfg = inv
 	s.BuyerSecret, s.MerchantSecret = g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret
 
+	return s.writeClusterFiles(inv, w, g, rpcPorts, apiPorts)
+}
+
+// writeClusterFiles writes one config file per rpc and api instance (each on its port)
+// and the writer's.
+func (s *System) writeClusterFiles(inv rpcserver.Config, w mqserver.Config, g apiserver.Config,
+	rpcPorts, apiPorts []int) (files clusterFiles, err error) {
 	for i, p := range rpcPorts {
 		inv.ListenOn = devenv.Loopback(p)
 		f := filepath.Join(s.Dir, fmt.Sprintf("rpc-%d.json", i+1))
@@ -223,4 +221,20 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 		files.gateway = append(files.gateway, f)
 	}
 	return files, nil
+}
+
+// freshSecrets sets the secrets deploy/ takes from the environment to fresh ones where
+// unset (the processes get theirs from the written files, standalone.Secure).
+func freshSecrets() error {
+	for _, k := range []string{"SECKILL_MYSQL_PASSWORD", "SECKILL_ORDER_KEY", "SECKILL_RPC_API_TOKEN",
+		"SECKILL_RPC_MQ_TOKEN", "SECKILL_RPC_OPS_TOKEN", "SECKILL_BUYER_SECRET", "SECKILL_MERCHANT_SECRET"} {
+		if os.Getenv(k) == "" {
+			var b [32]byte
+			_, _ = rand.Read(b[:])
+			if err := os.Setenv(k, hex.EncodeToString(b[:])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

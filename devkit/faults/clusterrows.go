@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
@@ -44,7 +44,8 @@ func ClusterRows() []Row {
 				return s.Writers[0].start(ctx)
 			}, Check: writerLag},
 		{Name: "inventory services (etcd): kill -9 one mid-burst", Statuses: []int{200, 409, 503},
-			Inject: recording(&pendingAtKill, killInventory), Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
+			Inject: recording(&pendingAtKill, killInventory), Check: func(ctx context.Context, s *System, aid int64) ([]string,
+				[]string) {
 				v, n := relayDrained(ctx, s, aid)
 				return v, append(pendingAtKill, n...)
 			}},
@@ -332,11 +333,8 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 	reserve := func(c *client, uid int64) (string, string) {
 		token, _ := authtoken.Buyer(s.BuyerSecret, uid, time.Hour)
 		try++
-		var r reserveResp
-		ok, code := retry(ctx, t, func() (string, error) {
-			return c.call(ctx, http.MethodPost, "/v1/seckill/orders", token,
-				map[string]any{"activity_id": aid, "quantity": 1, "request_id": fmt.Sprintf("probe-%04d", try)}, &r)
-		})
+		var r apiclient.Reservation
+		ok, code := retry(ctx, t, c.reserve(ctx, token, aid, fmt.Sprintf("probe-%04d", try), &r))
 		if ok {
 			return r.OrderNo, ""
 		}
@@ -345,7 +343,8 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 	cancel := func(c *client, uid int64, no string) bool {
 		token, _ := authtoken.Buyer(s.BuyerSecret, uid, time.Hour)
 		ok, _ := retry(ctx, t, func() (string, error) {
-			return c.call(ctx, http.MethodPost, "/v1/seckill/orders/"+no+"/cancel", token, nil, nil)
+			_, m, err := c.Cancel(ctx, token, no)
+			return m.Code, err
 		})
 		return ok
 	}
@@ -359,8 +358,8 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 		waiter := uid + 10 + int64(round)
 		// Both gateways mark the activity sold out.
 		for _, c := range []*client{ga, gb} {
-			if _, code := reserve(c, uid+20+int64(round)); code != "SOLD_OUT" {
-				return []string{fmt.Sprintf("probe: %s answered %q, not SOLD_OUT", c.base, code)}, nil
+			if _, code := reserve(c, uid+20+int64(round)); code != apiclient.CodeSoldOut {
+				return []string{fmt.Sprintf("probe: %s answered %q, not SOLD_OUT", c.Base(), code)}, nil
 			}
 		}
 		if !cancel(from, holder, no) {
@@ -371,11 +370,11 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 			no, _ = reserve(to, waiter)
 		}
 		took := time.Since(cancelled)
-		notes = append(notes, fmt.Sprintf("cancelled on %s, sold again on %s %s later", from.base, to.base,
+		notes = append(notes, fmt.Sprintf("cancelled on %s, sold again on %s %s later", from.Base(), to.Base(),
 			took.Round(time.Millisecond)))
 		if no == "" || took > markCleared {
 			violations = append(violations, fmt.Sprintf("the unit cancelled on %s sold on %s only after %s (bound %s)",
-				from.base, to.base, took.Round(time.Millisecond), markCleared))
+				from.Base(), to.Base(), took.Round(time.Millisecond), markCleared))
 		}
 		holder, from = waiter, to
 	}

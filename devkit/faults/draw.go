@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
@@ -133,14 +133,6 @@ func flushInWindow(ctx context.Context, s *System, _ Scale) ([]string, error) {
 	return []string{fmt.Sprintf("Redis emptied holding %d entries", n)}, nil
 }
 
-// entryResp is the 202 body of a reservation that is an entry of the draw.
-type entryResp struct {
-	RequestID string `json:"request_id"`
-	Quantity  int64  `json:"quantity"`
-	Status    string `json:"status"`
-	DrawAt    int64  `json:"draw_at"`
-}
-
 // drawBuyer enters the draw (202 queued), perhaps sends a further reservation under another
 // request id (answered with the same entry), replays the entry until the draw decides it
 // (200: won, then pays or cancels as in any row; SOLD_OUT: lost).
@@ -151,17 +143,13 @@ func drawBuyer(ctx context.Context, c *client, secret string, aid int64, b Burst
 		return
 	}
 	rnd := mrand.New(mrand.NewPCG(uint64(uid), 7))
-	send := func(req string, out any) func() (string, error) {
-		return func() (string, error) {
-			return c.call(ctx, http.MethodPost, "/v1/seckill/orders", token,
-				map[string]any{"activity_id": aid, "quantity": 1, "request_id": req}, out)
-		}
+	send := func(req string, out *apiclient.Reservation) func() (string, error) {
+		return c.reserve(ctx, token, aid, req, out)
 	}
-	var e entryResp
-	var r reserveResp
+	var e, r apiclient.Reservation
 	switch _, code := retry(ctx, t, send(req+"-a", &e)); code {
-	case codeQueued:
-	case "": // 200 in the window: a reservation the draw did not decide
+	case apiclient.CodeQueued:
+	case apiclient.CodeOK: // 200 in the window: a reservation the draw did not decide
 		_, _ = retry(ctx, t, send(req+"-a", &r))
 		t.mu.Lock()
 		t.reserved[buyerKey{uid, req + "-a"}] = r.OrderNo
@@ -175,8 +163,9 @@ func drawBuyer(ctx context.Context, c *client, secret string, aid int64, b Burst
 	t.entries[uid] = e
 	t.mu.Unlock()
 	if rnd.Float64() < b.SecondTry {
-		var again entryResp
-		if _, code := retry(ctx, t, send(req+"-b", &again)); code == codeQueued && again.RequestID != e.RequestID {
+		var again apiclient.Reservation
+		if _, code := retry(ctx, t, send(req+"-b", &again)); code == apiclient.CodeQueued &&
+			again.RequestID != e.RequestID {
 			t.mu.Lock()
 			t.twoEntries++
 			t.mu.Unlock()
@@ -201,14 +190,14 @@ func drawBuyer(ctx context.Context, c *client, secret string, aid int64, b Burst
 		}
 		code, _ := send(e.RequestID, &r)()
 		switch {
-		case code == "":
+		case code == apiclient.CodeOK:
 			t.mu.Lock()
 			t.reserved[buyerKey{uid, e.RequestID}] = r.OrderNo
 			t.wonAt[uid] = time.Now()
 			t.mu.Unlock()
 			settle(ctx, c, token, b, rnd, r, t)
 			return
-		case code == codeQueued:
+		case code == apiclient.CodeQueued:
 		case retryable(code):
 			t.code(code)
 		default: // SOLD_OUT: the draw's verdict

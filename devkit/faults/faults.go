@@ -9,8 +9,6 @@ package faults
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +18,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
 
-	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
@@ -286,155 +283,6 @@ func selected(name string, only []string) bool {
 	}
 	for _, o := range only {
 		if strings.Contains(strings.ToLower(name), strings.ToLower(o)) {
-			return true
-		}
-	}
-	return false
-}
-
-// runRow: a healthy system, a fresh activity, the burst with the fault in it, the drain,
-// the counts.
-func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
-	res = Result{Row: row, Status: Fail}
-	fail := func(format string, args ...any) Result {
-		res.Reasons = append(res.Reasons, fmt.Sprintf(format, args...))
-		res.Status = Fail
-		return res
-	}
-	if restarted, err := s.ensureUp(ctx); err != nil {
-		return fail("system not up before the row: %v", err)
-	} else if len(restarted) > 0 {
-		res.Reasons = append(res.Reasons, "restarted before the row: "+strings.Join(restarted, ", "))
-	}
-	if row.Inventory != nil {
-		restore, err := s.withInventory(ctx, row.Inventory)
-		if err != nil {
-			return fail("restart rpc with the row's config: %v", err)
-		}
-		defer func() {
-			if err := restore(ctx); err != nil {
-				res.Reasons = append(res.Reasons, "restart rpc with the suite's config: "+err.Error())
-				res.Status = Fail
-			}
-		}()
-	}
-	b := Burst{Buyers: sc.Buyers, Stock: int64(sc.Stock), Limit: 1, PayTimeout: 600, Pay: 0.5, Cancel: 0.2,
-		SecondTry: 0.2, Arrive: sc.FaultAt + sc.RedisDown + 2*time.Second}
-	if row.Burst != nil {
-		row.Burst(&b)
-	}
-	var cs []*client // the buyers spread over every gateway
-	for _, u := range s.gatewayURLs() {
-		cs = append(cs, newClient(u))
-	}
-	mt, err := authtoken.Merchant(s.MerchantSecret, 1, 24*time.Hour)
-	if err != nil {
-		return fail("%v", err)
-	}
-	m := &merchant{c: newClient(s.APIURL), token: mt}
-	aid, err := m.create(ctx, "fault: "+row.Name, b)
-	if err != nil {
-		return fail("create the activity: %v", err)
-	}
-
-	var idb [4]byte
-	_, _ = rand.Read(idb[:])
-	t := newTally()
-	s.Hot = aid
-	burstEnd := make(chan struct{})
-	go func() {
-		defer close(burstEnd)
-		buyers(ctx, cs, s.BuyerSecret, aid, b, "f"+hex.EncodeToString(idb[:]), aid*1_000_000,
-			time.Now().Add(b.Arrive+sc.RequestDeadline+time.Duration(b.DrawSeconds)*time.Second), t)
-	}()
-	faultEnd := time.Now()
-	if row.Inject != nil {
-		time.Sleep(sc.FaultAt)
-		if err := row.Inject(ctx, s, sc); err != nil {
-			res.Reasons = append(res.Reasons, "inject: "+err.Error())
-		}
-		faultEnd = time.Now()
-	}
-	<-burstEnd
-	if b.PayNearExpiry { // every unpaid order must have expired before the books can agree
-		time.Sleep(time.Duration(b.PayTimeout)*time.Second + 2*time.Second)
-	}
-	for _, ch := range s.children() {
-		if !ch.alive() && !ch.wasKilled() {
-			res.Reasons = append(res.Reasons, ch.name+" exited on its own (log "+ch.log+")")
-		}
-	}
-	if _, err := s.ensureUp(ctx); err != nil {
-		return fail("system not up after the burst: %v", err)
-	}
-	ok, last := m.drain(ctx, aid, sc.DrainBound)
-	res.Consistent = ok
-	if ok {
-		res.TimeToConsistent = time.Since(faultEnd)
-	} else {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("reconciliation %q after %s: %s", last.Status, sc.DrainBound,
-			firstN(last.Diffs, 2)))
-	}
-	n, err := audit(ctx, m, newOrderModel(s.MariaDB.DSN), aid, b, t)
-	if b.DrawSeconds > 0 && err == nil {
-		var e counts
-		e, err = auditEntries(ctx, s.MariaDB.DSN, aid, t)
-		n.lost, n.duplicated, n.violations = n.lost+e.lost, n.duplicated+e.duplicated, append(n.violations, e.violations...)
-	}
-	forbidden := false
-	res.Acknowledged, res.Oversold, res.Lost, res.Duplicated = n.acknowledged, n.oversold, n.lost, n.duplicated
-	res.Reasons = append(res.Reasons, firstNList(n.violations, 4)...)
-	res.Codes, res.Busy = t.codes, t.busyLast.Sub(t.busyFirst)
-	if row.Statuses != nil {
-		if bad := unexpectedStatuses(cs, row.Statuses); bad != "" {
-			res.Reasons = append(res.Reasons, "buyers saw HTTP statuses this row forbids: "+bad)
-			forbidden = true
-		}
-	}
-	if row.Check != nil && ok {
-		v, notes := row.Check(ctx, s, aid)
-		res.Reasons = append(res.Reasons, notes...)
-		res.Reasons = append(res.Reasons, v...)
-		n.violations = append(n.violations, v...)
-	}
-	if n := t.codes["INVALID_ARGUMENT"]; n > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d well-formed requests answered 400 INVALID_ARGUMENT: "+
-			"the gateway's open zRPC breaker (API.md note 11); a client does not retry those", n))
-	}
-	if n := t.codes["INTERNAL"]; n > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d answered 500 INTERNAL (a dependency failing behind the "+
-			"inventory service, DESIGN.md \"Failure stance\"), retried", n))
-	}
-	missingEvidence := row.Expect != "" && t.codes[row.Expect] == 0
-	if row.Forbid != "" && t.codes[row.Forbid] > 0 {
-		forbidden = true
-		res.Reasons = append(res.Reasons, fmt.Sprintf("%d buyers answered %s, which this row forbids",
-			t.codes[row.Forbid], row.Forbid))
-	}
-	if missingEvidence {
-		res.Reasons = append(res.Reasons, "no buyer was answered "+row.Expect+": the fault did not bite")
-	}
-	if t.unanswered > 0 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf(
-			"%d requests unanswered at the deadline (not a loss: never acknowledged)", t.unanswered))
-	}
-	if err != nil {
-		return fail("audit: %v", err)
-	}
-	switch {
-	case res.Acknowledged == 0:
-		res.Reasons = append(res.Reasons, "no reservation acknowledged: the row proves nothing")
-	case !ok || res.Oversold > 0 || res.Lost > 0 || res.Duplicated > 0 || len(n.violations) > 0:
-	case hasExit(res.Reasons) || missingEvidence || forbidden:
-	default:
-		res.Status = Pass
-	}
-	return res
-}
-
-func hasExit(reasons []string) bool {
-	for _, r := range reasons {
-		if strings.Contains(r, "exited on its own") || strings.HasPrefix(r, "inject:") {
 			return true
 		}
 	}

@@ -2,11 +2,9 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"github.com/zeromicro/go-zero/core/service"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/standalone"
 	"github.com/seckill/seckill/mq/mqserver"
@@ -133,7 +132,7 @@ func Start(ctx context.Context, o Options) (s *System, err error) {
 		args: []string{"-f", filepath.Join(s.Dir, "mq.json")}}
 	s.Gateway = &child{name: "api", bin: filepath.Join(s.Dir, "api"), log: filepath.Join(s.Dir, "api.log"),
 		args:  []string{"-f", filepath.Join(s.Dir, "seckill-api.json")},
-		ready: func(ctx context.Context) error { return healthy(ctx, s.APIURL+"/healthz") }}
+		ready: func(ctx context.Context) error { return healthy(ctx, s.APIURL) }}
 	for _, c := range []*child{s.Inventory, s.Writer, s.Gateway} {
 		s.closers = append(s.closers, c.stop)
 		if err := c.start(ctx); err != nil {
@@ -321,7 +320,7 @@ func (s *System) ensureUp(ctx context.Context) ([]string, error) {
 	for {
 		var err error
 		for _, u := range s.gatewayURLs() {
-			if err = healthy(wctx, u+"/healthz"); err != nil {
+			if err = healthy(wctx, u); err != nil {
 				break
 			}
 		}
@@ -383,17 +382,10 @@ func dialOK(ctx context.Context, addr string) error {
 	return c.Close()
 }
 
-func healthy(ctx context.Context, url string) error {
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(rctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return errors.New("healthz: HTTP " + strconv.Itoa(resp.StatusCode))
-	}
-	return nil
+// healthy: the gateway at base answers GET /healthz 200 within 2 s.
+func healthy(ctx context.Context, base string) error {
+	c := apiclient.New(base, apiclient.Options{Conns: 1, Timeout: 2 * time.Second})
+	defer c.Close()
+	_, err := c.Healthz(ctx)
+	return err
 }

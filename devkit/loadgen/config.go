@@ -144,10 +144,12 @@ func (c *Config) Validate() error {
 			c.Buyers, c.Concurrency, MaxBuyers, MaxConcurrency))
 	}
 	if c.Quantity < 1 || c.Stock < 1 || c.PerUserLimit < 1 {
-		errs = append(errs, fmt.Errorf("stock (%d), quantity (%d) and per-user limit (%d) must be >= 1", c.Stock, c.Quantity, c.PerUserLimit))
+		errs = append(errs, fmt.Errorf("stock (%d), quantity (%d) and per-user limit (%d) must be >= 1", c.Stock, c.Quantity,
+			c.PerUserLimit))
 	}
 	if c.PayFraction < 0 || c.CancelFraction < 0 || c.PayFraction+c.CancelFraction > 1 {
-		errs = append(errs, fmt.Errorf("pay (%g) and cancel (%g) fractions must be >= 0 and sum to <= 1", c.PayFraction, c.CancelFraction))
+		errs = append(errs, fmt.Errorf("pay (%g) and cancel (%g) fractions must be >= 0 and sum to <= 1", c.PayFraction,
+			c.CancelFraction))
 	}
 	if c.PayTimeout < time.Second || c.PayTimeout > 86400*time.Second {
 		errs = append(errs, fmt.Errorf("pay timeout %s must be within 1s..24h", c.PayTimeout))

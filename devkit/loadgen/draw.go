@@ -12,25 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/internal/authtoken"
 )
-
-// drawView is the admin view's "draw" (docs/API.md).
-type drawView struct {
-	Seconds int64  `json:"seconds"`
-	Entries int64  `json:"entries"`
-	Status  string `json:"status"`
-	Winners int64  `json:"winners"`
-}
-
-// entryResp is a 202 entry and GET /v1/seckill/entries/{activity_id}.
-type entryResp struct {
-	RequestID string `json:"request_id"`
-	Quantity  int64  `json:"quantity"`
-	Status    string `json:"status"` // queued | won | lost
-	OrderNo   string `json:"order_no"`
-	DrawAt    int64  `json:"draw_at"`
-}
 
 // Draw-mode bounds and defaults.
 const (
@@ -128,7 +112,7 @@ func RunDraw(ctx context.Context, cfg Config) (*DrawReport, error) {
 		return nil, err
 	}
 	c := newClient(cfg.BaseURL, cfg.Concurrency+cfg.HeavyRequests, cfg.Timeout, pinned)
-	defer c.close()
+	defer c.Close()
 	rep := &DrawReport{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Stock: cfg.Stock,
 		DrawSeconds: cfg.DrawSeconds, Seeds: cfg.DrawSeeds, HeavyFraction: cfg.HeavyFraction,
 		HeavyRequests: cfg.HeavyRequests, Concurrency: cfg.Concurrency, Arrival: cfg.DrawArrival}
@@ -166,19 +150,17 @@ func (g *run) drawSale(ctx context.Context, d int64, s int) (*DrawSale, error) {
 	cfg := g.cfg
 	sale := &DrawSale{DrawSeconds: d, Buyers: cfg.Buyers, Late: map[string]int{}, Errors: map[string]int{}}
 	start := time.Now().Add(drawLead).Truncate(time.Second).Add(time.Second)
-	body := map[string]any{
-		"sku_id": cfg.SkuID, "name": "loadgen draw " + g.id, "stock": cfg.Stock,
-		"start_time": start.Unix(), "end_time": start.Add(time.Hour).Unix() + d,
-		"per_user_limit": cfg.PerUserLimit, "pay_timeout_seconds": int64(cfg.PayTimeout / time.Second),
-		"draw_seconds": d,
-	}
-	var a activityResp
-	if _, _, err := g.c.call(ctx, "POST", "/v1/admin/activities", g.merchant, body, &a); err != nil {
+	a, err := g.c.Create(ctx, g.merchant, apiclient.NewActivity{
+		SkuID: cfg.SkuID, Name: "loadgen draw " + g.id, Stock: cfg.Stock,
+		StartTime: start.Unix(), EndTime: start.Add(time.Hour).Unix() + d,
+		PerUserLimit: cfg.PerUserLimit, PayTimeoutSeconds: int64(cfg.PayTimeout / time.Second), DrawSeconds: d,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("create activity: %w", err)
 	}
 	g.r.ActivityID, g.r.Created, sale.ActivityID = a.ActivityID, true, a.ActivityID
-	var w warmupResp
-	if _, _, err := g.c.call(ctx, "POST", g.adminPath("warmup"), g.merchant, nil, &w); err != nil {
+	w, err := g.c.Warmup(ctx, g.merchant, a.ActivityID)
+	if err != nil {
 		return sale, fmt.Errorf("warm up: %w", err)
 	}
 	sale.Stock = w.Remaining
@@ -211,9 +193,8 @@ func (g *run) arrive(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, s
 	rec := newRecorder(time.Now())
 	var rank atomic.Int64
 	g.prog.startBar("arrive", len(buyers))
-	g.pool(ctx, len(buyers), func(i int) {
+	Drive{N: len(buyers), Workers: cfg.Concurrency, Start: start, Spread: cfg.DrawArrival}.Run(ctx, func(i int) {
 		b := buyers[i]
-		sleep(ctx, time.Until(start.Add(cfg.DrawArrival*time.Duration(i)/time.Duration(len(buyers)))))
 		n := 1
 		if b.heavy {
 			n = cfg.HeavyRequests
@@ -229,13 +210,14 @@ func (g *run) arrive(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, s
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				body := reserveBody(g.r.ActivityID, cfg.Quantity, "lgd-"+g.id+"-"+strconv.Itoa(i)+"-"+strconv.Itoa(k))
-				var resp entryResp // a 202 entry, or a 200 reservation's order_no (no draw, or after it)
+				rid := "lgd-" + g.id + "-" + strconv.Itoa(i) + "-" + strconv.Itoa(k)
+				body := apiclient.ReserveBody(g.r.ActivityID, cfg.Quantity, rid)
+				var resp apiclient.Reservation // a 202 entry, or a 200 reservation (no draw, or after it)
 				code := g.withRetries(ctx, rec, func() (string, time.Duration) {
-					resp = entryResp{}
-					code, took, _ := g.c.call(ctx, "POST", "/v1/seckill/orders", token, body, &resp)
+					var m apiclient.Meta
+					resp, m, _ = g.c.Reserve(ctx, token, body)
 					g.prog.attempt()
-					return code, took
+					return m.Code, m.Took
 				})
 				b.mu.Lock()
 				defer b.mu.Unlock()
@@ -258,7 +240,7 @@ func (g *run) arrive(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, s
 		}
 		wg.Wait()
 		g.prog.buyerDone(b.last)
-	})
+	}, nil)
 	g.prog.endBar()
 	lat, codes, _ := rec.snapshot()
 	sale.ArrivalDuration = time.Since(rec.start)
@@ -278,16 +260,15 @@ func (g *run) pollOutcomes(ctx context.Context, sale *DrawSale, buyers []*drawBu
 	sleep(ctx, time.Until(drawAt))
 	deadline := drawAt.Add(g.cfg.DrawWait)
 	rec := newRecorder(time.Now())
-	path := "/v1/seckill/entries/" + strconv.FormatInt(g.r.ActivityID, 10)
 	for len(pending) > 0 && ctx.Err() == nil && time.Now().Before(deadline) {
 		g.pool(ctx, len(pending), func(i int) {
 			b := pending[i]
 			token, _ := g.tokens.buyer(b.uid)
-			var e entryResp
+			var e apiclient.Entry
 			code := g.retrying(ctx, rec, readRetries, func() (string, time.Duration) {
-				e = entryResp{}
-				code, took, _ := g.c.call(ctx, "GET", path, token, nil, &e)
-				return code, took
+				var m apiclient.Meta
+				e, m, _ = g.c.Entry(ctx, token, g.r.ActivityID)
+				return m.Code, m.Took
 			})
 			if code != CodeOK || (e.Status != "won" && e.Status != "lost") {
 				return
@@ -357,12 +338,12 @@ func (g *run) verifyDraw(ctx context.Context, sale *DrawSale, buyers []*drawBuye
 	}
 	g.reconcile(ctx)
 	err := g.final(ctx)
-	var a activityResp
-	if _, _, aerr := g.c.call(ctx, "GET", g.adminPath(""), g.merchant, nil, &a); aerr == nil {
+	if a, aerr := g.c.Admin(ctx, g.merchant, g.r.ActivityID); aerr == nil {
 		sale.Draw = a.Draw
 	}
 	r := g.r
-	sale.Reconcile, sale.ReconcileDiffs, sale.FinalRedis, sale.FinalDB = r.Reconcile, r.ReconcileDiffs, r.FinalRedis, r.FinalDB
+	sale.Reconcile, sale.ReconcileDiffs = r.Reconcile, r.ReconcileDiffs
+	sale.FinalRedis, sale.FinalDB = r.FinalRedis, r.FinalDB
 
 	entrants := len(outs)
 	want := min(int(sale.Stock/q), entrants)

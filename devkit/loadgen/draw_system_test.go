@@ -83,7 +83,8 @@ func TestDrawModeAgainstTheSystem(t *testing.T) {
 		}
 	}
 	var entries int
-	if err := db.DB.QueryRow("SELECT COUNT(*) FROM draw_entry WHERE activity_id = ?", s.ActivityID).Scan(&entries); err != nil ||
+	if err := db.DB.QueryRow("SELECT COUNT(*) FROM draw_entry WHERE activity_id = ?",
+		s.ActivityID).Scan(&entries); err != nil ||
 		entries != s.Fairness.Entrants {
 		t.Fatalf("draw_entry holds %d entries (%v), want %d", entries, err, s.Fairness.Entrants)
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/seckill/seckill/devkit/apiclient"
 )
 
 // DrawSale is one sale of a draw-mode run (DrawSeconds 0: the contrast without a draw).
@@ -23,10 +25,10 @@ type DrawSale struct {
 	Late   map[string]int `json:"late,omitempty"`
 	Errors map[string]int `json:"errors,omitempty"`
 
-	Polls    Ops           `json:"polls"`        // GET entries, from draw_at on
-	DrawWait time.Duration `json:"draw_wait_ns"` // from draw_at to the last outcome learnt
-	Unknown  int           `json:"unknown"`      // entrants whose outcome was never learnt
-	Draw     *drawView     `json:"draw,omitempty"`
+	Polls    Ops                 `json:"polls"`        // GET entries, from draw_at on
+	DrawWait time.Duration       `json:"draw_wait_ns"` // from draw_at to the last outcome learnt
+	Unknown  int                 `json:"unknown"`      // entrants whose outcome was never learnt
+	Draw     *apiclient.DrawView `json:"draw,omitempty"`
 
 	OrderStatuses  map[string]int `json:"order_statuses"` // every order read back as its buyer
 	TwoOrders      int            `json:"two_orders"`     // buyers answered with two order numbers
@@ -126,7 +128,8 @@ func (r *DrawReport) OK() bool {
 // WriteText prints the report for a terminal.
 func (r *DrawReport) WriteText(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("seckill opening-draw test against %s: %d sales with a draw of %ds, then one without", r.Target, r.Seeds, r.DrawSeconds)
+	p("seckill opening-draw test against %s: %d sales with a draw of %ds, then one without", r.Target, r.Seeds,
+		r.DrawSeconds)
 	p("  buyers %d (%.0f %% send %d reservations, the rest 1), stock %d, concurrency %d, arrivals over %s",
 		r.Buyers, 100*r.HeavyFraction, r.HeavyRequests, r.Stock, r.Concurrency, r.Arrival)
 	for i, s := range r.Sales {

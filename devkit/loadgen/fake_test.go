@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
+
+	"github.com/seckill/seckill/devkit/apiclient"
 )
 
 const (
@@ -54,10 +56,10 @@ type fakeAPI struct {
 }
 
 type fakeActivity struct {
-	resp                    activityResp
+	resp                    apiclient.Activity
 	warm                    bool
 	remaining, locked, sold int64
-	db                      dbBook
+	db                      apiclient.DBBook
 	pending                 []fakeChange // not yet applied to db
 	users                   map[int64]int64
 }
@@ -99,6 +101,12 @@ func reply(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// apiError is the API's error body.
+type apiError struct {
+	Code string `json:"code"`
+	Msg  string `json:"msg"`
 }
 
 func fail(w http.ResponseWriter, status int, code string) {
@@ -212,9 +220,9 @@ func (f *fakeAPI) create(w http.ResponseWriter, r *http.Request, _ int64) {
 		return
 	}
 	f.nextID++
-	a := &fakeActivity{resp: activityResp{ActivityID: f.nextID, Stock: req.Stock, EndTime: req.EndTime,
+	a := &fakeActivity{resp: apiclient.Activity{ActivityID: f.nextID, Stock: req.Stock, EndTime: req.EndTime,
 		PerUserLimit: req.PerUserLimit, PayTimeoutSeconds: req.PayTimeoutSeconds},
-		db: dbBook{Available: req.Stock}, users: map[int64]int64{}}
+		db: apiclient.DBBook{Available: req.Stock}, users: map[int64]int64{}}
 	f.activities[a.resp.ActivityID] = a
 	reply(w, 200, a.resp)
 }
@@ -223,7 +231,7 @@ func (f *fakeAPI) getAdmin(w http.ResponseWriter, r *http.Request, _ int64) {
 	if a := f.activity(w, r); a != nil {
 		resp := a.resp
 		if a.warm {
-			resp.Redis = &redisBook{Remaining: a.remaining, Locked: a.locked, Sold: a.sold}
+			resp.Redis = &apiclient.RedisBook{Remaining: a.remaining, Locked: a.locked, Sold: a.sold}
 		}
 		resp.DB = a.db
 		reply(w, 200, resp)
@@ -236,7 +244,7 @@ func (f *fakeAPI) warmup(w http.ResponseWriter, r *http.Request, _ int64) {
 		if !a.warm {
 			a.warm, a.remaining = true, a.db.Available
 		}
-		reply(w, 200, warmupResp{Warmed: warmed, Remaining: a.remaining})
+		reply(w, 200, apiclient.Warmup{Warmed: warmed, Remaining: a.remaining})
 	}
 }
 
@@ -246,14 +254,14 @@ func (f *fakeAPI) reconcile(w http.ResponseWriter, r *http.Request, _ int64) {
 		return
 	}
 	status, diffs := "consistent", []string{}
-	if a.db != (dbBook{Available: a.remaining, Locked: a.locked, Sold: a.sold}) {
+	if a.db != (apiclient.DBBook{Available: a.remaining, Locked: a.locked, Sold: a.sold}) {
 		status = "mismatch"
 		if len(a.pending) > 0 {
 			status = "in_flight"
 		}
 		diffs = append(diffs, fmt.Sprintf("redis %d/%d/%d vs db %+v", a.remaining, a.locked, a.sold, a.db))
 	}
-	reply(w, 200, reconcileResp{Status: status, Diffs: diffs})
+	reply(w, 200, apiclient.Reconcile{Status: status, Diffs: diffs})
 }
 
 func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request, uid int64) {
@@ -262,7 +270,8 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request, uid int64) {
 		Quantity   int64  `json:"quantity"`
 		RequestID  string `json:"request_id"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Quantity < 1 || len(req.RequestID) < 8 || len(req.RequestID) > 64 {
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Quantity < 1 || len(req.RequestID) < 8 ||
+		len(req.RequestID) > 64 {
 		fail(w, 400, "INVALID_ARGUMENT")
 		return
 	}
@@ -280,7 +289,7 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request, uid int64) {
 	key := fmt.Sprintf("%d/%s", uid, req.RequestID)
 	if no, ok := f.requests[key]; ok {
 		o := f.orders[no]
-		reply(w, 200, reserveResp{OrderNo: no, Status: "reserved", ExpireAt: o.expireAt.Unix()})
+		reply(w, 200, apiclient.Reservation{OrderNo: no, Status: "reserved", ExpireAt: o.expireAt.Unix()})
 		return
 	}
 	switch {
@@ -293,11 +302,12 @@ func (f *fakeAPI) reserve(w http.ResponseWriter, r *http.Request, uid int64) {
 	}
 	now := time.Now()
 	o := &fakeOrder{no: fmt.Sprintf("%d-%d%04x", a.resp.ActivityID, now.UnixMilli(), f.reserveN), aid: a.resp.ActivityID,
-		uid: uid, qty: req.Quantity, status: "reserved", expireAt: now.Add(time.Duration(a.resp.PayTimeoutSeconds) * time.Second)}
+		uid: uid, qty: req.Quantity, status: "reserved",
+		expireAt: now.Add(time.Duration(a.resp.PayTimeoutSeconds) * time.Second)}
 	f.orders[o.no], f.requests[key] = o, o.no
 	a.users[uid] += req.Quantity
 	f.change(a, -req.Quantity, req.Quantity, 0)
-	reply(w, 200, reserveResp{OrderNo: o.no, Status: "reserved", ExpireAt: o.expireAt.Unix()})
+	reply(w, 200, apiclient.Reservation{OrderNo: o.no, Status: "reserved", ExpireAt: o.expireAt.Unix()})
 }
 
 func (f *fakeAPI) order(w http.ResponseWriter, r *http.Request, uid int64) *fakeOrder {
@@ -319,7 +329,7 @@ func (f *fakeAPI) getOrder(w http.ResponseWriter, r *http.Request, uid int64) {
 		return
 	}
 	if o := f.order(w, r, uid); o != nil {
-		reply(w, 200, orderResp{OrderNo: o.no, Status: o.status})
+		reply(w, 200, apiclient.Order{OrderNo: o.no, Status: o.status})
 	}
 }
 
@@ -371,9 +381,9 @@ func (f *fakeAPI) pay(w http.ResponseWriter, r *http.Request, uid int64) {
 	case o.status == "reserved":
 		o.status = "paid"
 		f.change(f.activities[o.aid], 0, -o.qty, o.qty)
-		reply(w, 200, orderResp{OrderNo: o.no, Status: "paid"})
+		reply(w, 200, apiclient.Order{OrderNo: o.no, Status: "paid"})
 	case o.status == "paid":
-		reply(w, 200, orderResp{OrderNo: o.no, Status: "paid"})
+		reply(w, 200, apiclient.Order{OrderNo: o.no, Status: "paid"})
 	default:
 		fail(w, 409, "ORDER_CLOSED")
 	}
@@ -388,9 +398,9 @@ func (f *fakeAPI) cancel(w http.ResponseWriter, r *http.Request, uid int64) {
 	case o == nil:
 	case o.status == "reserved":
 		f.cancelled(o)
-		reply(w, 200, orderResp{OrderNo: o.no, Status: "cancelled"})
+		reply(w, 200, apiclient.Order{OrderNo: o.no, Status: "cancelled"})
 	case o.status == "cancelled":
-		reply(w, 200, orderResp{OrderNo: o.no, Status: "cancelled"})
+		reply(w, 200, apiclient.Order{OrderNo: o.no, Status: "cancelled"})
 	case o.status == "paid":
 		fail(w, 409, "ORDER_PAID")
 	default:

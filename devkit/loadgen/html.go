@@ -27,16 +27,17 @@ func (r *Report) text() string {
 }
 
 const (
-	chartW, chartH     = 880, 300
-	padL, padR         = 60, 20
-	padT, padB         = 20, 50
-	plotW, plotH       = chartW - padL - padR, chartH - padT - padB
-	colorReserved      = "#2e7d32"
-	colorSoldOut       = "#9e9e9e"
-	colorErrors        = "#c62828"
-	colorBar           = "#1565c0"
-	colorPercentile    = "#ef6c00"
-	svgOpen            = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" font-family="sans-serif" font-size="11">`
+	chartW, chartH  = 880, 300
+	padL, padR      = 60, 20
+	padT, padB      = 20, 50
+	plotW, plotH    = chartW - padL - padR, chartH - padT - padB
+	colorReserved   = "#2e7d32"
+	colorSoldOut    = "#9e9e9e"
+	colorErrors     = "#c62828"
+	colorBar        = "#1565c0"
+	colorPercentile = "#ef6c00"
+	svgOpen         = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" ` +
+		`font-family="sans-serif" font-size="11">`
 	svgAxisLabelFormat = `<text x="%.1f" y="%.1f" text-anchor="%s"%s>%s</text>`
 )
 
@@ -84,7 +85,8 @@ func histogramSVG(buckets []Bucket, lat Latency) string {
 	xs, texts := make([]float64, len(marks)), make([]string, len(marks))
 	for i, m := range marks {
 		xs[i], texts[i] = pos(m.v), m.name+" "+d(m.v)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="4 3"/>`, xs[i], padT, xs[i], padT+plotH, colorPercentile)
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="4 3"/>`, xs[i], padT, xs[i],
+			padT+plotH, colorPercentile)
 	}
 	for i, p := range placeLabels(xs, texts) {
 		label(&b, p.X, p.Y, p.Anchor, texts[i])
@@ -165,7 +167,8 @@ func throughputSVG(timeline []Second) string {
 			h := float64(part.n) / float64(maxReq) * plotH
 			y -= h
 			if part.n > 0 {
-				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>second %d: %d %s</title></rect>`,
+				fmt.Fprintf(&b,
+					`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>second %d: %d %s</title></rect>`,
 					x+0.5, y, math.Max(bw-1, 1), h, part.color, s.Second, part.n, part.name)
 			}
 		}
@@ -173,7 +176,8 @@ func throughputSVG(timeline []Second) string {
 			label(&b, x+bw/2, padT+plotH+14, "middle", fmt.Sprintf("%ds", s.Second))
 		}
 	}
-	for i, l := range []struct{ color, name string }{{colorReserved, "reserved"}, {colorSoldOut, "sold out"}, {colorErrors, "errors"}} {
+	for i, l := range []struct{ color, name string }{{colorReserved, "reserved"}, {colorSoldOut, "sold out"},
+		{colorErrors, "errors"}} {
 		x := float64(padL + 10 + i*100)
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="10" height="10" fill="%s"/>`, x, chartH-18, l.color)
 		label(&b, x+14, chartH-9, "start", l.name)
@@ -192,7 +196,8 @@ func axes(b *strings.Builder, maxY int, name string) {
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>`, padL, y, padL+plotW, y)
 		label(b, padL-4, y+4, "end", fmt.Sprintf("%d", int(math.Round(float64(maxY)*float64(i)/4))))
 	}
-	fmt.Fprintf(b, `<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">%s</text>`, padT+plotH/2, padT+plotH/2, template.HTMLEscapeString(name))
+	fmt.Fprintf(b, `<text x="14" y="%d" transform="rotate(-90 14 %d)" text-anchor="middle">%s</text>`, padT+plotH/2,
+		padT+plotH/2, template.HTMLEscapeString(name))
 }
 
 func label(b *strings.Builder, x, y float64, anchor, text string) {
@@ -222,7 +227,8 @@ pay timeout {{.R.PayTimeout}} s.</p>
 <tr><th>sold out</th><td>{{.R.SoldOut}}</td></tr>
 <tr><th>other errors</th><td>{{codes .R.Errors}}</td></tr>
 <tr><th>not sent (time bound)</th><td>{{.R.NotSent}}</td></tr>
-<tr><th>latency</th><td>p50 {{d .R.Latency.P50}}, p95 {{d .R.Latency.P95}}, p99 {{d .R.Latency.P99}}, max {{d .R.Latency.Max}} (mean {{d .R.Latency.Mean}})</td></tr>
+<tr><th>latency</th><td>p50 {{d .R.Latency.P50}}, p95 {{d .R.Latency.P95}}, p99 {{d .R.Latency.P99}},
+max {{d .R.Latency.Max}} (mean {{d .R.Latency.Mean}})</td></tr>
 </table>
 <h3>Latency histogram</h3>
 {{.Histogram}}
@@ -230,16 +236,22 @@ pay timeout {{.R.PayTimeout}} s.</p>
 {{.Throughput}}
 <h2>Settlement and verification</h2>
 <table>
-<tr><th>paid</th><td>{{.R.Pay.OK}} of {{.R.Pay.Requests}} ({{codes .R.Pay.Codes}}), p99 {{d .R.Pay.Latency.P99}}</td></tr>
-<tr><th>cancelled</th><td>{{.R.Cancel.OK}} of {{.R.Cancel.Requests}} ({{codes .R.Cancel.Codes}}), p99 {{d .R.Cancel.Latency.P99}}</td></tr>
+<tr><th>paid</th><td>{{.R.Pay.OK}} of {{.R.Pay.Requests}} ({{codes .R.Pay.Codes}}),
+p99 {{d .R.Pay.Latency.P99}}</td></tr>
+<tr><th>cancelled</th><td>{{.R.Cancel.OK}} of {{.R.Cancel.Requests}} ({{codes .R.Cancel.Codes}}),
+p99 {{d .R.Cancel.Latency.P99}}</td></tr>
 <tr><th>orders read back</th><td>{{codes .R.FinalStatuses}}</td></tr>
-<tr><th>reconciliation</th><td>{{.R.Reconcile}} after {{d .R.ReconcileWait}}{{range .R.ReconcileDiffs}}<br>{{.}}{{end}}</td></tr>
-<tr><th>Redis</th><td>{{with .R.FinalRedis}}remaining {{.Remaining}}, locked {{.Locked}}, sold {{.Sold}}{{else}}not warm{{end}}</td></tr>
-<tr><th>MySQL</th><td>available {{.R.FinalDB.Remaining}}, locked {{.R.FinalDB.Locked}}, sold {{.R.FinalDB.Sold}}</td></tr>
+<tr><th>reconciliation</th><td>{{.R.Reconcile}} after {{d .R.ReconcileWait}}
+{{- range .R.ReconcileDiffs}}<br>{{.}}{{end}}</td></tr>
+<tr><th>Redis</th><td>{{with .R.FinalRedis}}remaining {{.Remaining}}, locked {{.Locked}}, sold {{.Sold}}
+{{- else}}not warm{{end}}</td></tr>
+<tr><th>MySQL</th><td>available {{.R.FinalDB.Remaining}}, locked {{.R.FinalDB.Locked}},
+sold {{.R.FinalDB.Sold}}</td></tr>
 </table>
 <h2>Checks</h2>
 <table>
-{{range .R.Checks}}<tr><td>{{if .Skip}}<span class="na">n/a</span>{{else if .OK}}<span class="pass">PASS</span>{{else}}<span class="fail">FAIL</span>{{end}}</td><td>{{.Name}}</td><td>{{.Detail}}</td></tr>
+{{range .R.Checks}}<tr><td>{{if .Skip}}<span class="na">n/a</span>{{else if .OK}}<span class="pass">PASS</span>
+{{- else}}<span class="fail">FAIL</span>{{end}}</td><td>{{.Name}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 {{range .R.Warnings}}<p class="fail">warning: {{.}}</p>{{end}}
 <h2>Text report</h2>

@@ -108,7 +108,8 @@ func (r *Report) skip(name, format string, args ...any) {
 // WriteText prints the report for a terminal.
 func (r *Report) WriteText(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p("seckill load test against %s, activity %d (%s)", r.Target, r.ActivityID, map[bool]string{true: "created", false: "reused"}[r.Created])
+	p("seckill load test against %s, activity %d (%s)", r.Target, r.ActivityID, map[bool]string{true: "created",
+		false: "reused"}[r.Created])
 	p("  buyers %d, concurrency %d, quantity %d, stock at start %d, pay timeout %ds",
 		r.Buyers, r.Concurrency, r.Quantity, r.StockAtStart, r.PayTimeout)
 	p("reserve phase: %s", r.ReserveDuration.Round(time.Millisecond))

@@ -124,7 +124,8 @@ func TestRunRetriesBusyWithSameRequestID(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Requests != 200 || r.Attempts["BUSY"] != 100 || r.Reserved != 50 || r.SoldOut != 50 || len(r.Errors) != 0 {
-		t.Fatalf("requests %d attempts %v reserved %d sold out %d errors %v", r.Requests, r.Attempts, r.Reserved, r.SoldOut, r.Errors)
+		t.Fatalf("requests %d attempts %v reserved %d sold out %d errors %v", r.Requests, r.Attempts, r.Reserved, r.SoldOut,
+			r.Errors)
 	}
 	if !r.OK() {
 		t.Fatalf("checks: %+v", r.Checks)
@@ -187,7 +188,8 @@ func TestRunUnansweredSettleIsEitherOutcome(t *testing.T) {
 	took := r.Unsure["paid: took effect"] + r.Unsure["cancelled: took effect"]
 	did := r.Unsure["paid: did not"] + r.Unsure["cancelled: did not"]
 	if took != 10 || did != 10 || r.Pay.OK+r.Cancel.OK != 20 {
-		t.Fatalf("unsure %v, pay ok %d, cancel ok %d; want 10 took effect, 10 did not, 20 answered", r.Unsure, r.Pay.OK, r.Cancel.OK)
+		t.Fatalf("unsure %v, pay ok %d, cancel ok %d; want 10 took effect, 10 did not, 20 answered", r.Unsure, r.Pay.OK,
+			r.Cancel.OK)
 	}
 
 	f2 := newFakeAPI()
@@ -333,7 +335,8 @@ func TestRunManyBuyersAgainstFake(t *testing.T) {
 	var text bytes.Buffer
 	r.WriteText(&text)
 	if !r.OK() || r.Reserved != 100 || r.SoldOut != 1_900 || r.Requests != 2_000 || len(r.Errors) != 0 || r.Paid() != 100 {
-		t.Fatalf("reserved %d, sold out %d, requests %d, errors %v:\n%s", r.Reserved, r.SoldOut, r.Requests, r.Errors, text.String())
+		t.Fatalf("reserved %d, sold out %d, requests %d, errors %v:\n%s", r.Reserved, r.SoldOut, r.Requests, r.Errors,
+			text.String())
 	}
 	bars := 0
 	for _, b := range r.Histogram {

@@ -180,7 +180,8 @@ func TestWriteText(t *testing.T) {
 	var b bytes.Buffer
 	sampleReport().WriteText(&b)
 	out := b.String()
-	for _, want := range []string{"reserved   3", "sold out   6", "BUSY 1", "p99", "FAIL reconciliation consistent", "n/a  sold exactly", "result: FAIL"} {
+	for _, want := range []string{"reserved   3", "sold out   6", "BUSY 1", "p99", "FAIL reconciliation consistent",
+		"n/a  sold exactly", "result: FAIL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
 		}

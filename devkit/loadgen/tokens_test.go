@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -26,10 +25,14 @@ func TestBuyerTokensAreAuthtokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		claims := jwt.MapClaims{}
-		if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) { return []byte(buyerSecret), nil }); err != nil {
+		if _, err := jwt.ParseWithClaims(tok, claims, func(*jwt.Token) (any, error) {
+			return []byte(buyerSecret),
+				nil
+		}); err != nil {
 			t.Fatalf("uid %d: %v", uid, err)
 		}
-		if claims[authtoken.BuyerClaim] != float64(uid) || claims["exp"] != float64(toks.exp) || claims["iat"] != float64(toks.iat) {
+		if claims[authtoken.BuyerClaim] != float64(uid) || claims["exp"] != float64(toks.exp) ||
+			claims["iat"] != float64(toks.iat) {
 			t.Fatalf("uid %d: claims %v", uid, claims)
 		}
 		if _, err := jwt.Parse(tok, func(*jwt.Token) (any, error) { return []byte("other"), nil }); err == nil {
@@ -39,13 +42,6 @@ func TestBuyerTokensAreAuthtokens(t *testing.T) {
 		if ref, _ := authtoken.Buyer(buyerSecret, uid, 24*time.Hour); time.Now().Unix() == toks.iat && ref != tok {
 			t.Fatalf("uid %d: minted %s, authtoken.Buyer %s", uid, tok, ref)
 		}
-	}
-}
-
-func TestReserveBody(t *testing.T) {
-	want, _ := json.Marshal(map[string]any{"activity_id": int64(42), "quantity": int64(3), "request_id": "lg-ab12-7"})
-	if got := reserveBody(42, 3, "lg-ab12-7"); string(got) != string(want) {
-		t.Fatalf("body %s, want %s", got, want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -79,6 +80,25 @@ func startBrowser(t *testing.T) *browser {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+	browserWS := devtoolsEndpoint(t, stderr)
+	host := strings.SplitN(strings.TrimPrefix(browserWS, "ws://"), "/", 2)[0]
+	pageWS := pageTarget(t, host)
+	ws, err := websocket.Dial(pageWS, "", "http://"+host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.MaxPayloadBytes = 64 << 20
+	b := &browser{t: t, ws: ws, waiting: map[int64]chan cdpReply{}}
+	t.Cleanup(func() { _ = ws.Close() })
+	go b.read()
+	b.call("Runtime.enable", nil)
+	b.call("Page.enable", nil)
+	return b
+}
+
+// devtoolsEndpoint reads Chromium's stderr until it names its DevTools endpoint (ws://...).
+func devtoolsEndpoint(t *testing.T, stderr io.Reader) string {
+	t.Helper()
 	found := make(chan string, 1)
 	var logMu sync.Mutex
 	var log strings.Builder
@@ -96,15 +116,21 @@ func startBrowser(t *testing.T) *browser {
 			}
 		}
 	}()
-	var browserWS string
 	select {
-	case browserWS = <-found:
+	case browserWS := <-found:
+		return browserWS
 	case <-time.After(60 * time.Second):
 		logMu.Lock()
 		defer logMu.Unlock()
 		t.Fatalf("chromium did not start its DevTools endpoint:\n%s", log.String())
 	}
-	host := strings.SplitN(strings.TrimPrefix(browserWS, "ws://"), "/", 2)[0]
+	return ""
+}
+
+// pageTarget waits for the browser at host to list a page target and returns its
+// WebSocket URL.
+func pageTarget(t *testing.T, host string) string {
+	t.Helper()
 	var pageWS string
 	for deadline := time.Now().Add(20 * time.Second); pageWS == ""; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -127,17 +153,7 @@ func startBrowser(t *testing.T) *browser {
 			}
 		}
 	}
-	ws, err := websocket.Dial(pageWS, "", "http://"+host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.MaxPayloadBytes = 64 << 20
-	b := &browser{t: t, ws: ws, waiting: map[int64]chan cdpReply{}}
-	t.Cleanup(func() { _ = ws.Close() })
-	go b.read()
-	b.call("Runtime.enable", nil)
-	b.call("Page.enable", nil)
-	return b
+	return pageWS
 }
 
 func (b *browser) read() {

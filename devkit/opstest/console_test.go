@@ -1,16 +1,15 @@
 package opstest
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/internal/authtoken"
 )
 
@@ -109,6 +108,9 @@ func allText(want string, selectors ...string) string {
 // buy reserves one unit for each of n buyers through the API, and pays the first paid.
 func buy(t *testing.T, base, secret string, aid int64, n, paid int) {
 	t.Helper()
+	c := apiclient.New(base, apiclient.Options{Conns: n})
+	defer c.Close()
+	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
@@ -122,16 +124,13 @@ func buy(t *testing.T, base, secret string, aid int64, n, paid int) {
 				return
 			}
 			time.Sleep(time.Duration(i) * 100 * time.Millisecond) // a sale over two seconds
-			var r struct {
-				OrderNo string `json:"order_no"`
-			}
-			body := fmt.Sprintf(`{"activity_id":%d,"request_id":"console-%d"}`, aid, uid)
-			if err := post(base+"/v1/seckill/orders", tok, body, &r); err != nil {
+			r, _, err := c.Reserve(ctx, tok, apiclient.ReserveBody(aid, 1, fmt.Sprintf("console-%d", uid)))
+			if err != nil {
 				errs <- err
 				return
 			}
 			if i < paid {
-				if err := post(base+"/v1/seckill/orders/"+r.OrderNo+"/pay", tok, "", nil); err != nil {
+				if _, _, err := c.Pay(ctx, tok, r.OrderNo); err != nil {
 					errs <- err
 				}
 			}
@@ -142,29 +141,4 @@ func buy(t *testing.T, base, secret string, aid int64, n, paid int) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-}
-
-func post(url, token, body string, out any) error {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var raw bytes.Buffer
-	_, _ = raw.ReadFrom(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, strings.TrimSpace(raw.String()))
-	}
-	if out != nil {
-		return json.Unmarshal(raw.Bytes(), out)
-	}
-	return nil
 }

@@ -115,7 +115,8 @@ func (p *prometheus) api(path string, q url.Values, out any) {
 // series reports whether Prometheus holds a series of the metric.
 func (p *prometheus) series(name string) bool {
 	var out []map[string]string
-	p.api("/api/v1/series", url.Values{"match[]": {name}, "start": {fmt.Sprint(time.Now().Add(-10 * time.Minute).Unix())}}, &out)
+	p.api("/api/v1/series", url.Values{"match[]": {name},
+		"start": {fmt.Sprint(time.Now().Add(-10 * time.Minute).Unix())}}, &out)
 	return len(out) > 0
 }
 
@@ -186,7 +187,8 @@ func TestOperatorViewOfASale(t *testing.T) {
 	}
 	db := testenv.MySQL(t) // only for its server connection
 	if _, err := db.DB.ExecContext(context.Background(), fmt.Sprintf(
-		"UPDATE `%s`.`inventory` SET `available` = `available` - 3 WHERE `activity_id` = ?", cfg.DBName), r.ActivityID); err != nil {
+		"UPDATE `%s`.`inventory` SET `available` = `available` - 3 WHERE `activity_id` = ?", cfg.DBName),
+		r.ActivityID); err != nil {
 		t.Fatal(err)
 	}
 	activity := fmt.Sprint(r.ActivityID)

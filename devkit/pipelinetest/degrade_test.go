@@ -126,6 +126,50 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	// its relay is DESIGN.md's "Failure stance"; not what this test is about).
 	p.OutboxEmpty(aid, 10*time.Second)
 
+	during := saleWithRedisDown(t, p, aid)
+	changesInDegradeMode(t, p, aid, during)
+
+	restartRedis(t, p)
+	waitMode(t, p, aid, "redis", 60*time.Second)
+	ping, err := p.Inv.Ping(ctx, &inventoryclient.PingReq{})
+	if err != nil || ping.RedisDown || len(ping.Degraded) != 0 {
+		t.Fatalf("ping after the rebuild: %+v %v, want ok", ping, err)
+	}
+	switched := switches(t)
+	if switched < 1 {
+		t.Fatalf("the switch to mysql above is not counted (%v switches)", switched)
+	}
+	replaysAfterRebuild(t, p, aid, during)
+	rest, soldOut := buyers(t, p.Inv, aid, "c", uids(5001, 200))
+	if n := switches(t) - switched; n != 0 {
+		t.Fatalf("%v mode switches after the hand-back with Redis up, want none (a flap)", n)
+	}
+	// 40 + 80 sold, one cancelled: 31 left for Redis.
+	if want := total - 40 - 80 + 1; len(rest) != want || soldOut != 200-want {
+		t.Fatalf(
+			"after the rebuild %d sold, %d sold out; want exactly %d sold (oversold %d)",
+			len(rest),
+			soldOut,
+			want,
+			len(rest)-want,
+		)
+	}
+	snap, err := p.Store.Stock(ctx, aid)
+	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != total || snap.Total != total ||
+		snap.Sold != 1 {
+		t.Fatalf("redis after the sale: %+v %v", snap, err)
+	}
+	r := p.Drain(aid, 30*time.Second)
+	if r.Db.Available != 0 || r.Db.Locked+r.Db.Sold != total {
+		t.Fatalf("mysql after the sale: %+v", r.Db)
+	}
+	soldOnce(t, p, aid, total)
+}
+
+// saleWithRedisDown shuts Redis down and has 80 buyers reserve through MySQL; it returns
+// their orders by uid.
+func saleWithRedisDown(t *testing.T, p *pipelinetest.Pipeline, aid int64) map[int64]string {
+	t.Helper()
 	shutdownRedis(t, p)
 	down := make(chan map[int64]string)
 	go func() { o, _ := buyers(t, p.Inv, aid, "a", uids(1001, 80)); down <- o }()
@@ -151,6 +195,13 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if err != nil || !ping.RedisDown || len(ping.Degraded) != 1 || ping.Degraded[0] != aid {
 		t.Fatalf("ping while degraded: %+v %v, want redis_down and [%d]", ping, err, aid)
 	}
+	return during
+}
+
+// changesInDegradeMode pays one order and cancels one in MySQL, replays one and checks the
+// per-user limit.
+func changesInDegradeMode(t *testing.T, p *pipelinetest.Pipeline, aid int64, during map[int64]string) {
+	t.Helper()
 	// Pay one and cancel one in MySQL, replay one.
 	if _, err := p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001}); err != nil {
 		t.Fatalf("pay in degrade mode: %v", err)
@@ -158,7 +209,7 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if _, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1002], Uid: 1002}); err != nil {
 		t.Fatalf("cancel in degrade mode: %v", err)
 	}
-	_, err = p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001})
+	_, err := p.Inv.Release(ctx, &inventoryclient.OrderReq{OrderNo: during[1001], Uid: 1001})
 	if xerr.FromStatus(err).Code != xerr.OrderPaid {
 		t.Fatalf("cancel a paid order in degrade mode: %v, want ORDER_PAID", err)
 	}
@@ -174,17 +225,11 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 	if xerr.FromStatus(err).Code != xerr.LimitExceeded {
 		t.Fatalf("second request of a buyer at the limit in degrade mode: %v, want LIMIT_EXCEEDED", err)
 	}
+}
 
-	restartRedis(t, p)
-	waitMode(t, p, aid, "redis", 60*time.Second)
-	ping, err = p.Inv.Ping(ctx, &inventoryclient.PingReq{})
-	if err != nil || ping.RedisDown || len(ping.Degraded) != 0 {
-		t.Fatalf("ping after the rebuild: %+v %v, want ok", ping, err)
-	}
-	switched := switches(t)
-	if switched < 1 {
-		t.Fatalf("the switch to mysql above is not counted (%v switches)", switched)
-	}
+// replaysAfterRebuild: the orders of both books are in Redis again, as they are.
+func replaysAfterRebuild(t *testing.T, p *pipelinetest.Pipeline, aid int64, during map[int64]string) {
+	t.Helper()
 	// The orders of both books are in Redis again, as they are. Go-zero's Redis breaker
 	// still drops some calls for seconds after the outage: those are BUSY, retried as a
 	// client does, and switch nothing (checked below).
@@ -199,29 +244,11 @@ func TestDegradeModeRedisDownMidSale(t *testing.T) {
 			t.Fatalf("replay of %d after the rebuild: %+v %v, want %s", uid, r, err, no)
 		}
 	}
-	rest, soldOut := buyers(t, p.Inv, aid, "c", uids(5001, 200))
-	if n := switches(t) - switched; n != 0 {
-		t.Fatalf("%v mode switches after the hand-back with Redis up, want none (a flap)", n)
-	}
-	// 40 + 80 sold, one cancelled: 31 left for Redis.
-	if want := total - 40 - 80 + 1; len(rest) != want || soldOut != 200-want {
-		t.Fatalf(
-			"after the rebuild %d sold, %d sold out; want exactly %d sold (oversold %d)",
-			len(rest),
-			soldOut,
-			want,
-			len(rest)-want,
-		)
-	}
-	snap, err := p.Store.Stock(ctx, aid)
-	if err != nil || snap.Remaining != 0 || snap.Remaining+snap.Locked+snap.Sold != total || snap.Total != total ||
-		snap.Sold != 1 {
-		t.Fatalf("redis after the sale: %+v %v", snap, err)
-	}
-	r := p.Drain(aid, 30*time.Second)
-	if r.Db.Available != 0 || r.Db.Locked+r.Db.Sold != total {
-		t.Fatalf("mysql after the sale: %+v", r.Db)
-	}
+}
+
+// soldOnce: total live orders in MySQL, no request id with two.
+func soldOnce(t *testing.T, p *pipelinetest.Pipeline, aid int64, total int) {
+	t.Helper()
 	var live, dup int
 	if err := p.DB.DB.QueryRow("SELECT COUNT(*) FROM seckill_order WHERE activity_id = ? AND status IN "+
 		"('reserved','paid')", aid).Scan(&live); err != nil {

@@ -239,10 +239,8 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	var next atomic.Int64
 	next.Store(1000)
 	reserve := func(inv inventoryclient.Inventory, uid int64) error {
-		_, err := inv.Reserve(
-			ctx,
-			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "lease")},
-		)
+		req := &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "lease")}
+		_, err := inv.Reserve(ctx, req)
 		return err
 	}
 	// The activity warm in Redis (A's first sale backfills it); then A's lease goes stale
@@ -255,17 +253,7 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	// B learns that its Redis is gone (Ping: no switch) until its Redis calls fail fast
 	// (go-redis redials and retries for up to about 2 s before that), so that its switch
 	// follows A's renewal closely.
-	deadline := time.Now().Add(20 * time.Second)
-	for fast := 0; fast < 3; {
-		began := time.Now()
-		r, err := invB.Ping(ctx, &inventoryclient.PingReq{})
-		if err == nil && r.RedisDown && time.Since(began) < 50*time.Millisecond {
-			fast++
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("B's Redis calls still slow to fail after 20 s (last ping %v, %v)", r, err)
-		}
-	}
+	awaitFastFailures(t, invB)
 	time.Sleep(lease + 100*time.Millisecond)
 	if err := reserve(invA, next.Add(1)); err != nil {
 		t.Fatalf("A's lease renewal sale: %v", err)
@@ -290,8 +278,50 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 	// Buyers on both instances until MySQL has sold for a while: A on its lease, then (like
 	// B) through MySQL.
 	stop := switchedAt.Add(2*lease + 1500*time.Millisecond)
+	fenceBuyers(t, []inventoryclient.Inventory{invA, invB}, reserve, &next, &stuck, stop)
+
+	sales, _ := log.books(p)
+	lastRedis, firstMySQL, redisAfterSwitch, byMySQL := splitSales(sales, switchedAt)
+	t.Logf(
+		"the switch %v after A renewed its lease; %d sales: %d by Redis after the switch (A on its lease), %d by MySQL; "+
+			"%d answered past their sell-by or timed out; the last Redis sale ended %v after the switch, "+
+			"the first MySQL sale began %v after it",
+		switchedAt.Sub(renewed).Round(time.Millisecond), len(sales), redisAfterSwitch, byMySQL, stuck.Load(),
+		lastRedis.ended.Sub(switchedAt).Round(time.Millisecond), firstMySQL.began.Sub(switchedAt).Round(time.Millisecond))
+	if byMySQL == 0 {
+		t.Fatal("the MySQL book never sold")
+	}
+	if !lastRedis.ended.Before(firstMySQL.began) {
+		t.Fatalf("both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
+			stamp(lastRedis.began), stamp(lastRedis.ended), stamp(firstMySQL.began),
+			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond))
+	}
+	return fenceResult{redisAfterSwitch: redisAfterSwitch, stuck: int(stuck.Load())}
+}
+
+// awaitFastFailures pings B until it learns that its Redis is gone (Ping: no switch) and
+// its Redis calls fail fast (go-redis redials and retries for up to about 2 s before that).
+func awaitFastFailures(t *testing.T, invB inventoryclient.Inventory) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for fast := 0; fast < 3; {
+		began := time.Now()
+		r, err := invB.Ping(ctx, &inventoryclient.PingReq{})
+		if err == nil && r.RedisDown && time.Since(began) < 50*time.Millisecond {
+			fast++
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("B's Redis calls still slow to fail after 20 s (last ping %v, %v)", r, err)
+		}
+	}
+}
+
+// fenceBuyers runs six buyers on each instance until stop, each retrying a BUSY with the
+// same request id; stuck counts the answers past their sell-by and the timeouts.
+func fenceBuyers(t *testing.T, invs []inventoryclient.Inventory, reserve func(inventoryclient.Inventory, int64) error,
+	next, stuck *atomic.Int64, stop time.Time) {
 	var wg sync.WaitGroup
-	for _, inv := range []inventoryclient.Inventory{invA, invB} {
+	for _, inv := range invs {
 		for range 6 {
 			wg.Add(1)
 			go func() {
@@ -318,10 +348,11 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 		}
 	}
 	wg.Wait()
+}
 
-	sales, _ := log.books(p)
-	var lastRedis, firstMySQL booked
-	var redisAfterSwitch, byMySQL int
+// splitSales finds the last Redis sale, the first MySQL sale, the Redis sales begun after
+// the switch and the MySQL sales.
+func splitSales(sales []booked, switchedAt time.Time) (lastRedis, firstMySQL booked, redisAfterSwitch, byMySQL int) {
 	for _, s := range sales {
 		switch {
 		case s.mysql:
@@ -338,26 +369,5 @@ func fenceScenario(t *testing.T, lease time.Duration, stall func(p *pipelinetest
 			}
 		}
 	}
-	t.Logf(
-		"the switch %v after A renewed its lease; %d sales: %d by Redis after the switch (A on its lease), %d by MySQL; "+
-			"%d answered past their sell-by or timed out; the last Redis sale ended %v after the switch, "+
-			"the first MySQL sale began %v after it",
-		switchedAt.Sub(renewed).Round(time.Millisecond),
-		len(sales),
-		redisAfterSwitch,
-		byMySQL,
-		stuck.Load(),
-		lastRedis.ended.Sub(switchedAt).
-			Round(time.Millisecond),
-		firstMySQL.began.Sub(switchedAt).Round(time.Millisecond),
-	)
-	if byMySQL == 0 {
-		t.Fatal("the MySQL book never sold")
-	}
-	if !lastRedis.ended.Before(firstMySQL.began) {
-		t.Fatalf("both books sold at once: a Redis sale %v..%v, a MySQL sale from %v (%v before the Redis one ended)",
-			stamp(lastRedis.began), stamp(lastRedis.ended), stamp(firstMySQL.began),
-			lastRedis.ended.Sub(firstMySQL.began).Round(time.Millisecond))
-	}
-	return fenceResult{redisAfterSwitch: redisAfterSwitch, stuck: int(stuck.Load())}
+	return lastRedis, firstMySQL, redisAfterSwitch, byMySQL
 }

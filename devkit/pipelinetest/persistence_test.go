@@ -171,15 +171,9 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 	p.Redis.Kill()
 	calls := map[string]func(i int) error{
 		"reserve": func(i int) error {
-			_, err := p.Inv.Reserve(
-				ctx,
-				&inventoryclient.ReserveReq{
-					ActivityId: aid,
-					Uid:        int64(100 + i),
-					Quantity:   1,
-					RequestId:  rid(int64(100+i), "down"),
-				},
-			)
+			uid := int64(100 + i)
+			req := &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "down")}
+			_, err := p.Inv.Reserve(ctx, req)
 			return err
 		},
 		"pay": func(int) error {
@@ -219,9 +213,23 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Redis = restarted
-	// go-zero's Redis breaker saw every call fail while Redis was down (the relay's and
-	// the jobs' too); it lets calls through again as its 10 s window fills with successes,
-	// which on loaded cores has taken over 30 s.
+	awaitReservations(t, p, aid)
+	// The breaker drops a share of calls until its window holds successes only: the pay
+	// gets the same bound as the reservations above (10 s was too short on loaded cores).
+	if _, err := pipelinetest.Retry(t, 60*time.Second, func() (*inventoryclient.OrderStateResp, error) {
+		return p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: r.OrderNo, Uid: 1})
+	}); err != nil {
+		t.Logf("direct: %v", p.Store.Confirm(ctx, r.OrderNo, 1))
+		t.Fatalf("pay after Redis came back: %v", err)
+	}
+}
+
+// awaitReservations waits until a reservation succeeds again after Redis came back: go-zero's
+// Redis breaker saw every call fail while Redis was down (the relay's and the jobs' too); it
+// lets calls through again as its 10 s window fills with successes, which on loaded cores has
+// taken over 30 s.
+func awaitReservations(t *testing.T, p *pipelinetest.Pipeline, aid int64) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	var last error
 	for {
@@ -240,14 +248,6 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 			t.Fatal(fmt.Errorf("reservations did not recover within 60 s after Redis came back; last: %w", last))
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-	// The breaker drops a share of calls until its window holds successes only: the pay
-	// gets the same bound as the reservations above (10 s was too short on loaded cores).
-	if _, err := pipelinetest.Retry(t, 60*time.Second, func() (*inventoryclient.OrderStateResp, error) {
-		return p.Inv.Confirm(ctx, &inventoryclient.OrderReq{OrderNo: r.OrderNo, Uid: 1})
-	}); err != nil {
-		t.Logf("direct: %v", p.Store.Confirm(ctx, r.OrderNo, 1))
-		t.Fatalf("pay after Redis came back: %v", err)
 	}
 }
 

@@ -136,6 +136,16 @@ func lossScenario(t *testing.T, writerBehind bool) {
 		p.StartWriter()
 	}
 
+	ordersSurviveTheLoss(t, p, aid, s)
+	// The remaining stock sells exactly once.
+	sellsOut(t, p, aid, total, held, 0)
+}
+
+// ordersSurviveTheLoss: after the rebuild, paid orders are paid, a reserved one is payable
+// with its expire_at, every request id replays its order and the per-user limit counts
+// the orders from before the loss.
+func ordersSurviveTheLoss(t *testing.T, p *pipelinetest.Pipeline, aid int64, s *sale) {
+	t.Helper()
 	// Paid orders are still paid (the first read waits out the rebuild).
 	for uid := range s.paid {
 		o, err := pipelinetest.Retry(t, 30*time.Second, func() (*inventoryclient.GetOrderResp, error) {
@@ -184,8 +194,6 @@ func lossScenario(t *testing.T, writerBehind bool) {
 			t.Fatalf("buyer %d with a new request id after the loss: %v, want LIMIT_EXCEEDED", uid, err)
 		}
 	}
-	// The remaining stock sells exactly once.
-	sellsOut(t, p, aid, total, held, 0)
 }
 
 // sellsOut has 300 buyers (uids from 10000; the first one firstUID instead, when not 0)

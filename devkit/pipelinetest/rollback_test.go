@@ -112,10 +112,8 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 	rollBack(t, p, c, aid, snap)
 
 	// The first change on the rolled-back book is not acknowledged.
-	_, err := p.Inv.Reserve(
-		ctx,
-		&inventoryclient.ReserveReq{ActivityId: aid, Uid: 5000, Quantity: 1, RequestId: rid(5000, "c")},
-	)
+	first := &inventoryclient.ReserveReq{ActivityId: aid, Uid: 5000, Quantity: 1, RequestId: rid(5000, "c")}
+	_, err := p.Inv.Reserve(ctx, first)
 	if code := xerr.FromStatus(err); err == nil || code.Code != xerr.Busy {
 		t.Fatalf("first reservation after the rollback: %v, want BUSY", err)
 	}
@@ -138,10 +136,8 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 	// Replays answer the original orders, and the per-user limit counts them.
 	for uid, r := range s.reserved {
 		again, err := pipelinetest.Retry(t, 10*time.Second, func() (*inventoryclient.ReserveResp, error) {
-			return p.Inv.Reserve(
-				ctx,
-				&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "a")},
-			)
+			return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1,
+				RequestId: rid(uid, "a")})
 		})
 		if err != nil || again.OrderNo != r.OrderNo || !again.Replay {
 			t.Fatalf("replay of %d: %+v %v, want %s", uid, again, err, r.OrderNo)
@@ -149,10 +145,8 @@ func TestPartialRollbackIsRebuilt(t *testing.T) {
 		if s.cancel[uid] {
 			continue
 		}
-		_, err = p.Inv.Reserve(
-			ctx,
-			&inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1, RequestId: rid(uid, "b")},
-		)
+		_, err = p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: uid, Quantity: 1,
+			RequestId: rid(uid, "b")})
 		if c := xerr.FromStatus(err); c == nil || c.Code != xerr.LimitExceeded {
 			t.Fatalf("buyer %d with a new request id after the rollback: %v, want LIMIT_EXCEEDED", uid, err)
 		}

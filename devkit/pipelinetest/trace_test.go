@@ -1,8 +1,7 @@
 package pipelinetest_test
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/devkit/pipelinetest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/authtoken"
@@ -54,12 +54,11 @@ func gateway(t *testing.T, p *pipelinetest.Pipeline) string {
 	go s.Start()
 	t.Cleanup(s.Stop)
 	base := fmt.Sprintf("http://127.0.0.1:%d", c.Port)
+	gw := apiclient.New(base, apiclient.Options{Conns: 1, Timeout: 5 * time.Second})
+	defer gw.Close()
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+		if _, err := gw.Healthz(context.Background()); err == nil {
+			return base
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("gateway did not become healthy")
@@ -67,33 +66,10 @@ func gateway(t *testing.T, p *pipelinetest.Pipeline) string {
 	}
 }
 
-// post sends a buyer's request (body nil: none) in trace traceID and returns the answer's body.
-func post(t *testing.T, url, token, traceID string, body any) []byte {
-	t.Helper()
-	var raw []byte
-	if body != nil {
-		raw, _ = json.Marshal(body)
-	}
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var out bytes.Buffer
-	_, _ = out.ReadFrom(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: %d %s", url, resp.StatusCode, out.String())
-	}
-	return out.Bytes()
+// traced is a client of the gateway at base sending every request in trace traceID.
+func traced(base, traceID string) *apiclient.Client {
+	return apiclient.New(base, apiclient.Options{Conns: 1}).WithHeader(http.Header{
+		"Traceparent": {"00-" + traceID + "-00f067aa0ba902b7-01"}})
 }
 
 // TestReservationTraceReachesTheWriter follows one reservation and then its pay, each in a
@@ -112,15 +88,14 @@ func TestReservationTraceReachesTheWriter(t *testing.T) {
 	}
 
 	reserveTrace, payTrace := "4bf92f3577b34da6a3ce929d0e0e4736", "5cf92f3577b34da6a3ce929d0e0e4737"
-	var order struct {
-		OrderNo string `json:"order_no"`
+	order, m, err := traced(base, reserveTrace).Reserve(context.Background(), token,
+		apiclient.ReserveBody(aid, 1, "traced-reservation-1"))
+	if err != nil || m.Code != apiclient.CodeOK || order.OrderNo == "" {
+		t.Fatalf("reserve answered %+v %s (%v)", order, m.Code, err)
 	}
-	body := post(t, base+"/v1/seckill/orders", token, reserveTrace,
-		map[string]any{"activity_id": aid, "request_id": "traced-reservation-1", "quantity": 1})
-	if err := json.Unmarshal(body, &order); err != nil || order.OrderNo == "" {
-		t.Fatalf("reserve answered %s (%v)", body, err)
+	if _, _, err := traced(base, payTrace).Pay(context.Background(), token, order.OrderNo); err != nil {
+		t.Fatal(err)
 	}
-	post(t, base+"/v1/seckill/orders/"+order.OrderNo+"/pay", token, payTrace, nil)
 
 	// The writer applies both events after the answers: wait for its spans.
 	var applies tracetest.SpanStubs

@@ -15,11 +15,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -29,6 +27,7 @@ import (
 	"github.com/zeromicro/go-zero/core/trace"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/mq/mqserver"
@@ -357,7 +356,7 @@ func startGateway(ctx context.Context, sys *System) error {
 	}
 	go s.Start()
 	sys.onClose("gateway", s.Stop)
-	return waitHealthy(ctx, sys.APIURL+"/healthz", 30*time.Second)
+	return waitHealthy(ctx, sys.APIURL, 30*time.Second)
 }
 
 func waitTCP(ctx context.Context, addr string, limit time.Duration) error {
@@ -378,25 +377,19 @@ func waitTCP(ctx context.Context, addr string, limit time.Duration) error {
 	}
 }
 
-func waitHealthy(ctx context.Context, url string, limit time.Duration) error {
+func waitHealthy(ctx context.Context, base string, limit time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	last := errors.New("no answer")
+	c := apiclient.New(base, apiclient.Options{Conns: 1, Timeout: limit})
+	defer c.Close()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
+		_, err := c.Healthz(ctx)
 		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = fmt.Errorf("HTTP %d", resp.StatusCode)
-		} else {
-			last = err
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not healthy: %w", url, last)
+			return fmt.Errorf("%s not healthy: %w", base+apiclient.HealthzPath, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -1,11 +1,9 @@
 package standalone
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/devkit/testenv"
 )
 
@@ -101,45 +100,40 @@ func TestStandaloneTraceToFile(t *testing.T) {
 			sys.Close()
 		}
 	}()
-	post := func(path, token, body string) *http.Response {
-		t.Helper()
-		req, err := http.NewRequest(http.MethodPost, sys.APIURL+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(raw))
-		return resp
-	}
-	now := time.Now().Unix()
-	var a struct {
-		ActivityID int64 `json:"activity_id"`
-	}
-	resp := post("/v1/admin/activities", sys.MerchantToken,
-		fmt.Sprintf(`{"sku_id":1,"name":"traced","stock":5,"start_time":%d,"end_time":%d}`, now-10, now+3600))
-	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil {
+	c := apiclient.New(sys.APIURL, apiclient.Options{Conns: 1})
+	defer c.Close()
+	ctx, now := context.Background(), time.Now().Unix()
+	a, err := c.Create(ctx, sys.MerchantToken, apiclient.NewActivity{SkuID: 1, Name: "traced", Stock: 5,
+		StartTime: now - 10, EndTime: now + 3600})
+	if err != nil {
 		t.Fatal(err)
 	}
-	post(fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID), sys.MerchantToken, "")
-	resp = post("/v1/seckill/orders", sys.BuyerToken, fmt.Sprintf(`{"activity_id":%d,"request_id":"traced-0001"}`,
-		a.ActivityID))
-	traceID := strings.Split(resp.Header.Get("traceparent"), "-")
+	if _, err := c.Warmup(ctx, sys.MerchantToken, a.ActivityID); err != nil {
+		t.Fatal(err)
+	}
+	_, m, err := c.Reserve(ctx, sys.BuyerToken, apiclient.ReserveBody(a.ActivityID, 1, "traced-0001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceID := strings.Split(m.Header.Get("traceparent"), "-")
 	if len(traceID) != 4 {
-		t.Fatalf("the reservation's answer has no traceparent: %q", resp.Header.Get("traceparent"))
+		t.Fatalf("the reservation's answer has no traceparent: %q", m.Header.Get("traceparent"))
 	}
 	sys.Close() // flushes the spans
 	closed = true
 
+	names := spanNames(t, file, traceID[1])
+	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/ReserveBatch", "redis[evalsha]"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no span %q in trace %s: %q", want, traceID[1], names)
+		}
+	}
+}
+
+// spanNames are the names of the spans of trace traceID in the span file (a Redis span's
+// commands appended).
+func spanNames(t *testing.T, file, traceID string) []string {
+	t.Helper()
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +151,7 @@ func TestStandaloneTraceToFile(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &s); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		if s.SpanContext.TraceID != traceID[1] {
+		if s.SpanContext.TraceID != traceID {
 			continue
 		}
 		for _, kv := range s.Attributes {
@@ -167,9 +161,5 @@ func TestStandaloneTraceToFile(t *testing.T) {
 		}
 		names = append(names, s.Name)
 	}
-	for _, want := range []string{"/v1/seckill/orders", "inventory.Inventory/ReserveBatch", "redis[evalsha]"} {
-		if !slices.Contains(names, want) {
-			t.Errorf("no span %q in trace %s: %q", want, traceID[1], names)
-		}
-	}
+	return names
 }

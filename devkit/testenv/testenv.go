@@ -51,7 +51,8 @@ type server struct {
 
 var redisServer, mysqlServer server
 
-func (s *server) resolve(env, def string, up func(string) error, start func(context.Context) (string, error)) (string, error) {
+func (s *server) resolve(env, def string, up func(string) error, start func(context.Context) (string, error)) (string,
+	error) {
 	if v := os.Getenv(env); v != "" {
 		return v, nil // given: used as it is
 	}
@@ -140,7 +141,8 @@ func MySQLDSN() string {
 // unavailable fails the test: a test never passes by not testing.
 func unavailable(t testing.TB, what string, err error) {
 	t.Helper()
-	t.Fatalf("%s is required (give %s, or let the harness start one): %v", what, map[string]string{"redis": envRedis, "mysql": envMySQL}[what], err)
+	t.Fatalf("%s is required (give %s, or let the harness start one): %v", what, map[string]string{"redis": envRedis,
+		"mysql": envMySQL}[what], err)
 }
 
 // Need makes sure a server binary is installed (apt-get where it is missing), else fails.
@@ -272,7 +274,8 @@ func EmptyMySQL(t testing.TB) *Database {
 // (partitions each) and returns its seed addresses. It is closed when the test ends.
 func Kafka(t testing.TB, partitions int) []string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), event.Topic, event.DeadLetterTopic))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(int32(partitions), event.Topic,
+		event.DeadLetterTopic))
 	if err != nil {
 		t.Fatalf("kfake: %v", err)
 	}

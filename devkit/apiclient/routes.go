@@ -1,0 +1,131 @@
+package apiclient
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Paths of the API's routes.
+const (
+	ReservePath     = "/v1/seckill/orders"
+	AdminActivities = "/v1/admin/activities"
+	HealthzPath     = "/healthz"
+)
+
+// AdminPath is /v1/admin/activities/{id}, followed by /suffix unless suffix is "".
+func AdminPath(id int64, suffix string) string {
+	p := AdminActivities + "/" + strconv.FormatInt(id, 10)
+	if suffix != "" {
+		p += "/" + suffix
+	}
+	return p
+}
+
+// OrderPath is /v1/seckill/orders/{order_no}, followed by /op unless op is "".
+func OrderPath(orderNo, op string) string {
+	p := ReservePath + "/" + url.PathEscape(orderNo)
+	if op != "" {
+		p += "/" + op
+	}
+	return p
+}
+
+// Buyer calls: each returns how the exchange went (Meta) besides the typed answer, as a
+// load generator times and counts them.
+
+// Reserve sends a reservation whose JSON body is already encoded (ReserveBody): a 200
+// (Meta.Code CodeOK) or a 202 entry of the draw (CodeQueued) decodes into the Reservation.
+func (c *Client) Reserve(ctx context.Context, token string, body []byte) (Reservation, Meta, error) {
+	var r Reservation
+	m, err := c.Do(ctx, http.MethodPost, ReservePath, token, body, &r)
+	return r, m, err
+}
+
+// Pay confirms payment of a reserved order.
+func (c *Client) Pay(ctx context.Context, token, orderNo string) (Order, Meta, error) {
+	var o Order
+	m, err := c.Do(ctx, http.MethodPost, OrderPath(orderNo, "pay"), token, nil, &o)
+	return o, m, err
+}
+
+// Cancel releases a reserved order.
+func (c *Client) Cancel(ctx context.Context, token, orderNo string) (Order, Meta, error) {
+	var o Order
+	m, err := c.Do(ctx, http.MethodPost, OrderPath(orderNo, "cancel"), token, nil, &o)
+	return o, m, err
+}
+
+// Order reads one of the buyer's orders.
+func (c *Client) Order(ctx context.Context, token, orderNo string) (Order, Meta, error) {
+	var o Order
+	m, err := c.Do(ctx, http.MethodGet, OrderPath(orderNo, ""), token, nil, &o)
+	return o, m, err
+}
+
+// Entry reads the buyer's entry of an activity's opening draw.
+func (c *Client) Entry(ctx context.Context, token string, activityID int64) (Entry, Meta, error) {
+	var e Entry
+	m, err := c.Do(ctx, http.MethodGet, "/v1/seckill/entries/"+strconv.FormatInt(activityID, 10), token, nil, &e)
+	return e, m, err
+}
+
+// Activity is the buyer's read of an activity.
+func (c *Client) Activity(ctx context.Context, token string, activityID int64) (BuyerActivity, Meta, error) {
+	var a BuyerActivity
+	m, err := c.Do(ctx, http.MethodGet, "/v1/activities/"+strconv.FormatInt(activityID, 10), token, nil, &a)
+	return a, m, err
+}
+
+// Merchant calls.
+
+// Create creates an activity.
+func (c *Client) Create(ctx context.Context, token string, a NewActivity) (Activity, error) {
+	var out Activity
+	_, err := c.Do(ctx, http.MethodPost, AdminActivities, token, a, &out)
+	return out, err
+}
+
+// Warmup loads an activity's stock into Redis.
+func (c *Client) Warmup(ctx context.Context, token string, id int64) (Warmup, error) {
+	var w Warmup
+	_, err := c.Do(ctx, http.MethodPost, AdminPath(id, "warmup"), token, nil, &w)
+	return w, err
+}
+
+// Adjust adds (delta > 0) or withdraws sellable stock.
+func (c *Client) Adjust(ctx context.Context, token string, id, delta int64) (Adjusted, error) {
+	var a Adjusted
+	_, err := c.Do(ctx, http.MethodPost, AdminPath(id, "stock"), token, map[string]int64{"delta": delta}, &a)
+	return a, err
+}
+
+// Admin reads an activity with both books.
+func (c *Client) Admin(ctx context.Context, token string, id int64) (Activity, error) {
+	var a Activity
+	_, err := c.Do(ctx, http.MethodGet, AdminPath(id, ""), token, nil, &a)
+	return a, err
+}
+
+// Reconcile compares the activity's Redis and MySQL books now.
+func (c *Client) Reconcile(ctx context.Context, token string, id int64) (Reconcile, error) {
+	var r Reconcile
+	_, err := c.Do(ctx, http.MethodGet, AdminPath(id, "reconcile"), token, nil, &r)
+	return r, err
+}
+
+// List is a page of the merchant's activities (page from 1, size 1..100).
+func (c *Client) List(ctx context.Context, token string, page, size int) (ActivityList, error) {
+	var l ActivityList
+	path := AdminActivities + "?page=" + strconv.Itoa(page) + "&size=" + strconv.Itoa(size)
+	_, err := c.Do(ctx, http.MethodGet, path, token, nil, &l)
+	return l, err
+}
+
+// Healthz is the gateway's health: nil error only for a 200.
+func (c *Client) Healthz(ctx context.Context) (Health, error) {
+	var h Health
+	_, err := c.Do(ctx, http.MethodGet, HealthzPath, "", nil, &h)
+	return h, err
+}
