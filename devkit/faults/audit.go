@@ -96,6 +96,7 @@ type counts struct {
 	oversold     int64    // units sold or locked beyond the stock, worst of the three views
 	lost         int      // acknowledged orders (or pays, cancels) MySQL does not have after the drain
 	duplicated   int      // extra orders for one (uid, request_id), units over the per-user limit
+	toldNo       int      // orders MySQL holds for a request whose buyer was finally told no (SOLD_OUT…)
 	violations   []string // why, in words
 }
 
@@ -131,6 +132,7 @@ func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid
 	}
 	over("mysql orders", heldUnits)
 
+	c.toldNoFindings(perReq, t)
 	for k, n := range perReq {
 		if n > 1 {
 			c.duplicated += n - 1
@@ -171,6 +173,22 @@ func audit(ctx context.Context, m *merchant, orders model.SeckillOrderModel, aid
 			missing[0]))
 	}
 	return c, nil
+}
+
+// toldNoFindings counts the orders of requests whose buyer's last answer was a final no: a
+// buyer told SOLD_OUT while holding the unit never pays, and the unit is lost to the sale
+// until its pay timeout (docs/DESIGN.md "A mark never answers a replay").
+func (c *counts) toldNoFindings(perReq map[buyerKey]int, t *tally) {
+	var eg string
+	for k := range perReq {
+		if code, ok := t.refused[k]; ok {
+			c.toldNo++
+			eg = fmt.Sprintf("uid %d request %s told %s", k.uid, k.req, code)
+		}
+	}
+	if c.toldNo > 0 {
+		c.violations = append(c.violations, fmt.Sprintf("%d orders held by buyers told no, e.g. %s", c.toldNo, eg))
+	}
 }
 
 // bookFindings checks both books of a against its stock and returns the check of a view's

@@ -86,6 +86,7 @@ type buyerKey struct {
 type tally struct {
 	mu         sync.Mutex
 	reserved   map[buyerKey]string // first 200's order_no per (uid, request_id)
+	refused    map[buyerKey]string // a final non-200 answer (SOLD_OUT, LIMIT_EXCEEDED…) per (uid, request_id)
 	twoAnswers int                 // a (uid, request_id) answered with two different order_nos
 	paid       map[string]bool     // pay answered 200
 	payClosed  map[string]bool     // pay answered ORDER_CLOSED
@@ -103,7 +104,7 @@ type tally struct {
 }
 
 func newTally() *tally {
-	return &tally{reserved: map[buyerKey]string{}, paid: map[string]bool{}, payClosed: map[string]bool{},
+	return &tally{reserved: map[buyerKey]string{}, refused: map[buyerKey]string{}, paid: map[string]bool{}, payClosed: map[string]bool{},
 		cancelled: map[string]bool{}, codes: map[string]int{}, entries: map[int64]apiclient.Reservation{},
 		wonAt: map[int64]time.Time{}}
 }
@@ -147,7 +148,12 @@ func buyer(ctx context.Context, c *client, secret string, aid int64, b Burst, ui
 	rnd := mrand.New(mrand.NewPCG(uint64(uid), 7))
 	reserve := func(req string) (apiclient.Reservation, bool) {
 		var r apiclient.Reservation
-		ok, _ := retry(ctx, t, c.reserve(ctx, token, aid, req, &r))
+		ok, code := retry(ctx, t, c.reserve(ctx, token, aid, req, &r))
+		if !ok && !retryable(code) { // a final no: this request must hold no order
+			t.mu.Lock()
+			t.refused[buyerKey{uid, req}] = code
+			t.mu.Unlock()
+		}
 		if ok {
 			t.mu.Lock()
 			k := buyerKey{uid, req}

@@ -218,6 +218,8 @@ type Result struct {
 	Acknowledged     int
 	Oversold         int64
 	Lost, Duplicated int
+	// ToldNo: orders held for requests whose buyer was finally told no (SOLD_OUT and the like).
+	ToldNo           int
 	Consistent       bool
 	TimeToConsistent time.Duration
 	Busy             time.Duration // from the first BUSY a buyer was answered to the last

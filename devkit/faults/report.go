@@ -20,7 +20,8 @@ func Failed(results []Result) bool {
 
 // Print writes the table, then one line per reason and the non-200 answers of each row.
 func Print(w io.Writer, results []Result) {
-	head := []string{"fault", "acknowledged", "oversold", "lost", "duplicated", "BUSY", "time to consistent", "result"}
+	head := []string{"fault", "acknowledged", "oversold", "lost", "duplicated", "told no", "BUSY", "time to consistent",
+		"result"}
 	rows := [][]string{head}
 	for _, r := range results {
 		ttc := "-"
@@ -31,7 +32,7 @@ func Print(w io.Writer, results []Result) {
 		}
 		cell := itoa
 		rows = append(rows, []string{r.Row.Name, cell(int64(r.Acknowledged)), cell(r.Oversold), cell(int64(r.Lost)),
-			cell(int64(r.Duplicated)), r.Busy.Round(100 * time.Millisecond).String(), ttc, r.Status})
+			cell(int64(r.Duplicated)), cell(int64(r.ToldNo)), r.Busy.Round(100 * time.Millisecond).String(), ttc, r.Status})
 	}
 	width := make([]int, len(head))
 	for _, row := range rows {

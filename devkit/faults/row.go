@@ -163,6 +163,7 @@ func (r *rowRun) audit(ctx context.Context, consistent bool) (counts, error) {
 		n.lost, n.duplicated, n.violations = n.lost+e.lost, n.duplicated+e.duplicated, append(n.violations, e.violations...)
 	}
 	res.Acknowledged, res.Oversold, res.Lost, res.Duplicated = n.acknowledged, n.oversold, n.lost, n.duplicated
+	res.ToldNo = n.toldNo
 	res.Reasons = append(res.Reasons, firstNList(n.violations, 4)...)
 	res.Codes, res.Busy = t.codes, t.busyLast.Sub(t.busyFirst)
 	if r.row.Statuses != nil {
@@ -213,7 +214,8 @@ func (r *rowRun) decide(consistent bool, n counts) {
 	switch {
 	case res.Acknowledged == 0:
 		res.Reasons = append(res.Reasons, "no reservation acknowledged: the row proves nothing")
-	case !consistent || res.Oversold > 0 || res.Lost > 0 || res.Duplicated > 0 || len(n.violations) > 0:
+	case !consistent || res.Oversold > 0 || res.Lost > 0 || res.Duplicated > 0 || res.ToldNo > 0 ||
+		len(n.violations) > 0:
 	case r.exited || r.injectFailed || r.noEvidence || r.forbidden:
 	default:
 		res.Status = Pass
