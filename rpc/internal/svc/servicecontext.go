@@ -48,6 +48,8 @@ type ServiceContext struct {
 	Book *book.Router
 	// Draws decides the opening draws of the active activities as they fall due.
 	Draws *draw.Loop
+	// Seeds holds the draw seeds of the activities buyers view (from MySQL, once each).
+	Seeds *activity.Seeds
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -178,7 +180,12 @@ func New(c config.Config) (*ServiceContext, error) {
 	draws := draw.NewLoop(drawer, func(ctx context.Context) ([]int64, error) {
 		return store.ActiveIDs(ctx, time.Now().Unix())
 	})
+	seeds, err := activity.NewSeeds(activities)
+	if err != nil {
+		return nil, err
+	}
 	return &ServiceContext{
+		Seeds:      seeds,
 		Draws:      draws,
 		Degrade:    fence,
 		Book:       router,
