@@ -1,0 +1,244 @@
+package rpcserver_test
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/zeromicro/go-zero/zrpc"
+
+	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/inventory"
+	"github.com/seckill/seckill/rpc/rpcserver"
+)
+
+const auditMerchant = 11
+
+// startDraws runs the inventory service (its draw loop included) configured by tweak.
+func startDraws(t *testing.T, tweak func(*rpcserver.Config)) (*fixture, rpcserver.Config, *rpcserver.Server) {
+	t.Helper()
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	c := rpctest.Config(t, env.Keys, db.DSN)
+	if tweak != nil {
+		tweak(&c)
+	}
+	f, srv := serve(t, env, db, c)
+	return f, c, srv
+}
+
+func serve(t *testing.T, env *stocktest.Env, db *testenv.Database, c rpcserver.Config) (*fixture, *rpcserver.Server) {
+	t.Helper()
+	_, srv := rpctest.Start(t, c)
+	cli, err := zrpc.NewClient(zrpc.RpcClientConf{Endpoints: []string{c.ListenOn}, NonBlock: true, Timeout: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{env: env, db: db, client: inventory.NewInventoryClient(cli.Conn())}, srv
+}
+
+// drawActivity creates an activity whose draw window is long (the test opens the draw itself).
+func (f *fixture) drawActivity(t *testing.T, stock, drawSeconds int64) *inventory.Activity {
+	t.Helper()
+	now := time.Now().Unix()
+	res, err := f.client.CreateActivity(ctx, &inventory.CreateActivityReq{MerchantId: auditMerchant, SkuId: 5,
+		Name: "draw", Total: stock, StartTime: now - 1, EndTime: now + 3600, PerUserLimit: 2, PayTimeoutSeconds: 900,
+		DrawSeconds: drawSeconds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetActivity()
+}
+
+func entryID(uid int64) string { return fmt.Sprintf("entry-%08d", uid) }
+
+// enterAll enters buyers 1..n (quantity 1 + uid%2) through ReserveBatch, each answered queued.
+func (f *fixture) enterAll(t *testing.T, aid int64, n int) {
+	t.Helper()
+	for i := 1; i <= n; i += 512 {
+		req := &inventory.ReserveBatchReq{ActivityId: aid}
+		for u := int64(i); u < int64(min(i+512, n+1)); u++ {
+			req.Items = append(req.Items, &inventory.ReserveItem{Uid: u, Quantity: 1 + u%2, RequestId: entryID(u)})
+		}
+		res, err := f.client.ReserveBatch(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.GetResults() {
+			if r.GetReservation().GetStatus() != "queued" {
+				t.Fatalf("entry: %v", r)
+			}
+		}
+	}
+}
+
+// openDraw ends the entry window now (Redis's draw_at, the one the drawer reads).
+func (f *fixture) openDraw(t *testing.T, aid int64) {
+	t.Helper()
+	if err := f.env.Redis.HsetCtx(ctx, f.env.Keys.Stock(aid), "draw_at", strconv.FormatInt(time.Now().UnixMilli(),
+		10)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// audit reads the draw's audit as the merchant.
+func (f *fixture) audit(t *testing.T, aid int64) *inventory.DrawAuditResp {
+	t.Helper()
+	a, err := f.client.DrawAudit(ctx, &inventory.GetActivityReq{ActivityId: aid, MerchantId: auditMerchant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// waitDone polls the audit until the draw is done.
+func (f *fixture) waitDone(t *testing.T, aid int64) *inventory.DrawAuditResp {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		a := f.audit(t, aid)
+		if a.GetStatus() == "done" {
+			return a
+		}
+		if a.GetSeed() != "" {
+			t.Fatalf("the audit shows the seed while the draw is %s", a.GetStatus())
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("draw of %d not done: %s", aid, a.GetStatus())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// recompute is the contract's draw from an audit, with the standard library alone: entrants
+// sorted by HMAC-SHA256(seed, uid in decimal) as byte strings, each served its quantity against
+// stock, one that does not fit skipped. The winners by uid, and how many were skipped before a
+// later one won (the skip rule at work).
+func recompute(t *testing.T, stock int64, seedHex string, entrants []*inventory.DrawEntrant) ([]int64, int) {
+	t.Helper()
+	seed, err := hex.DecodeString(seedHex)
+	if err != nil || len(seed) != 32 {
+		t.Fatalf("seed %q: %v", seedHex, err)
+	}
+	type keyed struct {
+		key      []byte
+		uid, qty int64
+	}
+	ks := make([]keyed, len(entrants))
+	for i, e := range entrants {
+		m := hmac.New(sha256.New, seed)
+		m.Write([]byte(strconv.FormatInt(e.GetUid(), 10)))
+		ks[i] = keyed{m.Sum(nil), e.GetUid(), e.GetQuantity()}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
+	var won []int64
+	skipped, skips := 0, 0
+	left := stock
+	for _, k := range ks {
+		if k.qty > left {
+			skipped++
+			continue
+		}
+		left -= k.qty
+		won = append(won, k.uid)
+		skips += skipped
+		skipped = 0
+	}
+	slices.Sort(won)
+	return won, skips
+}
+
+// orderHolders are the buyers holding an order of the activity (Redis's), failing on two.
+func (f *fixture) orderHolders(t *testing.T, aid int64) []int64 {
+	t.Helper()
+	nos, err := f.env.Store.OrderNos(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uids []int64
+	for _, no := range nos {
+		o, err := f.env.Store.Order(ctx, no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.RequestID != entryID(o.UID) {
+			t.Fatalf("order %s of %d under %s, not its entry's request id", no, o.UID, o.RequestID)
+		}
+		uids = append(uids, o.UID)
+	}
+	slices.Sort(uids)
+	if len(slices.Compact(slices.Clone(uids))) != len(uids) {
+		t.Fatalf("a buyer holds two orders: %v", uids)
+	}
+	return uids
+}
+
+// checkAudit: the audit's commitment is SHA-256 of the seed MySQL holds, shown as committed,
+// its seed that one, its stock what was created, and its winners both the recomputation's and
+// the buyers holding orders. It returns the recomputation's skips.
+func (f *fixture) checkAudit(t *testing.T, a *inventory.DrawAuditResp, aid, stock int64, commitment string) int {
+	t.Helper()
+	seed, err := model.NewActivityModel(f.db.Conn).FindDrawSeed(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(seed)
+	if a.GetSeed() != hex.EncodeToString(seed) || a.GetCommitment() != hex.EncodeToString(sum[:]) ||
+		a.GetCommitment() != commitment {
+		t.Fatalf("audit seed %q commitment %q; MySQL's seed %x, committed %q", a.GetSeed(), a.GetCommitment(), seed,
+			commitment)
+	}
+	if a.GetStock() != stock {
+		t.Fatalf("audit stock %d, want %d", a.GetStock(), stock)
+	}
+	want, skips := recompute(t, a.GetStock(), a.GetSeed(), a.GetEntrants())
+	if !slices.Equal(a.GetWinners(), want) {
+		t.Fatalf("activity %d: the audit's %d winners are not its recomputation's %d", aid, len(a.GetWinners()),
+			len(want))
+	}
+	if got := f.orderHolders(t, aid); !slices.Equal(got, want) {
+		t.Fatalf("activity %d: %d buyers hold orders, the recomputation names %d", aid, len(got), len(want))
+	}
+	return skips
+}
+
+// Five draws of 20,000 entrants (quantities 1 and 2, limit 2, odd stock) through the real
+// service: each audit's winners are what anyone recomputes from it (HMAC order, quantities
+// served against stock, one that does not fit skipped, which happens), and the buyers holding
+// orders; the commitment is SHA-256 of the seed and the one shown from creation on.
+func TestDrawAuditRecomputes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5 draws of 20,000 entrants")
+	}
+	f, _, _ := startDraws(t, nil)
+	const n, stock = 20_000, 2_001
+	skips := 0
+	seeds := map[string]bool{}
+	for range 5 {
+		act := f.drawActivity(t, stock, 600)
+		aid := act.GetActivityId()
+		f.enterAll(t, aid, n)
+		f.openDraw(t, aid)
+		a := f.waitDone(t, aid)
+		if len(a.GetEntrants()) != n {
+			t.Fatalf("audit of %d entrants, want %d", len(a.GetEntrants()), n)
+		}
+		skips += f.checkAudit(t, a, aid, stock, act.GetDrawCommitment())
+		seeds[a.GetSeed()] = true
+	}
+	if len(seeds) != 5 {
+		t.Fatalf("%d distinct seeds over 5 activities", len(seeds))
+	}
+	if skips == 0 {
+		t.Fatal("no entrant was skipped for a quantity above what remained: the skip rule is untested")
+	}
+}
