@@ -176,8 +176,8 @@ func (m *customActivityModel) FindDrawSeed(ctx context.Context, id int64) ([]byt
 }
 
 func (m *customActivityModel) FixDrawStock(ctx context.Context, id, stock int64) (int64, error) {
-	if _, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_stock` = ? WHERE `id` = ? AND `draw_stock` IS NULL",
-		stock, id); err != nil {
+	if _, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+
+		" SET `draw_stock` = ? WHERE `id` = ? AND `draw_stock` IS NULL", stock, id); err != nil {
 		return 0, err
 	}
 	var got int64 // set by now

@@ -47,7 +47,7 @@ type (
 		PayTimeoutSeconds uint64        `db:"pay_timeout_seconds"`
 		MerchantId        uint64        `db:"merchant_id"`
 		DrawSeconds       uint64        `db:"draw_seconds"` // the opening draw: the first draw_seconds of the sale take entries, 0: none
-		DrawSeed          string        `db:"draw_seed"`    // the draw seed: 32 random bytes fixed at creation, never changed
+		DrawSeed          string        `db:"draw_seed"`    // the draw seed: 32 random bytes fixed at creation
 		DrawStock         sql.NullInt64 `db:"draw_stock"`   // the stock the draw served (remaining when it began), NULL: not begun
 		DrawDoneAt        int64         `db:"draw_done_at"` // unix ms the draw finished, 0: not done
 		DrawCursor        uint64        `db:"draw_cursor"`  // entrants of the draw order decided, recorded after each chunk

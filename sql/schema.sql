@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS `activity` (
   `pay_timeout_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 900,
   `merchant_id` BIGINT UNSIGNED NOT NULL DEFAULT 0,
   `draw_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the opening draw: the first draw_seconds of the sale take entries, 0: none',
-  `draw_seed` VARBINARY(32) NOT NULL DEFAULT '' COMMENT 'the draw seed: 32 random bytes fixed at creation, never changed',
+  `draw_seed` VARBINARY(32) NOT NULL DEFAULT '' COMMENT 'the draw seed: 32 random bytes fixed at creation',
   `draw_stock` BIGINT NULL DEFAULT NULL COMMENT 'the stock the draw served (remaining when it began), NULL: not begun',
   `draw_done_at` BIGINT NOT NULL DEFAULT 0 COMMENT 'unix ms the draw finished, 0: not done',
   `draw_cursor` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'entrants of the draw order decided, recorded after each chunk',

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/rpctest"
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
@@ -119,42 +120,51 @@ func (f *fixture) waitDone(t *testing.T, aid int64) *inventory.DrawAuditResp {
 	}
 }
 
-// recompute is the contract's draw from an audit, with the standard library alone: entrants
-// sorted by HMAC-SHA256(seed, uid in decimal) as byte strings, each served its quantity against
-// stock, one that does not fit skipped. The winners by uid, and how many were skipped before a
-// later one won (the skip rule at work).
-func recompute(t *testing.T, stock int64, seedHex string, entrants []*inventory.DrawEntrant) ([]int64, int) {
+// hmacOrder is the contract's order of an audit's entrants, with the standard library alone:
+// sorted by HMAC-SHA256(key = the seed's bytes, message = the uid in decimal) as byte strings.
+func hmacOrder(t *testing.T, seedHex string, entrants []*inventory.DrawEntrant) []*inventory.DrawEntrant {
 	t.Helper()
 	seed, err := hex.DecodeString(seedHex)
 	if err != nil || len(seed) != 32 {
 		t.Fatalf("seed %q: %v", seedHex, err)
 	}
-	type keyed struct {
-		key      []byte
-		uid, qty int64
-	}
-	ks := make([]keyed, len(entrants))
-	for i, e := range entrants {
+	keys := make(map[int64][]byte, len(entrants))
+	for _, e := range entrants {
 		m := hmac.New(sha256.New, seed)
 		m.Write([]byte(strconv.FormatInt(e.GetUid(), 10)))
-		ks[i] = keyed{m.Sum(nil), e.GetUid(), e.GetQuantity()}
+		keys[e.GetUid()] = m.Sum(nil)
 	}
-	slices.SortFunc(ks, func(a, b keyed) int { return bytes.Compare(a.key, b.key) })
+	out := slices.Clone(entrants)
+	slices.SortFunc(out, func(a, b *inventory.DrawEntrant) int {
+		return bytes.Compare(keys[a.GetUid()], keys[b.GetUid()])
+	})
+	return out
+}
+
+// serveInOrder serves the ordered entrants' quantities against stock, one that does not fit
+// skipped: the winners by uid, and how many were skipped before a later one won.
+func serveInOrder(stock int64, order []*inventory.DrawEntrant) ([]int64, int) {
 	var won []int64
 	skipped, skips := 0, 0
 	left := stock
-	for _, k := range ks {
-		if k.qty > left {
+	for _, e := range order {
+		if e.GetQuantity() > left {
 			skipped++
 			continue
 		}
-		left -= k.qty
-		won = append(won, k.uid)
+		left -= e.GetQuantity()
+		won = append(won, e.GetUid())
 		skips += skipped
 		skipped = 0
 	}
 	slices.Sort(won)
 	return won, skips
+}
+
+// recompute is the draw anyone recomputes from an audit.
+func recompute(t *testing.T, stock int64, seedHex string, entrants []*inventory.DrawEntrant) ([]int64, int) {
+	t.Helper()
+	return serveInOrder(stock, hmacOrder(t, seedHex, entrants))
 }
 
 // orderHolders are the buyers holding an order of the activity (Redis's), failing on two.
@@ -241,4 +251,45 @@ func TestDrawAuditRecomputes(t *testing.T) {
 	if skips == 0 {
 		t.Fatal("no entrant was skipped for a quantity above what remained: the skip rule is untested")
 	}
+}
+
+// A draw whose inventory service stops mid-way (chunks of one entrant) is resumed by another
+// instance: the entrants decided before the stop keep the outcome the audit's order gives them
+// (the same order), and the final winners are the recomputation from the audit.
+func TestDrawResumedMatchesTheAudit(t *testing.T) {
+	f, c, srv := startDraws(t, func(c *rpcserver.Config) { c.Draw.Chunk, c.Draw.LeaseSeconds = 1, 1 })
+	const n, stock = 2_000, 301
+	act := f.drawActivity(t, stock, 600)
+	aid := act.GetActivityId()
+	f.enterAll(t, aid, n)
+	f.openDraw(t, aid)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if p, err := f.env.Store.Draw(ctx, aid); err != nil || p.Cursor >= 40 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the draw did not begin")
+		}
+	}
+	srv.Stop()
+	time.Sleep(300 * time.Millisecond) // a chunk in flight lands
+	p, err := f.env.Store.Draw(ctx, aid)
+	if err != nil || p.Status == "done" || p.Cursor == 0 {
+		t.Fatalf("after the stop: %+v, %v; want a draw stopped mid-way", p, err)
+	}
+	before := f.orderHolders(t, aid)
+	port, err := devenv.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ListenOn = devenv.Loopback(port)
+	f2, _ := serve(t, f.env, f.db, c)
+	a := f2.waitDone(t, aid)
+	f2.checkAudit(t, a, aid, stock, act.GetDrawCommitment())
+	decided, _ := serveInOrder(stock, hmacOrder(t, a.GetSeed(), a.GetEntrants())[:p.Cursor])
+	if !slices.Equal(before, decided) {
+		t.Fatalf("the %d entrants decided before the stop: %d winners, the audit's order gives %d", p.Cursor,
+			len(before), len(decided))
+	}
+	t.Logf("stopped at cursor %d of %d (%d winners by then)", p.Cursor, n, len(before))
 }

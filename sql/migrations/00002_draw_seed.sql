@@ -11,7 +11,7 @@
 ALTER TABLE `activity`
   DROP COLUMN `draw_seed`,
   ADD COLUMN `draw_seed` VARBINARY(32) NOT NULL DEFAULT ''
-    COMMENT 'the draw seed: 32 random bytes fixed at creation, never changed' AFTER `draw_seconds`,
+    COMMENT 'the draw seed: 32 random bytes fixed at creation' AFTER `draw_seconds`,
   ADD COLUMN `draw_stock` BIGINT NULL DEFAULT NULL
     COMMENT 'the stock the draw served (remaining when it began), NULL: not begun' AFTER `draw_seed`;
 UPDATE `activity` SET `draw_seed` = RANDOM_BYTES(32) WHERE `draw_done_at` = 0;
