@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"crypto/rand"
+	"database/sql/driver"
 	"fmt"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
@@ -83,21 +84,27 @@ func (m *customActivityModel) withSession(session sqlx.Session) ActivityModel {
 }
 
 func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Activity) (int64, error) {
-	if data.DrawSeed == "" {
-		seed := make([]byte, DrawSeedBytes)
+	seed := []byte(data.DrawSeed)
+	if len(seed) == 0 {
+		seed = make([]byte, DrawSeedBytes)
 		if _, err := rand.Read(seed); err != nil {
 			return 0, fmt.Errorf("draw seed: %w", err)
 		}
-		data.DrawSeed = string(seed)
 	}
+	row := *data
+	row.DrawSeed = "" // the generated Insert would log it (go-zero's sqlx logs every statement with its arguments)
 	var id int64
 	err := m.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
-		res, err := m.withSession(s).Insert(ctx, data)
+		res, err := m.withSession(s).Insert(ctx, &row)
 		if err != nil {
 			return fmt.Errorf("insert activity: %w", err)
 		}
 		if id, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("insert activity: %w", err)
+		}
+		if _, err := s.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_seed` = ? WHERE `id` = ?", secret(seed),
+			id); err != nil {
+			return fmt.Errorf("draw seed of activity %d: %w", id, err)
 		}
 		inv := NewInventoryModel(sqlx.NewSqlConnFromSession(s))
 		if _, err := inv.Insert(ctx, &Inventory{ActivityId: uint64(id), Available: data.Total, Mode: ModeRedis}); err != nil {
@@ -108,8 +115,18 @@ func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Act
 	if err != nil {
 		return 0, err
 	}
+	data.DrawSeed = string(seed)
 	return id, nil
 }
+
+// secret is a statement argument go-zero's sqlx logs as a placeholder (its log writes an
+// argument's String), not its bytes: the draw seed is shown only once the draw is done.
+type secret []byte
+
+func (secret) String() string { return "'<draw seed>'" }
+
+// Value is what the driver sends.
+func (s secret) Value() (driver.Value, error) { return []byte(s), nil }
 
 func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error) {
 	query := fmt.Sprintf("select a.`id`, a.`sku_id`, a.`name`, a.`total`, a.`start_time`, a.`end_time`, "+

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -47,11 +48,46 @@ func captureLogs(t *testing.T) *lockedBuffer {
 	return logs
 }
 
-// seedForms are the renderings of seed a leak would show: hex (either case), base64, the bytes.
+// seedForms are the renderings of seed a leak would show: hex (either case), base64, the bytes,
+// and the bytes as go-zero's JSON log shows a string, plain or in a logged SQL statement
+// (sqlx quotes an argument with backslash escapes, invalid UTF-8 becoming U+FFFD).
 func seedForms(seed []byte) []string {
 	h := hex.EncodeToString(seed)
-	return []string{h, strings.ToUpper(h), base64.StdEncoding.EncodeToString(seed),
+	forms := []string{h, strings.ToUpper(h), base64.StdEncoding.EncodeToString(seed),
 		base64.RawURLEncoding.EncodeToString(seed), string(seed), fmt.Sprint(seed), h[:16]}
+	for _, s := range []string{string(seed), sqlEscaped(string(seed))} {
+		var j bytes.Buffer
+		enc := json.NewEncoder(&j)
+		enc.SetEscapeHTML(false) // as go-zero's log
+		_ = enc.Encode(s)
+		text := strings.TrimSpace(j.String())
+		forms = append(forms, text[1:len(text)-1])
+	}
+	return forms
+}
+
+// sqlEscaped is a string argument as go-zero's sqlx writes it into a logged statement: rune by
+// rune (an invalid byte is U+FFFD), with backslash escapes.
+func sqlEscaped(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case 0:
+			b.WriteString(`\x00`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\\', '\'', '"':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case 0x1a:
+			b.WriteString(`\x1a`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func leaks(where, text string, seed []byte) error {
@@ -112,6 +148,9 @@ func TestDrawSeedHiddenUntilDone(t *testing.T) {
 	if act.GetDrawCommitment() != committed || act.GetDrawSeed() != "" {
 		t.Fatalf("created: commitment %q seed %q, want %q and no seed", act.GetDrawCommitment(), act.GetDrawSeed(),
 			committed)
+	}
+	if !strings.Contains(logs.String(), "<draw seed>") {
+		t.Fatal("the seed's statement was not logged (masked): the log check proves nothing")
 	}
 	f.enterAll(t, aid, 60)
 	var doneSeen bool
