@@ -2,6 +2,7 @@ package rpcserver_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/stores/sqlx"
 	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/rpctest"
@@ -302,4 +305,61 @@ func TestDrawResumedMatchesTheAudit(t *testing.T) {
 			len(beforeInPrefix), len(decided))
 	}
 	t.Logf("stopped at cursor %d of %d (%d winners by then)", p.Cursor, n, len(before))
+}
+
+// Once Redis no longer holds the entries (the activity's keys expired after its grace), the
+// audit reads MySQL's: draw_entry and the orders under the entries' request ids give the same
+// audit as Redis did.
+func TestDrawAuditFromMySQL(t *testing.T) {
+	f, _, _ := startDraws(t, nil)
+	const n, stock = 300, 31
+	act := f.drawActivity(t, stock, 600)
+	aid := act.GetActivityId()
+	f.enterAll(t, aid, n)
+	f.openDraw(t, aid)
+	fromRedis := f.waitDone(t, aid)
+	f.checkAudit(t, fromRedis, aid, stock, act.GetDrawCommitment())
+	// The writer's part: the entries into draw_entry, the orders into seckill_order.
+	entries, err := f.env.Store.Entries(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nos, err := f.env.Store.OrderNos(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.db.Conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
+		for _, e := range entries {
+			if _, err := model.NewDrawEntryModel(f.db.Conn).InsertIgnore(ctx, s, &model.DrawEntry{
+				ActivityId: uint64(aid), Uid: uint64(e.UID), Quantity: uint64(e.Qty), RequestId: e.RequestID,
+				EventId: e.EventID}); err != nil {
+				return err
+			}
+		}
+		var orders []*model.SeckillOrder
+		for _, no := range nos {
+			o, err := f.env.Store.Order(ctx, no)
+			if err != nil {
+				return err
+			}
+			orders = append(orders, &model.SeckillOrder{OrderNo: no, RequestId: o.RequestID, ActivityId: uint64(aid),
+				Uid: uint64(o.UID), Quantity: uint64(o.Quantity), Status: "reserved", ExpireAt: time.Now().Unix() + 900})
+		}
+		return model.NewSeckillOrderModel(f.db.Conn).InsertBatch(ctx, s, orders)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.env.Redis.DelCtx(ctx, f.env.Keys.Entries(aid)); err != nil {
+		t.Fatal(err)
+	}
+	fromMySQL := f.audit(t, aid)
+	if !proto.Equal(fromMySQL, fromRedis) {
+		t.Fatalf("the audit from MySQL differs from Redis's: %d entrants, %d winners; Redis's %d, %d",
+			len(fromMySQL.GetEntrants()), len(fromMySQL.GetWinners()), len(fromRedis.GetEntrants()),
+			len(fromRedis.GetWinners()))
+	}
+	if len(fromRedis.GetWinners()) == 0 || len(fromRedis.GetWinners()) == n {
+		t.Fatalf("%d winners of %d: the comparison proves little", len(fromRedis.GetWinners()), n)
+	}
 }
