@@ -128,9 +128,9 @@ func TestDrawAuditThroughTheGateway(t *testing.T) {
 	}
 	e.call(http.MethodPost, "/v1/admin/activities", merchantToken(t, merchantID), map[string]any{"sku_id": 42,
 		"name": "phone", "stock": 7, "per_user_limit": 2, "start_time": now - 1, "end_time": now + 3600,
-		"draw_seconds": 3}, &created)
+		"draw_seconds": 4}, &created)
 	d, aid := created.Draw, created.ActivityID
-	if d == nil || d.Seconds != 3 || d.DrawAt != now+2 || len(d.Commitment) != 64 || d.Seed != "" ||
+	if d == nil || d.Seconds != 4 || d.DrawAt != now+3 || len(d.Commitment) != 64 || d.Seed != "" ||
 		d.Commitment != strings.ToLower(d.Commitment) {
 		t.Fatalf("created: draw %+v", d)
 	}

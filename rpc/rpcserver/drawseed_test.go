@@ -137,7 +137,7 @@ func (f *fixture) views(t *testing.T, aid int64) [][3]string {
 func TestDrawSeedHiddenUntilDone(t *testing.T) {
 	f, _, _ := startDraws(t, func(c *rpcserver.Config) { c.Draw.Chunk = 4 })
 	logs := captureLogs(t)
-	act := f.drawActivity(t, 20, 2) // entries until start + 2 s, about a second from now
+	act := f.drawActivity(t, 20, 4) // entries until start + 4 s: 2 to 3 s from now
 	aid := act.GetActivityId()
 	seed, err := model.NewActivityModel(f.db.Conn).FindDrawSeed(ctx, aid)
 	if err != nil || len(seed) != 32 {
@@ -209,5 +209,24 @@ func (f *fixture) noLeak(t *testing.T, aid int64, seed []byte, logs *lockedBuffe
 	}
 	if err := leaks("the metrics", fmt.Sprint(mfs), seed); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Every activity gets its seed at creation, one with no draw too (an edit adding a draw later
+// finds one); seeds differ; a view of an activity without a draw carries none of it.
+func TestEveryActivityGetsASeed(t *testing.T) {
+	f, _, _ := startDraws(t, nil)
+	acts := model.NewActivityModel(f.db.Conn)
+	seen := map[string]bool{}
+	for _, draw := range []int64{0, 0, 5} {
+		a := f.drawActivity(t, 3, draw)
+		seed, err := acts.FindDrawSeed(ctx, a.GetActivityId())
+		if err != nil || len(seed) != model.DrawSeedBytes || seen[string(seed)] {
+			t.Fatalf("activity %d (draw %d s): seed %x, %v", a.GetActivityId(), draw, seed, err)
+		}
+		seen[string(seed)] = true
+		if draw == 0 && (a.GetDrawCommitment() != "" || a.GetDrawAt() != 0 || a.GetDrawSeed() != "") {
+			t.Fatalf("an activity without a draw shows one: %v", a)
+		}
 	}
 }

@@ -29,12 +29,12 @@ type Seeds struct {
 const seedsKept = 10_000
 
 // NewSeeds reads seeds from src.
-func NewSeeds(src SeedSource) (*Seeds, error) {
+func NewSeeds(src SeedSource) *Seeds {
 	c, err := collection.NewCache(time.Hour, collection.WithLimit(seedsKept), collection.WithName("draw-seeds"))
 	if err != nil {
-		return nil, err
+		panic(err) // only for a non-positive interval or slot count: not these constants
 	}
-	return &Seeds{src: src, cache: c}, nil
+	return &Seeds{src: src, cache: c}
 }
 
 // Seed is activity aid's draw seed (empty: it has none).

@@ -180,12 +180,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	draws := draw.NewLoop(drawer, func(ctx context.Context) ([]int64, error) {
 		return store.ActiveIDs(ctx, time.Now().Unix())
 	})
-	seeds, err := activity.NewSeeds(activities)
-	if err != nil {
-		return nil, err
-	}
 	return &ServiceContext{
-		Seeds:      seeds,
+		Seeds:      activity.NewSeeds(activities),
 		Draws:      draws,
 		Degrade:    fence,
 		Book:       router,
