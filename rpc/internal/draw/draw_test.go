@@ -2,11 +2,13 @@ package draw_test
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +105,38 @@ func winners(won map[int64]string) []int64 {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// recomputed is the draw of activity aid as anyone recomputes it from what its audit shows
+// (MySQL's seed and draw_stock, the entries), with the standard library alone: the entrants by
+// HMAC-SHA256(seed, uid in decimal), each served its quantity against the stock, one that does
+// not fit skipped. The winners by uid.
+func (f *fixture) recomputed(t *testing.T, aid int64) []int64 {
+	t.Helper()
+	a, err := f.acts.FindOne(ctx, uint64(aid))
+	if err != nil || !a.DrawStock.Valid {
+		t.Fatalf("activity %d: %+v, %v", aid, a, err)
+	}
+	entries, err := f.e.Store.Entries(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(uid int64) string {
+		m := hmac.New(sha256.New, []byte(a.DrawSeed))
+		m.Write([]byte(strconv.FormatInt(uid, 10)))
+		return string(m.Sum(nil))
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i].UID) < key(entries[j].UID) })
+	var won []int64
+	left := a.DrawStock.Int64
+	for _, e := range entries {
+		if e.Qty <= left {
+			left -= e.Qty
+			won = append(won, e.UID)
+		}
+	}
+	sort.Slice(won, func(i, j int) bool { return won[i] < won[j] })
+	return won
 }
 
 // The draw serves the entrants in the seeded order until the stock is gone: each winner holds a
@@ -236,6 +270,9 @@ func TestDrawTakeoverSameWinners(t *testing.T) {
 	}
 	if len(got) < 50 {
 		t.Fatalf("only %d winners", len(got))
+	}
+	if want := f.recomputed(t, a); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("winners after a takeover differ from the audit's recomputation:\n got %v\nwant %v", got, want)
 	}
 	for _, aid := range []int64{a, b} {
 		if c := f.e.CheckInvariant(aid); c.Remaining > 1 {
