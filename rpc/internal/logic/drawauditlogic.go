@@ -86,11 +86,12 @@ func (l *DrawAuditLogic) entrants(aid int64) ([]stock.DrawEntry, []bool, error) 
 	if err != nil {
 		return nil, nil, activity.DBError(fmt.Errorf("orders of activity %d: %w", aid, err))
 	}
-	return entriesWon(rows, orders)
+	entries, won := entriesWon(rows, orders)
+	return entries, won, nil
 }
 
 // entriesWon pairs MySQL's entries (by uid) with the orders made under their request ids.
-func entriesWon(rows []*model.DrawEntry, orders []*model.OrderAudit) ([]stock.DrawEntry, []bool, error) {
+func entriesWon(rows []*model.DrawEntry, orders []*model.OrderAudit) ([]stock.DrawEntry, []bool) {
 	type key struct {
 		uid uint64
 		rid string
@@ -105,5 +106,5 @@ func entriesWon(rows []*model.DrawEntry, orders []*model.OrderAudit) ([]stock.Dr
 		entries[i] = stock.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId}
 		won[i] = ordered[key{r.Uid, r.RequestId}]
 	}
-	return entries, won, nil
+	return entries, won
 }
