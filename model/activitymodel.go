@@ -2,12 +2,17 @@ package model
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql/driver"
 	"fmt"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 )
 
 var _ ActivityModel = (*customActivityModel)(nil)
+
+// DrawSeedBytes is the length of an activity's draw seed (docs/DESIGN.md, "The opening draw").
+const DrawSeedBytes = 32
 
 type (
 	// ActivityModel is an interface to be customized, add more methods here,
@@ -17,7 +22,9 @@ type (
 		withSession(session sqlx.Session) ActivityModel
 		// InsertWithInventory writes the activity and its inventory row (available =
 		// data.Total, nothing locked or sold) in one transaction and returns the new id:
-		// there is never an activity without its book.
+		// there is never an activity without its book. Every activity gets its draw seed here
+		// (DrawSeedBytes from crypto/rand unless data.DrawSeed holds one), the only place a
+		// seed is set, so an edit that adds a draw later finds one.
 		InsertWithInventory(ctx context.Context, data *Activity) (int64, error)
 		// FindOneWithInventory reads the activity and its inventory row in one query.
 		// ErrNotFound when either is absent.
@@ -34,9 +41,13 @@ type (
 		// FindActivityIdsAfter lists up to limit activity ids greater than after, in
 		// order: every id, page by page (the Bloom filter of known activities is seeded so).
 		FindActivityIdsAfter(ctx context.Context, after int64, limit int) ([]int64, error)
-		// FixDrawSeed stores seed as the activity's draw seed unless one is stored already,
-		// and returns the stored one: the draw's order is fixed once.
-		FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error)
+		// FindDrawSeed reads the activity's draw seed (DrawSeedBytes random bytes fixed by
+		// InsertWithInventory, never changed; empty for a draw done before the seed was kept).
+		// ErrNotFound: no such activity.
+		FindDrawSeed(ctx context.Context, id int64) ([]byte, error)
+		// FixDrawStock records the stock the draw serves (what remains when it begins) unless
+		// one is recorded already, and returns the recorded one: the audit's stock.
+		FixDrawStock(ctx context.Context, id, stock int64) (int64, error)
 		// SetDrawDone records when the activity's draw finished (unix ms), once.
 		SetDrawDone(ctx context.Context, id, atMs int64) error
 		// SetDrawCursor records how many entrants of the draw's order are decided; it only
@@ -73,14 +84,27 @@ func (m *customActivityModel) withSession(session sqlx.Session) ActivityModel {
 }
 
 func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Activity) (int64, error) {
+	seed := []byte(data.DrawSeed)
+	if len(seed) == 0 {
+		seed = make([]byte, DrawSeedBytes)
+		if _, err := rand.Read(seed); err != nil {
+			return 0, fmt.Errorf("draw seed: %w", err)
+		}
+	}
+	row := *data
+	row.DrawSeed = "" // the generated Insert would log it (go-zero's sqlx logs every statement with its arguments)
 	var id int64
 	err := m.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
-		res, err := m.withSession(s).Insert(ctx, data)
+		res, err := m.withSession(s).Insert(ctx, &row)
 		if err != nil {
 			return fmt.Errorf("insert activity: %w", err)
 		}
 		if id, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("insert activity: %w", err)
+		}
+		if _, err := s.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_seed` = ? WHERE `id` = ?", secret(seed),
+			id); err != nil {
+			return fmt.Errorf("draw seed of activity %d: %w", id, err)
 		}
 		inv := NewInventoryModel(sqlx.NewSqlConnFromSession(s))
 		if _, err := inv.Insert(ctx, &Inventory{ActivityId: uint64(id), Available: data.Total, Mode: ModeRedis}); err != nil {
@@ -91,8 +115,18 @@ func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Act
 	if err != nil {
 		return 0, err
 	}
+	data.DrawSeed = string(seed)
 	return id, nil
 }
+
+// secret is a statement argument go-zero's sqlx logs as a placeholder (its log writes an
+// argument's String), not its bytes: the draw seed is shown only once the draw is done.
+type secret []byte
+
+func (secret) String() string { return "'<draw seed>'" }
+
+// Value is what the driver sends.
+func (s secret) Value() (driver.Value, error) { return []byte(s), nil }
 
 func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error) {
 	query := fmt.Sprintf("select a.`id`, a.`sku_id`, a.`name`, a.`total`, a.`start_time`, a.`end_time`, "+
@@ -152,13 +186,22 @@ func (m *customActivityModel) FindActivityIdsAfter(ctx context.Context, after in
 	return ids, err
 }
 
-func (m *customActivityModel) FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error) {
-	if _, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `draw_seed` = ? WHERE `id` = ? AND `draw_seed` = 0",
-		seed, id); err != nil {
+func (m *customActivityModel) FindDrawSeed(ctx context.Context, id int64) ([]byte, error) {
+	var got string // go-zero's sqlx scans no []byte
+	err := m.conn.QueryRowCtx(ctx, &got, "SELECT `draw_seed` FROM "+m.table+" WHERE `id` = ?", id)
+	if err == sqlx.ErrNotFound {
+		return nil, ErrNotFound
+	}
+	return []byte(got), err
+}
+
+func (m *customActivityModel) FixDrawStock(ctx context.Context, id, stock int64) (int64, error) {
+	if _, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+
+		" SET `draw_stock` = ? WHERE `id` = ? AND `draw_stock` IS NULL", stock, id); err != nil {
 		return 0, err
 	}
-	var got uint64
-	err := m.conn.QueryRowCtx(ctx, &got, "SELECT `draw_seed` FROM "+m.table+" WHERE `id` = ?", id)
+	var got int64 // set by now
+	err := m.conn.QueryRowCtx(ctx, &got, "SELECT `draw_stock` FROM "+m.table+" WHERE `id` = ?", id)
 	if err == sqlx.ErrNotFound {
 		return 0, ErrNotFound
 	}

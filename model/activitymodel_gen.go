@@ -37,21 +37,22 @@ type (
 	}
 
 	Activity struct {
-		Id                uint64    `db:"id"`
-		SkuId             uint64    `db:"sku_id"`
-		Name              string    `db:"name"`
-		Total             uint64    `db:"total"`
-		StartTime         int64     `db:"start_time"` // unix seconds
-		EndTime           int64     `db:"end_time"`   // unix seconds
-		PerUserLimit      uint64    `db:"per_user_limit"`
-		PayTimeoutSeconds uint64    `db:"pay_timeout_seconds"`
-		MerchantId        uint64    `db:"merchant_id"`
-		DrawSeconds       uint64    `db:"draw_seconds"` // the opening draw: the first draw_seconds of the sale take entries, 0: none
-		DrawSeed          uint64    `db:"draw_seed"`    // the draw shuffle seed, fixed once at draw_at, 0: not yet
-		DrawDoneAt        int64     `db:"draw_done_at"` // unix ms the draw finished, 0: not done
-		DrawCursor        uint64    `db:"draw_cursor"`  // entrants of the draw order decided, recorded after each chunk
-		CreateTime        time.Time `db:"create_time"`
-		UpdateTime        time.Time `db:"update_time"`
+		Id                uint64        `db:"id"`
+		SkuId             uint64        `db:"sku_id"`
+		Name              string        `db:"name"`
+		Total             uint64        `db:"total"`
+		StartTime         int64         `db:"start_time"` // unix seconds
+		EndTime           int64         `db:"end_time"`   // unix seconds
+		PerUserLimit      uint64        `db:"per_user_limit"`
+		PayTimeoutSeconds uint64        `db:"pay_timeout_seconds"`
+		MerchantId        uint64        `db:"merchant_id"`
+		DrawSeconds       uint64        `db:"draw_seconds"` // the opening draw: the first draw_seconds of the sale take entries, 0: none
+		DrawSeed          string        `db:"draw_seed"`    // the draw seed: 32 random bytes fixed at creation
+		DrawStock         sql.NullInt64 `db:"draw_stock"`   // the stock the draw served (remaining when it began), NULL: not begun
+		DrawDoneAt        int64         `db:"draw_done_at"` // unix ms the draw finished, 0: not done
+		DrawCursor        uint64        `db:"draw_cursor"`  // entrants of the draw order decided, recorded after each chunk
+		CreateTime        time.Time     `db:"create_time"`
+		UpdateTime        time.Time     `db:"update_time"`
 	}
 )
 
@@ -83,14 +84,14 @@ func (m *defaultActivityModel) FindOne(ctx context.Context, id uint64) (*Activit
 }
 
 func (m *defaultActivityModel) Insert(ctx context.Context, data *Activity) (sql.Result, error) {
-	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", m.table, activityRowsExpectAutoSet)
-	ret, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawDoneAt, data.DrawCursor)
+	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", m.table, activityRowsExpectAutoSet)
+	ret, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawStock, data.DrawDoneAt, data.DrawCursor)
 	return ret, err
 }
 
 func (m *defaultActivityModel) Update(ctx context.Context, data *Activity) error {
 	query := fmt.Sprintf("update %s set %s where `id` = ?", m.table, activityRowsWithPlaceHolder)
-	_, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawDoneAt, data.DrawCursor, data.Id)
+	_, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawStock, data.DrawDoneAt, data.DrawCursor, data.Id)
 	return err
 }
 

@@ -40,11 +40,12 @@ type loadResult struct {
 
 // load sends n requests from benchWorkers keep-alive clients (baseline.Load, the driver
 // `make bench` uses too). good decides which responses count.
-func load(b *testing.B, n int, req func(i int) *http.Request, good func(status int, body []byte) bool) loadResult {
+func load(b *testing.B, n int, base string, req func(i int) baseline.Request,
+	good func(status int, body []byte) bool) loadResult {
 	b.Helper()
 	b.ResetTimer()
-	r := baseline.Load(context.Background(), baseline.LoadConfig{Concurrency: benchWorkers, Requests: n},
-		func(i int) (*http.Request, error) { return req(i), nil }, good)
+	r := baseline.Load(context.Background(), baseline.LoadConfig{Concurrency: benchWorkers, Requests: n}, base,
+		func(i int) (baseline.Request, error) { return req(i), nil }, good)
 	b.StopTimer()
 	return loadResult{ok: int64(r.Good), bad: int64(r.OtherCount() + r.NotSent), elapsed: r.Elapsed, lat: r.Latencies}
 }
@@ -85,16 +86,9 @@ func serving(b *testing.B, s *baseline.Server, err error) string {
 	return s.URL
 }
 
-func post(b *testing.B, url, token string, body []byte) *http.Request {
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return req
+// post is a JSON POST of body to path with token ("" none).
+func post(path, token string, body []byte) baseline.Request {
+	return baseline.Request{Method: http.MethodPost, Path: path, Token: token, Body: body}
 }
 
 // tokens mints one buyer token per worker slot (uids base..base+n-1).
@@ -113,9 +107,8 @@ func BenchmarkReserve(b *testing.B) {
 		e := benchEnv(b, tweak...)
 		a := e.warm(map[string]any{"stock": 1_000_000_000, "per_user_limit": 1_000_000_000})
 		toks := tokens(b, 1, 256)
-		url := e.base + "/v1/seckill/orders"
-		r := load(b, b.N, func(i int) *http.Request {
-			return post(b, url, toks[i%len(toks)], fmt.Appendf(nil,
+		r := load(b, b.N, e.base, func(i int) baseline.Request {
+			return post("/v1/seckill/orders", toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":%d,"request_id":"bench-%012d","quantity":1}`, a.ActivityID, i))
 		}, baseline.IsReserved)
 		r.report(b, "reserved")
@@ -141,8 +134,8 @@ func BenchmarkReserve(b *testing.B) {
 			zrpc.RpcClientConf{Endpoints: []string{e.rpcAddr()}, NonBlock: true, Timeout: 2000})
 		base := serving(b, echo, err)
 		toks := tokens(b, 1, 256)
-		r := load(b, b.N, func(i int) *http.Request {
-			return post(b, base+baseline.EchoPath, toks[i%len(toks)], fmt.Appendf(nil,
+		r := load(b, b.N, base, func(i int) baseline.Request {
+			return post(baseline.EchoPath, toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":1,"request_id":"bench-%012d","quantity":1}`, i))
 		}, baseline.IsReserved)
 		r.report(b, "echoed")
@@ -164,9 +157,8 @@ func BenchmarkSoldOut(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		e, a := soldOneUnit(b)
 		toks := tokens(b, 1, 256)
-		url := e.base + "/v1/seckill/orders"
-		r := load(b, b.N, func(i int) *http.Request {
-			return post(b, url, toks[i%len(toks)], fmt.Appendf(nil,
+		r := load(b, b.N, e.base, func(i int) baseline.Request {
+			return post("/v1/seckill/orders", toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":%d,"request_id":"late-%012d","quantity":1}`, a.ActivityID, i))
 		}, baseline.IsSoldOut)
 		r.report(b, "rejected")
@@ -175,8 +167,8 @@ func BenchmarkSoldOut(b *testing.B) {
 		e := benchEnv(b)
 		bare, err := baseline.StartBare(baselineConf(b, e))
 		base := serving(b, bare, err)
-		r := load(b, b.N, func(i int) *http.Request {
-			return post(b, base+baseline.BarePath, "", []byte(`{"activity_id":1,"request_id":"bare-000000000001"}`))
+		r := load(b, b.N, base, func(i int) baseline.Request {
+			return post(baseline.BarePath, "", []byte(`{"activity_id":1,"request_id":"bare-000000000001"}`))
 		}, baseline.IsBare)
 		r.report(b, "handled")
 	})

@@ -291,8 +291,9 @@ func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, error) {
 		return nil, err
 	}
 	var v []string
-	if a.DrawSeed == 0 || a.DrawDoneAt == 0 {
-		v = append(v, fmt.Sprintf("MySQL: draw seed %d, done at %d: not decided", a.DrawSeed, a.DrawDoneAt))
+	if len(a.DrawSeed) == 0 || a.DrawDoneAt == 0 {
+		v = append(v, fmt.Sprintf("MySQL: draw seed of %d bytes, done at %d: not decided", len(a.DrawSeed),
+			a.DrawDoneAt))
 	}
 	entries := make([]stock.DrawEntry, len(rows))
 	entryReq := map[int64]string{}
@@ -303,7 +304,7 @@ func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, error) {
 	slices.SortFunc(entries, func(x, y stock.DrawEntry) int { return int(x.UID - y.UID) })
 	var want []int64
 	left := int64(a.Total)
-	for _, e := range stock.DrawOrder(entries, a.DrawSeed) {
+	for _, e := range stock.DrawOrder(entries, []byte(a.DrawSeed)) {
 		if e.Qty <= left { // per-user limit 1, quantity 1: only the stock decides
 			left -= e.Qty
 			want = append(want, e.UID)
@@ -324,7 +325,7 @@ func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, error) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		extra, missing := diff(got, want), diff(want, got)
-		v = append(v, fmt.Sprintf("winners differ from draw.Order(MySQL's %d entries, seed %d): %d won not drawn "+
+		v = append(v, fmt.Sprintf("winners differ from draw.Order(MySQL's %d entries, seed %x): %d won not drawn "+
 			"(e.g. %v), %d drawn did not win (e.g. %v)", len(entries), a.DrawSeed, len(extra), firstInts(extra),
 			len(missing), firstInts(missing)))
 	}

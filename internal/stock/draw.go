@@ -1,9 +1,13 @@
 package stock
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	mrand "math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,14 +52,52 @@ func parseEntry(uid, v string) (DrawEntry, bool) {
 	return DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
 }
 
-// DrawOrder is the draw's order of entries (sorted by uid, as Entries reads them): a
-// Fisher-Yates shuffle driven by a PCG generator seeded with seed. The same entries and seed
-// give the same order (rpc/internal/draw serves it; the fault suite recomputes it).
-func DrawOrder(entries []DrawEntry, seed uint64) []DrawEntry {
-	out := append([]DrawEntry(nil), entries...)
-	r := mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+// DrawOrder is the draw's order of entries: ascending by DrawKey(seed, uid) as byte strings
+// (by uid on the impossible tie). The same entries and seed give the same order, whatever
+// order they come in (rpc/internal/draw serves it; anyone holding the audit recomputes it).
+func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
+	type keyed struct {
+		key [sha256.Size]byte
+		e   DrawEntry
+	}
+	ks := make([]keyed, len(entries))
+	mac := hmac.New(sha256.New, seed)
+	var num [20]byte
+	for i, e := range entries {
+		mac.Reset()
+		mac.Write(strconv.AppendInt(num[:0], e.UID, 10))
+		mac.Sum(ks[i].key[:0])
+		ks[i].e = e
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := bytes.Compare(a.key[:], b.key[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.e.UID, b.e.UID)
+	})
+	out := make([]DrawEntry, len(ks))
+	for i := range ks {
+		out[i] = ks[i].e
+	}
 	return out
+}
+
+// DrawKey is uid's place in the draw of seed: HMAC-SHA256 keyed with the seed's bytes over the
+// uid in decimal ASCII.
+func DrawKey(seed []byte, uid int64) []byte {
+	mac := hmac.New(sha256.New, seed)
+	mac.Write([]byte(strconv.FormatInt(uid, 10)))
+	return mac.Sum(nil)
+}
+
+// DrawCommitment is what an activity's view shows of its seed before the draw is done: the
+// lowercase hex SHA-256 of its bytes ("" when it has none).
+func DrawCommitment(seed []byte) string {
+	if len(seed) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(seed)
+	return hex.EncodeToString(sum[:])
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the

@@ -109,8 +109,14 @@ type Activity struct {
 	PayTimeoutSeconds int64                  `protobuf:"varint,7,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
 	Total             int64                  `protobuf:"varint,8,opt,name=total,proto3" json:"total,omitempty"`
 	DrawSeconds       int64                  `protobuf:"varint,9,opt,name=draw_seconds,json=drawSeconds,proto3" json:"draw_seconds,omitempty"` // the opening draw's window (0: none)
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// An activity with a draw (docs/DESIGN.md, "The opening draw"): draw_at (unix seconds),
+	// the lowercase hex SHA-256 of its 32-byte seed (from creation on), and the seed in lowercase
+	// hex once the draw is done ("" before).
+	DrawAt         int64  `protobuf:"varint,10,opt,name=draw_at,json=drawAt,proto3" json:"draw_at,omitempty"`
+	DrawCommitment string `protobuf:"bytes,11,opt,name=draw_commitment,json=drawCommitment,proto3" json:"draw_commitment,omitempty"`
+	DrawSeed       string `protobuf:"bytes,12,opt,name=draw_seed,json=drawSeed,proto3" json:"draw_seed,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Activity) Reset() {
@@ -204,6 +210,27 @@ func (x *Activity) GetDrawSeconds() int64 {
 		return x.DrawSeconds
 	}
 	return 0
+}
+
+func (x *Activity) GetDrawAt() int64 {
+	if x != nil {
+		return x.DrawAt
+	}
+	return 0
+}
+
+func (x *Activity) GetDrawCommitment() string {
+	if x != nil {
+		return x.DrawCommitment
+	}
+	return ""
+}
+
+func (x *Activity) GetDrawSeed() string {
+	if x != nil {
+		return x.DrawSeed
+	}
+	return ""
 }
 
 type Order struct {
@@ -1247,6 +1274,153 @@ func (x *GetStockResp) GetStatus() string {
 	return ""
 }
 
+// The audit of an activity's draw, for the merchant to publish: with it anyone recomputes the
+// winners (entrants sorted by HMAC-SHA256(seed, uid in decimal), each served its quantity
+// against stock in that order, one that does not fit skipped).
+type DrawEntrant struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Uid           int64                  `protobuf:"varint,1,opt,name=uid,proto3" json:"uid,omitempty"`
+	Quantity      int64                  `protobuf:"varint,2,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrawEntrant) Reset() {
+	*x = DrawEntrant{}
+	mi := &file_inventory_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrawEntrant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrawEntrant) ProtoMessage() {}
+
+func (x *DrawEntrant) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrawEntrant.ProtoReflect.Descriptor instead.
+func (*DrawEntrant) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DrawEntrant) GetUid() int64 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *DrawEntrant) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+type DrawAuditResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Stock         int64                  `protobuf:"varint,2,opt,name=stock,proto3" json:"stock,omitempty"`            // what the draw served (0 before it began)
+	Commitment    string                 `protobuf:"bytes,3,opt,name=commitment,proto3" json:"commitment,omitempty"`   // lowercase hex SHA-256 of the seed
+	Seed          string                 `protobuf:"bytes,4,opt,name=seed,proto3" json:"seed,omitempty"`               // lowercase hex, "" until the draw is done
+	Status        string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`           // pending | drawing | done
+	Entrants      []*DrawEntrant         `protobuf:"bytes,6,rep,name=entrants,proto3" json:"entrants,omitempty"`       // by uid
+	Winners       []int64                `protobuf:"varint,7,rep,packed,name=winners,proto3" json:"winners,omitempty"` // by uid: entrants holding an order under their entry's request id
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrawAuditResp) Reset() {
+	*x = DrawAuditResp{}
+	mi := &file_inventory_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrawAuditResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrawAuditResp) ProtoMessage() {}
+
+func (x *DrawAuditResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrawAuditResp.ProtoReflect.Descriptor instead.
+func (*DrawAuditResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *DrawAuditResp) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *DrawAuditResp) GetStock() int64 {
+	if x != nil {
+		return x.Stock
+	}
+	return 0
+}
+
+func (x *DrawAuditResp) GetCommitment() string {
+	if x != nil {
+		return x.Commitment
+	}
+	return ""
+}
+
+func (x *DrawAuditResp) GetSeed() string {
+	if x != nil {
+		return x.Seed
+	}
+	return ""
+}
+
+func (x *DrawAuditResp) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DrawAuditResp) GetEntrants() []*DrawEntrant {
+	if x != nil {
+		return x.Entrants
+	}
+	return nil
+}
+
+func (x *DrawAuditResp) GetWinners() []int64 {
+	if x != nil {
+		return x.Winners
+	}
+	return nil
+}
+
 type GetOrderResp struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Order         *Order                 `protobuf:"bytes,1,opt,name=order,proto3" json:"order,omitempty"`
@@ -1256,7 +1430,7 @@ type GetOrderResp struct {
 
 func (x *GetOrderResp) Reset() {
 	*x = GetOrderResp{}
-	mi := &file_inventory_proto_msgTypes[19]
+	mi := &file_inventory_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1442,7 @@ func (x *GetOrderResp) String() string {
 func (*GetOrderResp) ProtoMessage() {}
 
 func (x *GetOrderResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[19]
+	mi := &file_inventory_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1455,7 @@ func (x *GetOrderResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOrderResp.ProtoReflect.Descriptor instead.
 func (*GetOrderResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{19}
+	return file_inventory_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetOrderResp) GetOrder() *Order {
@@ -1299,7 +1473,7 @@ type ActiveReq struct {
 
 func (x *ActiveReq) Reset() {
 	*x = ActiveReq{}
-	mi := &file_inventory_proto_msgTypes[20]
+	mi := &file_inventory_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1485,7 @@ func (x *ActiveReq) String() string {
 func (*ActiveReq) ProtoMessage() {}
 
 func (x *ActiveReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[20]
+	mi := &file_inventory_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1498,7 @@ func (x *ActiveReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveReq.ProtoReflect.Descriptor instead.
 func (*ActiveReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{20}
+	return file_inventory_proto_rawDescGZIP(), []int{22}
 }
 
 type ActiveResp struct {
@@ -1336,7 +1510,7 @@ type ActiveResp struct {
 
 func (x *ActiveResp) Reset() {
 	*x = ActiveResp{}
-	mi := &file_inventory_proto_msgTypes[21]
+	mi := &file_inventory_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1522,7 @@ func (x *ActiveResp) String() string {
 func (*ActiveResp) ProtoMessage() {}
 
 func (x *ActiveResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[21]
+	mi := &file_inventory_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1535,7 @@ func (x *ActiveResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActiveResp.ProtoReflect.Descriptor instead.
 func (*ActiveResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{21}
+	return file_inventory_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ActiveResp) GetActivityIds() []int64 {
@@ -1381,7 +1555,7 @@ type ReconcileReq struct {
 
 func (x *ReconcileReq) Reset() {
 	*x = ReconcileReq{}
-	mi := &file_inventory_proto_msgTypes[22]
+	mi := &file_inventory_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1393,7 +1567,7 @@ func (x *ReconcileReq) String() string {
 func (*ReconcileReq) ProtoMessage() {}
 
 func (x *ReconcileReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[22]
+	mi := &file_inventory_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1406,7 +1580,7 @@ func (x *ReconcileReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileReq.ProtoReflect.Descriptor instead.
 func (*ReconcileReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{22}
+	return file_inventory_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReconcileReq) GetActivityId() int64 {
@@ -1435,7 +1609,7 @@ type DbStock struct {
 
 func (x *DbStock) Reset() {
 	*x = DbStock{}
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1621,7 @@ func (x *DbStock) String() string {
 func (*DbStock) ProtoMessage() {}
 
 func (x *DbStock) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[23]
+	mi := &file_inventory_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1634,7 @@ func (x *DbStock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DbStock.ProtoReflect.Descriptor instead.
 func (*DbStock) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{23}
+	return file_inventory_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DbStock) GetAvailable() int64 {
@@ -1498,7 +1672,7 @@ type ReconcileResp struct {
 
 func (x *ReconcileResp) Reset() {
 	*x = ReconcileResp{}
-	mi := &file_inventory_proto_msgTypes[24]
+	mi := &file_inventory_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1510,7 +1684,7 @@ func (x *ReconcileResp) String() string {
 func (*ReconcileResp) ProtoMessage() {}
 
 func (x *ReconcileResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[24]
+	mi := &file_inventory_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1523,7 +1697,7 @@ func (x *ReconcileResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileResp.ProtoReflect.Descriptor instead.
 func (*ReconcileResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{24}
+	return file_inventory_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReconcileResp) GetActivityId() int64 {
@@ -1580,7 +1754,7 @@ type BooksResp struct {
 
 func (x *BooksResp) Reset() {
 	*x = BooksResp{}
-	mi := &file_inventory_proto_msgTypes[25]
+	mi := &file_inventory_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1766,7 @@ func (x *BooksResp) String() string {
 func (*BooksResp) ProtoMessage() {}
 
 func (x *BooksResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[25]
+	mi := &file_inventory_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1779,7 @@ func (x *BooksResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BooksResp.ProtoReflect.Descriptor instead.
 func (*BooksResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{25}
+	return file_inventory_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BooksResp) GetActivityId() int64 {
@@ -1639,7 +1813,7 @@ type RepairResp struct {
 
 func (x *RepairResp) Reset() {
 	*x = RepairResp{}
-	mi := &file_inventory_proto_msgTypes[26]
+	mi := &file_inventory_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1825,7 @@ func (x *RepairResp) String() string {
 func (*RepairResp) ProtoMessage() {}
 
 func (x *RepairResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[26]
+	mi := &file_inventory_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1838,7 @@ func (x *RepairResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairResp.ProtoReflect.Descriptor instead.
 func (*RepairResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{26}
+	return file_inventory_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RepairResp) GetActivityId() int64 {
@@ -1700,7 +1874,7 @@ type CreateActivityReq struct {
 
 func (x *CreateActivityReq) Reset() {
 	*x = CreateActivityReq{}
-	mi := &file_inventory_proto_msgTypes[27]
+	mi := &file_inventory_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1886,7 @@ func (x *CreateActivityReq) String() string {
 func (*CreateActivityReq) ProtoMessage() {}
 
 func (x *CreateActivityReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[27]
+	mi := &file_inventory_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1899,7 @@ func (x *CreateActivityReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateActivityReq.ProtoReflect.Descriptor instead.
 func (*CreateActivityReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{27}
+	return file_inventory_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateActivityReq) GetMerchantId() int64 {
@@ -1804,7 +1978,7 @@ type GetActivityReq struct {
 
 func (x *GetActivityReq) Reset() {
 	*x = GetActivityReq{}
-	mi := &file_inventory_proto_msgTypes[28]
+	mi := &file_inventory_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +1990,7 @@ func (x *GetActivityReq) String() string {
 func (*GetActivityReq) ProtoMessage() {}
 
 func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[28]
+	mi := &file_inventory_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +2003,7 @@ func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetActivityReq.ProtoReflect.Descriptor instead.
 func (*GetActivityReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{28}
+	return file_inventory_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetActivityReq) GetActivityId() int64 {
@@ -1859,7 +2033,7 @@ type Draw struct {
 
 func (x *Draw) Reset() {
 	*x = Draw{}
-	mi := &file_inventory_proto_msgTypes[29]
+	mi := &file_inventory_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +2045,7 @@ func (x *Draw) String() string {
 func (*Draw) ProtoMessage() {}
 
 func (x *Draw) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[29]
+	mi := &file_inventory_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +2058,7 @@ func (x *Draw) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Draw.ProtoReflect.Descriptor instead.
 func (*Draw) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{29}
+	return file_inventory_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Draw) GetSeconds() int64 {
@@ -1925,7 +2099,7 @@ type ActivityResp struct {
 
 func (x *ActivityResp) Reset() {
 	*x = ActivityResp{}
-	mi := &file_inventory_proto_msgTypes[30]
+	mi := &file_inventory_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2111,7 @@ func (x *ActivityResp) String() string {
 func (*ActivityResp) ProtoMessage() {}
 
 func (x *ActivityResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[30]
+	mi := &file_inventory_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2124,7 @@ func (x *ActivityResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivityResp.ProtoReflect.Descriptor instead.
 func (*ActivityResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{30}
+	return file_inventory_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ActivityResp) GetActivity() *Activity {
@@ -1978,7 +2152,7 @@ type EntryReq struct {
 
 func (x *EntryReq) Reset() {
 	*x = EntryReq{}
-	mi := &file_inventory_proto_msgTypes[31]
+	mi := &file_inventory_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2164,7 @@ func (x *EntryReq) String() string {
 func (*EntryReq) ProtoMessage() {}
 
 func (x *EntryReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[31]
+	mi := &file_inventory_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2177,7 @@ func (x *EntryReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntryReq.ProtoReflect.Descriptor instead.
 func (*EntryReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{31}
+	return file_inventory_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *EntryReq) GetActivityId() int64 {
@@ -2034,7 +2208,7 @@ type EntryResp struct {
 
 func (x *EntryResp) Reset() {
 	*x = EntryResp{}
-	mi := &file_inventory_proto_msgTypes[32]
+	mi := &file_inventory_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2220,7 @@ func (x *EntryResp) String() string {
 func (*EntryResp) ProtoMessage() {}
 
 func (x *EntryResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[32]
+	mi := &file_inventory_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2233,7 @@ func (x *EntryResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntryResp.ProtoReflect.Descriptor instead.
 func (*EntryResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{32}
+	return file_inventory_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *EntryResp) GetActivityId() int64 {
@@ -2116,7 +2290,7 @@ type ListActivitiesReq struct {
 
 func (x *ListActivitiesReq) Reset() {
 	*x = ListActivitiesReq{}
-	mi := &file_inventory_proto_msgTypes[33]
+	mi := &file_inventory_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2302,7 @@ func (x *ListActivitiesReq) String() string {
 func (*ListActivitiesReq) ProtoMessage() {}
 
 func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[33]
+	mi := &file_inventory_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2315,7 @@ func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesReq.ProtoReflect.Descriptor instead.
 func (*ListActivitiesReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{33}
+	return file_inventory_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListActivitiesReq) GetMerchantId() int64 {
@@ -2175,7 +2349,7 @@ type ListActivitiesResp struct {
 
 func (x *ListActivitiesResp) Reset() {
 	*x = ListActivitiesResp{}
-	mi := &file_inventory_proto_msgTypes[34]
+	mi := &file_inventory_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2187,7 +2361,7 @@ func (x *ListActivitiesResp) String() string {
 func (*ListActivitiesResp) ProtoMessage() {}
 
 func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[34]
+	mi := &file_inventory_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2200,7 +2374,7 @@ func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesResp.ProtoReflect.Descriptor instead.
 func (*ListActivitiesResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{34}
+	return file_inventory_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListActivitiesResp) GetActivities() []*Activity {
@@ -2225,7 +2399,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[35]
+	mi := &file_inventory_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2237,7 +2411,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[35]
+	mi := &file_inventory_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2250,7 +2424,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{35}
+	return file_inventory_proto_rawDescGZIP(), []int{37}
 }
 
 // PingResp: degraded lists the activities this instance serves from MySQL (degrade mode)
@@ -2265,7 +2439,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[36]
+	mi := &file_inventory_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2451,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[36]
+	mi := &file_inventory_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2464,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{36}
+	return file_inventory_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PingResp) GetDegraded() []int64 {
@@ -2318,7 +2492,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x16\n" +
 	"\x06locked\x18\x04 \x01(\x03R\x06locked\x12\x12\n" +
-	"\x04sold\x18\x05 \x01(\x03R\x04sold\"\x9f\x02\n" +
+	"\x04sold\x18\x05 \x01(\x03R\x04sold\"\xfe\x02\n" +
 	"\bActivity\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x15\n" +
@@ -2330,7 +2504,11 @@ const file_inventory_proto_rawDesc = "" +
 	"\x0eper_user_limit\x18\x06 \x01(\x03R\fperUserLimit\x12.\n" +
 	"\x13pay_timeout_seconds\x18\a \x01(\x03R\x11payTimeoutSeconds\x12\x14\n" +
 	"\x05total\x18\b \x01(\x03R\x05total\x12!\n" +
-	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\"\xe4\x01\n" +
+	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\x12\x17\n" +
+	"\adraw_at\x18\n" +
+	" \x01(\x03R\x06drawAt\x12'\n" +
+	"\x0fdraw_commitment\x18\v \x01(\tR\x0edrawCommitment\x12\x1b\n" +
+	"\tdraw_seed\x18\f \x01(\tR\bdrawSeed\"\xe4\x01\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1f\n" +
 	"\vactivity_id\x18\x02 \x01(\x03R\n" +
@@ -2418,7 +2596,21 @@ const file_inventory_proto_rawDesc = "" +
 	"\bactivity\x18\x01 \x01(\v2\x13.inventory.ActivityR\bactivity\x12&\n" +
 	"\x05stock\x18\x02 \x01(\v2\x10.inventory.StockR\x05stock\x12\x12\n" +
 	"\x04warm\x18\x03 \x01(\bR\x04warm\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\tR\x06status\"6\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\";\n" +
+	"\vDrawEntrant\x12\x10\n" +
+	"\x03uid\x18\x01 \x01(\x03R\x03uid\x12\x1a\n" +
+	"\bquantity\x18\x02 \x01(\x03R\bquantity\"\xe0\x01\n" +
+	"\rDrawAuditResp\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x14\n" +
+	"\x05stock\x18\x02 \x01(\x03R\x05stock\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x03 \x01(\tR\n" +
+	"commitment\x12\x12\n" +
+	"\x04seed\x18\x04 \x01(\tR\x04seed\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\tR\x06status\x122\n" +
+	"\bentrants\x18\x06 \x03(\v2\x16.inventory.DrawEntrantR\bentrants\x12\x18\n" +
+	"\awinners\x18\a \x03(\x03R\awinners\"6\n" +
 	"\fGetOrderResp\x12&\n" +
 	"\x05order\x18\x01 \x01(\v2\x10.inventory.OrderR\x05order\"\v\n" +
 	"\tActiveReq\"/\n" +
@@ -2504,7 +2696,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\xd9\b\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\x9b\t\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x12G\n" +
@@ -2524,7 +2716,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\vGetActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12M\n" +
 	"\x0eListActivities\x12\x1c.inventory.ListActivitiesReq\x1a\x1d.inventory.ListActivitiesResp\x12/\n" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingResp\x125\n" +
-	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryRespB\rZ\v./inventoryb\x06proto3"
+	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryResp\x12@\n" +
+	"\tDrawAudit\x12\x19.inventory.GetActivityReq\x1a\x18.inventory.DrawAuditRespB\rZ\v./inventoryb\x06proto3"
 
 var (
 	file_inventory_proto_rawDescOnce sync.Once
@@ -2538,7 +2731,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),              // 0: inventory.Stock
 	(*Activity)(nil),           // 1: inventory.Activity
@@ -2559,24 +2752,26 @@ var file_inventory_proto_goTypes = []any{
 	(*AdjustResp)(nil),         // 16: inventory.AdjustResp
 	(*GetStockReq)(nil),        // 17: inventory.GetStockReq
 	(*GetStockResp)(nil),       // 18: inventory.GetStockResp
-	(*GetOrderResp)(nil),       // 19: inventory.GetOrderResp
-	(*ActiveReq)(nil),          // 20: inventory.ActiveReq
-	(*ActiveResp)(nil),         // 21: inventory.ActiveResp
-	(*ReconcileReq)(nil),       // 22: inventory.ReconcileReq
-	(*DbStock)(nil),            // 23: inventory.DbStock
-	(*ReconcileResp)(nil),      // 24: inventory.ReconcileResp
-	(*BooksResp)(nil),          // 25: inventory.BooksResp
-	(*RepairResp)(nil),         // 26: inventory.RepairResp
-	(*CreateActivityReq)(nil),  // 27: inventory.CreateActivityReq
-	(*GetActivityReq)(nil),     // 28: inventory.GetActivityReq
-	(*Draw)(nil),               // 29: inventory.Draw
-	(*ActivityResp)(nil),       // 30: inventory.ActivityResp
-	(*EntryReq)(nil),           // 31: inventory.EntryReq
-	(*EntryResp)(nil),          // 32: inventory.EntryResp
-	(*ListActivitiesReq)(nil),  // 33: inventory.ListActivitiesReq
-	(*ListActivitiesResp)(nil), // 34: inventory.ListActivitiesResp
-	(*PingReq)(nil),            // 35: inventory.PingReq
-	(*PingResp)(nil),           // 36: inventory.PingResp
+	(*DrawEntrant)(nil),        // 19: inventory.DrawEntrant
+	(*DrawAuditResp)(nil),      // 20: inventory.DrawAuditResp
+	(*GetOrderResp)(nil),       // 21: inventory.GetOrderResp
+	(*ActiveReq)(nil),          // 22: inventory.ActiveReq
+	(*ActiveResp)(nil),         // 23: inventory.ActiveResp
+	(*ReconcileReq)(nil),       // 24: inventory.ReconcileReq
+	(*DbStock)(nil),            // 25: inventory.DbStock
+	(*ReconcileResp)(nil),      // 26: inventory.ReconcileResp
+	(*BooksResp)(nil),          // 27: inventory.BooksResp
+	(*RepairResp)(nil),         // 28: inventory.RepairResp
+	(*CreateActivityReq)(nil),  // 29: inventory.CreateActivityReq
+	(*GetActivityReq)(nil),     // 30: inventory.GetActivityReq
+	(*Draw)(nil),               // 31: inventory.Draw
+	(*ActivityResp)(nil),       // 32: inventory.ActivityResp
+	(*EntryReq)(nil),           // 33: inventory.EntryReq
+	(*EntryResp)(nil),          // 34: inventory.EntryResp
+	(*ListActivitiesReq)(nil),  // 35: inventory.ListActivitiesReq
+	(*ListActivitiesResp)(nil), // 36: inventory.ListActivitiesResp
+	(*PingReq)(nil),            // 37: inventory.PingReq
+	(*PingResp)(nil),           // 38: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -2586,55 +2781,58 @@ var file_inventory_proto_depIdxs = []int32{
 	0,  // 4: inventory.AdjustResp.stock:type_name -> inventory.Stock
 	1,  // 5: inventory.GetStockResp.activity:type_name -> inventory.Activity
 	0,  // 6: inventory.GetStockResp.stock:type_name -> inventory.Stock
-	2,  // 7: inventory.GetOrderResp.order:type_name -> inventory.Order
-	0,  // 8: inventory.ReconcileResp.redis:type_name -> inventory.Stock
-	23, // 9: inventory.ReconcileResp.db:type_name -> inventory.DbStock
-	0,  // 10: inventory.BooksResp.redis:type_name -> inventory.Stock
-	23, // 11: inventory.BooksResp.db:type_name -> inventory.DbStock
-	1,  // 12: inventory.ActivityResp.activity:type_name -> inventory.Activity
-	29, // 13: inventory.ActivityResp.draw:type_name -> inventory.Draw
-	1,  // 14: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
-	3,  // 15: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 16: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	8,  // 17: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
-	11, // 18: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	11, // 19: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	13, // 20: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	15, // 21: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	17, // 22: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	11, // 23: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	20, // 24: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	22, // 25: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	22, // 26: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	22, // 27: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	27, // 28: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	28, // 29: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	33, // 30: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
-	35, // 31: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	31, // 32: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
-	4,  // 33: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 34: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	10, // 35: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
-	12, // 36: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	12, // 37: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	14, // 38: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	16, // 39: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	18, // 40: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	19, // 41: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	21, // 42: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	25, // 43: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	24, // 44: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	26, // 45: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	30, // 46: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	30, // 47: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	34, // 48: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	36, // 49: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	32, // 50: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
-	33, // [33:51] is the sub-list for method output_type
-	15, // [15:33] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	19, // 7: inventory.DrawAuditResp.entrants:type_name -> inventory.DrawEntrant
+	2,  // 8: inventory.GetOrderResp.order:type_name -> inventory.Order
+	0,  // 9: inventory.ReconcileResp.redis:type_name -> inventory.Stock
+	25, // 10: inventory.ReconcileResp.db:type_name -> inventory.DbStock
+	0,  // 11: inventory.BooksResp.redis:type_name -> inventory.Stock
+	25, // 12: inventory.BooksResp.db:type_name -> inventory.DbStock
+	1,  // 13: inventory.ActivityResp.activity:type_name -> inventory.Activity
+	31, // 14: inventory.ActivityResp.draw:type_name -> inventory.Draw
+	1,  // 15: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
+	3,  // 16: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 17: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	8,  // 18: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
+	11, // 19: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	11, // 20: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	13, // 21: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	15, // 22: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	17, // 23: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	11, // 24: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	22, // 25: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	24, // 26: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	24, // 27: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	24, // 28: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	29, // 29: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	30, // 30: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	35, // 31: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	37, // 32: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	33, // 33: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
+	30, // 34: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
+	4,  // 35: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 36: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 37: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 38: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 39: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 40: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 41: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 42: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	21, // 43: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	23, // 44: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	27, // 45: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	26, // 46: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	28, // 47: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	32, // 48: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	32, // 49: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	36, // 50: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	38, // 51: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	34, // 52: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
+	20, // 53: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
+	35, // [35:54] is the sub-list for method output_type
+	16, // [16:35] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -2648,7 +2846,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

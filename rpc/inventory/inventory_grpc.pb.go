@@ -37,6 +37,7 @@ const (
 	Inventory_ListActivities_FullMethodName = "/inventory.Inventory/ListActivities"
 	Inventory_Ping_FullMethodName           = "/inventory.Inventory/Ping"
 	Inventory_GetEntry_FullMethodName       = "/inventory.Inventory/GetEntry"
+	Inventory_DrawAudit_FullMethodName      = "/inventory.Inventory/DrawAudit"
 )
 
 // InventoryClient is the client API for Inventory service.
@@ -61,6 +62,7 @@ type InventoryClient interface {
 	ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error)
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 	GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
+	DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error)
 }
 
 type inventoryClient struct {
@@ -251,6 +253,16 @@ func (c *inventoryClient) GetEntry(ctx context.Context, in *EntryReq, opts ...gr
 	return out, nil
 }
 
+func (c *inventoryClient) DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DrawAuditResp)
+	err := c.cc.Invoke(ctx, Inventory_DrawAudit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InventoryServer is the server API for Inventory service.
 // All implementations must embed UnimplementedInventoryServer
 // for forward compatibility.
@@ -273,6 +285,7 @@ type InventoryServer interface {
 	ListActivities(context.Context, *ListActivitiesReq) (*ListActivitiesResp, error)
 	Ping(context.Context, *PingReq) (*PingResp, error)
 	GetEntry(context.Context, *EntryReq) (*EntryResp, error)
+	DrawAudit(context.Context, *GetActivityReq) (*DrawAuditResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
 
@@ -336,6 +349,9 @@ func (UnimplementedInventoryServer) Ping(context.Context, *PingReq) (*PingResp, 
 }
 func (UnimplementedInventoryServer) GetEntry(context.Context, *EntryReq) (*EntryResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetEntry not implemented")
+}
+func (UnimplementedInventoryServer) DrawAudit(context.Context, *GetActivityReq) (*DrawAuditResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrawAudit not implemented")
 }
 func (UnimplementedInventoryServer) mustEmbedUnimplementedInventoryServer() {}
 func (UnimplementedInventoryServer) testEmbeddedByValue()                   {}
@@ -682,6 +698,24 @@ func _Inventory_GetEntry_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_DrawAudit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetActivityReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).DrawAudit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_DrawAudit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).DrawAudit(ctx, req.(*GetActivityReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Inventory_ServiceDesc is the grpc.ServiceDesc for Inventory service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -760,6 +794,10 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetEntry",
 			Handler:    _Inventory_GetEntry_Handler,
+		},
+		{
+			MethodName: "DrawAudit",
+			Handler:    _Inventory_DrawAudit_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -24,6 +24,8 @@ type (
 	CreateActivityReq  = inventory.CreateActivityReq
 	DbStock            = inventory.DbStock
 	Draw               = inventory.Draw
+	DrawAuditResp      = inventory.DrawAuditResp
+	DrawEntrant        = inventory.DrawEntrant
 	EntryReq           = inventory.EntryReq
 	EntryResp          = inventory.EntryResp
 	ExpireDueReq       = inventory.ExpireDueReq
@@ -71,6 +73,7 @@ type (
 		ListActivities(ctx context.Context, in *ListActivitiesReq, opts ...grpc.CallOption) (*ListActivitiesResp, error)
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 		GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
+		DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error)
 	}
 
 	defaultInventory struct {
@@ -172,4 +175,9 @@ func (m *defaultInventory) Ping(ctx context.Context, in *PingReq, opts ...grpc.C
 func (m *defaultInventory) GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.GetEntry(ctx, in, opts...)
+}
+
+func (m *defaultInventory) DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.DrawAudit(ctx, in, opts...)
 }

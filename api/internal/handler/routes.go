@@ -93,6 +93,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: merchant.GetAdminActivityHandler(serverCtx),
 				},
 				{
+					// the audit of the activity's opening draw, for the merchant to publish
+					Method:  http.MethodGet,
+					Path:    "/activities/:id/draw",
+					Handler: merchant.DrawAuditHandler(serverCtx),
+				},
+				{
 					// add or withdraw sellable stock
 					Method:  http.MethodPost,
 					Path:    "/activities/:id/stock",

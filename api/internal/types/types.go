@@ -15,26 +15,28 @@ type ActivityPathReq struct {
 }
 
 type ActivityResp struct {
-	ActivityId        int64  `json:"activity_id"`
-	SkuId             int64  `json:"sku_id"`
-	Name              string `json:"name"`
-	Stock             int64  `json:"stock"`
-	StartTime         int64  `json:"start_time"`
-	EndTime           int64  `json:"end_time"`
-	PerUserLimit      int64  `json:"per_user_limit"`
-	PayTimeoutSeconds int64  `json:"pay_timeout_seconds"`
-	DrawSeconds       int64  `json:"draw_seconds"`
+	ActivityId        int64       `json:"activity_id"`
+	SkuId             int64       `json:"sku_id"`
+	Name              string      `json:"name"`
+	Stock             int64       `json:"stock"`
+	StartTime         int64       `json:"start_time"`
+	EndTime           int64       `json:"end_time"`
+	PerUserLimit      int64       `json:"per_user_limit"`
+	PayTimeoutSeconds int64       `json:"pay_timeout_seconds"`
+	DrawSeconds       int64       `json:"draw_seconds"`
+	Draw              *DrawPublic `json:"draw,omitempty"` // only for an activity with a draw
 }
 
 type ActivityViewResp struct {
-	ActivityId   int64  `json:"activity_id"`
-	SkuId        int64  `json:"sku_id"`
-	Name         string `json:"name"`
-	StartTime    int64  `json:"start_time"`
-	EndTime      int64  `json:"end_time"`
-	PerUserLimit int64  `json:"per_user_limit"`
-	Remaining    int64  `json:"remaining"`
-	Status       string `json:"status"`
+	ActivityId   int64       `json:"activity_id"`
+	SkuId        int64       `json:"sku_id"`
+	Name         string      `json:"name"`
+	StartTime    int64       `json:"start_time"`
+	EndTime      int64       `json:"end_time"`
+	PerUserLimit int64       `json:"per_user_limit"`
+	Remaining    int64       `json:"remaining"`
+	Status       string      `json:"status"`
+	Draw         *DrawPublic `json:"draw,omitempty"` // only for an activity with a draw
 }
 
 type AdjustStockReq struct {
@@ -67,8 +69,29 @@ type DbBook struct {
 	Sold      int64 `json:"sold"`
 }
 
+type DrawAuditResp struct {
+	Stock      int64         `json:"stock"` // what was drawn for (0 before the draw began)
+	Commitment string        `json:"commitment"`
+	Seed       string        `json:"seed"`   // "" until the draw is done
+	Status     string        `json:"status"` // pending | drawing | done
+	Entrants   []DrawEntrant `json:"entrants"`
+	Winners    []int64       `json:"winners"`
+}
+
+type DrawEntrant struct {
+	Uid      int64 `json:"uid"`
+	Quantity int64 `json:"quantity"`
+}
+
+type DrawPublic struct {
+	Seconds    int64  `json:"seconds"`
+	DrawAt     int64  `json:"draw_at"`
+	Commitment string `json:"commitment"`
+	Seed       string `json:"seed"`
+}
+
 type DrawView struct {
-	Seconds int64  `json:"seconds"`
+	DrawPublic
 	Entries int64  `json:"entries"`
 	Status  string `json:"status"` // pending | drawing | done
 	Winners int64  `json:"winners"`

@@ -1,6 +1,7 @@
 package activity_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"reflect"
@@ -25,14 +26,12 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	entries := model.NewDrawEntryModel(f.db.Conn)
 	f.loader.Entries = entries
 	now := time.Now()
-	const total, n, seed = 7, 40, 99
+	const total, n = 7, 40
 	id := f.insert(t, total, now.Add(-10*time.Second), now.Add(time.Hour))
 	drawAt := now.Add(-10*time.Second).Unix() + 12
 	acts := model.NewActivityModel(f.db.Conn)
-	if _, err := f.db.DB.Exec("UPDATE activity SET draw_seconds = 12 WHERE id = ?", id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := acts.FixDrawSeed(ctx, id, seed); err != nil {
+	seed := bytes.Repeat([]byte{99}, model.DrawSeedBytes) // what creation fixes (the raw insert has none)
+	if _, err := f.db.DB.Exec("UPDATE activity SET draw_seconds = 12, draw_seed = ? WHERE id = ?", seed, id); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := f.loader.Warmup(ctx, id); err != nil {

@@ -1,13 +1,12 @@
 // Package draw decides an activity's opening draw once: at draw_at one instance, holding a
-// lease, fixes a seed in MySQL, shuffles the entrants with it and serves them in that order
-// in chunks of ordinary reservations, a cursor recording progress (docs/DESIGN.md, "The
-// opening draw").
+// lease, orders the entrants by the activity's seed (fixed in MySQL when it was created) and
+// serves them in that order in chunks of ordinary reservations, a cursor recording progress
+// (docs/DESIGN.md, "The opening draw"). The seed is never logged, nor shown before the draw is
+// done.
 package draw
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -19,9 +18,11 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Seeds is where the draw's seed is fixed once and its progress kept (model.ActivityModel).
+// Seeds is where the draw's seed is kept and its progress recorded (model.ActivityModel).
 type Seeds interface {
-	FixDrawSeed(ctx context.Context, id int64, seed uint64) (uint64, error)
+	FindDrawSeed(ctx context.Context, id int64) ([]byte, error)
+	// FixDrawStock records the stock the draw serves, once (the audit's stock).
+	FixDrawStock(ctx context.Context, id, stock int64) (int64, error)
 	SetDrawDone(ctx context.Context, id, atMs int64) error
 	// FindDrawCursor and SetDrawCursor: how many entrants of the order are decided, in
 	// MySQL, so a Redis loss mid-draw does not serve them again.
@@ -42,7 +43,7 @@ type Drawer struct {
 }
 
 // Order is the draw's order of entries (stock.DrawOrder).
-func Order(entries []stock.DrawEntry, seed uint64) []stock.DrawEntry {
+func Order(entries []stock.DrawEntry, seed []byte) []stock.DrawEntry {
 	return stock.DrawOrder(entries, seed)
 }
 
@@ -79,17 +80,24 @@ func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
 	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 		return nil, err
 	}
-	r, err := d.begin(ctx, aid, lock)
+	r, err := d.begin(ctx, aid, lock, snap.Remaining)
 	if err != nil {
 		_, _ = lock.ReleaseCtx(context.Background())
 	}
 	return r, err
 }
 
-func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock) (*Run, error) {
-	seed, err := d.Seeds.FixDrawSeed(ctx, aid, randomSeed())
+func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock, remaining int64) (*Run, error) {
+	seed, err := d.Seeds.FindDrawSeed(ctx, aid)
 	if err != nil {
-		return nil, xerr.Unavailable(fmt.Errorf("activity %d: fix the draw seed: %w", aid, err))
+		return nil, xerr.Unavailable(fmt.Errorf("activity %d: read the draw seed: %w", aid, err))
+	}
+	if len(seed) == 0 {
+		return nil, fmt.Errorf("activity %d: no draw seed in MySQL", aid)
+	}
+	// The first run records what it serves (the audit's stock); nothing was served before it.
+	if _, err := d.Seeds.FixDrawStock(ctx, aid, remaining); err != nil {
+		return nil, xerr.Unavailable(fmt.Errorf("activity %d: record the draw's stock: %w", aid, err))
 	}
 	entries, err := d.Store.Entries(ctx, aid)
 	if err != nil {
@@ -106,8 +114,9 @@ func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock) (*
 	if from := max(p.Cursor, kept); from > int64(len(entries)) {
 		return nil, fmt.Errorf("activity %d: draw cursor %d past its %d entries", aid, from, len(entries))
 	}
-	logx.Infof("activity %d: drawing %d entries with seed %d from %d (MySQL %d)", aid, len(entries), seed,
-		max(p.Cursor, kept), kept)
+	// Never the seed: it is shown only once the draw is done.
+	logx.Infof("activity %d: drawing %d entries (commitment %s) from %d (MySQL %d)", aid, len(entries),
+		stock.DrawCommitment(seed), max(p.Cursor, kept), kept)
 	r := &Run{d: d, aid: aid, lock: lock, order: Order(entries, seed), cursor: p.Cursor, started: time.Now()}
 	if kept > p.Cursor {
 		if err := r.resume(ctx, kept); err != nil {
@@ -268,13 +277,6 @@ func (d *Drawer) chunk() int {
 		return stock.MaxReserveBatch
 	}
 	return d.Chunk
-}
-
-// randomSeed is a fresh non-zero seed (0 means "not fixed" in MySQL).
-func randomSeed() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])>>1 | 1
 }
 
 func firstErr(errs ...error) error {

@@ -2,10 +2,13 @@ package draw_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +26,12 @@ var ctx = context.Background()
 
 func reqID(uid int64) string { return fmt.Sprintf("entry-%08d", uid) }
 
+// seedOf is a fixed 32-byte draw seed for test n.
+func seedOf(n int) []byte {
+	s := sha256.Sum256([]byte(fmt.Sprintf("draw test seed %d", n)))
+	return s[:]
+}
+
 type fixture struct {
 	e    *stocktest.Env
 	acts model.ActivityModel
@@ -35,16 +44,13 @@ func newFixture(t *testing.T) *fixture {
 
 // activity creates an activity in MySQL (its draw seed fixed to seed) and in Redis, whose
 // draw falls due after the window, and enters buyers 1..n (quantity 1 + uid%2, limit 2).
-func (f *fixture) activity(t *testing.T, total int64, n int, seed uint64, window time.Duration) int64 {
+func (f *fixture) activity(t *testing.T, total int64, n int, seed []byte, window time.Duration) int64 {
 	t.Helper()
 	now := time.Now()
 	id, err := f.acts.InsertWithInventory(ctx, &model.Activity{SkuId: 7, Name: "draw", Total: uint64(total),
 		StartTime: now.Add(-time.Minute).Unix(), EndTime: now.Add(time.Hour).Unix(), PerUserLimit: 2,
-		PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60})
+		PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60, DrawSeed: string(seed)})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.acts.FixDrawSeed(ctx, id, seed); err != nil {
 		t.Fatal(err)
 	}
 	f.e.Warm(stocktest.Spec{ID: id, Total: total, Limit: 2, DrawAt: now.Add(window)})
@@ -100,12 +106,44 @@ func winners(won map[int64]string) []int64 {
 	return out
 }
 
+// recomputed is the draw of activity aid as anyone recomputes it from what its audit shows
+// (MySQL's seed and draw_stock, the entries), with the standard library alone: the entrants by
+// HMAC-SHA256(seed, uid in decimal), each served its quantity against the stock, one that does
+// not fit skipped. The winners by uid.
+func (f *fixture) recomputed(t *testing.T, aid int64) []int64 {
+	t.Helper()
+	a, err := f.acts.FindOne(ctx, uint64(aid))
+	if err != nil || !a.DrawStock.Valid {
+		t.Fatalf("activity %d: %+v, %v", aid, a, err)
+	}
+	entries, err := f.e.Store.Entries(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(uid int64) string {
+		m := hmac.New(sha256.New, []byte(a.DrawSeed))
+		m.Write([]byte(strconv.FormatInt(uid, 10)))
+		return string(m.Sum(nil))
+	}
+	sort.Slice(entries, func(i, j int) bool { return key(entries[i].UID) < key(entries[j].UID) })
+	var won []int64
+	left := a.DrawStock.Int64
+	for _, e := range entries {
+		if e.Qty <= left {
+			left -= e.Qty
+			won = append(won, e.UID)
+		}
+	}
+	sort.Slice(won, func(i, j int) bool { return won[i] < won[j] })
+	return won
+}
+
 // The draw serves the entrants in the seeded order until the stock is gone: each winner holds a
 // reserved order expiring pay_timeout after the draw, replaying the entry answers it, a loser's
 // replay is SOLD_OUT, GET entries tells won/lost, and afterwards reservations are first come.
 func TestDrawServesSeededOrder(t *testing.T) {
 	f := newFixture(t)
-	aid := f.activity(t, 10, 40, 7, 800*time.Millisecond)
+	aid := f.activity(t, 10, 40, seedOf(7), 800*time.Millisecond)
 	d := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 16}
 	start := time.Now()
 	if err := d.Run(ctx, aid); err != nil {
@@ -115,7 +153,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	entries, _ := f.e.Store.Entries(ctx, aid)
 	var want []int64
 	left := int64(10)
-	for _, e := range draw.Order(entries, 7) {
+	for _, e := range draw.Order(entries, seedOf(7)) {
 		if e.Qty <= left {
 			left -= e.Qty
 			want = append(want, e.UID)
@@ -167,7 +205,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 func TestDrawMarksThousandsOfLosers(t *testing.T) {
 	f := newFixture(t)
 	const n = 2*4096 + 700
-	aid := f.activity(t, 6, n, 11, time.Second)
+	aid := f.activity(t, 6, n, seedOf(11), time.Second)
 	d := &draw.Drawer{Store: f.e.Store, Seeds: f.acts}
 	if err := d.Run(ctx, aid); err != nil {
 		t.Fatal(err)
@@ -193,9 +231,9 @@ func TestDrawMarksThousandsOfLosers(t *testing.T) {
 // draw with the same seed, no entrant with two orders, and the abandoned drawer cannot go on.
 func TestDrawTakeoverSameWinners(t *testing.T) {
 	f := newFixture(t)
-	const n, total, seed = 600, 150, 12345
-	a := f.activity(t, total, n, seed, 1500*time.Millisecond)
-	b := f.activity(t, total, n, seed, 800*time.Millisecond)
+	const n, total = 600, 150
+	a := f.activity(t, total, n, seedOf(12345), 1500*time.Millisecond)
+	b := f.activity(t, total, n, seedOf(12345), 800*time.Millisecond)
 	lease := time.Second
 	d1 := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 50, Lease: lease}
 	d2 := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 50, Lease: lease}
@@ -231,6 +269,9 @@ func TestDrawTakeoverSameWinners(t *testing.T) {
 	}
 	if len(got) < 50 {
 		t.Fatalf("only %d winners", len(got))
+	}
+	if want := f.recomputed(t, a); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("winners after a takeover differ from the audit's recomputation:\n got %v\nwant %v", got, want)
 	}
 	for _, aid := range []int64{a, b} {
 		if c := f.e.CheckInvariant(aid); c.Remaining > 1 {
@@ -298,15 +339,12 @@ func TestDrawFairness(t *testing.T) {
 	f := newFixture(t)
 	const n, total = 20_000, 2_000
 	var early, many float64
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := 1; seed <= 5; seed++ {
 		now := time.Now()
 		id, err := f.acts.InsertWithInventory(ctx, &model.Activity{SkuId: 7, Name: "fair", Total: total,
 			StartTime: now.Add(-time.Minute).Unix(), EndTime: now.Add(time.Hour).Unix(), PerUserLimit: 1,
-			PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60})
+			PayTimeoutSeconds: 900, MerchantId: 1, DrawSeconds: 60, DrawSeed: string(seedOf(seed))})
 		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.acts.FixDrawSeed(ctx, id, seed); err != nil {
 			t.Fatal(err)
 		}
 		f.e.Warm(stocktest.Spec{ID: id, Total: total, Limit: 1, DrawAt: now.Add(time.Hour)})

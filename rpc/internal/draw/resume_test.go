@@ -17,7 +17,8 @@ import (
 // stock, and the draw's counts stay whole.
 func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 	f := newFixture(t)
-	const n, total, seed = 120, 30, 4242
+	const n, total = 120, 30
+	seed := seedOf(4242)
 	aid := f.activity(t, total, n, seed, 800*time.Millisecond)
 	d := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 8}
 	r, err := d.Begin(ctx, aid)
@@ -96,7 +97,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 // is done), though its order exists: a winner who learnt it early could cancel into the draw.
 func TestWinnerReplayQueuedMidDraw(t *testing.T) {
 	f := newFixture(t)
-	aid := f.activity(t, 10, 40, 3, 800*time.Millisecond)
+	aid := f.activity(t, 10, 40, seedOf(3), 800*time.Millisecond)
 	d := &draw.Drawer{Store: f.e.Store, Seeds: f.acts, Chunk: 4}
 	r, err := d.Begin(ctx, aid)
 	if err != nil || r == nil {

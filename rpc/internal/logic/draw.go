@@ -23,12 +23,17 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 	if err != nil {
 		return nil, err
 	}
-	status := stock.DrawPending
+	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: n, Status: drawStatus(a, p),
+		Winners: p.Winners}, nil
+}
+
+// drawStatus is the state of activity a's draw: done once MySQL or Redis says so.
+func drawStatus(a *model.Activity, p stock.DrawProgress) string {
 	switch {
 	case a.DrawDoneAt > 0 || p.Status == stock.DrawDone:
-		status = stock.DrawDone
+		return stock.DrawDone
 	case p.Status == stock.DrawDrawing:
-		status = stock.DrawDrawing
+		return stock.DrawDrawing
 	}
-	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: n, Status: status, Winners: p.Winners}, nil
+	return stock.DrawPending
 }

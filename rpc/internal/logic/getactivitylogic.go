@@ -6,6 +6,7 @@ import (
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/model"
 
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -43,9 +44,15 @@ func (l *GetActivityLogic) GetActivity(in *inventory.GetActivityReq) (*inventory
 	return &inventory.ActivityResp{Activity: activityOf(a), Draw: d}, nil
 }
 
-// activityOf is the activity row as the rpc answers it (total: activity.total as MySQL holds it).
+// activityOf is the activity row as the rpc answers it (total: activity.total as MySQL holds it);
+// with a draw, its time, commitment and (once done) seed.
 func activityOf(a *model.Activity) *inventory.Activity {
-	return &inventory.Activity{ActivityId: int64(a.Id), SkuId: int64(a.SkuId), Name: a.Name,
+	out := &inventory.Activity{ActivityId: int64(a.Id), SkuId: int64(a.SkuId), Name: a.Name,
 		StartTime: a.StartTime, EndTime: a.EndTime, PerUserLimit: int64(a.PerUserLimit),
 		PayTimeoutSeconds: int64(a.PayTimeoutSeconds), Total: int64(a.Total), DrawSeconds: int64(a.DrawSeconds)}
+	if a.DrawSeconds > 0 {
+		out.DrawAt = activity.DrawAtMs(*a) / 1000
+		out.DrawCommitment, out.DrawSeed = activity.PublicDrawOf(a)
+	}
+	return out
 }

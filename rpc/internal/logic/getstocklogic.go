@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
 
@@ -29,6 +30,15 @@ func (l *GetStockLogic) GetStock(in *inventory.GetStockReq) (*inventory.GetStock
 	if err != nil {
 		return nil, err
 	}
-	return &inventory.GetStockResp{Activity: toActivity(snap), Stock: toStock(snap), Warm: true,
+	a := toActivity(snap)
+	if snap.DrawAt > 0 { // the buyer's view of the draw: its commitment, the seed once done
+		seed, err := l.svcCtx.Seeds.Seed(l.ctx, snap.ActivityID)
+		if err != nil {
+			return nil, err
+		}
+		a.DrawSeconds, a.DrawAt = snap.DrawAt/1000-snap.Start, snap.DrawAt/1000
+		a.DrawCommitment, a.DrawSeed = activity.PublicDraw(seed, snap.Drawn)
+	}
+	return &inventory.GetStockResp{Activity: a, Stock: toStock(snap), Warm: true,
 		Status: Status(snap, time.Now().Unix())}, nil
 }

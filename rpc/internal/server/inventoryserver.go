@@ -112,3 +112,8 @@ func (s *InventoryServer) GetEntry(ctx context.Context, in *inventory.EntryReq) 
 	l := logic.NewGetEntryLogic(ctx, s.svcCtx)
 	return l.GetEntry(in)
 }
+
+func (s *InventoryServer) DrawAudit(ctx context.Context, in *inventory.GetActivityReq) (*inventory.DrawAuditResp, error) {
+	l := logic.NewDrawAuditLogic(ctx, s.svcCtx)
+	return l.DrawAudit(in)
+}

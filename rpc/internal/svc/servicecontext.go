@@ -50,6 +50,8 @@ type ServiceContext struct {
 	Book *book.Router
 	// Draws decides the opening draws of the active activities as they fall due.
 	Draws *draw.Loop
+	// Seeds holds the draw seeds of the activities buyers view (from MySQL, once each).
+	Seeds *activity.Seeds
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -130,6 +132,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		return store.ActiveIDs(ctx, time.Now().Unix())
 	})
 	return &ServiceContext{
+		Seeds:      activity.NewSeeds(activities),
 		Draws:      draws,
 		Degrade:    fence,
 		Book:       router,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/seckill/seckill/api/internal/drawview"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
@@ -49,5 +50,6 @@ func (l *GetActivityLogic) GetActivity(req *types.ActivityPathReq) (*types.Activ
 		PerUserLimit: a.GetPerUserLimit(),
 		Remaining:    res.GetStock().GetRemaining(),
 		Status:       res.GetStatus(),
+		Draw:         drawview.Public(a),
 	}, nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/seckill/seckill/api/internal/drawview"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -41,22 +42,24 @@ func (l *GetAdminActivityLogic) GetAdminActivity(req *types.ActivityPathReq) (*t
 	if err != nil {
 		return nil, err
 	}
-	return &types.AdminActivityResp{
+	resp := &types.AdminActivityResp{
 		ActivityResp: activityResp(a.GetActivity()),
 		Redis:        redisBook(books.Redis),
 		Db:           dbBook(books.Db),
-		Draw:         drawView(a.GetDraw()),
+		Draw:         drawView(a.GetActivity(), a.GetDraw()),
 		Degraded:     l.svcCtx.Health.Degraded(req.Id),
-	}, nil
+	}
+	resp.ActivityResp.Draw = nil // the admin view's draw (below) shows it, with the entries
+	return resp, nil
 }
 
 // drawView is the activity's opening draw as the admin view shows it (nil: none).
-func drawView(d *inventoryclient.Draw) *types.DrawView {
-	if d == nil {
+func drawView(a *inventoryclient.Activity, d *inventoryclient.Draw) *types.DrawView {
+	pub := drawview.Public(a)
+	if d == nil || pub == nil {
 		return nil
 	}
-	return &types.DrawView{Seconds: d.GetSeconds(), Entries: d.GetEntries(), Status: d.GetStatus(),
-		Winners: d.GetWinners()}
+	return &types.DrawView{DrawPublic: *pub, Entries: d.GetEntries(), Status: d.GetStatus(), Winners: d.GetWinners()}
 }
 
 func redisBook(s *inventoryclient.Stock) *types.RedisBook {

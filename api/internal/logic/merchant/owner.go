@@ -2,6 +2,7 @@ package merchant
 
 import (
 	"context"
+	"github.com/seckill/seckill/api/internal/drawview"
 
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/types"
@@ -33,5 +34,6 @@ func activityResp(a *inventoryclient.Activity) types.ActivityResp {
 		PerUserLimit:      a.GetPerUserLimit(),
 		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
 		DrawSeconds:       a.GetDrawSeconds(),
+		Draw:              drawview.Public(a),
 	}
 }
