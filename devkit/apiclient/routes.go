@@ -108,6 +108,13 @@ func (c *Client) Admin(ctx context.Context, token string, id int64) (Activity, e
 	return a, err
 }
 
+// DrawAudit reads the audit of the activity's opening draw.
+func (c *Client) DrawAudit(ctx context.Context, token string, id int64) (DrawAudit, error) {
+	var a DrawAudit
+	_, err := c.Do(ctx, http.MethodGet, AdminPath(id, "draw"), token, nil, &a)
+	return a, err
+}
+
 // Reconcile compares the activity's Redis and MySQL books now.
 func (c *Client) Reconcile(ctx context.Context, token string, id int64) (Reconcile, error) {
 	var r Reconcile

@@ -18,10 +18,27 @@ type DBBook struct {
 
 // DrawView is the admin view's "draw" of an activity with an opening draw.
 type DrawView struct {
-	Seconds int64  `json:"seconds"`
-	Entries int64  `json:"entries"`
-	Status  string `json:"status"` // pending | drawing | done
-	Winners int64  `json:"winners"`
+	Seconds    int64  `json:"seconds"`
+	DrawAt     int64  `json:"draw_at"`
+	Commitment string `json:"commitment"` // lowercase hex SHA-256 of the seed
+	Seed       string `json:"seed"`       // lowercase hex, "" until the draw is done
+	Entries    int64  `json:"entries"`
+	Status     string `json:"status"` // pending | drawing | done
+	Winners    int64  `json:"winners"`
+}
+
+// DrawAudit is a draw's audit (GET /v1/admin/activities/{id}/draw): with it anyone
+// recomputes the winners.
+type DrawAudit struct {
+	Stock      int64  `json:"stock"`
+	Commitment string `json:"commitment"`
+	Seed       string `json:"seed"`
+	Status     string `json:"status"`
+	Entrants   []struct {
+		UID      int64 `json:"uid"`
+		Quantity int64 `json:"quantity"`
+	} `json:"entrants"`
+	Winners []int64 `json:"winners"`
 }
 
 // Activity is a merchant's view of an activity: the create answer, a list item, and the

@@ -13,6 +13,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/devkit/apiclient"
+	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
@@ -268,27 +269,48 @@ func auditEntries(ctx context.Context, dsn string, aid int64, t *tally) (c count
 // the stock is gone); no entrant holds two orders. notes are the row's fault's findings.
 func drawCheck(notes *[]string) func(context.Context, *System, int64) ([]string, []string) {
 	return func(ctx context.Context, s *System, aid int64) ([]string, []string) {
-		v, err := checkDraw(ctx, s.MariaDB.DSN, aid)
+		v, won, err := checkDraw(ctx, s.MariaDB.DSN, aid)
 		if err != nil {
 			v = append(v, "check the draw: "+err.Error())
+		}
+		if err := verifyAudit(ctx, s, aid, won); err != nil {
+			v = append(v, "the draw's audit: "+err.Error())
 		}
 		return v, *notes
 	}
 }
 
-func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, error) {
+// verifyAudit reads the activity's draw audit through the gateway (its merchant, uid 1 of
+// setUp) and recomputes the winners from it (loadgen.VerifyDrawAudit): they must be the
+// audit's and won, the winners MySQL holds.
+func verifyAudit(ctx context.Context, s *System, aid int64, won []int64) error {
+	token, err := authtoken.Merchant(s.MerchantSecret, 1, time.Hour)
+	if err != nil {
+		return err
+	}
+	c := apiclient.New(s.APIURL, apiclient.Options{Timeout: 10 * time.Second})
+	defer c.Close()
+	a, err := c.DrawAudit(ctx, token, aid)
+	if err != nil {
+		return err
+	}
+	return loadgen.VerifyDrawAudit(a, won)
+}
+
+// checkDraw returns the violations of the draw MySQL holds and the winners it names.
+func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, []int64, error) {
 	conn := sqlx.NewMysql(dsn)
 	a, err := model.NewActivityModel(conn).FindOne(ctx, uint64(aid))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, err := model.NewDrawEntryModel(conn).FindByActivity(ctx, aid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	orders, err := model.NewSeckillOrderModel(conn).FindAuditByActivity(ctx, aid)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var v []string
 	if len(a.DrawSeed) == 0 || a.DrawDoneAt == 0 {
@@ -332,7 +354,7 @@ func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, error) {
 	if len(want) == 0 {
 		v = append(v, "no winner: the row proves nothing")
 	}
-	return v, nil
+	return v, got, nil
 }
 
 // diff is what of a (sorted) b (sorted) lacks.

@@ -184,6 +184,9 @@ func (g *run) drawSale(ctx context.Context, d int64, s int) (*DrawSale, error) {
 		g.pollOutcomes(ctx, sale, buyers, drawAt)
 	}
 	g.verifyDraw(ctx, sale, buyers)
+	if d > 0 {
+		g.verifyAudit(ctx, sale, buyers)
+	}
 	return sale, nil
 }
 

@@ -63,6 +63,9 @@ func TestDrawModeAgainstTheSystem(t *testing.T) {
 		math.IsNaN(float64(r.MeanEarly)) || math.IsNaN(float64(r.MeanHeavy)) {
 		t.Fatalf("draw fairness %+v, means %v %v", f, r.MeanEarly, r.MeanHeavy)
 	}
+	if !strings.Contains(text.String(), "PASS draw verified") {
+		t.Fatalf("the draw was not verified from its audit:\n%s", text.String())
+	}
 	if !strings.Contains(text.String(), "earliest 10 % / rest") || !strings.Contains(text.String(), "heavy / light") {
 		t.Fatalf("report names neither ratio:\n%s", text.String())
 	}
