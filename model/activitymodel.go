@@ -45,6 +45,8 @@ type (
 		// InsertWithInventory, never changed; empty for a draw done before the seed was kept).
 		// ErrNotFound: no such activity.
 		FindDrawSeed(ctx context.Context, id int64) ([]byte, error)
+		// FindPrice reads the activity's unit price and start (unix seconds).
+		FindPrice(ctx context.Context, id int64) (price, start int64, err error)
 		// FixDrawStock records the stock the draw serves (what remains when it begins) unless
 		// one is recorded already, and returns the recorded one: the audit's stock.
 		FixDrawStock(ctx context.Context, id, stock int64) (int64, error)
@@ -130,7 +132,7 @@ func (s secret) Value() (driver.Value, error) { return []byte(s), nil }
 
 func (m *customActivityModel) FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error) {
 	query := fmt.Sprintf("select a.`id`, a.`sku_id`, a.`name`, a.`total`, a.`start_time`, a.`end_time`, "+
-		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`merchant_id`, a.`draw_seconds`, a.`draw_seed`, "+
+		"a.`per_user_limit`, a.`pay_timeout_seconds`, a.`price`, a.`merchant_id`, a.`draw_seconds`, a.`draw_seed`, "+
 		"a.`draw_done_at`, i.`available`, i.`locked`, i.`sold`, i.`epoch` "+
 		"from %s a join `inventory` i on i.`activity_id` = a.`id` where a.`id` = ? limit 1", m.table)
 	var resp ActivityWithInventory
@@ -193,6 +195,18 @@ func (m *customActivityModel) FindDrawSeed(ctx context.Context, id int64) ([]byt
 		return nil, ErrNotFound
 	}
 	return []byte(got), err
+}
+
+func (m *customActivityModel) FindPrice(ctx context.Context, id int64) (price, start int64, err error) {
+	var row struct {
+		Price int64 `db:"price"`
+		Start int64 `db:"start_time"`
+	}
+	err = m.conn.QueryRowCtx(ctx, &row, "SELECT `price`, `start_time` FROM "+m.table+" WHERE `id` = ?", id)
+	if err == sqlx.ErrNotFound {
+		return 0, 0, ErrNotFound
+	}
+	return row.Price, row.Start, err
 }
 
 func (m *customActivityModel) FixDrawStock(ctx context.Context, id, stock int64) (int64, error) {

@@ -45,6 +45,7 @@ type (
 		EndTime           int64         `db:"end_time"`   // unix seconds
 		PerUserLimit      uint64        `db:"per_user_limit"`
 		PayTimeoutSeconds uint64        `db:"pay_timeout_seconds"`
+		Price             uint64        `db:"price"` // unit price in the smallest currency unit, fixed once the activity starts
 		MerchantId        uint64        `db:"merchant_id"`
 		DrawSeconds       uint64        `db:"draw_seconds"` // the opening draw: the first draw_seconds of the sale take entries, 0: none
 		DrawSeed          string        `db:"draw_seed"`    // the draw seed: 32 random bytes fixed at creation
@@ -84,14 +85,14 @@ func (m *defaultActivityModel) FindOne(ctx context.Context, id uint64) (*Activit
 }
 
 func (m *defaultActivityModel) Insert(ctx context.Context, data *Activity) (sql.Result, error) {
-	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", m.table, activityRowsExpectAutoSet)
-	ret, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawStock, data.DrawDoneAt, data.DrawCursor)
+	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", m.table, activityRowsExpectAutoSet)
+	ret, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.Price, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawStock, data.DrawDoneAt, data.DrawCursor)
 	return ret, err
 }
 
 func (m *defaultActivityModel) Update(ctx context.Context, data *Activity) error {
 	query := fmt.Sprintf("update %s set %s where `id` = ?", m.table, activityRowsWithPlaceHolder)
-	_, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawStock, data.DrawDoneAt, data.DrawCursor, data.Id)
+	_, err := m.conn.ExecCtx(ctx, query, data.SkuId, data.Name, data.Total, data.StartTime, data.EndTime, data.PerUserLimit, data.PayTimeoutSeconds, data.Price, data.MerchantId, data.DrawSeconds, data.DrawSeed, data.DrawStock, data.DrawDoneAt, data.DrawCursor, data.Id)
 	return err
 }
 

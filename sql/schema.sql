@@ -10,6 +10,7 @@ CREATE TABLE IF NOT EXISTS `activity` (
   `end_time` BIGINT NOT NULL COMMENT 'unix seconds',
   `per_user_limit` BIGINT UNSIGNED NOT NULL DEFAULT 1,
   `pay_timeout_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 900,
+  `price` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'unit price in the smallest currency unit, fixed once the activity starts',
   `merchant_id` BIGINT UNSIGNED NOT NULL DEFAULT 0,
   `draw_seconds` BIGINT UNSIGNED NOT NULL DEFAULT 0 COMMENT 'the opening draw: the first draw_seconds of the sale take entries, 0: none',
   `draw_seed` VARBINARY(32) NOT NULL DEFAULT '' COMMENT 'the draw seed: 32 random bytes fixed at creation',

@@ -118,6 +118,13 @@ func badCreates(now int64, merchant string) []badCase {
 		{"per_user_limit zero", r(createWith("per_user_limit", 0)), 400, "INVALID_ARGUMENT"},
 		{"pay_timeout zero", r(createWith("pay_timeout_seconds", 0)), 400, "INVALID_ARGUMENT"},
 		{"pay_timeout over a day", r(createWith("pay_timeout_seconds", 86401)), 400, "INVALID_ARGUMENT"},
+		{"price negative", r(createWith("price", -1)), 400, "INVALID_ARGUMENT"},
+		{"price over 1e9", r(createWith("price", 1_000_000_001)), 400, "INVALID_ARGUMENT"},
+		{"price as string", r(createWith("price", "100")), 400, "INVALID_ARGUMENT"},
+		{"price as fraction", r(createWith("price", 9.99)), 400, "INVALID_ARGUMENT"},
+		{"price x per_user_limit over 2^53-1", badReq{http.MethodPost, "/v1/admin/activities", merchant,
+			map[string]any{"sku_id": 1, "name": "n", "stock": 5, "start_time": now, "end_time": now + 60,
+				"price": 1_000_000_000, "per_user_limit": 10_000_000}}, 400, "INVALID_ARGUMENT"},
 	}
 }
 

@@ -53,6 +53,7 @@ type Activity struct {
 	PerUserLimit      int64      `json:"per_user_limit"`
 	PayTimeoutSeconds int64      `json:"pay_timeout_seconds"`
 	DrawSeconds       int64      `json:"draw_seconds"`
+	Price             int64      `json:"price"` // the unit price, smallest currency unit
 	Redis             *RedisBook `json:"redis"` // nil when not warm
 	DB                DBBook     `json:"db"`
 	Draw              *DrawView  `json:"draw"`
@@ -69,6 +70,7 @@ type NewActivity struct {
 	PerUserLimit      int64  `json:"per_user_limit,omitempty"`
 	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,omitempty"`
 	DrawSeconds       int64  `json:"draw_seconds,omitempty"`
+	Price             int64  `json:"price,omitempty"`
 }
 
 // ActivityList is GET /v1/admin/activities.
@@ -113,6 +115,7 @@ type BuyerActivity struct {
 	PerUserLimit int64  `json:"per_user_limit"`
 	Remaining    int64  `json:"remaining"`
 	Status       string `json:"status"` // upcoming | active | sold_out | ended
+	Price        int64  `json:"price"`
 }
 
 // Reservation is a reservation's answer: a 200 order (OrderNo, ExpireAt, Remaining) or a
@@ -126,6 +129,7 @@ type Reservation struct {
 	Remaining  int64  `json:"remaining"`
 	RequestID  string `json:"request_id"`
 	DrawAt     int64  `json:"draw_at"`
+	Amount     int64  `json:"amount"` // quantity x price
 }
 
 // Order is GET /v1/seckill/orders/{order_no}, and the answer of pay and cancel (OrderNo
@@ -137,6 +141,7 @@ type Order struct {
 	Status     string `json:"status"` // reserved | paid | cancelled | expired
 	ExpireAt   int64  `json:"expire_at"`
 	CreatedAt  int64  `json:"created_at"`
+	Amount     int64  `json:"amount"` // quantity x price
 }
 
 // Entry is GET /v1/seckill/entries/{activity_id}: a buyer's entry of the opening draw.

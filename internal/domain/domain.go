@@ -207,7 +207,15 @@ type NewActivity struct {
 	PerUserLimit      int64
 	PayTimeoutSeconds int64
 	DrawSeconds       int64 // the opening draw's window (0: none)
+	Price             int64 // the unit price in the smallest currency unit (0: free)
 }
+
+// MaxPrice bounds an activity's unit price (in the smallest unit of the shop's currency).
+const MaxPrice = 1_000_000_000
+
+// MaxAmount bounds an order's amount (quantity x price): the largest integer a JSON number
+// (a float64) and Redis's Lua hold exactly.
+const MaxAmount = 1<<53 - 1
 
 // MaxDrawSeconds bounds an activity's opening draw window.
 const MaxDrawSeconds = 600
@@ -236,6 +244,10 @@ func CheckNewActivity(a NewActivity, now time.Time) error {
 		return invalid("draw_seconds must be in 0..%d", MaxDrawSeconds)
 	case a.DrawSeconds > 0 && a.StartTime+a.DrawSeconds >= a.EndTime:
 		return invalid("draw_seconds must end before end_time")
+	case a.Price < 0 || a.Price > MaxPrice:
+		return invalid("price must be in 0..%d", MaxPrice)
+	case a.Price > 0 && a.PerUserLimit > MaxAmount/a.Price:
+		return invalid("price x per_user_limit must be at most %d", int64(MaxAmount))
 	}
 	return nil
 }

@@ -22,7 +22,8 @@ func (k Keys) reserve(aid int64) []string {
 	return []string{b + "stock", b + "pending", b + "o", b + "u", b + "events"}
 }
 
-// Stock is the hash `total remaining locked sold start end limit ttl sku name exp`.
+// Stock is the hash `total remaining locked sold start end limit ttl sku name exp epoch price`
+// (and `draw_at drawn` with a draw).
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 
 // OrdersHash is the activity's orders: order_no -> the order packed in one string (packOrder:

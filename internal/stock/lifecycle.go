@@ -35,6 +35,9 @@ type Meta struct {
 	// Epoch is inventory.epoch of the warm-up or rebuild that wrote the hash (0 in a hash
 	// written before epochs existed).
 	Epoch int64
+	// Price is the unit price (smallest currency unit), fixed once the activity starts; 0 in a
+	// hash written before prices existed.
+	Price int64
 }
 
 // LastDue is when the activity's last order can fall due (unix seconds): its end plus
@@ -46,7 +49,7 @@ func (m Meta) LastDue() int64 { return m.End + m.PayTimeout }
 func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int64, err error) {
 	if m.ActivityID <= 0 || m.Total < 0 || m.Remaining < 0 || m.Locked < 0 || m.Sold < 0 ||
 		m.Remaining+m.Locked+m.Sold != m.Total || m.End <= m.Start || m.Limit < 1 || m.PayTimeout < 1 ||
-		m.Epoch < 0 {
+		m.Epoch < 0 || m.Price < 0 || m.Price > domain.MaxPrice {
 		return false, 0, xerr.Newf(xerr.InvalidArgument, "bad activity for warm-up: %+v", m)
 	}
 	// The script checks it too; bounding it here names the activity in the error.
@@ -56,7 +59,7 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 	}
 	res, err := s.run(ctx, warmupScript, m.ActivityID, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
 		m.Total, m.Remaining, m.Locked, m.Sold, m.Start, m.End, m.Limit, m.PayTimeout, m.SkuID,
-		m.ExpireAt, m.Name, m.Epoch, m.DrawAt, flag(m.Drawn))
+		m.ExpireAt, m.Name, m.Epoch, m.DrawAt, flag(m.Drawn), m.Price)
 	if err != nil {
 		return false, 0, err
 	}

@@ -115,8 +115,11 @@ type Activity struct {
 	DrawAt         int64  `protobuf:"varint,10,opt,name=draw_at,json=drawAt,proto3" json:"draw_at,omitempty"`
 	DrawCommitment string `protobuf:"bytes,11,opt,name=draw_commitment,json=drawCommitment,proto3" json:"draw_commitment,omitempty"`
 	DrawSeed       string `protobuf:"bytes,12,opt,name=draw_seed,json=drawSeed,proto3" json:"draw_seed,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// the unit price in the smallest unit of the shop's currency (cents), set at creation,
+	// fixed once the activity starts
+	Price         int64 `protobuf:"varint,13,opt,name=price,proto3" json:"price,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Activity) Reset() {
@@ -233,6 +236,13 @@ func (x *Activity) GetDrawSeed() string {
 	return ""
 }
 
+func (x *Activity) GetPrice() int64 {
+	if x != nil {
+		return x.Price
+	}
+	return 0
+}
+
 type Order struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	OrderNo       string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
@@ -243,6 +253,7 @@ type Order struct {
 	ExpireAt      int64                  `protobuf:"varint,6,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"`    // unix seconds
 	CreatedAt     int64                  `protobuf:"varint,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"` // unix seconds
 	RequestId     string                 `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Amount        int64                  `protobuf:"varint,9,opt,name=amount,proto3" json:"amount,omitempty"` // quantity x the activity's price
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -331,6 +342,13 @@ func (x *Order) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *Order) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
 }
 
 // The merchant RPCs on one activity (Warmup, Adjust, Books, Reconcile, Repair) carry
@@ -528,6 +546,7 @@ type ReserveResp struct {
 	// queued: an entry of the activity's opening draw (no order yet)
 	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"` // queued: the entry's request id (the buyer's first)
 	DrawAt        int64  `protobuf:"varint,8,opt,name=draw_at,json=drawAt,proto3" json:"draw_at,omitempty"`         // queued: when the draw is decided (unix seconds)
+	Amount        int64  `protobuf:"varint,9,opt,name=amount,proto3" json:"amount,omitempty"`                       // quantity x the activity's price (0 for queued)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -614,6 +633,13 @@ func (x *ReserveResp) GetRequestId() string {
 func (x *ReserveResp) GetDrawAt() int64 {
 	if x != nil {
 		return x.DrawAt
+	}
+	return 0
+}
+
+func (x *ReserveResp) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
 	}
 	return 0
 }
@@ -1868,6 +1894,7 @@ type CreateActivityReq struct {
 	PerUserLimit      int64                  `protobuf:"varint,7,opt,name=per_user_limit,json=perUserLimit,proto3" json:"per_user_limit,omitempty"`
 	PayTimeoutSeconds int64                  `protobuf:"varint,8,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
 	DrawSeconds       int64                  `protobuf:"varint,9,opt,name=draw_seconds,json=drawSeconds,proto3" json:"draw_seconds,omitempty"` // 0..600: the first draw_seconds of the sale are a draw
+	Price             int64                  `protobuf:"varint,10,opt,name=price,proto3" json:"price,omitempty"`                               // 0..10^9, the unit price in the smallest currency unit
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1961,6 +1988,13 @@ func (x *CreateActivityReq) GetPayTimeoutSeconds() int64 {
 func (x *CreateActivityReq) GetDrawSeconds() int64 {
 	if x != nil {
 		return x.DrawSeconds
+	}
+	return 0
+}
+
+func (x *CreateActivityReq) GetPrice() int64 {
+	if x != nil {
+		return x.Price
 	}
 	return 0
 }
@@ -2492,7 +2526,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12\x16\n" +
 	"\x06locked\x18\x04 \x01(\x03R\x06locked\x12\x12\n" +
-	"\x04sold\x18\x05 \x01(\x03R\x04sold\"\xfe\x02\n" +
+	"\x04sold\x18\x05 \x01(\x03R\x04sold\"\x94\x03\n" +
 	"\bActivity\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x15\n" +
@@ -2508,7 +2542,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\adraw_at\x18\n" +
 	" \x01(\x03R\x06drawAt\x12'\n" +
 	"\x0fdraw_commitment\x18\v \x01(\tR\x0edrawCommitment\x12\x1b\n" +
-	"\tdraw_seed\x18\f \x01(\tR\bdrawSeed\"\xe4\x01\n" +
+	"\tdraw_seed\x18\f \x01(\tR\bdrawSeed\x12\x14\n" +
+	"\x05price\x18\r \x01(\x03R\x05price\"\xfc\x01\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1f\n" +
 	"\vactivity_id\x18\x02 \x01(\x03R\n" +
@@ -2520,7 +2555,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\x03R\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\b \x01(\tR\trequestId\"M\n" +
+	"request_id\x18\b \x01(\tR\trequestId\x12\x16\n" +
+	"\x06amount\x18\t \x01(\x03R\x06amount\"M\n" +
 	"\tWarmupReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1f\n" +
@@ -2539,7 +2575,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12\x1f\n" +
 	"\vclient_addr\x18\x05 \x01(\tR\n" +
-	"clientAddr\"\xe7\x01\n" +
+	"clientAddr\"\xff\x01\n" +
 	"\vReserveResp\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1b\n" +
@@ -2549,7 +2585,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\x06status\x18\x06 \x01(\tR\x06status\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\a \x01(\tR\trequestId\x12\x17\n" +
-	"\adraw_at\x18\b \x01(\x03R\x06drawAt\"{\n" +
+	"\adraw_at\x18\b \x01(\x03R\x06drawAt\x12\x16\n" +
+	"\x06amount\x18\t \x01(\x03R\x06amount\"{\n" +
 	"\vReserveItem\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\x03R\x03uid\x12\x1a\n" +
 	"\bquantity\x18\x02 \x01(\x03R\bquantity\x12\x1d\n" +
@@ -2643,7 +2680,7 @@ const file_inventory_proto_rawDesc = "" +
 	"RepairResp\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1c\n" +
-	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\xa8\x02\n" +
+	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\xbe\x02\n" +
 	"\x11CreateActivityReq\x12\x1f\n" +
 	"\vmerchant_id\x18\x01 \x01(\x03R\n" +
 	"merchantId\x12\x15\n" +
@@ -2655,7 +2692,9 @@ const file_inventory_proto_rawDesc = "" +
 	"\bend_time\x18\x06 \x01(\x03R\aendTime\x12$\n" +
 	"\x0eper_user_limit\x18\a \x01(\x03R\fperUserLimit\x12.\n" +
 	"\x13pay_timeout_seconds\x18\b \x01(\x03R\x11payTimeoutSeconds\x12!\n" +
-	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\"R\n" +
+	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\x12\x14\n" +
+	"\x05price\x18\n" +
+	" \x01(\x03R\x05price\"R\n" +
 	"\x0eGetActivityReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1f\n" +

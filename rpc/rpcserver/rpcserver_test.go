@@ -137,12 +137,18 @@ func TestReserveBackfillsAColdActivity(t *testing.T) {
 func TestOrderReadFallsBackToMySQL(t *testing.T) {
 	f := start(t)
 	no := domain.NewOrderNo(77) // tagged like the service's (no OrderKey in tests)
+	// the order's activity, ended long ago (an order's amount is its quantity x the price)
+	if _, err := f.db.DB.Exec("INSERT INTO activity (id, sku_id, name, total, start_time, end_time, price) " +
+		"VALUES (77, 1, 'old', 10, 1699999000, 1700000500, 250)"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.db.DB.Exec("INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, status, "+
 		"expire_at, placed_at) VALUES (?, 'req-old-0001', 77, 5, 2, 'paid', 1700000900, 1700000000)", no); err != nil {
 		t.Fatal(err)
 	}
 	o, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: no, Uid: 5})
-	if err != nil || o.Order.Status != "paid" || o.Order.CreatedAt != 1700000000 || o.Order.ExpireAt != 1700000900 {
+	if err != nil || o.Order.Status != "paid" || o.Order.CreatedAt != 1700000000 || o.Order.ExpireAt != 1700000900 ||
+		o.Order.Amount != 500 {
 		t.Fatalf("order from MySQL: %+v %v", o, err)
 	}
 	if _, err := f.client.GetOrder(ctx, &inventory.OrderReq{OrderNo: no, Uid: 6}); status.Code(err) != codes.NotFound {

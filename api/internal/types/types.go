@@ -24,6 +24,7 @@ type ActivityResp struct {
 	PerUserLimit      int64       `json:"per_user_limit"`
 	PayTimeoutSeconds int64       `json:"pay_timeout_seconds"`
 	DrawSeconds       int64       `json:"draw_seconds"`
+	Price             int64       `json:"price"`
 	Draw              *DrawPublic `json:"draw,omitempty"` // only for an activity with a draw
 }
 
@@ -36,6 +37,7 @@ type ActivityViewResp struct {
 	PerUserLimit int64       `json:"per_user_limit"`
 	Remaining    int64       `json:"remaining"`
 	Status       string      `json:"status"`
+	Price        int64       `json:"price"`
 	Draw         *DrawPublic `json:"draw,omitempty"` // only for an activity with a draw
 }
 
@@ -61,6 +63,7 @@ type CreateActivityReq struct {
 	PerUserLimit      int64  `json:"per_user_limit,default=1"`
 	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,default=900"`
 	DrawSeconds       int64  `json:"draw_seconds,default=0"`
+	Price             int64  `json:"price,default=0"` // the unit price in the smallest currency unit
 }
 
 type DbBook struct {
@@ -130,6 +133,7 @@ type OrderResp struct {
 	Status     string `json:"status"`
 	ExpireAt   int64  `json:"expire_at"`
 	CreatedAt  int64  `json:"created_at"`
+	Amount     int64  `json:"amount"` // quantity x price
 }
 
 type OrderStateResp struct {
@@ -165,6 +169,7 @@ type ReserveResp struct {
 	Status     string `json:"status"`
 	ExpireAt   int64  `json:"expire_at"`
 	Remaining  int64  `json:"remaining"`
+	Amount     int64  `json:"amount"`               // quantity x price
 	RequestId  string `json:"request_id,omitempty"` // queued (an entry of the draw): 202 with EntryResp
 	DrawAt     int64  `json:"draw_at,omitempty"`
 }

@@ -22,7 +22,7 @@ func OrderNo(orderNo string) error {
 func CreateActivity(r *types.CreateActivityReq) error {
 	return domain.CheckNewActivity(domain.NewActivity{SkuID: r.SkuId, Name: r.Name, Stock: r.Stock,
 		StartTime: r.StartTime, EndTime: r.EndTime, PerUserLimit: r.PerUserLimit,
-		PayTimeoutSeconds: r.PayTimeoutSeconds, DrawSeconds: r.DrawSeconds}, time.Now())
+		PayTimeoutSeconds: r.PayTimeoutSeconds, DrawSeconds: r.DrawSeconds, Price: r.Price}, time.Now())
 }
 
 // Delta checks a stock adjustment.

@@ -5,6 +5,7 @@
 -- ARGV[8] pay timeout (s)  ARGV[9] sku id  ARGV[10] expire at (unix s: end + pay timeout
 -- + grace)  ARGV[11] name  ARGV[12] epoch (inventory.epoch of this warm-up or rebuild)
 -- ARGV[13] draw_at (ms, 0: no draw)  ARGV[14] "1": the draw is done (MySQL says so)
+-- ARGV[15] the unit price (smallest currency unit, 0..10^9; fixed once the activity starts)
 -- KEYS[2] fence key (fence.lua): a stock hash of an epoch below it is not written (-16)
 -- Returns {1, remaining} created, {0, remaining} it existed (never overwritten);
 --         {-16} a later loss rebuild has claimed a higher epoch (nothing written);
@@ -21,6 +22,10 @@ for i = 1, 10 do
   if not v or v ~= math.floor(v) or v < 0 then
     return {-11}
   end
+end
+local price = tonumber(ARGV[15])
+if not price or price ~= math.floor(price) or price < 0 or price > 1000000000 then
+  return {-11}
 end
 local e = tonumber(ARGV[12])
 if not e or e ~= math.floor(e) or e < 0 then
@@ -41,7 +46,7 @@ end
 redis.call('HSET', KEYS[1],
   'total', ARGV[1], 'remaining', ARGV[2], 'locked', ARGV[3], 'sold', ARGV[4],
   'start', ARGV[5], 'end', ARGV[6], 'limit', ARGV[7], 'ttl', ARGV[8],
-  'sku', ARGV[9], 'exp', ARGV[10], 'name', ARGV[11], 'epoch', ARGV[12])
+  'sku', ARGV[9], 'exp', ARGV[10], 'name', ARGV[11], 'epoch', ARGV[12], 'price', ARGV[15])
 if (tonumber(ARGV[13]) or 0) > 0 then
   redis.call('HSET', KEYS[1], 'draw_at', ARGV[13], 'drawn', ARGV[14])
 end

@@ -341,7 +341,7 @@ func (l *Loader) warm(ctx context.Context, rec *Record, expireAt, epoch int64) (
 		Remaining: rec.Available, Locked: rec.Locked, Sold: rec.Sold,
 		Start: a.StartTime, End: a.EndTime, Limit: int64(a.PerUserLimit),
 		PayTimeout: int64(a.PayTimeoutSeconds), ExpireAt: expireAt, Epoch: epoch,
-		DrawAt: DrawAtMs(a), Drawn: a.DrawDoneAt > 0,
+		DrawAt: DrawAtMs(a), Drawn: a.DrawDoneAt > 0, Price: int64(a.Price),
 	})
 	return created, err
 }

@@ -1,11 +1,13 @@
 package logic
 
 import (
+	"context"
 	"errors"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
@@ -38,16 +40,33 @@ func toStock(s stock.Snapshot) *inventory.Stock {
 
 func toActivity(s stock.Snapshot) *inventory.Activity {
 	return &inventory.Activity{ActivityId: s.ActivityID, SkuId: s.SkuID, Name: s.Name, StartTime: s.Start,
-		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total}
+		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total, Price: s.Price}
 }
 
-func toReserveResp(res stock.Reservation, err error) (*inventory.ReserveResp, error) {
+// toReserveResp is a reservation's answer; its amount is its quantity x price (an entry of the
+// draw, queued, has none yet).
+func toReserveResp(res stock.Reservation, price int64, err error) (*inventory.ReserveResp, error) {
 	if err != nil {
 		return nil, err
 	}
+	var amount int64
+	if res.State != stock.StateQueued {
+		amount = res.Quantity * price
+	}
 	return &inventory.ReserveResp{OrderNo: res.OrderNo, Quantity: res.Quantity, ExpireAt: res.ExpireAt / 1000,
 		Remaining: res.Remaining, Replay: res.Replay, Status: res.State, RequestId: res.RequestID,
-		DrawAt: res.DrawAt / 1000}, nil
+		DrawAt: res.DrawAt / 1000, Amount: amount}, nil
+}
+
+// priceFor is the unit price of activity aid when one of res is an order (an amount to show),
+// else 0 without a read: a refusal (NOT_STARTED before the start above all) never reads MySQL.
+func priceFor(ctx context.Context, prices *activity.Prices, aid int64, res []stock.ReserveResult) (int64, error) {
+	for _, r := range res {
+		if r.Err == nil && r.State != stock.StateQueued {
+			return prices.Price(ctx, aid)
+		}
+	}
+	return 0, nil
 }
 
 func toOrderState(orderNo, state string, err error) (*inventory.OrderStateResp, error) {
@@ -95,13 +114,19 @@ func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) 
 }
 
 // toReserveBatchResp answers each item with its reservation or its error's code and message.
-func toReserveBatchResp(res []stock.ReserveResult, err error) (*inventory.ReserveBatchResp, error) {
+// A price that cannot be read fails the batch (BUSY): the retries replay the reservations.
+func toReserveBatchResp(ctx context.Context, prices *activity.Prices, aid int64, res []stock.ReserveResult,
+	err error) (*inventory.ReserveBatchResp, error) {
+	if err != nil {
+		return nil, err
+	}
+	price, err := priceFor(ctx, prices, aid, res)
 	if err != nil {
 		return nil, err
 	}
 	out := &inventory.ReserveBatchResp{Results: make([]*inventory.ReserveResult, len(res))}
 	for i, r := range res {
-		resp, err := toReserveResp(r.Reservation, r.Err)
+		resp, err := toReserveResp(r.Reservation, price, r.Err)
 		if err != nil {
 			e := xerr.FromStatus(xerr.ToStatus(err))
 			out.Results[i] = &inventory.ReserveResult{Code: string(e.Code), Msg: e.Msg}

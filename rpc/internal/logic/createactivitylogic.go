@@ -46,6 +46,7 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 		PayTimeoutSeconds: uint64(in.PayTimeoutSeconds),
 		MerchantId:        uint64(in.MerchantId),
 		DrawSeconds:       uint64(in.DrawSeconds),
+		Price:             uint64(in.Price),
 	}
 	id, err := l.svcCtx.Activities.InsertWithInventory(l.ctx, a)
 	if err != nil {
@@ -75,5 +76,5 @@ func checkNewActivity(in *inventory.CreateActivityReq) error {
 	}
 	return domain.CheckNewActivity(domain.NewActivity{SkuID: in.SkuId, Name: in.Name, Stock: in.Total,
 		StartTime: in.StartTime, EndTime: in.EndTime, PerUserLimit: in.PerUserLimit,
-		PayTimeoutSeconds: in.PayTimeoutSeconds, DrawSeconds: in.DrawSeconds}, time.Now())
+		PayTimeoutSeconds: in.PayTimeoutSeconds, DrawSeconds: in.DrawSeconds, Price: in.Price}, time.Now())
 }

@@ -49,7 +49,8 @@ func (l *GetActivityLogic) GetActivity(in *inventory.GetActivityReq) (*inventory
 func activityOf(a *model.Activity) *inventory.Activity {
 	out := &inventory.Activity{ActivityId: int64(a.Id), SkuId: int64(a.SkuId), Name: a.Name,
 		StartTime: a.StartTime, EndTime: a.EndTime, PerUserLimit: int64(a.PerUserLimit),
-		PayTimeoutSeconds: int64(a.PayTimeoutSeconds), Total: int64(a.Total), DrawSeconds: int64(a.DrawSeconds)}
+		PayTimeoutSeconds: int64(a.PayTimeoutSeconds), Total: int64(a.Total), DrawSeconds: int64(a.DrawSeconds),
+		Price: int64(a.Price)}
 	if a.DrawSeconds > 0 {
 		out.DrawAt = activity.DrawAtMs(*a) / 1000
 		out.DrawCommitment, out.DrawSeed = activity.PublicDrawOf(a)

@@ -58,9 +58,13 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 	if o.UID != in.Uid {
 		return nil, xerr.ErrOrderNotFound
 	}
+	amount, err := l.svcCtx.Prices.Amount(l.ctx, o.ActivityID, o.Quantity)
+	if err != nil {
+		return nil, err
+	}
 	return &inventory.GetOrderResp{Order: &inventory.Order{OrderNo: o.OrderNo, ActivityId: o.ActivityID,
 		Uid: o.UID, Quantity: o.Quantity, Status: o.State, ExpireAt: o.ExpireAt / 1000,
-		CreatedAt: o.CreatedAt / 1000, RequestId: o.RequestID}}, nil
+		CreatedAt: o.CreatedAt / 1000, RequestId: o.RequestID, Amount: amount}}, nil
 }
 
 func (l *GetOrderLogic) fromMySQL(orderNo string) (stock.Order, error) {

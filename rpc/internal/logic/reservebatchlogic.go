@@ -21,5 +21,6 @@ func (l *ReserveBatchLogic) ReserveBatch(in *inventory.ReserveBatchReq) (*invent
 	if err != nil {
 		return nil, err
 	}
-	return toReserveBatchResp(l.svcCtx.Book.ReserveBatch(l.ctx, in.ActivityId, items))
+	res, err := l.svcCtx.Book.ReserveBatch(l.ctx, in.ActivityId, items)
+	return toReserveBatchResp(l.ctx, l.svcCtx.Prices, in.ActivityId, res, err)
 }

@@ -21,7 +21,11 @@ func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp
 	res, err := l.svcCtx.Book.ReserveBatch(l.ctx, in.ActivityId, []stock.ReserveItem{{UID: in.Uid, Qty: in.Quantity,
 		RequestID: in.RequestId, Addr: in.ClientAddr}})
 	if err != nil {
-		return toReserveResp(stock.Reservation{}, err)
+		return nil, err
 	}
-	return toReserveResp(res[0].Reservation, res[0].Err)
+	price, err := priceFor(l.ctx, l.svcCtx.Prices, in.ActivityId, res[:1])
+	if err != nil {
+		return nil, err
+	}
+	return toReserveResp(res[0].Reservation, price, res[0].Err)
 }

@@ -52,6 +52,8 @@ type ServiceContext struct {
 	Draws *draw.Loop
 	// Seeds holds the draw seeds of the activities buyers view (from MySQL, once each).
 	Seeds *activity.Seeds
+	// Prices holds the unit prices of started activities (from MySQL, once each): amounts.
+	Prices *activity.Prices
 }
 
 // NewServiceContext builds the context and loads the Lua scripts; it panics on error,
@@ -132,7 +134,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		return store.ActiveIDs(ctx, time.Now().Unix())
 	})
 	return &ServiceContext{
-		Seeds:      activity.NewSeeds(activities),
+		Seeds: activity.NewSeeds(activities), Prices: activity.NewPrices(store, activities),
 		Draws:      draws,
 		Degrade:    fence,
 		Book:       router,
@@ -144,9 +146,8 @@ func New(c config.Config) (*ServiceContext, error) {
 		Activities: activities,
 		Known:      known,
 		Relay:      rl,
-		Reconciler: rec,
-		Reconciles: reconcile.NewSingle(rec),
-		Loader:     loader,
+		Reconciler: rec, Reconciles: reconcile.NewSingle(rec),
+		Loader: loader,
 	}, nil
 }
 

@@ -50,6 +50,7 @@ func (l *GetActivityLogic) GetActivity(req *types.ActivityPathReq) (*types.Activ
 		PerUserLimit: a.GetPerUserLimit(),
 		Remaining:    res.GetStock().GetRemaining(),
 		Status:       res.GetStatus(),
+		Price:        a.GetPrice(),
 		Draw:         drawview.Public(a),
 	}, nil
 }

@@ -46,5 +46,6 @@ func (l *GetOrderLogic) GetOrder(req *types.OrderPathReq) (*types.OrderResp, err
 		Status:     o.GetStatus(),
 		ExpireAt:   o.GetExpireAt(),
 		CreatedAt:  o.GetCreatedAt(),
+		Amount:     o.GetAmount(),
 	}, nil
 }

@@ -55,6 +55,7 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		Status:     status,
 		ExpireAt:   res.ExpireAt,
 		Remaining:  res.Remaining,
+		Amount:     res.Amount,
 		RequestId:  res.RequestId,
 		DrawAt:     res.DrawAt,
 	}, nil

@@ -48,6 +48,7 @@ func (l *CreateActivityLogic) CreateActivity(req *types.CreateActivityReq) (*typ
 		PerUserLimit:      req.PerUserLimit,
 		PayTimeoutSeconds: req.PayTimeoutSeconds,
 		DrawSeconds:       req.DrawSeconds,
+		Price:             req.Price,
 	})
 	if err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ func activityResp(a *inventoryclient.Activity) types.ActivityResp {
 		PerUserLimit:      a.GetPerUserLimit(),
 		PayTimeoutSeconds: a.GetPayTimeoutSeconds(),
 		DrawSeconds:       a.GetDrawSeconds(),
+		Price:             a.GetPrice(),
 		Draw:              drawview.Public(a),
 	}
 }
