@@ -55,6 +55,10 @@ type (
 		// FindDueReservedByActivity returns up to limit reserved orders of an activity whose
 		// expire_at (unix s) is before `before`, oldest first: degrade mode's expiry.
 		FindDueReservedByActivity(ctx context.Context, activityID, before int64, limit int) ([]*SeckillOrder, error)
+		// SetTradeNo keeps the payment provider's trade_no with an order inside session.
+		SetTradeNo(ctx context.Context, session sqlx.Session, orderNo, tradeNo string) error
+		// FindOrderNoByTradeNo is the order a trade_no paid ("" for none), inside session.
+		FindOrderNoByTradeNo(ctx context.Context, session sqlx.Session, tradeNo string) (string, error)
 	}
 
 	customSeckillOrderModel struct {
@@ -135,12 +139,13 @@ func (m *customSeckillOrderModel) InsertBatch(ctx context.Context, session sqlx.
 	if len(orders) == 0 {
 		return nil
 	}
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", m.table, seckillOrderRowsExpectAutoSet,
 		strings.TrimSuffix(strings.Repeat(row+", ", len(orders)), ", "))
-	args := make([]any, 0, 8*len(orders))
+	args := make([]any, 0, 9*len(orders))
 	for _, o := range orders {
-		args = append(args, o.OrderNo, o.RequestId, o.ActivityId, o.Uid, o.Quantity, o.Status, o.ExpireAt, o.PlacedAt)
+		args = append(args, o.OrderNo, o.RequestId, o.ActivityId, o.Uid, o.Quantity, o.Status, o.ExpireAt, o.PlacedAt,
+			o.TradeNo)
 	}
 	_, err := session.ExecCtx(ctx, query, args...)
 	return err
@@ -292,4 +297,20 @@ func (m *customSeckillOrderModel) FindDueReservedByActivity(ctx context.Context,
 		return nil, err
 	}
 	return resp, nil
+}
+
+func (m *customSeckillOrderModel) SetTradeNo(ctx context.Context, session sqlx.Session, orderNo, tradeNo string) error {
+	_, err := session.ExecCtx(ctx, "UPDATE "+m.table+" SET `trade_no` = ? WHERE `order_no` = ?", tradeNo, orderNo)
+	return err
+}
+
+func (m *customSeckillOrderModel) FindOrderNoByTradeNo(ctx context.Context, session sqlx.Session,
+	tradeNo string) (string, error) {
+	var orderNo string
+	err := session.QueryRowCtx(ctx, &orderNo, "SELECT `order_no` FROM "+m.table+" WHERE `trade_no` = ? LIMIT 1",
+		tradeNo)
+	if err == sqlx.ErrNotFound {
+		return "", nil
+	}
+	return orderNo, err
 }

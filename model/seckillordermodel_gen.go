@@ -48,6 +48,7 @@ type (
 		Status     string    `db:"status"`    // reserved|paid|cancelled|expired
 		ExpireAt   int64     `db:"expire_at"` // unix seconds
 		PlacedAt   int64     `db:"placed_at"` // unix seconds: when the order was reserved
+		TradeNo    string    `db:"trade_no"`  // the payment provider payment id, empty: not paid through the provider
 		CreateTime time.Time `db:"create_time"`
 		UpdateTime time.Time `db:"update_time"`
 	}
@@ -109,14 +110,14 @@ func (m *defaultSeckillOrderModel) FindOneByOrderNo(ctx context.Context, orderNo
 }
 
 func (m *defaultSeckillOrderModel) Insert(ctx context.Context, data *SeckillOrder) (sql.Result, error) {
-	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?, ?, ?)", m.table, seckillOrderRowsExpectAutoSet)
-	ret, err := m.conn.ExecCtx(ctx, query, data.OrderNo, data.RequestId, data.ActivityId, data.Uid, data.Quantity, data.Status, data.ExpireAt, data.PlacedAt)
+	query := fmt.Sprintf("insert into %s (%s) values (?, ?, ?, ?, ?, ?, ?, ?, ?)", m.table, seckillOrderRowsExpectAutoSet)
+	ret, err := m.conn.ExecCtx(ctx, query, data.OrderNo, data.RequestId, data.ActivityId, data.Uid, data.Quantity, data.Status, data.ExpireAt, data.PlacedAt, data.TradeNo)
 	return ret, err
 }
 
 func (m *defaultSeckillOrderModel) Update(ctx context.Context, newData *SeckillOrder) error {
 	query := fmt.Sprintf("update %s set %s where `id` = ?", m.table, seckillOrderRowsWithPlaceHolder)
-	_, err := m.conn.ExecCtx(ctx, query, newData.OrderNo, newData.RequestId, newData.ActivityId, newData.Uid, newData.Quantity, newData.Status, newData.ExpireAt, newData.PlacedAt, newData.Id)
+	_, err := m.conn.ExecCtx(ctx, query, newData.OrderNo, newData.RequestId, newData.ActivityId, newData.Uid, newData.Quantity, newData.Status, newData.ExpireAt, newData.PlacedAt, newData.TradeNo, newData.Id)
 	return err
 }
 

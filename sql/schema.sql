@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS `seckill_order` (
   `status` VARCHAR(16) NOT NULL COMMENT 'reserved|paid|cancelled|expired',
   `expire_at` BIGINT NOT NULL DEFAULT 0 COMMENT 'unix seconds',
   `placed_at` BIGINT NOT NULL DEFAULT 0 COMMENT 'unix seconds: when the order was reserved',
+  `trade_no` VARCHAR(64) NOT NULL DEFAULT '' COMMENT 'the payment provider payment id, empty: not paid through the provider',
   `create_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
   `update_time` TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
   PRIMARY KEY (`id`),
@@ -53,7 +54,8 @@ CREATE TABLE IF NOT EXISTS `seckill_order` (
   UNIQUE KEY `uk_activity_uid_request` (`activity_id`, `uid`, `request_id`),
   KEY `idx_activity_status` (`activity_id`, `status`),
   KEY `idx_status_expire` (`status`, `expire_at`),
-  KEY `idx_uid` (`uid`)
+  KEY `idx_uid` (`uid`),
+  KEY `idx_trade_no` (`trade_no`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `stock_adjustment` (

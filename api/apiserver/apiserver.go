@@ -29,6 +29,7 @@ type Config = config.Config
 const (
 	EnvBuyerSecret    = config.EnvBuyerSecret
 	EnvMerchantSecret = config.EnvMerchantSecret
+	EnvPaymentSecret  = config.EnvPaymentSecret
 )
 
 // LoadConfig reads a config file with go-zero defaults, then the secrets (SecretsFile, then the

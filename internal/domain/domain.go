@@ -108,6 +108,25 @@ func CheckRequestID(id string) error {
 	return nil
 }
 
+// MaxTradeNoLen bounds a payment provider's payment id (trade_no).
+const MaxTradeNoLen = 64
+
+// CheckTradeNo checks a payment provider's payment id: 1-64 characters of [A-Za-z0-9_-].
+func CheckTradeNo(tradeNo string) error {
+	if len(tradeNo) < 1 || len(tradeNo) > MaxTradeNoLen || !idChars(tradeNo) {
+		return invalid("trade_no must be 1-%d characters of [A-Za-z0-9_-]", MaxTradeNoLen)
+	}
+	return nil
+}
+
+// CheckAmount checks an amount (quantity x price, smallest currency unit).
+func CheckAmount(amount int64) error {
+	if amount < 0 || amount > MaxAmount {
+		return invalid("amount must be an integer in 0..%d", int64(MaxAmount))
+	}
+	return nil
+}
+
 // CheckOrderNo checks an order number's shape and returns the activity it belongs to.
 func CheckOrderNo(orderNo string) (int64, error) {
 	aid, ok := ParseOrderNo(orderNo)
@@ -180,11 +199,13 @@ func ParseOrderNo(orderNo string) (int64, bool) {
 // ValidRequestID reports whether a client request id is acceptable: 8-64 characters of
 // [A-Za-z0-9_-] (a byte loop, not a regexp: it runs on every reservation).
 func ValidRequestID(id string) bool {
-	if len(id) < 8 || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
+	return len(id) >= 8 && len(id) <= 64 && idChars(id)
+}
+
+// idChars reports whether every byte of s is one of [A-Za-z0-9_-].
+func idChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
 			return false
 		}

@@ -22,7 +22,7 @@ const FieldEntry = "e"
 
 // fieldOrder is the order in which Pack writes the attributes (the Field* constants').
 var fieldOrder = []string{FieldType, FieldActivity, FieldSku, FieldOrderNo, FieldUID, FieldQuantity, FieldDelta,
-	FieldAt, FieldRequestID, FieldCreated, FieldExpire, FieldEpoch, FieldSeq, FieldTraceParent}
+	FieldAt, FieldRequestID, FieldCreated, FieldExpire, FieldEpoch, FieldSeq, FieldTradeNo, FieldTraceParent}
 
 // Pack is the outbox entry of e (its EventID aside) made under the stock hash's change count
 // seq, by a request of traceparent traceParent (0 and "": none), as FieldEntry holds it. Zero
@@ -38,7 +38,7 @@ func (e Event) Pack(seq int64, traceParent string) (string, error) {
 	vals := map[string]string{FieldType: string(e.Type), FieldActivity: i(e.ActivityID), FieldSku: i(e.SkuID),
 		FieldOrderNo: e.OrderNo, FieldUID: i(e.UID), FieldQuantity: i(e.Quantity), FieldDelta: i(e.Delta),
 		FieldAt: i(e.AtMs), FieldRequestID: e.RequestID, FieldCreated: i(e.CreatedMs), FieldExpire: i(e.ExpireMs),
-		FieldEpoch: i(e.Epoch), FieldSeq: i(seq), FieldTraceParent: traceParent}
+		FieldEpoch: i(e.Epoch), FieldSeq: i(seq), FieldTradeNo: e.TradeNo, FieldTraceParent: traceParent}
 	var b strings.Builder
 	for _, k := range fieldOrder {
 		v := vals[k]

@@ -64,6 +64,9 @@ type Event struct {
 	// that a rebuild has since replaced without it (DESIGN.md, "Acknowledged only once in
 	// Kafka").
 	Epoch int64 `json:"epoch,omitempty"`
+	// TradeNo is the payment provider's payment id of a paid event paid through its
+	// notification ("" for the buyer's own pay): the writer keeps it with the order.
+	TradeNo string `json:"trade_no,omitempty"`
 }
 
 // The outbox entry's attribute keys (FieldEntry), as the Lua scripts write them, and the
@@ -84,6 +87,8 @@ const (
 	// FieldSeq is the stock hash's change count ('seq') that an order change made; the
 	// writer does not read it (the inventory service's Acker does, on the entry).
 	FieldSeq = "sq"
+	// FieldTradeNo is a provider's payment id (confirm.lua, a paid entry only).
+	FieldTradeNo = "tn"
 )
 
 // FromStream builds an event from an outbox stream entry (Attributes, then FromAttributes).
@@ -108,7 +113,8 @@ func FromAttributes(id string, a map[string]string) (Event, error) {
 		}
 		return n, nil
 	}
-	e := Event{EventID: id, Type: Type(a[FieldType]), OrderNo: a[FieldOrderNo], RequestID: a[FieldRequestID]}
+	e := Event{EventID: id, Type: Type(a[FieldType]), OrderNo: a[FieldOrderNo], RequestID: a[FieldRequestID],
+		TradeNo: a[FieldTradeNo]}
 	var err error
 	for _, f := range []struct {
 		k string
@@ -143,9 +149,10 @@ func (e Event) Validate() error {
 		return fmt.Errorf("bad epoch %d", e.Epoch)
 	case e.EventID == "":
 		return fmt.Errorf("empty event_id")
-	case !utf8.ValidString(e.EventID) || !utf8.ValidString(e.OrderNo) || !utf8.ValidString(e.RequestID):
+	case !utf8.ValidString(e.EventID) || !utf8.ValidString(e.OrderNo) || !utf8.ValidString(e.RequestID) ||
+		!utf8.ValidString(e.TradeNo):
 		// JSON would replace the bytes (U+FFFD): the writer would apply another order.
-		return fmt.Errorf("event_id, order_no and request_id must be valid UTF-8")
+		return fmt.Errorf("event_id, order_no, request_id and trade_no must be valid UTF-8")
 	case e.Type == Adjusted:
 		if e.Delta == 0 {
 			return fmt.Errorf("adjusted event with zero delta")

@@ -32,6 +32,7 @@ const (
 	codeDrawMoved     = -19
 	codeDrawDone      = -20
 	codeEntryAddr     = -21
+	codeAmount        = -22
 )
 
 var (
@@ -118,6 +119,8 @@ func codeError(code int64) error {
 		return errDrawDone
 	case codeEntryAddr:
 		return ErrEntriesPerAddress
+	case codeAmount:
+		return xerr.ErrAmountMismatch
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
 	}

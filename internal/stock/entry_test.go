@@ -25,6 +25,8 @@ func TestLuaPacksEntriesAsGo(t *testing.T) {
 		AtMs: 1700000000123, RequestID: "req_0000-01", ExpireMs: 1700000900123, Epoch: 4}
 	paid := reserved
 	paid.Type, paid.AtMs, paid.CreatedMs = event.Paid, 1700000000500, reserved.AtMs
+	byProvider := paid // confirm.lua puts a provider's trade_no before the traceparent
+	byProvider.TradeNo = "trade_9-X"
 	adjusted := event.Event{Type: event.Adjusted, ActivityID: 12, SkuID: 7, Delta: -5, AtMs: 1700000000600, Epoch: 4}
 	entered := event.Event{Type: event.Entered, ActivityID: 12, SkuID: 7, UID: 9, Quantity: 1,
 		AtMs: 1700000000700, RequestID: "req-00000009", Epoch: 4}
@@ -37,16 +39,18 @@ return {
   packEntry({t = 'adjusted', aid = '12', sku = '7', d = '-5', at = '1700000000600', ep = '4', tp = ''}),
   packEntry({t = 'entered', aid = '12', sku = '7', uid = '9', qty = '1', at = '1700000000700', rid = 'req-00000009',
     ep = '4', sq = '43', tp = ARGV[2]}),
+  packOrderEntry('paid', '12', '7', ARGV[1], '3', '2', '1700000000500', 'req_0000-01', '1700000000123',
+    '1700000900123', '4', '44', ' tn=trade_9-X' .. entryTrace(ARGV[2])),
 }`
 	v, err := e.Raw.Eval(ctx, src, nil, ono, tp).StringSlice()
-	if err != nil || len(v) != 4 {
+	if err != nil || len(v) != 5 {
 		t.Fatalf("entry.lua: %v, %v", v, err)
 	}
 	for i, c := range []struct {
 		ev  event.Event
 		seq int64
 		tp  string
-	}{{reserved, 41, ""}, {paid, 42, tp}, {adjusted, 0, ""}, {entered, 43, tp}} {
+	}{{reserved, 41, ""}, {paid, 42, tp}, {adjusted, 0, ""}, {entered, 43, tp}, {byProvider, 44, tp}} {
 		want, err := c.ev.Pack(c.seq, c.tp)
 		if err != nil || v[i] != want {
 			t.Errorf("Lua packed %q, Go %q (%v)", v[i], want, err)

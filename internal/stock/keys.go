@@ -48,6 +48,15 @@ func ReqField(uid int64, requestID string) string {
 	return "r:" + strconv.FormatInt(uid, 10) + ":" + requestID
 }
 
+// Trades is the activity's hash order_no -> the payment provider's trade_no of every order
+// paid through a provider notification (confirm.lua): the same trade_no again is a replay,
+// another one ORDER_PAID.
+func (k Keys) Trades(aid int64) string { return k.base(aid) + "trades" }
+
+// TradeClaim holds the order_no a provider's trade_no paid (or is paying), across activities:
+// a trade_no pays one order (Store.Confirm claims it before confirm.lua runs).
+func (k Keys) TradeClaim(tradeNo string) string { return k.Prefix + "sk:trade:" + tradeNo }
+
 // Pending is the zset the expiry job walks: one member per reservation batch, the order_nos it
 // made space-separated, scored by their expire_at (ms, the same for all).
 func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }

@@ -43,6 +43,8 @@ const (
 	LimitExceeded     Code = "LIMIT_EXCEEDED"
 	OrderClosed       Code = "ORDER_CLOSED"
 	OrderPaid         Code = "ORDER_PAID"
+	AmountMismatch    Code = "AMOUNT_MISMATCH" // a payment notification's amount is not the order's
+	TradeNoReused     Code = "TRADE_NO_REUSED" // a payment's trade_no already paid another order
 	InsufficientStock Code = "INSUFFICIENT_STOCK"
 	NotDue            Code = "NOT_DUE"
 	RateLimited       Code = "RATE_LIMITED"
@@ -75,6 +77,8 @@ var table = map[Code]mapping{
 	LimitExceeded:     {codes.FailedPrecondition, http.StatusConflict},
 	OrderClosed:       {codes.FailedPrecondition, http.StatusConflict},
 	OrderPaid:         {codes.FailedPrecondition, http.StatusConflict},
+	AmountMismatch:    {codes.FailedPrecondition, http.StatusConflict},
+	TradeNoReused:     {codes.FailedPrecondition, http.StatusConflict},
 	InsufficientStock: {codes.FailedPrecondition, http.StatusConflict},
 	NotDue:            {codes.FailedPrecondition, http.StatusConflict},
 	RateLimited:       {codes.Aborted, http.StatusTooManyRequests},
@@ -176,6 +180,8 @@ var (
 	ErrLimitExceeded     = New(LimitExceeded, "per-user limit exceeded")
 	ErrOrderClosed       = New(OrderClosed, "the order is cancelled or expired")
 	ErrOrderPaid         = New(OrderPaid, "the order is paid")
+	ErrAmountMismatch    = New(AmountMismatch, "the amount is not the order's amount (quantity x price)")
+	ErrTradeNoReused     = New(TradeNoReused, "the trade_no already paid another order")
 	ErrInsufficientStock = New(InsufficientStock, "not enough remaining stock to withdraw")
 	ErrNotDue            = New(NotDue, "the order is not due for expiry")
 	ErrBusy              = New(Busy, "busy, retry with the same request_id")

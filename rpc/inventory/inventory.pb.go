@@ -875,11 +875,16 @@ func (x *ReserveBatchResp) GetResults() []*ReserveResult {
 }
 
 // A buyer's order: uid (>= 1, the gateway's JWT claim) must own it; another buyer's order
-// is ORDER_NOT_FOUND, like a missing one. There is no "any owner" value.
+// is ORDER_NOT_FOUND, like a missing one. There is no "any owner" value for a buyer.
+// Confirm with trade_no set is the payment provider's notification (the gateway checked its
+// signature): uid 0, no owner check; amount must be the order's quantity x price, and the
+// trade_no is kept with the order (the same again is a replay; docs/API.md, "Payment").
 type OrderReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	OrderNo       string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
 	Uid           int64                  `protobuf:"varint,2,opt,name=uid,proto3" json:"uid,omitempty"`
+	TradeNo       string                 `protobuf:"bytes,3,opt,name=trade_no,json=tradeNo,proto3" json:"trade_no,omitempty"` // Confirm only: the provider's payment id, 1-64 of [A-Za-z0-9_-]
+	Amount        int64                  `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`                 // Confirm with trade_no: the amount the provider took
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -928,10 +933,25 @@ func (x *OrderReq) GetUid() int64 {
 	return 0
 }
 
+func (x *OrderReq) GetTradeNo() string {
+	if x != nil {
+		return x.TradeNo
+	}
+	return ""
+}
+
+func (x *OrderReq) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
 type OrderStateResp struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	OrderNo       string                 `protobuf:"bytes,1,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
 	Status        string                 `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	TradeNo       string                 `protobuf:"bytes,3,opt,name=trade_no,json=tradeNo,proto3" json:"trade_no,omitempty"` // Confirm with trade_no: the one the order was paid by
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -976,6 +996,13 @@ func (x *OrderStateResp) GetOrderNo() string {
 func (x *OrderStateResp) GetStatus() string {
 	if x != nil {
 		return x.Status
+	}
+	return ""
+}
+
+func (x *OrderStateResp) GetTradeNo() string {
+	if x != nil {
+		return x.TradeNo
 	}
 	return ""
 }
@@ -2603,13 +2630,16 @@ const file_inventory_proto_rawDesc = "" +
 	"\x04code\x18\x02 \x01(\tR\x04code\x12\x10\n" +
 	"\x03msg\x18\x03 \x01(\tR\x03msg\"F\n" +
 	"\x10ReserveBatchResp\x122\n" +
-	"\aresults\x18\x01 \x03(\v2\x18.inventory.ReserveResultR\aresults\"7\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.inventory.ReserveResultR\aresults\"j\n" +
 	"\bOrderReq\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x10\n" +
-	"\x03uid\x18\x02 \x01(\x03R\x03uid\"C\n" +
+	"\x03uid\x18\x02 \x01(\x03R\x03uid\x12\x19\n" +
+	"\btrade_no\x18\x03 \x01(\tR\atradeNo\x12\x16\n" +
+	"\x06amount\x18\x04 \x01(\x03R\x06amount\"^\n" +
 	"\x0eOrderStateResp\x12\x19\n" +
 	"\border_no\x18\x01 \x01(\tR\aorderNo\x12\x16\n" +
-	"\x06status\x18\x02 \x01(\tR\x06status\"E\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12\x19\n" +
+	"\btrade_no\x18\x03 \x01(\tR\atradeNo\"E\n" +
 	"\fExpireDueReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x14\n" +

@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/internal/rpctls"
+	"github.com/seckill/seckill/internal/secrets"
 )
 
 // Environment variables that carry the JWT secrets (they override SecretsFile and, outside
@@ -18,6 +19,8 @@ import (
 const (
 	EnvBuyerSecret    = "SECKILL_BUYER_SECRET"
 	EnvMerchantSecret = "SECKILL_MERCHANT_SECRET"
+	// EnvPaymentSecret carries the payment provider's signing secret (PaymentAuth.Secret).
+	EnvPaymentSecret = "SECKILL_PAYMENT_SECRET"
 )
 
 type Config struct {
@@ -49,8 +52,27 @@ type Config struct {
 	// counts it in seckill_api_limiter_failures_total), "closed" answers 503 BUSY.
 	LimiterFailure string `json:",default=open,options=open|closed"`
 	// SecretsFile, when set, is a KEY=VALUE file (SECKILL_BUYER_SECRET=…,
-	// SECKILL_MERCHANT_SECRET=…) outside any source checkout, mode 0600 or stricter.
+	// SECKILL_MERCHANT_SECRET=…, SECKILL_PAYMENT_SECRET=…) outside any source checkout, mode
+	// 0600 or stricter.
 	SecretsFile string `json:",optional"`
+	// PaymentAuth: the secret the payment provider signs its notifications with
+	// (POST /v1/payments/notify); unset, every notification is refused 401.
+	PaymentAuth PaymentAuthConf `json:",optional"`
+	// Pay: who may confirm a payment.
+	Pay PayConf
+}
+
+// PaymentAuthConf is the payment provider's HMAC-SHA256 secret, from SECKILL_PAYMENT_SECRET or
+// SecretsFile (never the config file in pro mode).
+type PaymentAuthConf struct {
+	Secret string `json:",optional"`
+}
+
+// PayConf: BuyerConfirms lets a buyer confirm their own order's payment
+// (POST /v1/seckill/orders/{order_no}/pay; demos and the load generator); false (deployments)
+// leaves payment to the provider's notification and that route answers 403 FORBIDDEN.
+type PayConf struct {
+	BuyerConfirms bool `json:",default=true"`
 }
 
 // AuthConf is one JWT audience: its HS256 secret and the lifetime of minted tokens.
@@ -91,6 +113,9 @@ func (c *Config) ApplyEnv() {
 	if v := os.Getenv(EnvMerchantSecret); v != "" {
 		c.MerchantAuth.AccessSecret = v
 	}
+	if v := os.Getenv(EnvPaymentSecret); v != "" {
+		c.PaymentAuth.Secret = v
+	}
 }
 
 // LoadSecrets applies SecretsFile and the environment (LoadConfig calls it). In pro mode
@@ -108,6 +133,14 @@ func (c *Config) Validate() error {
 	}
 	if c.BuyerAuth.AccessSecret == c.MerchantAuth.AccessSecret {
 		return errors.New("config: BuyerAuth and MerchantAuth must use different secrets")
+	}
+	if p := c.PaymentAuth.Secret; p != "" {
+		if err := secrets.Check("PaymentAuth.Secret", p); err != nil {
+			return err
+		}
+		if p == c.BuyerAuth.AccessSecret || p == c.MerchantAuth.AccessSecret {
+			return errors.New("config: PaymentAuth.Secret must differ from the JWT secrets")
+		}
 	}
 	return nil
 }

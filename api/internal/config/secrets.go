@@ -37,6 +37,7 @@ func (c *Config) loadSecrets() error {
 		for _, s := range []struct{ name, val, env string }{
 			{"BuyerAuth.AccessSecret", c.BuyerAuth.AccessSecret, EnvBuyerSecret},
 			{"MerchantAuth.AccessSecret", c.MerchantAuth.AccessSecret, EnvMerchantSecret},
+			{"PaymentAuth.Secret", c.PaymentAuth.Secret, EnvPaymentSecret},
 		} {
 			// ${VAR} in the file is expanded by the loader: that value came from the environment.
 			if s.val != "" && s.val != os.Getenv(s.env) {
@@ -58,6 +59,9 @@ func (c *Config) loadSecrets() error {
 		}
 		if v := vals[EnvMerchantSecret]; v != "" {
 			c.MerchantAuth.AccessSecret = v
+		}
+		if v := vals[EnvPaymentSecret]; v != "" {
+			c.PaymentAuth.Secret = v
 		}
 	}
 	c.ApplyEnv()

@@ -10,6 +10,7 @@ import (
 	buyer "github.com/seckill/seckill/api/internal/handler/buyer"
 	merchant "github.com/seckill/seckill/api/internal/handler/merchant"
 	ops "github.com/seckill/seckill/api/internal/handler/ops"
+	payment "github.com/seckill/seckill/api/internal/handler/payment"
 	"github.com/seckill/seckill/api/internal/svc"
 
 	"github.com/zeromicro/go-zero/rest"
@@ -148,5 +149,20 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				Handler: ops.OpenAPIHandler(serverCtx),
 			},
 		},
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.PaymentSignature},
+			[]rest.Route{
+				{
+					// the payment provider's notification that an order was paid
+					Method:  http.MethodPost,
+					Path:    "/payments/notify",
+					Handler: payment.NotifyHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithPrefix("/v1"),
 	)
 }

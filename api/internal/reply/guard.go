@@ -3,6 +3,7 @@ package reply
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -27,12 +28,25 @@ func (rt Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt.MaxBytes > 0 && r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBytes)
 	}
+	wasGzip := r.Body != nil && r.Body != http.NoBody && strings.Contains(r.Header.Get("Content-Encoding"), "gzip")
 	if !inflate(w, r, rt.MaxBytes) || !readAsJSON(w, r) {
 		return
+	}
+	if wasGzip {
+		r = r.WithContext(context.WithValue(r.Context(), inflatedKey{}, true))
 	}
 	g := &guardWriter{ResponseWriter: w}
 	rt.Router.ServeHTTP(g, r)
 	g.finish()
+}
+
+type inflatedKey struct{}
+
+// Inflated reports whether the request of ctx came gzip-compressed (the router inflated it and
+// dropped its Content-Encoding): a route signed over the sent bytes refuses it.
+func Inflated(ctx context.Context) bool {
+	v, _ := ctx.Value(inflatedKey{}).(bool)
+	return v
 }
 
 type guardWriter struct {

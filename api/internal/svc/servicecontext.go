@@ -23,6 +23,8 @@ type ServiceContext struct {
 	BuyerClaim    rest.Middleware
 	// ReserveEdge answers a reservation from the Edge marks before the handler parses it.
 	ReserveEdge rest.Middleware
+	// PaymentSignature lets through only notifications the payment provider signed.
+	PaymentSignature rest.Middleware
 	// Buyers authenticates the buyer routes (BuyerClaim); Answers writes ReserveEdge's
 	// answers (both shared with the FastEdge in front of the router).
 	Buyers  *middleware.TokenAuth
@@ -98,21 +100,22 @@ func New(c config.Config) (*ServiceContext, error) {
 	inv := inventoryclient.NewInventory(cli)
 	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
-		Config:         c,
-		MerchantClaim:  middleware.NewMerchantClaimMiddleware(merchantLimit).Handle,
-		BuyerClaim:     middleware.NewBuyerClaimMiddleware(buyers).Handle,
-		Buyers:         buyers,
-		RpcClient:      cli,
-		Inventory:      inv,
-		Keys:           keys,
-		Limiter:        limiter,
-		ReadLimiter:    reads,
-		ChangeLimiter:  changes,
-		LimiterFailure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
-		ClientIP:       clientIP,
-		AddrReserve:    addrReserve,
-		AddrAuthFail:   addrAuthFail,
-		Health:         NewHealth(inv),
+		Config:           c,
+		MerchantClaim:    middleware.NewMerchantClaimMiddleware(merchantLimit).Handle,
+		BuyerClaim:       middleware.NewBuyerClaimMiddleware(buyers).Handle,
+		PaymentSignature: middleware.NewPaymentSignatureMiddleware(c.PaymentAuth.Secret).Handle,
+		Buyers:           buyers,
+		RpcClient:        cli,
+		Inventory:        inv,
+		Keys:             keys,
+		Limiter:          limiter,
+		ReadLimiter:      reads,
+		ChangeLimiter:    changes,
+		LimiterFailure:   middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed},
+		ClientIP:         clientIP,
+		AddrReserve:      addrReserve,
+		AddrAuthFail:     addrAuthFail,
+		Health:           NewHealth(inv),
 	}
 	if c.Coalesce.Enabled {
 		s.Reservations = coalesce.New(c.Coalesce, inv)

@@ -141,6 +141,18 @@ type OrderStateResp struct {
 	Status  string `json:"status"`
 }
 
+type PaymentNotifyReq struct {
+	OrderNo string `json:"order_no"`
+	Amount  int64  `json:"amount"`   // quantity x price, smallest currency unit
+	TradeNo string `json:"trade_no"` // the provider's payment id
+}
+
+type PaymentResp struct {
+	OrderNo string `json:"order_no"`
+	Status  string `json:"status"` // paid
+	TradeNo string `json:"trade_no"`
+}
+
 type ReconcileResp struct {
 	ActivityId int64      `json:"activity_id"`
 	Status     string     `json:"status"`

@@ -41,3 +41,14 @@ func Reserve(r *types.ReserveReq) error {
 	}
 	return nil
 }
+
+// PaymentNotify checks a payment provider's notification (its signature was checked before).
+func PaymentNotify(r *types.PaymentNotifyReq) error {
+	for _, err := range []error{OrderNo(r.OrderNo), domain.CheckAmount(r.Amount),
+		domain.CheckTradeNo(r.TradeNo)} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

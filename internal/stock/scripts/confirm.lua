@@ -1,18 +1,29 @@
--- confirm (pay): reserved -> paid. locked -= qty, sold += qty.
--- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] events stream
+-- confirm (pay): reserved -> paid. locked -= qty, sold += qty. The buyer's own pay and the
+-- payment provider's notification both pay here: the same script, the same outbox entry.
+-- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] events stream  KEYS[4] trades hash
+-- (order_no -> trade_no, Keys.Trades)
 -- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
--- theirs: there is no "any owner")
+-- theirs: there is no "any owner"), or '0' for the payment provider (ARGV[5] set)
 -- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's 'tp'
+-- ARGV[5] the provider's trade_no ('' for the buyer's own pay): kept in the trades hash and
+-- written as the entry's 'tn'  ARGV[6] the notification's amount  ARGV[7] the unit price
 -- Returns {0, 'paid', entry_id, entry} paid now (the outbox entry as written: entry.lua);
--- {0, 'paid', '', unsent} already paid, with the order's entries still in the outbox
--- (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0: -11 uid not an
--- integer >= 1, -6 no such order or another user's, -7 closed or past expire_at, -1 neither
--- the order nor the stock hash exists (not warm: the caller backfills or rebuilds and tries
--- again).
+-- {0, 'paid', '', unsent} already paid (for the provider: by this trade_no), with the order's
+-- entries still in the outbox (unsent: the caller acknowledges only once they are in Kafka);
+-- {code} with code < 0: -11 a bad argument, -6 no such order or another user's, -7 closed or
+-- past expire_at, -22 the amount is not quantity x price, -8 paid otherwise (another trade_no,
+-- or the buyer's own pay), -1 neither the order nor the stock hash exists (not warm: the
+-- caller backfills or rebuilds and tries again).
 -- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
 -- the expire job will release it, so a pay and an expiry never both win. The order stays in
 -- its pending member (reserve.lua): the expiry job passes over it.
-if not string.match(ARGV[3], '^[1-9][0-9]*$') then
+local trade = ARGV[5] or ''
+if trade ~= '' then
+  if ARGV[3] ~= '0' or not string.match(trade, '^[A-Za-z0-9_-]+$') or
+    not string.match(ARGV[6], '^[0-9]+$') or not string.match(ARGV[7], '^[0-9]+$') then
+    return {-11}
+  end
+elseif not string.match(ARGV[3], '^[1-9][0-9]*$') then
   return {-11}
 end
 local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[2]))
@@ -23,8 +34,21 @@ if not o then
   end
   return {-6}
 end
-if o.uid ~= ARGV[3] then
+if trade == '' and o.uid ~= ARGV[3] then
   return {-6}
+end
+if trade ~= '' then
+  -- exact: quantity x price <= per-user limit x price <= 2^53 - 1 (domain.MaxAmount)
+  if tonumber(o.qty) * tonumber(ARGV[7]) ~= tonumber(ARGV[6]) then
+    return {-22}
+  end
+  local paidBy = redis.call('HGET', KEYS[4], ARGV[2])
+  if paidBy == trade then
+    return {0, 'paid', '', unsent(KEYS[3], o.er, o.es)}
+  end
+  if paidBy or o.state == 'paid' then
+    return {-8}
+  end
 end
 if o.state == 'paid' then
   return {0, 'paid', '', unsent(KEYS[3], o.er, o.es)}
@@ -38,7 +62,7 @@ if now >= tonumber(o.expire_at) then
   return {-7}
 end
 local qty = tonumber(o.qty)
-local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch')
+local h = redis.call('HMGET', KEYS[1], 'sku', 'epoch', 'exp')
 local sku = h[1]
 if not sku then
   return {-1}
@@ -47,8 +71,16 @@ redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'sold', qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local seqS = string.format('%d', seq)
+local tn = ''
+if trade ~= '' then
+  tn = ' tn=' .. trade -- between 'sq' and 'tp', entryKeys' order
+  redis.call('HSET', KEYS[4], ARGV[2], trade)
+  if h[3] then
+    redis.call('EXPIREAT', KEYS[4], h[3]) -- with the activity's keys
+  end
+end
 local e = packOrderEntry('paid', ARGV[1], sku, ARGV[2], o.uid, o.qty, string.format('%d', now), o.request_id,
-  o.created_at, o.expire_at, h[2] or '0', seqS, entryTrace(ARGV[4]))
+  o.created_at, o.expire_at, h[2] or '0', seqS, tn .. entryTrace(ARGV[4]))
 local id = addEntry(KEYS[3], e)
 redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
 return {0, 'paid', id, e}

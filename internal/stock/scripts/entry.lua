@@ -1,6 +1,6 @@
 -- entry (prepended to every script that writes an outbox entry): an outbox entry is one stream
 -- field, 'e', whose value packs the change's attributes as key=value separated by single
--- spaces, the keys event.Field* (t aid sku ono uid qty d at rid cms ems ep sq tp, in that
+-- spaces, the keys event.Field* (t aid sku ono uid qty d at rid cms ems ep sq tn tp, in that
 -- order), absent ones left out. No value is empty or holds a space. The same format as
 -- event.Event.Pack and event.Attributes in Go (internal/event/entry.go), the one copy there.
 -- Every value is a string (numbers made by string.format('%d')).
@@ -17,14 +17,15 @@ local function entryTrace(tp)
 end
 -- packOrderEntry is the entry of an order's change (reserved, paid, cancelled, expired), in one
 -- concatenation: reserve.lua makes one per reservation. cms nil: none (a reserved entry's
--- creation is its 'at'); trace from entryTrace.
+-- creation is its 'at'); trace from entryTrace (confirm.lua puts the 'tn' of a provider's
+-- payment before it).
 local function packOrderEntry(t, aid, sku, ono, uid, qty, at, rid, cms, ems, ep, sq, trace)
   return 't=' .. t .. ' aid=' .. aid .. ' sku=' .. sku .. ' ono=' .. ono .. ' uid=' .. uid .. ' qty=' .. qty ..
     ' at=' .. at .. ' rid=' .. rid .. (cms and ' cms=' .. cms or '') .. ' ems=' .. ems .. ' ep=' .. ep ..
     ' sq=' .. sq .. trace
 end
 -- entryKeys is the order of an entry's attributes.
-local entryKeys = {'t', 'aid', 'sku', 'ono', 'uid', 'qty', 'd', 'at', 'rid', 'cms', 'ems', 'ep', 'sq', 'tp'}
+local entryKeys = {'t', 'aid', 'sku', 'ono', 'uid', 'qty', 'd', 'at', 'rid', 'cms', 'ems', 'ep', 'sq', 'tn', 'tp'}
 -- packEntry is the entry of any change from its attributes by key ({t = 'adjusted', aid = ...};
 -- a nil, false or '' value is left out).
 local function packEntry(a)

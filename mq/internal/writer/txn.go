@@ -58,11 +58,12 @@ type txn struct {
 	existing map[string]bool   // orders that have a row in MySQL
 	created  []*model.SeckillOrder
 	inv      map[int64]*invDelta // activity -> its change
+	trades   map[string]string   // order_no -> the provider's trade_no its paid event carried
 }
 
 func newTxn(ctx context.Context, s sqlx.Session, m models) *txn {
 	return &txn{ctx: ctx, s: s, m: m, res: outcome{applied: map[event.Type]int{}},
-		existing: map[string]bool{}, inv: map[int64]*invDelta{}}
+		existing: map[string]bool{}, inv: map[int64]*invDelta{}, trades: map[string]string{}}
 }
 
 // run is the transaction's steps, in the order of their statements.
@@ -162,6 +163,9 @@ func (t *txn) transition(orders []event.Event) {
 		}
 		t.res.applied[ev.Type]++
 		t.state[ev.OrderNo] = next
+		if ev.Type == event.Paid && ev.TradeNo != "" {
+			t.trades[ev.OrderNo] = ev.TradeNo
+		}
 		t.invOf(ev.ActivityID).Add(d.Available, d.Locked, d.Sold)
 		if !t.existing[ev.OrderNo] && !creating[ev.OrderNo] {
 			creating[ev.OrderNo] = true
@@ -183,7 +187,7 @@ func newOrder(ev event.Event) *model.SeckillOrder {
 // insertCreated inserts the new order rows in one statement, in their final status.
 func (t *txn) insertCreated() error {
 	for _, o := range t.created {
-		o.Status = t.state[o.OrderNo]
+		o.Status, o.TradeNo = t.state[o.OrderNo], t.trades[o.OrderNo]
 	}
 	return t.m.orders.InsertBatch(t.ctx, t.s, t.created)
 }
@@ -199,6 +203,13 @@ func (t *txn) updateExisting() error {
 	for st, onos := range byStatus {
 		if err := t.m.orders.SetStatus(t.ctx, t.s, st, onos); err != nil {
 			return err
+		}
+	}
+	for _, ono := range t.orderNos { // a provider's payment keeps its trade_no with the order
+		if tn := t.trades[ono]; tn != "" && t.existing[ono] {
+			if err := t.m.orders.SetTradeNo(t.ctx, t.s, ono, tn); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

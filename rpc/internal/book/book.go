@@ -19,6 +19,9 @@ type Book interface {
 	// err fails the whole batch.
 	ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error)
 	Confirm(ctx context.Context, orderNo string, uid int64) error
+	// Pay confirms an order as the payment provider's payment p: the same change as Confirm,
+	// with the amount checked and the trade_no kept with the order.
+	Pay(ctx context.Context, orderNo string, p stock.Payment) error
 	// Release moves a reserved order of uid to target (domain.StateCancelled or domain.StateExpired).
 	Release(ctx context.Context, orderNo string, uid int64, target string) error
 	ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error)
@@ -66,6 +69,15 @@ func (r *Router) Confirm(ctx context.Context, orderNo string, uid int64) error {
 		return err
 	}
 	return r.route(ctx, aid, true, func(b Book) error { return b.Confirm(ctx, orderNo, uid) })
+}
+
+// Pay confirms an order as the payment provider's payment p.
+func (r *Router) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+	aid, err := r.Store.CheckOrderNo(orderNo)
+	if err != nil {
+		return err
+	}
+	return r.route(ctx, aid, true, func(b Book) error { return b.Pay(ctx, orderNo, p) })
 }
 
 // Release moves a reserved order of uid to target.

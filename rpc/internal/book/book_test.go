@@ -287,7 +287,7 @@ var cases = []contractCase{
 func TestContract(t *testing.T) {
 	for _, im := range impls(t) {
 		t.Run(im.name, func(t *testing.T) {
-			for _, c := range append(cases, batchCases...) {
+			for _, c := range append(append(cases, batchCases...), payCases...) {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
 					s := c.sale

@@ -28,6 +28,11 @@ func (r Redis) Confirm(ctx context.Context, orderNo string, uid int64) error {
 	return r.Store.Confirm(ctx, orderNo, uid)
 }
 
+// Pay confirms an order as the payment provider's payment p.
+func (r Redis) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+	return r.Store.Pay(ctx, orderNo, p)
+}
+
 // Release moves a reserved order of uid to target.
 func (r Redis) Release(ctx context.Context, orderNo string, uid int64, target string) error {
 	return r.Store.Release(ctx, orderNo, uid, target)
