@@ -59,6 +59,10 @@ func TestShippedConfigsLoad(t *testing.T) {
 			if err := ac.Validate(); err != nil {
 				t.Fatalf("%s: %v", s.api, err)
 			}
+			if local := s.dir == "."; ac.Pay.BuyerConfirms != local {
+				t.Fatalf("%s: Pay.BuyerConfirms %v: buyers confirm their own payments in etc/ only, deploy/ leaves "+
+					"it to the provider's notification", s.api, ac.Pay.BuyerConfirms)
+			}
 			if ac.Middlewares.Breaker {
 				t.Fatalf("%s: go-zero's HTTP breaker drops requests with a bare 503 (no code): keep it off", s.api)
 			}

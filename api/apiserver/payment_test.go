@@ -252,3 +252,25 @@ func TestPaymentNotificationWithoutSecret(t *testing.T) {
 		t.Fatalf("got %d %+v", code, eb)
 	}
 }
+
+// With Pay.BuyerConfirms false (deploy/) the buyer's own pay is 403 FORBIDDEN and changes
+// nothing; the provider's notification pays.
+func TestBuyerPayRefusedWhenOnlyTheProviderConfirms(t *testing.T) {
+	e := start(t, withPaymentSecret, func(c *apiserver.Config) { c.Pay.BuyerConfirms = false })
+	buyer := buyerToken(t, 401)
+	a := e.warm(map[string]any{"stock": 3, "price": 99})
+	var r reserved
+	e.call(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(a.ActivityID, "own-pay-refused", 1), &r)
+	before := e.state(a.ActivityID, r.OrderNo, buyer)
+	e.expectErr(http.MethodPost, orderPath(r.OrderNo, "/pay"), buyer, nil, http.StatusForbidden, "FORBIDDEN")
+	if got := e.state(a.ActivityID, r.OrderNo, buyer); got != before {
+		t.Fatalf("a refused pay changed %s to %s", before, got)
+	}
+	code, eb, _ := e.notify(notification{r.OrderNo, 99, "trade-own-1"}, time.Now().Unix(), paymentSecret, "")
+	if code != 200 {
+		t.Fatalf("notification: %d %+v", code, eb)
+	}
+	if got := e.state(a.ActivityID, r.OrderNo, buyer); got != "paid rem=2 locked=0 sold=1" {
+		t.Fatalf("after the notification: %s", got)
+	}
+}

@@ -45,6 +45,7 @@ const (
 	OrderPaid         Code = "ORDER_PAID"
 	AmountMismatch    Code = "AMOUNT_MISMATCH" // a payment notification's amount is not the order's
 	TradeNoReused     Code = "TRADE_NO_REUSED" // a payment's trade_no already paid another order
+	Forbidden         Code = "FORBIDDEN"       // a route this deployment turned off (Pay.BuyerConfirms)
 	InsufficientStock Code = "INSUFFICIENT_STOCK"
 	NotDue            Code = "NOT_DUE"
 	RateLimited       Code = "RATE_LIMITED"
@@ -79,6 +80,7 @@ var table = map[Code]mapping{
 	OrderPaid:         {codes.FailedPrecondition, http.StatusConflict},
 	AmountMismatch:    {codes.FailedPrecondition, http.StatusConflict},
 	TradeNoReused:     {codes.FailedPrecondition, http.StatusConflict},
+	Forbidden:         {codes.PermissionDenied, http.StatusForbidden},
 	InsufficientStock: {codes.FailedPrecondition, http.StatusConflict},
 	NotDue:            {codes.FailedPrecondition, http.StatusConflict},
 	RateLimited:       {codes.Aborted, http.StatusTooManyRequests},

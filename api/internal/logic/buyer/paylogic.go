@@ -7,6 +7,7 @@ import (
 
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/xerr"
 )
 
 type PayLogic struct {
@@ -24,7 +25,17 @@ func NewPayLogic(ctx context.Context, svcCtx *svc.ServiceContext) *PayLogic {
 	}
 }
 
+// errBuyerConfirms: Pay.BuyerConfirms is false (deployments): payments are confirmed by the
+// payment provider's notification only.
+var errBuyerConfirms = xerr.New(xerr.Forbidden,
+	"payments are confirmed by the payment provider here, not by the buyer (Pay.BuyerConfirms is false)")
+
+// Pay confirms the buyer's own order while Pay.BuyerConfirms allows it (demos, the load
+// generator); else 403 FORBIDDEN before anything is read.
 func (l *PayLogic) Pay(req *types.OrderPathReq) (*types.OrderStateResp, error) {
+	if !l.svcCtx.Config.Pay.BuyerConfirms {
+		return nil, errBuyerConfirms
+	}
 	in, err := orderReq(l.ctx, req.OrderNo)
 	if err != nil {
 		return nil, err
