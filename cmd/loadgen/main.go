@@ -40,6 +40,9 @@ func main() {
 	flag.StringVar(&cfg.BuyerSecret, "buyer-secret", "", "BuyerAuth.AccessSecret (mints a token per simulated user)")
 	flag.StringVar(&cfg.MerchantSecret, "merchant-secret", "", "MerchantAuth.AccessSecret")
 	flag.StringVar(&cfg.MerchantToken, "merchant-token", "", "a merchant token to use instead of minting one")
+	flag.StringVar(&cfg.PaymentSecret, "payment-secret", "",
+		"PaymentAuth.Secret: pay through the provider's signed notification (else the buyer's pay route)")
+	flag.Int64Var(&cfg.Price, "price", 100, "unit price of a created activity (smallest currency unit)")
 	flag.Int64Var(&cfg.MerchantID, "merchant-id", 1, "merchant id (claim mid) of minted merchant tokens")
 	flag.IntVar(&cfg.Buyers, "buyers", 20000, "simulated buyers, one reservation each")
 	flag.IntVar(&cfg.Concurrency, "c", 64, "concurrent requests")
@@ -153,12 +156,16 @@ func secrets(cfg *loadgen.Config, apiConfig string) error {
 	if cfg.MerchantSecret == "" {
 		cfg.MerchantSecret = os.Getenv("SECKILL_MERCHANT_SECRET")
 	}
+	if cfg.PaymentSecret == "" {
+		cfg.PaymentSecret = os.Getenv("SECKILL_PAYMENT_SECRET")
+	}
 	if cfg.BuyerSecret != "" && (cfg.MerchantSecret != "" || cfg.MerchantToken != "") || apiConfig == "" {
 		return nil
 	}
 	var c struct {
 		BuyerAuth    struct{ AccessSecret string }
 		MerchantAuth struct{ AccessSecret string }
+		PaymentAuth  struct{ Secret string } `json:",optional"`
 	}
 	if err := conf.Load(apiConfig, &c); err != nil {
 		return fmt.Errorf("no secrets given and %s unreadable: %w", apiConfig, err)
@@ -168,6 +175,9 @@ func secrets(cfg *loadgen.Config, apiConfig string) error {
 	}
 	if cfg.MerchantSecret == "" {
 		cfg.MerchantSecret = c.MerchantAuth.AccessSecret
+	}
+	if cfg.PaymentSecret == "" {
+		cfg.PaymentSecret = c.PaymentAuth.Secret
 	}
 	return nil
 }

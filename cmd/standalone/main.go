@@ -90,15 +90,18 @@ try:
   curl -s -H "Authorization: Bearer $MERCHANT" -H "Content-Type: application/json" \
     -d "{\"sku_id\":1,\"name\":\"demo\",\"stock\":100,\"start_time\":%s,\"end_time\":%s}" \
     %s/v1/admin/activities
-a whole sale (20,000 buyers, 1,000 stock):
+a whole sale (20,000 buyers, 1,000 stock; it pays through the payment provider's signed
+notification, POST /v1/payments/notify, with SECKILL_PAYMENT_SECRET):
   SECKILL_BUYER_SECRET=%s SECKILL_MERCHANT_SECRET=%s \
+  SECKILL_PAYMENT_SECRET=%s \
     go run -tags no_k8s ./cmd/loadgen -url %s -html report.html
 
 Ctrl-C stops everything.
 `, sys.APIURL, sys.APIURL, sys.MetricsURL, sys.RPCAddr, sys.RedisAddr, sys.MySQLDSN,
 		strings.Join(sys.KafkaBrokers, ","),
 		cfg.EtcDir, traces(cfg.Trace), private(sys.Private), sys.BuyerToken, sys.MerchantToken,
-		"$(date +%s)", "$(( $(date +%s) + 3600 ))", sys.APIURL, sys.BuyerSecret, sys.MerchantSecret, sys.APIURL)
+		"$(date +%s)", "$(( $(date +%s) + 3600 ))", sys.APIURL, sys.BuyerSecret, sys.MerchantSecret, sys.PaymentSecret,
+		sys.APIURL)
 	<-ctx.Done()
 	stop()
 	fmt.Fprintln(os.Stderr, "stopping...")

@@ -205,6 +205,12 @@ func (c *Client) Send(ctx context.Context, method, path, token string, body []by
 // was read.
 func (c *Client) exchange(ctx context.Context, method, path, token string, body []byte, hasBody bool) (
 	Meta, []byte, error) {
+	return c.exchangeWith(ctx, method, path, token, body, hasBody, nil)
+}
+
+// exchangeWith is exchange with extra headers (nil: none).
+func (c *Client) exchangeWith(ctx context.Context, method, path, token string, body []byte, hasBody bool,
+	extra http.Header) (Meta, []byte, error) {
 	var rd io.Reader
 	if hasBody {
 		rd = bytes.NewReader(body)
@@ -216,6 +222,9 @@ func (c *Client) exchange(ctx context.Context, method, path, token string, body 
 		return Meta{Code: CodeRequest}, nil, err
 	}
 	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	for k, v := range extra {
 		req.Header[k] = v
 	}
 	if hasBody {

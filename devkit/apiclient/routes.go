@@ -2,9 +2,13 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
+
+	"github.com/seckill/seckill/internal/paysign"
 )
 
 // Paths of the API's routes.
@@ -12,6 +16,8 @@ const (
 	ReservePath     = "/v1/seckill/orders"
 	AdminActivities = "/v1/admin/activities"
 	HealthzPath     = "/healthz"
+	// PaymentNotifyPath is the payment provider's notification (server to server, signed).
+	PaymentNotifyPath = "/v1/payments/notify"
 )
 
 // AdminPath is /v1/admin/activities/{id}, followed by /suffix unless suffix is "".
@@ -135,4 +141,25 @@ func (c *Client) Healthz(ctx context.Context) (Health, error) {
 	var h Health
 	_, err := c.Do(ctx, http.MethodGet, HealthzPath, "", nil, &h)
 	return h, err
+}
+
+// Notify sends the payment provider's notification that orderNo was paid amount under tradeNo,
+// signed with secret now (internal/paysign).
+func (c *Client) Notify(ctx context.Context, secret []byte, orderNo string, amount int64,
+	tradeNo string) (Payment, Meta, error) {
+	body, err := json.Marshal(Payment{OrderNo: orderNo, Amount: amount, TradeNo: tradeNo})
+	if err != nil {
+		return Payment{}, Meta{Code: CodeRequest}, err
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	h := http.Header{}
+	h.Set(paysign.HeaderTimestamp, ts)
+	h.Set(paysign.HeaderSignature, paysign.Sign(secret, ts, body))
+	var p Payment
+	m, data, err := c.exchangeWith(ctx, http.MethodPost, PaymentNotifyPath, "", body, true, h)
+	if err != nil {
+		return p, m, err
+	}
+	m, err = c.answer(m, http.MethodPost, PaymentNotifyPath, data, &p)
+	return p, m, err
 }

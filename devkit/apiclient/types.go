@@ -160,3 +160,12 @@ type Health struct {
 	Degraded []int64 `json:"degraded"`
 	RedisUp  *bool   `json:"redis_up"`
 }
+
+// Payment is the payment provider's notification (POST /v1/payments/notify) and its answer
+// (OrderNo, Status "paid", TradeNo).
+type Payment struct {
+	OrderNo string `json:"order_no"`
+	Amount  int64  `json:"amount,omitempty"`
+	TradeNo string `json:"trade_no"`
+	Status  string `json:"status,omitempty"`
+}

@@ -31,6 +31,10 @@ type Config struct {
 	MerchantSecret string
 	MerchantToken  string
 	MerchantID     int64
+	// PaymentSecret, when set, is the payment provider's (the gateway's PaymentAuth.Secret):
+	// orders are paid through its signed notification (POST /v1/payments/notify) instead of
+	// the buyer's own pay route.
+	PaymentSecret string
 
 	Buyers      int           // simulated users, one reservation attempt each
 	Concurrency int           // requests in flight at once
@@ -47,6 +51,7 @@ type Config struct {
 	Quantity     int64 // units per reservation
 	PerUserLimit int64
 	PayTimeout   time.Duration
+	Price        int64 // unit price of a created activity (smallest currency unit)
 
 	PayFraction    float64 // of the reserved orders, paid
 	CancelFraction float64 // of the reserved orders, cancelled; the rest expire

@@ -63,8 +63,9 @@ type Report struct {
 	LatestExpire   int64 `json:"latest_expire_at"`
 
 	// Settle phase.
-	Pay    Ops `json:"pay"`
-	Cancel Ops `json:"cancel"`
+	Pay     Ops    `json:"pay"`
+	PaidVia string `json:"paid_via"` // the buyer's pay route, or the provider's notification
+	Cancel  Ops    `json:"cancel"`
 	// Unsure counts the pays and cancels left BUSY or unanswered after every retry, by
 	// what the read-back found ("paid: took effect", "paid: did not", ...).
 	Unsure map[string]int `json:"unsure,omitempty"`
@@ -134,8 +135,8 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		p("  per second %s", strings.Join(parts, " "))
 	}
-	p("settle: paid %d/%d (%s, p99 %s), cancelled %d/%d (%s, p99 %s)",
-		r.Pay.OK, r.Pay.Requests, FormatCounts(r.Pay.Codes), d(r.Pay.Latency.P99),
+	p("settle: paid %d/%d through %s (%s, p99 %s), cancelled %d/%d (%s, p99 %s)",
+		r.Pay.OK, r.Pay.Requests, r.PaidVia, FormatCounts(r.Pay.Codes), d(r.Pay.Latency.P99),
 		r.Cancel.OK, r.Cancel.Requests, FormatCounts(r.Cancel.Codes), d(r.Cancel.Latency.P99))
 	if len(r.Unsure) > 0 {
 		p("  unanswered after every retry (BUSY or no answer; either outcome is right): %s", FormatCounts(r.Unsure))

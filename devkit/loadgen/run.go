@@ -30,6 +30,7 @@ func dbBooks(b apiclient.DBBook) Books {
 type held struct {
 	orderNo  string
 	token    string // its buyer's
+	amount   int64  // quantity x price, as the reservation answered it
 	expireAt int64
 	status   string // as last known
 	// unsure: the settle op ("paid" or "cancelled") whose last answer was BUSY or no
@@ -107,6 +108,7 @@ func (g *run) setup(ctx context.Context) error {
 		a, err := g.c.Create(ctx, g.merchant, apiclient.NewActivity{
 			SkuID: cfg.SkuID, Name: "loadgen " + g.id, Stock: cfg.Stock, StartTime: now - 1, EndTime: end,
 			PerUserLimit: cfg.PerUserLimit, PayTimeoutSeconds: int64(cfg.PayTimeout / time.Second),
+			Price: cfg.Price,
 		})
 		if err != nil {
 			return fmt.Errorf("create activity: %w", err)
@@ -200,7 +202,8 @@ func (g *run) buyer(ctx context.Context, rec *recorder, i int) (*held, string) {
 	if code != CodeOK {
 		return nil, code
 	}
-	return &held{orderNo: resp.OrderNo, token: token, expireAt: resp.ExpireAt, status: "reserved"}, code
+	return &held{orderNo: resp.OrderNo, token: token, amount: resp.Amount, expireAt: resp.ExpireAt,
+		status: "reserved"}, code
 }
 
 // withRetries makes a call, recorded in rec, and retries it on BUSY / RATE_LIMITED /

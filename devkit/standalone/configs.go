@@ -86,7 +86,8 @@ func (s *System) buildConfigs(cfg Config, apiHost string, apiPort, metricsPort i
 }
 
 // Secure gives one local system fresh secrets, as every run of it must have (the shipped
-// configs hold none, and a published one is refused): JWT secrets, the order-number key, the
+// configs hold none, and a published one is refused): JWT secrets, the payment provider's
+// signing secret, the order-number key, the
 // event key, and zRPC authentication on with a fresh token for each app the inventory config lists (the
 // gateway's and the writer's jobs' among them), as in a multi-node deployment. Every
 // simulated buyer of a local load comes from 127.0.0.1, so the per-address limit is off (the
@@ -108,6 +109,7 @@ func Secure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
 	}
 	g.AddrLimit.Enabled = false
 	g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret = freshSecret(), freshSecret()
+	g.PaymentAuth.Secret = freshSecret()
 }
 
 // freshSecret is 32 random bytes, hex-encoded.

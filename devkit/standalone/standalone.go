@@ -131,6 +131,7 @@ type System struct {
 	Configs      Configs  // what each service runs with
 
 	BuyerSecret, MerchantSecret string
+	PaymentSecret               string // the payment provider's (signs POST /v1/payments/notify)
 	BuyerToken, MerchantToken   string // demo tokens: buyer uid 1, merchant mid 1, valid 24 h
 
 	stops []stopper // in start order; Close runs them backwards
@@ -350,6 +351,7 @@ func startWriter(sys *System) error {
 func startGateway(ctx context.Context, sys *System) error {
 	c := sys.Configs.Gateway
 	sys.BuyerSecret, sys.MerchantSecret = c.BuyerAuth.AccessSecret, c.MerchantAuth.AccessSecret
+	sys.PaymentSecret = c.PaymentAuth.Secret
 	s, err := apiserver.New(c)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)

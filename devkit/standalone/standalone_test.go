@@ -203,7 +203,9 @@ func TestFreshSecretsEachRun(t *testing.T) {
 		}
 	}
 	if a.Configs.Gateway.BuyerAuth.AccessSecret == b.Configs.Gateway.BuyerAuth.AccessSecret ||
-		a.Configs.Gateway.MerchantAuth.AccessSecret == b.Configs.Gateway.MerchantAuth.AccessSecret {
+		a.Configs.Gateway.MerchantAuth.AccessSecret == b.Configs.Gateway.MerchantAuth.AccessSecret ||
+		a.Configs.Gateway.PaymentAuth.Secret == "" ||
+		a.Configs.Gateway.PaymentAuth.Secret == b.Configs.Gateway.PaymentAuth.Secret {
 		t.Fatal("two runs share a secret")
 	}
 }
