@@ -274,3 +274,29 @@ func TestBuyerPayRefusedWhenOnlyTheProviderConfirms(t *testing.T) {
 		t.Fatalf("after the notification: %s", got)
 	}
 }
+
+// A payment secret is judged like the JWT secrets (an unset one turns notifications off), and
+// must differ from them.
+func TestGatewayRefusesBadPaymentSecrets(t *testing.T) {
+	for _, tc := range badSecrets {
+		if tc.secret == "" {
+			continue // unset: every notification is 401 (TestPaymentNotificationWithoutSecret)
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			c := codeConfig(t)
+			c.PaymentAuth.Secret = tc.secret
+			if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "PaymentAuth.Secret") {
+				t.Fatalf("secret %q: %v", tc.secret, err)
+			}
+		})
+	}
+	c := codeConfig(t)
+	c.PaymentAuth.Secret = c.BuyerAuth.AccessSecret
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "differ") {
+		t.Fatalf("the buyer secret as the payment secret: %v", err)
+	}
+	c.PaymentAuth.Secret = paymentSecret
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a good payment secret is refused: %v", err)
+	}
+}
