@@ -8,7 +8,6 @@ import (
 
 	"github.com/zeromicro/go-zero/core/collection"
 
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -19,7 +18,7 @@ type PriceSource interface {
 }
 
 // WarmPrices reads the price the warm-up copied into an activity's stock hash
-// (stock.Store.Price): stock.ErrNotWarm when it is not warm.
+// (stock.Store.Price); an error (not warm, Redis down) sends the read to MySQL.
 type WarmPrices interface {
 	Price(ctx context.Context, aid int64) (price, start int64, err error)
 }
@@ -55,7 +54,7 @@ func (p *Prices) Price(ctx context.Context, aid int64) (int64, error) {
 		return v.(int64), nil
 	}
 	price, start, err := p.warm.Price(ctx, aid)
-	if errors.Is(err, stock.ErrNotWarm) {
+	if err != nil { // not warm, or Redis down (degrade mode sells from MySQL): MySQL has it
 		price, start, err = p.src.FindPrice(ctx, aid)
 		if errors.Is(err, model.ErrNotFound) {
 			return 0, xerr.ErrActivityNotFound
@@ -63,9 +62,6 @@ func (p *Prices) Price(ctx context.Context, aid int64) (int64, error) {
 		if err != nil {
 			return 0, DBError(err)
 		}
-	}
-	if err != nil {
-		return 0, err
 	}
 	if p.now().Unix() >= start {
 		p.cache.Set(k, price)
