@@ -19,7 +19,8 @@ type composeService struct {
 	Volumes     []string          `yaml:"volumes"`
 	DependsOn   yaml.Node         `yaml:"depends_on"`
 	Healthcheck *struct {
-		Test []string `yaml:"test"`
+		Test    []string `yaml:"test"`
+		Disable bool     `yaml:"disable"`
 	} `yaml:"healthcheck"`
 }
 
