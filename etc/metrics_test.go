@@ -69,6 +69,10 @@ func TestMetricsReachableByPrometheus(t *testing.T) {
 			t.Errorf("%s (%s): the deprecated Prometheus agent is on as well", name, file)
 		}
 		ports[name] = d.Port
+		if hc := s.Healthcheck; hc == nil || !strings.Contains(strings.Join(hc.Test, " "),
+			"/dev/tcp/127.0.0.1/"+strconv.Itoa(d.Port)+" ") {
+			t.Errorf("%s: its health check does not ask its DevServer (port %d): %+v", name, d.Port, hc)
+		}
 	}
 	if len(ports) == 0 {
 		t.Fatal("no seckill service in docker-compose.yml")
