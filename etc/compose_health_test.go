@@ -64,6 +64,9 @@ func TestComposeRedisReplicasAndHealth(t *testing.T) {
 		if strings.HasPrefix(strings.TrimSpace(entrypointScript(s)), "sleep") {
 			t.Errorf("%s waits with a fixed sleep: %s", name, entrypointScript(s))
 		}
+		if strings.HasPrefix(s.Image, "quay.io/coreos/etcd:") && s.Entrypoint.Kind != 0 {
+			t.Errorf("%s: etcd's image (>= 3.5.7) is distroless: no shell runs its entrypoint", name)
+		}
 		checkDependsOn(t, name, s, services)
 	}
 	setSecrets(t)
