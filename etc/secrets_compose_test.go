@@ -102,4 +102,36 @@ func TestSystemdEnvironmentFilePerService(t *testing.T) {
 	if len(files) != 1 || !strings.Contains(files[0][1], "%i") {
 		t.Fatalf("EnvironmentFile lines %v: want one, per instance (%%i)", files)
 	}
+	// The unit's list of what goes into each file is each service's config's.
+	listed := map[string][]string{}
+	current := ""
+	for _, m := range regexp.MustCompile(`(?m)^#\s+(?:(rpc|api|mq)\.env\s+)?(SECKILL_.*)$`).
+		FindAllStringSubmatch(string(raw), -1) {
+		if m[1] != "" {
+			current = m[1]
+		}
+		for _, v := range strings.Split(m[2], ", ") {
+			listed[current] = append(listed[current], expandBraces(strings.TrimSuffix(strings.TrimSpace(v), ","))...)
+		}
+	}
+	for _, bin := range []string{"rpc", "api", "mq"} {
+		got := listed[bin]
+		slices.Sort(got)
+		if want := wantSecrets(t, bin, "../deploy/multinode/"+bin+".yaml"); !slices.Equal(got, want) {
+			t.Errorf("seckill@.service lists %v for %s.env, want %v", got, bin, want)
+		}
+	}
+}
+
+// expandBraces expands one {a,b} group: SECKILL_{A,B}_X is SECKILL_A_X and SECKILL_B_X.
+func expandBraces(s string) []string {
+	open, end := strings.Index(s, "{"), strings.Index(s, "}")
+	if open < 0 || end < open {
+		return []string{s}
+	}
+	var out []string
+	for _, alt := range strings.Split(s[open+1:end], ",") {
+		out = append(out, s[:open]+alt+s[end+1:])
+	}
+	return out
 }

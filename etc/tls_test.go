@@ -60,7 +60,16 @@ func TestGeneratedCertificatesServeZRPC(t *testing.T) {
 			t.Fatalf("InventoryTLS %+v: no ServerName (discovered through etcd, the name checked would be the etcd hosts)", c)
 		}
 	}
-	for _, name := range []string{ac.InventoryTLS.ServerName, mc.InventoryTLS.ServerName, "rpc-1", "rpc-2"} {
+	names := []string{ac.InventoryTLS.ServerName, mc.InventoryTLS.ServerName}
+	for host, svc := range loadCompose(t) { // the inventory's hosts, for clients that dial one (cmd/repair)
+		if bin, _ := seckillConfig(t, host, svc); bin == "rpc" {
+			names = append(names, host)
+		}
+	}
+	if len(names) < 3 {
+		t.Fatalf("names to check %v: no inventory service in docker-compose.yml", names)
+	}
+	for _, name := range names {
 		_, err := leaf.Verify(x509.VerifyOptions{DNSName: name, Roots: roots,
 			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 		if err != nil {
