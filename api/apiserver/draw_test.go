@@ -49,11 +49,7 @@ func TestDrawThroughTheGateway(t *testing.T) {
 			b.ActivityID != a.ActivityID || b.Quantity != 1 {
 			t.Fatalf("entry of %d: %d %s; want 202 queued draw_at %d", uid, code, raw, drawAt)
 		}
-		// Retry-After: the whole seconds until draw_at, at least 1 (docs/API.md).
-		if ra, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err != nil || ra < 1 ||
-			ra > max(drawAt-time.Now().Unix()+1, 1) {
-			t.Fatalf("entry of %d: Retry-After %q, want the seconds until draw_at %d", uid, h.Get("Retry-After"), drawAt)
-		}
+		checkRetryAfterDraw(t, h, drawAt)
 	}
 	code, raw := e.do(http.MethodPost, "/v1/seckill/orders", buyerToken(t, 1), reserveBody(a.ActivityID, "another-1", 2))
 	var first entryBody
@@ -114,5 +110,15 @@ func TestDrawThroughTheGateway(t *testing.T) {
 	}
 	if rem, _, _ := e.redisStock(a.ActivityID); rem != 0 {
 		t.Fatalf("remaining %d after the draw", rem)
+	}
+}
+
+// checkRetryAfterDraw: an entry's 202 carries Retry-After, the whole seconds until draw_at, at
+// least 1 (docs/API.md).
+func checkRetryAfterDraw(t *testing.T, h http.Header, drawAt int64) {
+	t.Helper()
+	if ra, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err != nil || ra < 1 ||
+		ra > max(drawAt-time.Now().Unix()+1, 1) {
+		t.Fatalf("Retry-After %q, want the seconds until draw_at %d", h.Get("Retry-After"), drawAt)
 	}
 }
