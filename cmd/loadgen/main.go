@@ -9,6 +9,9 @@
 // etc/seckill-api.yaml). It targets loopback only unless -allow-remote is given. The exit
 // status is 0 when every check passed, 1 when one failed, 2 when the sale could not run.
 //
+// -rate R sends the buyers open loop, R per second whatever the answers, each latency
+// counted from the buyer's scheduled time (docs/OPERATIONS.md "Measuring").
+//
 // -draw-seconds D runs the opening draw's sales instead (-draw-seeds N of them, then one
 // without a draw for contrast) and reports win rates by arrival and by requests sent.
 package main
@@ -42,7 +45,11 @@ func main() {
 	flag.StringVar(&cfg.MerchantToken, "merchant-token", "", "a merchant token to use instead of minting one")
 	flag.Int64Var(&cfg.MerchantID, "merchant-id", 1, "merchant id (claim mid) of minted merchant tokens")
 	flag.IntVar(&cfg.Buyers, "buyers", 20000, "simulated buyers, one reservation each")
-	flag.IntVar(&cfg.Concurrency, "c", 64, "concurrent requests")
+	flag.IntVar(&cfg.Concurrency, "c", 64, "concurrent requests (closed loop)")
+	flag.Float64Var(&cfg.Rate, "rate", 0, "open loop: buyers arrive at this constant rate per second, "+
+		"each latency counted from its scheduled time (default: closed loop on -c)")
+	flag.IntVar(&cfg.MaxInFlight, "max-inflight", loadgen.DefaultMaxInFlight,
+		"open loop: cap on requests in flight (buyers scheduled while it is hit wait and are counted late)")
 	flag.DurationVar(&cfg.MaxDuration, "max-duration", 30*time.Second, "bound on the reservation phase")
 	flag.IntVar(&cfg.Retries, "retries", 2, "retries of BUSY / RATE_LIMITED / transport failures (same request_id)")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "per-request timeout")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,5 +122,37 @@ func TestOpenLoopDropsPastDeadline(t *testing.T) {
 		context.Background(), func(int) string { return CodeOK })
 	if st.Sent+st.Dropped != 100 || st.Dropped < 60 || st.Sent < 10 {
 		t.Fatalf("sent %d dropped %d of 100 at 100/s in 200 ms", st.Sent, st.Dropped)
+	}
+}
+
+// -rate: the sale's buyers arrive open loop; every check still holds, each buyer's latency
+// is counted once (from its scheduled time, its retries included) and the rate is reported.
+func TestRunOpenLoopSale(t *testing.T) {
+	f := newFakeAPI()
+	f.busyFirst = true // every buyer retries once: still one latency per buyer
+	srv := f.server(t)
+	cfg := fakeConfig(srv.URL)
+	cfg.Buyers, cfg.Rate, cfg.Retries = 200, 400, 2
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() {
+		var b strings.Builder
+		r.WriteText(&b)
+		t.Fatalf("checks failed:\n%s", b.String())
+	}
+	if r.Rate != 400 || r.MaxInFlight != DefaultMaxInFlight || r.Latency.Count != 200 || r.Requests != 400 {
+		t.Fatalf("rate %g, cap %d, %d latencies, %d requests; want 400, %d, 200 buyers, 400 attempts",
+			r.Rate, r.MaxInFlight, r.Latency.Count, r.Requests, DefaultMaxInFlight)
+	}
+	// 200 buyers at 400/s take half a second, however fast the answers come.
+	if r.ReserveDuration < 450*time.Millisecond {
+		t.Fatalf("reserve phase took %s, the schedule alone 500 ms", r.ReserveDuration)
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	if !strings.Contains(b.String(), "open loop  offered 400 buyers/s") {
+		t.Fatalf("no open-loop line in\n%s", b.String())
 	}
 }

@@ -65,10 +65,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	_, _ = rand.Read(idb[:])
 	g := &run{
 		cfg: cfg,
-		c:   newClient(cfg.BaseURL, cfg.Concurrency, cfg.Timeout, pinned),
+		c:   newClient(cfg.BaseURL, cfg.conns(), cfg.Timeout, pinned),
 		id:  hex.EncodeToString(idb[:]),
 		r: &Report{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Concurrency: cfg.Concurrency,
-			Quantity: cfg.Quantity, Errors: map[string]int{}},
+			Quantity: cfg.Quantity, Errors: map[string]int{}, Rate: cfg.Rate, MaxInFlight: cfg.openCap()},
 		prog: newProgress(cfg.Progress),
 	}
 	defer g.c.Close()
@@ -136,12 +136,11 @@ func (g *run) reserve(ctx context.Context) []*held {
 	start := time.Now()
 	rec := newRecorder(start)
 	var (
-		notSent atomic.Int64
-		mu      sync.Mutex
-		orders  []*held
+		mu     sync.Mutex
+		orders []*held
 	)
 	g.prog.startBar("reserve", cfg.Buyers)
-	Drive{N: cfg.Buyers, Workers: cfg.Concurrency, Deadline: start.Add(cfg.MaxDuration)}.Run(ctx, func(i int) {
+	lat, codes, timeline := g.drive(ctx, start, rec, func(i int) string {
 		h, code := g.buyer(ctx, rec, i)
 		mu.Lock()
 		switch code {
@@ -155,20 +154,18 @@ func (g *run) reserve(ctx context.Context) []*held {
 		}
 		mu.Unlock()
 		g.prog.buyerDone(code)
-	}, func(int) {
-		notSent.Add(1)
-		g.prog.buyerDone("")
+		return code
 	})
 	g.r.ReserveDuration = time.Since(start)
 	g.prog.endBar()
 
-	lat, codes, timeline := rec.snapshot()
-	g.r.Requests = lat.Count()
-	g.r.NotSent = int(notSent.Load())
+	for _, n := range codes {
+		g.r.Requests += n
+	}
 	g.r.Attempts = codes
 	g.r.Timeline = timeline
 	if g.r.ReserveDuration > 0 {
-		g.r.Throughput = float64(lat.Count()) / g.r.ReserveDuration.Seconds()
+		g.r.Throughput = float64(g.r.Requests) / g.r.ReserveDuration.Seconds()
 	}
 	g.r.Histogram = lat.Buckets(40)
 	g.r.Latency = lat.Summary()
@@ -179,6 +176,35 @@ func (g *run) reserve(ctx context.Context) []*held {
 		g.r.LatestExpire = max(g.r.LatestExpire, h.expireAt)
 	}
 	return orders
+}
+
+// drive runs one(i) for every buyer: closed loop on Concurrency workers (the latencies are
+// rec's, every attempt's from its sending), or with Rate open loop (Open: the latencies are
+// each buyer's, from its scheduled time to its last answer, and the timeline counts buyers).
+// It sets NotSent (and Late) and returns the latencies, every attempt's code and the timeline.
+func (g *run) drive(ctx context.Context, start time.Time, rec *recorder, one func(i int) string) (
+	*LatencyHist, map[string]int, []Second) {
+	cfg := g.cfg
+	if cfg.Rate > 0 {
+		st := Open{N: cfg.Buyers, Rate: cfg.Rate, MaxInFlight: cfg.MaxInFlight, Start: start,
+			Deadline: start.Add(cfg.MaxDuration)}.Run(ctx, one)
+		for range st.Dropped {
+			g.prog.buyerDone("")
+		}
+		g.r.NotSent, g.r.Late = st.Dropped, st.Late
+		_, codes, _ := rec.snapshot()
+		return st.Latency, codes, st.Timeline
+	}
+	var notSent atomic.Int64
+	Drive{N: cfg.Buyers, Workers: cfg.Concurrency, Deadline: start.Add(cfg.MaxDuration)}.Run(ctx,
+		func(i int) { one(i) },
+		func(int) {
+			notSent.Add(1)
+			g.prog.buyerDone("")
+		})
+	g.r.NotSent = int(notSent.Load())
+	lat, codes, timeline := rec.snapshot()
+	return lat, codes, timeline
 }
 
 // buyer is simulated user i's reservation, retried on BUSY / RATE_LIMITED / transport
