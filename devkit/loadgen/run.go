@@ -53,6 +53,29 @@ type run struct {
 // set up or was interrupted; a sale that ran but failed a check returns a Report whose
 // OK() is false.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	g, err := newRun(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer g.c.Close()
+	if err := g.setup(ctx); err != nil {
+		return nil, err
+	}
+	orders := g.reserve(ctx)
+	g.settle(ctx, orders)
+	g.awaitExpiry(ctx, orders)
+	g.readBack(ctx, orders)
+	g.reconcile(ctx)
+	if err := g.final(ctx); err != nil {
+		return g.r, err
+	}
+	g.verify()
+	return g.r, ctx.Err()
+}
+
+// newRun checks cfg (after its defaults) and the target, and makes the run's client and
+// tokens; the caller closes g.c.
+func newRun(ctx context.Context, cfg Config) (*run, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -71,30 +94,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			Quantity: cfg.Quantity, Errors: map[string]int{}, Rate: cfg.Rate, MaxInFlight: cfg.openCap()},
 		prog: newProgress(cfg.Progress),
 	}
-	defer g.c.Close()
 	g.merchant = cfg.MerchantToken
 	if g.merchant == "" {
-		var err error
 		if g.merchant, err = authtoken.Merchant(cfg.MerchantSecret, cfg.MerchantID, 24*time.Hour); err != nil {
+			g.c.Close()
 			return nil, err
 		}
 	}
 	if g.tokens, err = newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1); err != nil {
+		g.c.Close()
 		return nil, err
 	}
-	if err := g.setup(ctx); err != nil {
-		return nil, err
-	}
-	orders := g.reserve(ctx)
-	g.settle(ctx, orders)
-	g.awaitExpiry(ctx, orders)
-	g.readBack(ctx, orders)
-	g.reconcile(ctx)
-	if err := g.final(ctx); err != nil {
-		return g.r, err
-	}
-	g.verify()
-	return g.r, ctx.Err()
+	return g, nil
 }
 
 // setup creates (or finds) the activity and warms it up.
