@@ -6,9 +6,11 @@ PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
 .PHONY: run test test-short fuzz bench faults faults-cluster gen gen-check build vet lint fmt tools
 
-## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured)
+## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured);
+## flags through ARGS, e.g. make run ARGS="-trace otlpgrpc://127.0.0.1:4317"
+ARGS ?=
 run:
-	$(GO) run $(GOFLAGS_T) ./cmd/standalone
+	$(GO) run $(GOFLAGS_T) ./cmd/standalone $(ARGS)
 
 ## test: every test, race detector on, against real Redis and MariaDB. Built against
 ## go-zero with its own data race fixed (devkit/racefix/modfile.sh says why).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -40,13 +41,15 @@ func TestDrawThroughTheGateway(t *testing.T) {
 	const buyers = 8
 	rid := func(uid int64) string { return fmt.Sprintf("entry-%08d", uid) }
 	for uid := int64(1); uid <= buyers; uid++ {
-		code, raw := e.do(http.MethodPost, "/v1/seckill/orders", buyerToken(t, uid), reserveBody(a.ActivityID, rid(uid), 1))
+		code, raw, h := e.doWithHeaders(http.MethodPost, "/v1/seckill/orders", buyerToken(t, uid),
+			reserveBody(a.ActivityID, rid(uid), 1))
 		var b entryBody
 		_ = json.Unmarshal(raw, &b)
 		if code != http.StatusAccepted || b.Status != "queued" || b.RequestID != rid(uid) || b.DrawAt != drawAt ||
 			b.ActivityID != a.ActivityID || b.Quantity != 1 {
 			t.Fatalf("entry of %d: %d %s; want 202 queued draw_at %d", uid, code, raw, drawAt)
 		}
+		checkRetryAfterDraw(t, h, drawAt)
 	}
 	code, raw := e.do(http.MethodPost, "/v1/seckill/orders", buyerToken(t, 1), reserveBody(a.ActivityID, "another-1", 2))
 	var first entryBody
@@ -107,5 +110,15 @@ func TestDrawThroughTheGateway(t *testing.T) {
 	}
 	if rem, _, _ := e.redisStock(a.ActivityID); rem != 0 {
 		t.Fatalf("remaining %d after the draw", rem)
+	}
+}
+
+// checkRetryAfterDraw: an entry's 202 carries Retry-After, the whole seconds until draw_at, at
+// least 1 (docs/API.md).
+func checkRetryAfterDraw(t *testing.T, h http.Header, drawAt int64) {
+	t.Helper()
+	if ra, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err != nil || ra < 1 ||
+		ra > max(drawAt-time.Now().Unix()+1, 1) {
+		t.Fatalf("Retry-After %q, want the seconds until draw_at %d", h.Get("Retry-After"), drawAt)
 	}
 }

@@ -21,7 +21,8 @@ func TestMerchantLimitAcrossGateways(t *testing.T) {
 	a := e.create(nil) // 1 of 5
 	warm := fmt.Sprintf("/v1/admin/activities/%d/warmup", a.ActivityID)
 	for i := range 3 { // 2, 3, 4 of 5: alternating gateways
-		if code, raw := []*env{g, e}[i%2].do(http.MethodPost, warm, merchantToken(t, merchantID), nil); code != http.StatusOK {
+		gw := []*env{g, e}[i%2]
+		if code, raw := gw.do(http.MethodPost, warm, merchantToken(t, merchantID), nil); code != http.StatusOK {
 			t.Fatalf("warmup %d: %d %s", i, code, raw)
 		}
 	}

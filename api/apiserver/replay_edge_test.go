@@ -131,10 +131,11 @@ func TestBusyRetriesAcrossARedisStallKeepTheirOrders(t *testing.T) {
 	busy := 0
 	for i := range buyers {
 		code := codes[i]
-		if code == http.StatusServiceUnavailable {
+		switch code {
+		case http.StatusServiceUnavailable:
 			busy++
 			code = retryBusy(t, gws[(i+1)%2], int64(10000+i), a.ActivityID, fmt.Sprintf("stall-%04d", i), told)
-		} else if code == http.StatusOK {
+		case http.StatusOK:
 			code = retryBusy(t, gws[i%2], int64(10000+i), a.ActivityID, fmt.Sprintf("stall-%04d", i), told)
 		}
 		if code != http.StatusOK && code != http.StatusConflict {

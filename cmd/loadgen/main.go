@@ -9,6 +9,12 @@
 // etc/seckill-api.yaml). It targets loopback only unless -allow-remote is given. The exit
 // status is 0 when every check passed, 1 when one failed, 2 when the sale could not run.
 //
+// -rate R sends the buyers open loop, R per second whatever the answers, each latency
+// counted from the buyer's scheduled time (docs/OPERATIONS.md "Measuring").
+//
+// -find-capacity searches for the highest such rate whose p99 stays within -p99-bound
+// (default 50ms) with no errors, and reports each step and the rate found.
+//
 // -draw-seconds D runs the opening draw's sales instead (-draw-seeds N of them, then one
 // without a draw for contrast) and reports win rates by arrival and by requests sent.
 package main
@@ -18,6 +24,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -45,7 +52,11 @@ func main() {
 	flag.Int64Var(&cfg.Price, "price", 100, "unit price of a created activity (smallest currency unit)")
 	flag.Int64Var(&cfg.MerchantID, "merchant-id", 1, "merchant id (claim mid) of minted merchant tokens")
 	flag.IntVar(&cfg.Buyers, "buyers", 20000, "simulated buyers, one reservation each")
-	flag.IntVar(&cfg.Concurrency, "c", 64, "concurrent requests")
+	flag.IntVar(&cfg.Concurrency, "c", 64, "concurrent requests (closed loop)")
+	flag.Float64Var(&cfg.Rate, "rate", 0, "open loop: buyers arrive at this constant rate per second, "+
+		"each latency counted from its scheduled time (default: closed loop on -c)")
+	flag.IntVar(&cfg.MaxInFlight, "max-inflight", loadgen.DefaultMaxInFlight,
+		"open loop: cap on requests in flight (buyers scheduled while it is hit wait and are counted late)")
 	flag.DurationVar(&cfg.MaxDuration, "max-duration", 30*time.Second, "bound on the reservation phase")
 	flag.IntVar(&cfg.Retries, "retries", 2, "retries of BUSY / RATE_LIMITED / transport failures (same request_id)")
 	flag.DurationVar(&cfg.Timeout, "timeout", 10*time.Second, "per-request timeout")
@@ -75,14 +86,32 @@ func main() {
 		"draw mode: reservations a heavy buyer sends at once (distinct request ids)")
 	flag.DurationVar(&cfg.DrawArrival, "draw-arrival", 0,
 		"draw mode: buyers arrive evenly over this span (default 80% of the window)")
+	findCapacity, search := capacityFlags()
 	quiet := flag.Bool("q", false, "no progress bar")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	flag.Parse()
-	os.Exit(run(cfg, apiConfig, htmlPath, jsonPath, *quiet, *cpuProfile))
+	if !*findCapacity {
+		search = nil
+	}
+	os.Exit(run(cfg, search, apiConfig, htmlPath, jsonPath, *quiet, *cpuProfile))
+}
+
+// capacityFlags are -find-capacity's flags.
+func capacityFlags() (*bool, *loadgen.CapacitySearch) {
+	var s loadgen.CapacitySearch
+	on := flag.Bool("find-capacity", false, "search for the highest open-loop rate of reservations with "+
+		"p99 <= -p99-bound and no errors (a fresh activity per step; -rate is the first step's rate, default 100)")
+	flag.DurationVar(&s.P99Bound, "p99-bound", 50*time.Millisecond, "find-capacity: the p99 a rate must keep")
+	flag.DurationVar(&s.Step, "capacity-step", 3*time.Second, "find-capacity: the length of each step's schedule")
+	flag.DurationVar(&s.Budget, "capacity-budget", 60*time.Second,
+		"find-capacity: bound on the whole search (the best rate so far when spent)")
+	flag.Float64Var(&s.MaxRate, "max-rate", 200_000, "find-capacity: the ramp stops here")
+	return on, &s
 }
 
 // run is the command after its flags; it returns the exit status.
-func run(cfg loadgen.Config, apiConfig, htmlPath, jsonPath string, quiet bool, cpuProfile string) int {
+func run(cfg loadgen.Config, search *loadgen.CapacitySearch, apiConfig, htmlPath, jsonPath string, quiet bool,
+	cpuProfile string) int {
 	if cpuProfile != "" {
 		f, err := os.Create(cpuProfile)
 		if err == nil {
@@ -104,6 +133,9 @@ func run(cfg loadgen.Config, apiConfig, htmlPath, jsonPath string, quiet bool, c
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if search != nil {
+		return capacityMode(ctx, cfg, *search, htmlPath, jsonPath)
+	}
 	if cfg.DrawSeconds > 0 {
 		return drawMode(ctx, cfg, htmlPath, jsonPath)
 	}
@@ -148,6 +180,27 @@ func drawMode(ctx context.Context, cfg loadgen.Config, htmlPath, jsonPath string
 	return 0
 }
 
+// capacityMode runs the capacity search and returns the exit status: 0 when a rate passed,
+// 1 when none did, 2 when the search could not run.
+func capacityMode(ctx context.Context, cfg loadgen.Config, s loadgen.CapacitySearch, htmlPath, jsonPath string) int {
+	s.StartRate = cfg.Rate
+	report, err := loadgen.FindCapacity(ctx, cfg, s)
+	if report != nil {
+		report.WriteText(os.Stdout)
+		if werr := write(report, htmlPath, jsonPath); werr != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", werr)
+		}
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		return 2
+	case report.Capacity == 0:
+		return 1
+	}
+	return 0
+}
+
 // secrets fills unset secrets from the environment, then from the gateway's config file.
 func secrets(cfg *loadgen.Config, apiConfig string) error {
 	if cfg.BuyerSecret == "" {
@@ -182,7 +235,10 @@ func secrets(cfg *loadgen.Config, apiConfig string) error {
 	return nil
 }
 
-func write(r *loadgen.Report, htmlPath, jsonPath string) error {
+// htmlReport is a report with a page: a sale's or a capacity search's.
+type htmlReport interface{ WriteHTML(w io.Writer) error }
+
+func write(r htmlReport, htmlPath, jsonPath string) error {
 	if htmlPath != "" {
 		f, err := os.Create(htmlPath)
 		if err != nil {

@@ -10,6 +10,10 @@
 --
 --   mysql -uroot -p -e "SET @rpc='$SECKILL_MYSQL_RPC_PASSWORD', @mq='$SECKILL_MYSQL_MQ_PASSWORD';
 --     SOURCE deploy/mysql/grants.sql"
+--
+-- devkit/opstest (TestGrantsAsTheServices) runs this file and migrator.sql on a real MariaDB
+-- with one overlay only: the schema `seckill` renamed to its test database and a suffix on
+-- each user name; then it runs each service's statements as that service's user.
 
 -- The inventory service (seckill_rpc): activities (CreateActivity, the loader), the
 -- inventory row and orders of degrade mode, reconciliation's Repair (stock_adjustment),

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -68,16 +69,19 @@ func TestOutcome(t *testing.T) {
 // are listed by outcome.
 func TestLoadCounts(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var i int
-		fmt.Sscanf(r.URL.Query().Get("i"), "%d", &i)
-		switch {
-		case i%10 == 3:
+		i, err := strconv.Atoi(r.URL.Query().Get("i"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		switch i % 10 {
+		case 3:
 			w.WriteHeader(http.StatusTooManyRequests)
-			w.Write([]byte(`{"code":"RATE_LIMITED","msg":"x"}`))
-		case i%10 == 7:
-			w.Write([]byte(`{"order_no":""}`)) // 200, but not a reservation
+			_, _ = w.Write([]byte(`{"code":"RATE_LIMITED","msg":"x"}`))
+		case 7:
+			_, _ = w.Write([]byte(`{"order_no":""}`)) // 200, but not a reservation
 		default:
-			fmt.Fprintf(w, `{"order_no":"o-%d"}`, i)
+			_, _ = fmt.Fprintf(w, `{"order_no":"o-%d"}`, i)
 		}
 	}))
 	defer srv.Close()
@@ -109,7 +113,9 @@ func TestLoadTransportErrorsAndBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := "http://" + l.Addr().String()
-	l.Close() // nothing listens there any more
+	if err := l.Close(); err != nil { // nothing listens there any more
+		t.Fatal(err)
+	}
 
 	lc := LoadConfig{Concurrency: 4, Requests: 12, Timeout: 2 * time.Second}
 	r := Load(context.Background(), lc, dead, func(i int) (Request, error) {
@@ -186,7 +192,9 @@ func TestEchoNeedsTokenAndRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadRPC := l.Addr().String()
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	const secret = "baseline-test-secret-0123456789"
 	s, err := StartEcho(restConf(t), secret, zrpc.RpcClientConf{Endpoints: []string{deadRPC}, NonBlock: true,
 		Timeout: 500})

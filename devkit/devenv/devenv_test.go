@@ -37,7 +37,7 @@ func assertStopped(t *testing.T, p *Proc) {
 		t.Fatalf("%s directory %s still exists (%v)", p.Name, p.Dir, err)
 	}
 	if c, err := net.DialTimeout("tcp", p.Addr, time.Second); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Fatalf("%s still accepts connections on %s", p.Name, p.Addr)
 	}
 }
@@ -141,7 +141,9 @@ func TestStartMariaDB(t *testing.T) {
 		t.Fatalf("%d tables in %s at migration %d of %d (%v), want the 5 of sql/migrations and goose's",
 			tables, Database, current, latest, err)
 	}
-	db.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
@@ -172,12 +174,14 @@ func TestStartKafka(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(k.Addrs) != 1 || k.Addrs[0] != addr {
-				k.Close()
+				_ = k.Close()
 				t.Fatalf("listening on %v, want [%s]", k.Addrs, addr)
 			}
 			produce(t, k.Addrs, "order-1", "hello")
 			if tc.dataDir {
-				k.Close()
+				if err := k.Close(); err != nil {
+					t.Fatal(err)
+				}
 				if k, err = StartKafka(addr, dir, 3); err != nil {
 					t.Fatal(err)
 				}

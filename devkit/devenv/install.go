@@ -52,6 +52,8 @@ var (
 	RedisPackage = Package{Binaries: []string{"redis-server"}, Apt: "redis-server", Brew: "redis"}
 	// MariaDBPackage provides the MariaDB server and its data-directory initializer.
 	MariaDBPackage = Package{Binaries: []string{"mariadbd", "mysqld"}, Apt: "mariadb-server", Brew: "mariadb"}
+	// OpenSSLPackage provides openssl, which deploy/tls/gen-certs.sh runs.
+	OpenSSLPackage = Package{Binaries: []string{"openssl"}, Apt: "openssl", Brew: "openssl"}
 )
 
 // ErrNotInstalled is returned (wrapped, with what to install) when a server binary is

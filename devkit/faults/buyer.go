@@ -104,7 +104,8 @@ type tally struct {
 }
 
 func newTally() *tally {
-	return &tally{reserved: map[buyerKey]string{}, refused: map[buyerKey]string{}, paid: map[string]bool{}, payClosed: map[string]bool{},
+	return &tally{reserved: map[buyerKey]string{}, refused: map[buyerKey]string{}, paid: map[string]bool{},
+		payClosed: map[string]bool{},
 		cancelled: map[string]bool{}, codes: map[string]int{}, entries: map[int64]apiclient.Reservation{},
 		wonAt: map[int64]time.Time{}}
 }

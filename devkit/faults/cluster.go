@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -61,7 +62,8 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		return nil, err
 	}
 	topo := s.Topology
-	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage, devenv.EtcdPackage); err != nil {
+	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage, devenv.EtcdPackage,
+		devenv.OpenSSLPackage); err != nil {
 		return nil, err
 	}
 	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
@@ -150,8 +152,9 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	inv.StockRedis.Host, inv.StockRedis.Type = strings.Join(s.Cluster.Addrs(), ","), "cluster"
 	inv.Mysql.DataSource = s.MariaDB.DSN
 	inv.Relay.Brokers = []string{s.KafkaAddr}
-	if inv.TLS.CertFile != "" { // TLS as deploy/ configures it, with a certificate of this run's
-		if inv.TLS.CertFile, inv.TLS.KeyFile, err = devenv.SelfSignedTLS(s.Dir); err != nil {
+	ca := ""
+	if inv.TLS.CertFile != "" { // TLS as deploy/ configures it, the certificates made by its script
+		if ca, inv.TLS.CertFile, inv.TLS.KeyFile, err = genCerts(filepath.Dir(dir), s.Dir); err != nil {
 			return files, err
 		}
 	}
@@ -177,7 +180,7 @@ func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (file
 	common(&g.ServiceConf)
 	g.Inventory.Etcd, g.Inventory.Endpoints = etcd, nil
 	g.Redis.Host, g.Redis.Type = inv.StockRedis.Host, "cluster"
-	w.InventoryTLS.CAFile, g.InventoryTLS.CAFile = inv.TLS.CertFile, inv.TLS.CertFile
+	w.InventoryTLS.CAFile, g.InventoryTLS.CAFile = ca, ca
 	// This system's Redis and broker take no credentials (deploy/'s ACL users and SASL).
 	inv.StockRedis.User, inv.StockRedis.Pass = "", ""
 	w.Outbox.Redis.User, w.Outbox.Redis.Pass, g.Redis.User, g.Redis.Pass = "", "", "", ""
@@ -239,4 +242,14 @@ func freshSecrets() error {
 		}
 	}
 	return nil
+}
+
+// genCerts runs deploy/tls/gen-certs.sh (the operator's script) into dir/tls: the CA the
+// clients trust, the inventory service's certificate and key.
+func genCerts(deploy, dir string) (ca, cert, key string, err error) {
+	out := filepath.Join(dir, "tls")
+	if b, err := exec.Command("bash", filepath.Join(deploy, "tls", "gen-certs.sh"), out).CombinedOutput(); err != nil {
+		return "", "", "", fmt.Errorf("deploy/tls/gen-certs.sh: %w: %s", err, b)
+	}
+	return filepath.Join(out, "ca.crt"), filepath.Join(out, "rpc.crt"), filepath.Join(out, "rpc.key"), nil
 }

@@ -349,7 +349,7 @@ func soldOutCleared(ctx context.Context, s *System, _ int64) (violations, notes 
 		return ok
 	}
 	uid := aid * 1_000_000
-	holder, no, from := uid+1, "", ga
+	holder, from := uid+1, ga
 	no, code := reserve(ga, holder)
 	if no == "" {
 		return []string{"probe: the only unit did not sell: " + code}, nil

@@ -36,8 +36,13 @@ type Config struct {
 	// the buyer's own pay route.
 	PaymentSecret string
 
-	Buyers      int           // simulated users, one reservation attempt each
-	Concurrency int           // requests in flight at once
+	Buyers      int // simulated users, one reservation attempt each
+	Concurrency int // requests in flight at once (closed loop)
+	// Rate > 0: open loop instead (Open): buyer i is sent at start + i/Rate whatever the
+	// answers, at most MaxInFlight at once (default DefaultMaxInFlight; the cap being hit
+	// is counted, Report.Late), and each buyer's latency runs from its scheduled time.
+	Rate        float64
+	MaxInFlight int
 	MaxDuration time.Duration // bound on the reserve phase: buyers not started by then are not sent
 	Retries     int           // retries of a BUSY / RATE_LIMITED / transport failure, same request_id
 	Timeout     time.Duration // per HTTP request
@@ -135,6 +140,20 @@ func (c *Config) Defaults() {
 	}
 }
 
+// openCap is the open loop's bound on requests in flight (0 in a closed loop).
+func (c *Config) openCap() int {
+	switch {
+	case c.Rate <= 0:
+		return 0
+	case c.MaxInFlight > 0:
+		return c.MaxInFlight
+	}
+	return DefaultMaxInFlight
+}
+
+// conns is how many requests the client expects in flight.
+func (c *Config) conns() int { return max(c.Concurrency, c.openCap()) }
+
 // Validate reports a configuration that cannot run.
 func (c *Config) Validate() error {
 	var errs []error
@@ -158,6 +177,10 @@ func (c *Config) Validate() error {
 	}
 	if c.PayTimeout < time.Second || c.PayTimeout > 86400*time.Second {
 		errs = append(errs, fmt.Errorf("pay timeout %s must be within 1s..24h", c.PayTimeout))
+	}
+	if c.Rate < 0 || c.MaxInFlight < 0 || c.MaxInFlight > MaxConcurrency {
+		errs = append(errs, fmt.Errorf("rate (%g) must be >= 0 and max in flight (%d) within 0..%d", c.Rate,
+			c.MaxInFlight, MaxConcurrency))
 	}
 	if c.Retries < 0 || c.MaxDuration <= 0 {
 		errs = append(errs, errors.New("retries must be >= 0 and max duration > 0"))

@@ -41,8 +41,9 @@ func TestVerifyDrawAudit(t *testing.T) {
 	if err := VerifyDrawAudit(good, good.Winners); err != nil {
 		t.Fatalf("a true audit: %v", err)
 	}
+	zeros := hex.EncodeToString(make([]byte, 32))
 	for name, bad := range map[string]func(a *apiclient.DrawAudit) []int64{
-		"another seed":       func(a *apiclient.DrawAudit) []int64 { a.Seed = hex.EncodeToString(make([]byte, 32)); return nil },
+		"another seed":       func(a *apiclient.DrawAudit) []int64 { a.Seed = zeros; return nil },
 		"a winner swapped":   func(a *apiclient.DrawAudit) []int64 { a.Winners[0] = 9999; return nil },
 		"more stock":         func(a *apiclient.DrawAudit) []int64 { a.Stock++; return nil },
 		"not done":           func(a *apiclient.DrawAudit) []int64 { a.Status = "drawing"; return nil },

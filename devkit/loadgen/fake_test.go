@@ -32,6 +32,7 @@ type fakeAPI struct {
 	busyFirst  bool          // answer BUSY to the first attempt of every request_id
 	dropPaid   bool          // the ledger never applies payments: a lasting mismatch
 	slow       time.Duration // delay of every reservation
+	limit      chan struct{} // when set, at most cap(limit) reservations are served at once (each slow)
 	dbLag      time.Duration
 	expireLate time.Duration // expiry runs this long after expire_at
 	// settleBusy: every pay and cancel of every other order is answered BUSY, on every
@@ -152,6 +153,10 @@ func (f *fakeAPI) buyer(h func(http.ResponseWriter, *http.Request, int64)) http.
 		if !ok {
 			fail(w, 401, "UNAUTHORIZED")
 			return
+		}
+		if f.limit != nil && r.URL.Path == "/v1/seckill/orders" {
+			f.limit <- struct{}{}
+			defer func() { <-f.limit }()
 		}
 		if f.slow > 0 && r.URL.Path == "/v1/seckill/orders" {
 			time.Sleep(f.slow)

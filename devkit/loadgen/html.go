@@ -227,6 +227,9 @@ pay timeout {{.R.PayTimeout}} s.</p>
 <tr><th>sold out</th><td>{{.R.SoldOut}}</td></tr>
 <tr><th>other errors</th><td>{{codes .R.Errors}}</td></tr>
 <tr><th>not sent (time bound)</th><td>{{.R.NotSent}}</td></tr>
+{{if .R.Rate}}<tr><th>open loop</th><td>offered {{printf "%.0f" .R.Rate}} buyers/s,
+at most {{.R.MaxInFlight}} in flight,
+{{.R.Late}} late (waited for a slot); latency per buyer from its scheduled time</td></tr>{{end}}
 <tr><th>latency</th><td>p50 {{d .R.Latency.P50}}, p95 {{d .R.Latency.P95}}, p99 {{d .R.Latency.P99}},
 max {{d .R.Latency.Max}} (mean {{d .R.Latency.Mean}})</td></tr>
 </table>

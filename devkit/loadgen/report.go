@@ -39,8 +39,14 @@ type Report struct {
 	Started     time.Time `json:"started"`
 	Buyers      int       `json:"buyers"`
 	Concurrency int       `json:"concurrency"`
-	Quantity    int64     `json:"quantity"`
-	PayTimeout  int64     `json:"pay_timeout_seconds"`
+	// Rate > 0: an open-loop run (Config.Rate) at this offered rate (buyers/s), at most
+	// MaxInFlight at once; Late buyers waited for a slot (the cap was hit), their wait in
+	// their latency. Latency and Timeline are then per buyer, from its scheduled time.
+	Rate        float64 `json:"offered_rate,omitempty"`
+	MaxInFlight int     `json:"max_in_flight,omitempty"`
+	Late        int     `json:"late,omitempty"`
+	Quantity    int64   `json:"quantity"`
+	PayTimeout  int64   `json:"pay_timeout_seconds"`
 	// StockAtStart is Redis's remaining after warm-up: what the buyers competed for.
 	StockAtStart int64 `json:"stock_at_start"`
 	// LockedAtStart: units other buyers held before the run (0 for a fresh activity).
@@ -114,6 +120,10 @@ func (r *Report) WriteText(w io.Writer) {
 	p("  buyers %d, concurrency %d, quantity %d, stock at start %d, pay timeout %ds",
 		r.Buyers, r.Concurrency, r.Quantity, r.StockAtStart, r.PayTimeout)
 	p("reserve phase: %s", r.ReserveDuration.Round(time.Millisecond))
+	if r.Rate > 0 {
+		p("  open loop  offered %.0f buyers/s, at most %d in flight, late %d (waited for a slot); "+
+			"latency per buyer from its scheduled time", r.Rate, r.MaxInFlight, r.Late)
+	}
 	p("  requests   %d (%.0f/s)", r.Requests, r.Throughput)
 	p("  reserved   %d", r.Reserved)
 	p("  sold out   %d", r.SoldOut)

@@ -54,35 +54,11 @@ type run struct {
 // set up or was interrupted; a sale that ran but failed a check returns a Report whose
 // OK() is false.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	pinned, err := checkTarget(ctx, cfg.BaseURL, cfg.AllowRemote)
+	g, err := newRun(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	var idb [4]byte
-	_, _ = rand.Read(idb[:])
-	g := &run{
-		cfg: cfg,
-		c:   newClient(cfg.BaseURL, cfg.Concurrency, cfg.Timeout, pinned),
-		id:  hex.EncodeToString(idb[:]),
-		r: &Report{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Concurrency: cfg.Concurrency,
-			Quantity: cfg.Quantity, Errors: map[string]int{}},
-		prog: newProgress(cfg.Progress),
-	}
 	defer g.c.Close()
-	g.merchant = cfg.MerchantToken
-	if g.merchant == "" {
-		var err error
-		if g.merchant, err = authtoken.Merchant(cfg.MerchantSecret, cfg.MerchantID, 24*time.Hour); err != nil {
-			return nil, err
-		}
-	}
-	if g.tokens, err = newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1); err != nil {
-		return nil, err
-	}
 	if err := g.setup(ctx); err != nil {
 		return nil, err
 	}
@@ -96,6 +72,41 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	g.verify()
 	return g.r, ctx.Err()
+}
+
+// newRun checks cfg (after its defaults) and the target, and makes the run's client and
+// tokens; the caller closes g.c.
+func newRun(ctx context.Context, cfg Config) (*run, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pinned, err := checkTarget(ctx, cfg.BaseURL, cfg.AllowRemote)
+	if err != nil {
+		return nil, err
+	}
+	var idb [4]byte
+	_, _ = rand.Read(idb[:])
+	g := &run{
+		cfg: cfg,
+		c:   newClient(cfg.BaseURL, cfg.conns(), cfg.Timeout, pinned),
+		id:  hex.EncodeToString(idb[:]),
+		r: &Report{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Concurrency: cfg.Concurrency,
+			Quantity: cfg.Quantity, Errors: map[string]int{}, Rate: cfg.Rate, MaxInFlight: cfg.openCap()},
+		prog: newProgress(cfg.Progress),
+	}
+	g.merchant = cfg.MerchantToken
+	if g.merchant == "" {
+		if g.merchant, err = authtoken.Merchant(cfg.MerchantSecret, cfg.MerchantID, 24*time.Hour); err != nil {
+			g.c.Close()
+			return nil, err
+		}
+	}
+	if g.tokens, err = newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1); err != nil {
+		g.c.Close()
+		return nil, err
+	}
+	return g, nil
 }
 
 // setup creates (or finds) the activity and warms it up.
@@ -138,12 +149,11 @@ func (g *run) reserve(ctx context.Context) []*held {
 	start := time.Now()
 	rec := newRecorder(start)
 	var (
-		notSent atomic.Int64
-		mu      sync.Mutex
-		orders  []*held
+		mu     sync.Mutex
+		orders []*held
 	)
 	g.prog.startBar("reserve", cfg.Buyers)
-	Drive{N: cfg.Buyers, Workers: cfg.Concurrency, Deadline: start.Add(cfg.MaxDuration)}.Run(ctx, func(i int) {
+	lat, codes, timeline := g.drive(ctx, start, rec, func(i int) string {
 		h, code := g.buyer(ctx, rec, i)
 		mu.Lock()
 		switch code {
@@ -157,20 +167,18 @@ func (g *run) reserve(ctx context.Context) []*held {
 		}
 		mu.Unlock()
 		g.prog.buyerDone(code)
-	}, func(int) {
-		notSent.Add(1)
-		g.prog.buyerDone("")
+		return code
 	})
 	g.r.ReserveDuration = time.Since(start)
 	g.prog.endBar()
 
-	lat, codes, timeline := rec.snapshot()
-	g.r.Requests = lat.Count()
-	g.r.NotSent = int(notSent.Load())
+	for _, n := range codes {
+		g.r.Requests += n
+	}
 	g.r.Attempts = codes
 	g.r.Timeline = timeline
 	if g.r.ReserveDuration > 0 {
-		g.r.Throughput = float64(lat.Count()) / g.r.ReserveDuration.Seconds()
+		g.r.Throughput = float64(g.r.Requests) / g.r.ReserveDuration.Seconds()
 	}
 	g.r.Histogram = lat.Buckets(40)
 	g.r.Latency = lat.Summary()
@@ -181,6 +189,35 @@ func (g *run) reserve(ctx context.Context) []*held {
 		g.r.LatestExpire = max(g.r.LatestExpire, h.expireAt)
 	}
 	return orders
+}
+
+// drive runs one(i) for every buyer: closed loop on Concurrency workers (the latencies are
+// rec's, every attempt's from its sending), or with Rate open loop (Open: the latencies are
+// each buyer's, from its scheduled time to its last answer, and the timeline counts buyers).
+// It sets NotSent (and Late) and returns the latencies, every attempt's code and the timeline.
+func (g *run) drive(ctx context.Context, start time.Time, rec *recorder, one func(i int) string) (
+	*LatencyHist, map[string]int, []Second) {
+	cfg := g.cfg
+	if cfg.Rate > 0 {
+		st := Open{N: cfg.Buyers, Rate: cfg.Rate, MaxInFlight: cfg.MaxInFlight, Start: start,
+			Deadline: start.Add(cfg.MaxDuration)}.Run(ctx, one)
+		for range st.Dropped {
+			g.prog.buyerDone("")
+		}
+		g.r.NotSent, g.r.Late = st.Dropped, st.Late
+		_, codes, _ := rec.snapshot()
+		return st.Latency, codes, st.Timeline
+	}
+	var notSent atomic.Int64
+	Drive{N: cfg.Buyers, Workers: cfg.Concurrency, Deadline: start.Add(cfg.MaxDuration)}.Run(ctx,
+		func(i int) { one(i) },
+		func(int) {
+			notSent.Add(1)
+			g.prog.buyerDone("")
+		})
+	g.r.NotSent = int(notSent.Load())
+	lat, codes, timeline := rec.snapshot()
+	return lat, codes, timeline
 }
 
 // buyer is simulated user i's reservation, retried on BUSY / RATE_LIMITED / transport

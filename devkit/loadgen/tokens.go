@@ -40,10 +40,9 @@ func newBuyerTokens(secret string, ttl time.Duration, probeUID int64) (*buyerTok
 	if len(parts) != 3 {
 		return t, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
 	var claims struct{ Exp, Iat int64 }
-	if err != nil || json.Unmarshal(raw, &claims) != nil {
-		return t, nil
+	if !decodeSegment(parts[1], &claims) {
+		return t, nil // not a JWT this side can read: every token is minted the slow way
 	}
 	t.header, t.exp, t.iat = parts[0]+".", claims.Exp, claims.Iat
 	t.fast = t.mint(probeUID) == ref
@@ -82,4 +81,10 @@ func (t *buyerTokens) mint(uid int64) string {
 	buf = append(buf, '.')
 	buf = enc.AppendEncode(buf, sig)
 	return string(buf)
+}
+
+// decodeSegment reads a JWT's base64url JSON segment into v; false when it is not one.
+func decodeSegment(seg string, v any) bool {
+	raw, err := base64.RawURLEncoding.DecodeString(seg)
+	return err == nil && json.Unmarshal(raw, v) == nil
 }

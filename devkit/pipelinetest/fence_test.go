@@ -338,7 +338,7 @@ func fenceBuyers(t *testing.T, invs []inventoryclient.Inventory, reserve func(in
 							t.Errorf("buyer %d: %v", uid, err)
 							return
 						}
-						if c.Msg == stock.ErrLeaseLapsed.Msg || status.Code(err) == codes.DeadlineExceeded {
+						if c == stock.ErrLeaseLapsed || status.Code(err) == codes.DeadlineExceeded {
 							stuck.Add(1)
 						}
 						time.Sleep(10 * time.Millisecond) // BUSY: the same request id again

@@ -37,7 +37,9 @@ func gateway(t *testing.T, p *pipelinetest.Pipeline) string {
 		t.Fatal(err)
 	}
 	c.Port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
 	c.Name, c.Host, c.Mode = "seckill-api.trace-test", "127.0.0.1", "test"
 	c.Log.Level, c.Log.Stat, c.DevServer.Enabled = "severe", false, false
 	c.BuyerAuth.AccessSecret = traceBuyerSecret

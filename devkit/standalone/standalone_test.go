@@ -83,7 +83,7 @@ func TestStandaloneOnItsOwnServers(t *testing.T) {
 	api := strings.TrimPrefix(sys.APIURL, "http://")
 	for _, addr := range []string{sys.RedisAddr, sys.KafkaBrokers[0], api, sys.RPCAddr} {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
+			_ = c.Close()
 			t.Errorf("%s still accepts connections after Close (redis %s, kafka %v, api %s, rpc %s)",
 				addr, sys.RedisAddr, sys.KafkaBrokers, sys.APIURL, sys.RPCAddr)
 		}

@@ -1,7 +1,6 @@
 package domain_test
 
 import (
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ func TestCheckNewActivity(t *testing.T) {
 		a := ok
 		tc.edit(&a)
 		err := domain.CheckNewActivity(a, now)
-		if !errors.Is(err, xerr.New(xerr.InvalidArgument, "")) || !strings.Contains(err.Error(), tc.want) {
+		if xerr.CodeOf(err) != xerr.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want INVALID_ARGUMENT naming %q", name, err, tc.want)
 		}
 	}

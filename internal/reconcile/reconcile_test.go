@@ -207,7 +207,7 @@ func TestNotWarmAndUnknown(t *testing.T) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
 	rec := reconcile.New(recConf(t, 0), env.Store, db.Conn)
-	if _, err := rec.Run(ctx, 424242); !errors.Is(err, xerr.ErrActivityNotFound) {
+	if _, err := rec.Run(ctx, 424242); xerr.CodeOf(err) != xerr.ActivityNotFound {
 		t.Fatalf("unknown activity: %v", err)
 	}
 	if _, err := db.DB.Exec("INSERT INTO `activity` (`id`, `sku_id`, `name`, `total`, `start_time`, `end_time`) " +

@@ -3,6 +3,7 @@ package stock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"slices"
 	"sync"
@@ -33,7 +34,7 @@ func sameAnswers(t *testing.T, when string, batch, single []stock.ReserveResult)
 	pair, back := map[string]string{}, map[string]string{} // batch order <-> single order
 	for i := range batch {
 		b, s := batch[i], single[i]
-		if !errors.Is(b.Err, s.Err) || (b.Err == nil) != (s.Err == nil) {
+		if xerr.CodeOf(b.Err) != xerr.CodeOf(s.Err) || fmt.Sprint(b.Err) != fmt.Sprint(s.Err) {
 			t.Fatalf("%s: item %d: batch error %v, single error %v", when, i, b.Err, s.Err)
 		}
 		if b.Err != nil {
@@ -122,7 +123,7 @@ func TestReserveBatchWindow(t *testing.T) {
 	early := e.Warm(stocktest.Spec{Total: 5, Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour)})
 	got, err := e.Store.ReserveBatch(ctx, early, []stock.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)},
 		{UID: 2, Qty: 1, RequestID: reqID(2)}}, time.Time{})
-	if err != nil || !errors.Is(got[0].Err, xerr.ErrNotStarted) || !errors.Is(got[1].Err, xerr.ErrNotStarted) {
+	if err != nil || xerr.CodeOf(got[0].Err) != xerr.NotStarted || xerr.CodeOf(got[1].Err) != xerr.NotStarted {
 		t.Fatalf("before the start: %+v, %v", got, err)
 	}
 	end := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
@@ -134,7 +135,7 @@ func TestReserveBatchWindow(t *testing.T) {
 	time.Sleep(time.Until(end) + 50*time.Millisecond)
 	got, err = e.Store.ReserveBatch(ctx, late, []stock.ReserveItem{{UID: 2, Qty: 1, RequestID: reqID(2)},
 		{UID: 1, Qty: 1, RequestID: reqID(1)}}, time.Time{})
-	if err != nil || !errors.Is(got[0].Err, xerr.ErrEnded) || got[1].Err != nil || got[1].OrderNo != sold.OrderNo {
+	if err != nil || xerr.CodeOf(got[0].Err) != xerr.Ended || got[1].Err != nil || got[1].OrderNo != sold.OrderNo {
 		t.Fatalf("after the end: %+v, %v; want ENDED, then the replay of %s", got, err, sold.OrderNo)
 	}
 	e.CheckInvariant(early)

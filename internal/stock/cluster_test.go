@@ -1,7 +1,6 @@
 package stock_test
 
 import (
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -38,7 +37,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 				switch {
 				case err == nil:
 					ok.Add(1)
-				case errors.Is(err, xerr.ErrSoldOut):
+				case xerr.CodeOf(err) == xerr.SoldOut:
 					soldOut.Add(1)
 				default:
 					t.Error(err)

@@ -38,7 +38,7 @@ const (
 var (
 	// ErrNotWarm: the activity's stock is not in Redis. Callers backfill and retry,
 	// or answer BUSY; it is never a client's fault.
-	// It is a BUSY outcome (errors.Is(ErrNotWarm, xerr.ErrBusy)) when it reaches a client.
+	// It is a BUSY outcome (xerr.CodeOf(ErrNotWarm) == xerr.Busy) when it reaches a client.
 	ErrNotWarm = fmt.Errorf("%w: activity is not warm", xerr.ErrBusy)
 	// ErrUnknownCode: a script replied with a code this build does not know.
 	ErrUnknownCode = errors.New("stock: unknown script result code")
@@ -52,18 +52,18 @@ var (
 	// on the activity's mode lapsed on the way): nothing was written. BUSY without a cause
 	// (not Redis down): the buyer retries with the same request id, and the next call
 	// re-reads the mode.
-	ErrLeaseLapsed = xerr.New(xerr.Busy,
+	ErrLeaseLapsed = xerr.Sentinel(xerr.Busy,
 		"the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
 	// ErrFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
 	// later loss rebuild claimed (Recovery.Fence): nothing written. BUSY: that rebuild
 	// writes the book.
-	ErrFenced = xerr.New(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
+	ErrFenced = xerr.Sentinel(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
 	// ErrDrawBusy: the draw is being decided and the buyer has no entry: BUSY for the
 	// second or so the draw takes, then reservations are served in arrival order.
-	ErrDrawBusy = xerr.New(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
+	ErrDrawBusy = xerr.Sentinel(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
 	// ErrEntriesPerAddress: the buyer's client address has as many entrants in the draw as
 	// one address may (Draw.EntriesPerAddress); nothing was written.
-	ErrEntriesPerAddress = xerr.New(xerr.RateLimited, "too many entries of the opening draw from this client address")
+	ErrEntriesPerAddress = xerr.Sentinel(xerr.RateLimited, "too many entries of the opening draw from this client address")
 	// errDrawPending: the activity's draw is not done; the batch goes to enter.lua.
 	errDrawPending = errors.New("stock: the draw is not done")
 	// errDrawDone: the draw finished between reserve.lua and enter.lua: reserve again.

@@ -287,7 +287,7 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 }
 
 // ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).
-var ErrDrawMoved = xerr.New(xerr.Busy, "another instance is drawing the activity")
+var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the activity")
 
 // DrawLock returns the lease one instance holds while it draws activity aid.
 func (s *Store) DrawLock(aid int64) *redis.RedisLock {

@@ -28,7 +28,7 @@ func TestEntryRules(t *testing.T) {
 	if err != nil || again.State != stock.StateQueued || again.RequestID != reqID(1) || again.Quantity != 2 {
 		t.Fatalf("a further reservation of an entrant: %+v, %v; want the first entry", again, err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 2, 3, reqID(3)); !errors.Is(err, xerr.ErrLimitExceeded) {
+	if _, err := e.Store.Reserve(ctx, aid, 2, 3, reqID(3)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("quantity above the limit: %v, want LIMIT_EXCEEDED", err)
 	}
 	if n, _ := e.Store.EntryCount(ctx, aid); n != 1 {
@@ -48,7 +48,7 @@ func TestEntryRules(t *testing.T) {
 	if err != nil || st.Status != stock.StateQueued || st.RequestID != reqID(1) {
 		t.Fatalf("entry status %+v, %v", st, err)
 	}
-	if _, err := e.Store.Entry(ctx, aid, 9); !errors.Is(err, xerr.ErrEntryNotFound) {
+	if _, err := e.Store.Entry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
 		t.Fatalf("no entry: %v, want ENTRY_NOT_FOUND", err)
 	}
 }

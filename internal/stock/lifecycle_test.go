@@ -99,7 +99,7 @@ func TestUserLimitReturnsOnRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 9, 1, reqID(2)); !errors.Is(err, xerr.ErrLimitExceeded) {
+	if _, err := e.Store.Reserve(ctx, aid, 9, 1, reqID(2)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("want limit exceeded, got %v", err)
 	}
 	if err := e.Store.Release(ctx, r.OrderNo, 9, domain.StateCancelled); err != nil {
@@ -137,7 +137,7 @@ func TestPayRacingExpiry(t *testing.T) {
 			switch err := e.Store.Confirm(ctx, no, uid); {
 			case err == nil:
 				paid.Add(1)
-			case errors.Is(err, xerr.ErrOrderClosed):
+			case xerr.CodeOf(err) == xerr.OrderClosed:
 			default:
 				t.Errorf("pay %s: %v", no, err)
 			}
@@ -236,7 +236,7 @@ func TestAdjust(t *testing.T) {
 	if err != nil || c.Total != 0 || c.Remaining != 0 {
 		t.Fatalf("withdraw all: %+v %v", c, err)
 	}
-	if _, err := e.Store.Adjust(ctx, aid, -1); !errors.Is(err, xerr.ErrInsufficientStock) {
+	if _, err := e.Store.Adjust(ctx, aid, -1); xerr.CodeOf(err) != xerr.InsufficientStock {
 		t.Fatalf("withdraw below zero: %v", err)
 	}
 	if _, err := e.Store.Adjust(ctx, aid+1, 1); !errors.Is(err, stock.ErrNotWarm) {

@@ -51,7 +51,7 @@ func TestReserveNeverOversells(t *testing.T) {
 			mu.Lock()
 			orders[r.OrderNo] = true
 			mu.Unlock()
-		case errors.Is(err, xerr.ErrSoldOut):
+		case xerr.CodeOf(err) == xerr.SoldOut:
 			soldOut.Add(1)
 		default:
 			other.Add(1)
@@ -90,7 +90,7 @@ func TestReserveRandomQuantitiesWithLimits(t *testing.T) {
 			if r.Remaining < 0 {
 				t.Errorf("remaining went negative: %d", r.Remaining)
 			}
-		case errors.Is(err, xerr.ErrSoldOut), errors.Is(err, xerr.ErrLimitExceeded):
+		case xerr.CodeOf(err) == xerr.SoldOut, xerr.CodeOf(err) == xerr.LimitExceeded:
 		default:
 			t.Errorf("reserve: %v", err)
 		}
@@ -193,7 +193,7 @@ func TestReserveRules(t *testing.T) {
 			}
 		})
 	}
-	if !errors.Is(stock.ErrNotWarm, xerr.ErrBusy) {
+	if xerr.CodeOf(stock.ErrNotWarm) != xerr.Busy {
 		t.Fatal("not warm must surface as BUSY")
 	}
 }

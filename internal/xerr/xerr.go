@@ -151,42 +151,64 @@ func IsOutcome(err error) bool {
 	return errors.As(err, &e) && e.Code != Busy && e.Code != Internal
 }
 
-// Is makes errors.Is(err, xerr.ErrSoldOut) match any *Error with the same code.
-func (e *Error) Is(target error) bool {
-	// The target itself, not what it wraps: a sentinel that wraps a code (stock.ErrNotWarm
-	// wraps ErrBusy) must not match every error of that code (a failed Redis call is BUSY
-	// too, and is no miss).
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+// New returns an error with the code word and message. errors.Is compares identity (a
+// sentinel is itself and nothing else); a code check is CodeOf(err) == code.
+func New(code Code, msg string) *Error { return &Error{Code: code, Msg: msg} }
+
+// sentinel is a (code word, message) pair: a sentinel's identity on the wire.
+type sentinel struct {
+	code Code
+	msg  string
 }
 
-// New returns an error with the code word and message.
-func New(code Code, msg string) *Error { return &Error{Code: code, Msg: msg} }
+var sentinels = map[sentinel]*Error{}
+
+// Sentinel declares a package-level error that keeps its identity across zRPC: Known maps its
+// code word and message back to it, so errors.Is(err, ErrDrawLost) holds on the far side of a
+// call too. Call it from a var declaration only (it registers, unlocked, at init).
+func Sentinel(code Code, msg string) *Error {
+	k := sentinel{code, msg}
+	if _, dup := sentinels[k]; dup {
+		panic("xerr: sentinel declared twice: " + string(code) + ": " + msg)
+	}
+	e := New(code, msg)
+	sentinels[k] = e
+	return e
+}
+
+// Known is the error a peer answered with its code word and message: the sentinel declared
+// with that pair, or a new *Error.
+func Known(code Code, msg string) *Error {
+	if e, ok := sentinels[sentinel{code, msg}]; ok {
+		return e
+	}
+	return New(code, msg)
+}
 
 // Newf is New with a format.
 func Newf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Sentinels, for errors.Is.
+// Sentinels, for errors.Is (identity, across zRPC too: Known).
 var (
-	ErrActivityNotFound = New(ActivityNotFound, "activity not found")
-	ErrOrderNotFound    = New(OrderNotFound, "order not found")
-	ErrEntryNotFound    = New(EntryNotFound, "no entry of this buyer in the activity's draw")
+	ErrActivityNotFound = Sentinel(ActivityNotFound, "activity not found")
+	ErrOrderNotFound    = Sentinel(OrderNotFound, "order not found")
+	ErrEntryNotFound    = Sentinel(EntryNotFound, "no entry of this buyer in the activity's draw")
 	// ErrDrawLost is the SOLD_OUT of an entrant the opening draw left without stock: the
 	// draw's verdict, not news about stock now (the gateway sets no sold-out mark on it).
-	ErrDrawLost          = New(SoldOut, "sold out: the opening draw did not pick this entry")
-	ErrNotStarted        = New(NotStarted, "the activity has not started")
-	ErrEnded             = New(Ended, "the activity has ended")
-	ErrSoldOut           = New(SoldOut, "sold out")
-	ErrLimitExceeded     = New(LimitExceeded, "per-user limit exceeded")
-	ErrOrderClosed       = New(OrderClosed, "the order is cancelled or expired")
-	ErrOrderPaid         = New(OrderPaid, "the order is paid")
-	ErrAmountMismatch    = New(AmountMismatch, "the amount is not the order's amount (quantity x price)")
-	ErrTradeNoReused     = New(TradeNoReused, "the trade_no already paid another order")
-	ErrInsufficientStock = New(InsufficientStock, "not enough remaining stock to withdraw")
-	ErrNotDue            = New(NotDue, "the order is not due for expiry")
-	ErrBusy              = New(Busy, "busy, retry with the same request_id")
+	ErrDrawLost          = Sentinel(SoldOut, "sold out: the opening draw did not pick this entry")
+	ErrNotStarted        = Sentinel(NotStarted, "the activity has not started")
+	ErrEnded             = Sentinel(Ended, "the activity has ended")
+	ErrSoldOut           = Sentinel(SoldOut, "sold out")
+	ErrLimitExceeded     = Sentinel(LimitExceeded, "per-user limit exceeded")
+	ErrOrderClosed       = Sentinel(OrderClosed, "the order is cancelled or expired")
+	ErrOrderPaid         = Sentinel(OrderPaid, "the order is paid")
+	ErrAmountMismatch    = Sentinel(AmountMismatch, "the amount is not the order's amount (quantity x price)")
+	ErrTradeNoReused     = Sentinel(TradeNoReused, "the trade_no already paid another order")
+	ErrInsufficientStock = Sentinel(InsufficientStock, "not enough remaining stock to withdraw")
+	ErrNotDue            = Sentinel(NotDue, "the order is not due for expiry")
+	ErrBusy              = Sentinel(Busy, "busy, retry with the same request_id")
 )
 
 // CodeOf returns the code word of err (Internal for anything that is not an *Error).
@@ -257,7 +279,7 @@ func FromStatus(err error) *Error {
 	}
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain {
-			return New(Code(info.Reason), st.Message())
+			return Known(Code(info.Reason), st.Message())
 		}
 	}
 	switch {

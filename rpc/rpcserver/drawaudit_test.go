@@ -65,13 +65,22 @@ func (f *fixture) drawActivity(t *testing.T, stock, drawSeconds int64) *inventor
 
 func entryID(uid int64) string { return fmt.Sprintf("entry-%08d", uid) }
 
-// enterAll enters buyers 1..n (quantity 1 + uid%2) through ReserveBatch, each answered queued.
+func entryQty(uid int64) int64 {
+	if uid%10 == 0 {
+		return 1
+	}
+	return 2
+}
+
+// enterAll enters buyers 1..n (quantity 2, 1 for every tenth uid) through ReserveBatch, each answered
+// queued. Against an odd stock the count left reaches 1 in most draws and the next entrant, who
+// wants 2, is skipped (with quantities 1 and 2 alike, 5 draws had no skip once in about 8 runs).
 func (f *fixture) enterAll(t *testing.T, aid int64, n int) {
 	t.Helper()
 	for i := 1; i <= n; i += 512 {
 		req := &inventory.ReserveBatchReq{ActivityId: aid}
 		for u := int64(i); u < int64(min(i+512, n+1)); u++ {
-			req.Items = append(req.Items, &inventory.ReserveItem{Uid: u, Quantity: 1 + u%2, RequestId: entryID(u)})
+			req.Items = append(req.Items, &inventory.ReserveItem{Uid: u, Quantity: entryQty(u), RequestId: entryID(u)})
 		}
 		res, err := f.client.ReserveBatch(ctx, req)
 		if err != nil {
@@ -224,7 +233,7 @@ func (f *fixture) checkAudit(t *testing.T, a *inventory.DrawAuditResp, aid, stoc
 	return skips
 }
 
-// Five draws of 20,000 entrants (quantities 1 and 2, limit 2, odd stock) through the real
+// Five draws of 20,000 entrants (quantities 2 and 1, limit 2, odd stock) through the real
 // service: each audit's winners are what anyone recomputes from it (HMAC order, quantities
 // served against stock, one that does not fit skipped, which happens), and the buyers holding
 // orders; the commitment is SHA-256 of the seed and the one shown from creation on.

@@ -53,8 +53,9 @@ func captureLogs(t *testing.T) *lockedBuffer {
 // (sqlx quotes an argument with backslash escapes, invalid UTF-8 becoming U+FFFD).
 func seedForms(seed []byte) []string {
 	h := hex.EncodeToString(seed)
+	decimal := fmt.Sprintf("%d", seed) // "[12 200 …]", not the bytes as text
 	forms := []string{h, strings.ToUpper(h), base64.StdEncoding.EncodeToString(seed),
-		base64.RawURLEncoding.EncodeToString(seed), string(seed), fmt.Sprint(seed), h[:16]}
+		base64.RawURLEncoding.EncodeToString(seed), string(seed), decimal, h[:16]}
 	for _, s := range []string{string(seed), sqlEscaped(string(seed))} {
 		var j bytes.Buffer
 		enc := json.NewEncoder(&j)

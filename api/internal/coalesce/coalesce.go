@@ -65,7 +65,7 @@ func itemResult(r *inventoryclient.ReserveResult) (*inventoryclient.ReserveResp,
 	case r == nil || r.Reservation == nil && r.Code == "":
 		return nil, xerr.New(xerr.Internal, "reserve batch: an item without an answer")
 	case r.Code != "":
-		return nil, xerr.New(xerr.Code(r.Code), r.Msg)
+		return nil, xerr.Known(xerr.Code(r.Code), r.Msg)
 	}
 	return r.Reservation, nil
 }

@@ -238,7 +238,7 @@ func TestDeadlinePassesWhileQueued(t *testing.T) {
 	late := reserve(ctx, c, aid, "late")
 	waitQueued(t, c, aid, 1)
 	kept := reserve(context.Background(), c, aid, "kept")
-	if o := wait(t, late); !errors.Is(o.err, xerr.ErrBusy) || o.res != nil {
+	if o := wait(t, late); xerr.CodeOf(o.err) != xerr.Busy || o.res != nil {
 		t.Fatalf("expired while queued: %+v, %v; want BUSY", o.res, o.err)
 	}
 	waitQueued(t, c, aid, 2) // "late" (abandoned) and "kept"
@@ -294,7 +294,7 @@ func TestSenderDropsLapsedReservation(t *testing.T) {
 	if got := requestIDs(next.req); !slices.Equal(got, []string{"kept"}) {
 		t.Fatalf("sent %v, want only [kept]", got)
 	}
-	if o := wait(t, lapsedAnswer); !errors.Is(o.err, xerr.ErrBusy) {
+	if o := wait(t, lapsedAnswer); xerr.CodeOf(o.err) != xerr.Busy {
 		t.Fatalf("lapsed: %+v, %v; want BUSY", o.res, o.err)
 	}
 	next.ok()

@@ -101,7 +101,7 @@ func (g *Gate) Observe(aid int64, gen uint64, answer *xerr.Error) {
 	}
 	switch answer.Code {
 	case xerr.SoldOut:
-		if answer.Msg != xerr.ErrDrawLost.Msg { // a draw's verdict on one entry says nothing of stock now
+		if answer != xerr.ErrDrawLost { // a draw's verdict on one entry says nothing of stock now
 			g.marks.SoldOut(aid, gen)
 		}
 	case xerr.NotStarted, xerr.Ended:

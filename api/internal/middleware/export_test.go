@@ -8,9 +8,6 @@ func (a *TokenAuth) Cached(raw string) bool {
 	return ok
 }
 
-// CacheLen is how many tokens a's cache holds.
-func (a *TokenAuth) CacheLen() int { return a.cache.len() }
-
 // SetCacheClock replaces the clock of a's cache.
 func (a *TokenAuth) SetCacheClock(now func() time.Time) { a.cache.now = now }
 

@@ -1,74 +1,47 @@
 package middleware
 
 import (
-	"sync"
 	"time"
+
+	"github.com/zeromicro/go-zero/core/collection"
+	"github.com/zeromicro/go-zero/core/logx"
 )
 
-// tokenCache is a bounded map of verified tokens, two generations of at most limit/2 entries
-// and no goroutine; an entry older than ttl is not returned.
+// tokenCache holds verified tokens in go-zero's collection.Cache (an LRU of at most limit
+// entries, expired by its timing wheel), each with the time it was verified: an entry older
+// than ttl is not returned, by the cache's clock (tests move it). The hand-written
+// two-generation map it replaced was no faster under a sale's mix (parallel lookups, an insert
+// in 64, 4,096 tokens): 149-257 ns/op against the library's 169-174 ns/op, one noisy run.
 type tokenCache struct {
-	half int
-	ttl  time.Duration
-	now  func() time.Time
-
-	mu        sync.Mutex
-	cur, prev map[string]cachedToken
+	c   *collection.Cache
+	ttl time.Duration
+	now func() time.Time
 }
 
 type cachedToken struct {
 	v  *verifiedToken
-	at int64 // unix ns of the Set
+	at time.Time // when it was verified
 }
 
 func newTokenCache(limit int, ttl time.Duration) *tokenCache {
-	half := max(limit/2, 1) // limit >= 2 (NewTokenAuth)
-	return &tokenCache{half: half, ttl: ttl, now: time.Now, cur: make(map[string]cachedToken, half)}
+	c, err := collection.NewCache(ttl, collection.WithLimit(limit), collection.WithName("verified-tokens"))
+	logx.Must(err) // fails only for a timing wheel of no slots, which NewCache never builds
+	return &tokenCache{c: c, ttl: ttl, now: time.Now}
 }
 
 func (c *tokenCache) get(key string) (*verifiedToken, bool) {
-	now := c.now().UnixNano()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.cur[key]
+	v, ok := c.c.Get(key)
 	if !ok {
-		if e, ok = c.prev[key]; !ok {
-			return nil, false
-		}
-		delete(c.prev, key)
-		c.put(key, e)
+		return nil, false
 	}
-	if now-e.at >= int64(c.ttl) {
-		delete(c.cur, key)
+	e, _ := v.(cachedToken)
+	if e.v == nil || c.now().Sub(e.at) >= c.ttl {
+		c.c.Del(key)
 		return nil, false
 	}
 	return e.v, true
 }
 
-func (c *tokenCache) set(key string, v *verifiedToken) {
-	e := cachedToken{v: v, at: c.now().UnixNano()}
-	c.mu.Lock()
-	c.put(key, e)
-	c.mu.Unlock()
-}
+func (c *tokenCache) set(key string, v *verifiedToken) { c.c.Set(key, cachedToken{v: v, at: c.now()}) }
 
-func (c *tokenCache) del(key string) {
-	c.mu.Lock()
-	delete(c.cur, key)
-	delete(c.prev, key)
-	c.mu.Unlock()
-}
-
-// put adds to the current generation, first turning a full one into the previous.
-func (c *tokenCache) put(key string, e cachedToken) {
-	if _, ok := c.cur[key]; !ok && len(c.cur) >= c.half {
-		c.prev, c.cur = c.cur, make(map[string]cachedToken, c.half)
-	}
-	c.cur[key] = e
-}
-
-func (c *tokenCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.cur) + len(c.prev)
-}
+func (c *tokenCache) del(key string) { c.c.Del(key) }

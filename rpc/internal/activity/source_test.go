@@ -97,7 +97,7 @@ func TestColdStampedeReadsMySQLOnce(t *testing.T) {
 		switch {
 		case err == nil && snap.Remaining == 100 && snap.Total == 100 && snap.Name == "phone":
 			ok.Add(1)
-		case errors.Is(err, xerr.ErrBusy):
+		case xerr.CodeOf(err) == xerr.Busy:
 			busy.Add(1)
 		default:
 			t.Errorf("stock: %+v %v", snap, err)
@@ -121,7 +121,7 @@ func TestUnknownActivityIsCachedAsMissing(t *testing.T) {
 	f := newFixture(t)
 	var notFound atomic.Int64
 	stampede(200, func() {
-		if _, err := f.loader.Stock(ctx, 987654); errors.Is(err, xerr.ErrActivityNotFound) {
+		if _, err := f.loader.Stock(ctx, 987654); xerr.CodeOf(err) == xerr.ActivityNotFound {
 			notFound.Add(1)
 		} else {
 			t.Errorf("want not found, got %v", err)
@@ -166,10 +166,10 @@ func TestWarmup(t *testing.T) {
 	}
 
 	ended := f.insert(t, 5, time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour))
-	if _, _, err := f.loader.Warmup(ctx, ended); !errors.Is(err, xerr.ErrEnded) {
+	if _, _, err := f.loader.Warmup(ctx, ended); xerr.CodeOf(err) != xerr.Ended {
 		t.Fatalf("ended: %v", err)
 	}
-	if _, _, err := f.loader.Warmup(ctx, 424242); !errors.Is(err, xerr.ErrActivityNotFound) {
+	if _, _, err := f.loader.Warmup(ctx, 424242); xerr.CodeOf(err) != xerr.ActivityNotFound {
 		t.Fatalf("unknown: %v", err)
 	}
 	// A read of an ended activity is served from a short-lived copy, not marked active.
@@ -177,7 +177,7 @@ func TestWarmup(t *testing.T) {
 	if err != nil || snap.Remaining != 5 {
 		t.Fatalf("ended read: %+v %v", snap, err)
 	}
-	if _, err := f.env.Store.Reserve(ctx, ended, 1, 1, "req-ended-1"); !errors.Is(err, xerr.ErrEnded) {
+	if _, err := f.env.Store.Reserve(ctx, ended, 1, 1, "req-ended-1"); xerr.CodeOf(err) != xerr.Ended {
 		t.Fatalf("reserve on ended: %v", err)
 	}
 	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
@@ -214,7 +214,7 @@ func TestRedisDownIsNoMiss(t *testing.T) {
 		t.Fatalf("epoch %d %v, want 1 (unmoved)", epoch, err)
 	}
 	if !errors.Is(fmt.Errorf("wrapped: %w", stock.ErrNotWarm), stock.ErrNotWarm) ||
-		!errors.Is(stock.ErrNotWarm, xerr.ErrBusy) {
+		xerr.CodeOf(stock.ErrNotWarm) != xerr.Busy {
 		t.Fatal("ErrNotWarm must still match itself and be BUSY")
 	}
 }

@@ -125,7 +125,7 @@ func (r *Router) route(ctx context.Context, aid int64, order bool, call func(Boo
 // meanwhile); for a call on an order (order true) an unknown activity is ORDER_NOT_FOUND.
 func (r *Router) Backfill(ctx context.Context, aid int64, order bool) error {
 	_, err := r.Loader.Stock(ctx, aid)
-	if order && errors.Is(err, xerr.ErrActivityNotFound) {
+	if order && xerr.CodeOf(err) == xerr.ActivityNotFound {
 		return xerr.ErrOrderNotFound // an order of no activity
 	}
 	return err

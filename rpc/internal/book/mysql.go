@@ -319,7 +319,7 @@ func (b *MySQL) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		switch {
 		case err == nil:
 			done = append(done, o.OrderNo)
-		case xerr.CodeOf(err) == xerr.NotDue, errors.Is(err, xerr.ErrOrderPaid), errors.Is(err, xerr.ErrOrderClosed):
+		case xerr.CodeOf(err) == xerr.NotDue, xerr.CodeOf(err) == xerr.OrderPaid, xerr.CodeOf(err) == xerr.OrderClosed:
 			// raced by a payment or a cancel: nothing to expire
 		default:
 			return done, err

@@ -258,12 +258,9 @@ func (d *Drawer) Run(ctx context.Context, aid int64) error {
 	}
 }
 
-// moved tells whether err is stock.ErrDrawMoved itself: errors.Is matches any xerr error of its
-// code (BUSY), and a Redis failure mid-draw is no takeover.
-func moved(err error) bool {
-	var e *xerr.Error
-	return errors.As(err, &e) && e == stock.ErrDrawMoved
-}
+// moved tells whether err is stock.ErrDrawMoved itself (a Redis failure mid-draw, BUSY too, is no
+// takeover).
+func moved(err error) bool { return errors.Is(err, stock.ErrDrawMoved) }
 
 func (d *Drawer) lease() time.Duration {
 	if d.Lease <= 0 {

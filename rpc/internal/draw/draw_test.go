@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -180,7 +179,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, xerr.ErrSoldOut) || st.Status != "lost" {
+		if xerr.CodeOf(err) != xerr.SoldOut || st.Status != "lost" {
 			t.Fatalf("loser %d replay: %+v, %v (want SOLD_OUT); entry %+v", uid, r, err, st)
 		}
 	}
@@ -219,7 +218,7 @@ func TestDrawMarksThousandsOfLosers(t *testing.T) {
 		if _, ok := won[uid]; ok {
 			continue
 		}
-		if _, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid)); !errors.Is(err, xerr.ErrSoldOut) {
+		if _, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid)); xerr.CodeOf(err) != xerr.SoldOut {
 			t.Fatalf("loser %d replay: %v, want SOLD_OUT", uid, err)
 		}
 	}
@@ -387,7 +386,7 @@ func enter(t *testing.T, st *stock.Store, id int64, n int) {
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			if r.Err != nil && !errors.Is(r.Err, xerr.ErrSoldOut) && !errors.Is(r.Err, xerr.ErrLimitExceeded) {
+			if r.Err != nil && xerr.CodeOf(r.Err) != xerr.SoldOut && xerr.CodeOf(r.Err) != xerr.LimitExceeded {
 				t.Fatal(r.Err)
 			}
 		}

@@ -1,7 +1,6 @@
 package draw_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -79,7 +78,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 			t.Fatalf("entrant %d, passed over before the cursor %d (MySQL's), won %s after the loss", e.UID,
 				p.Cursor, no)
 		}
-		if _, err := f.e.Store.Reserve(ctx, aid, e.UID, e.Qty, e.RequestID); !errors.Is(err, xerr.ErrSoldOut) {
+		if _, err := f.e.Store.Reserve(ctx, aid, e.UID, e.Qty, e.RequestID); xerr.CodeOf(err) != xerr.SoldOut {
 			t.Fatalf("entrant %d's replay after the draw: %v, want SOLD_OUT", e.UID, err)
 		}
 	}

@@ -2,7 +2,6 @@ package logic
 
 import (
 	"context"
-	"errors"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
@@ -88,7 +87,7 @@ func expireLimit(limit int64, batch int) (int, error) {
 }
 
 func toExpireDueResp(done []string, err error) (*inventory.ExpireDueResp, error) {
-	if errors.Is(err, xerr.ErrActivityNotFound) {
+	if xerr.CodeOf(err) == xerr.ActivityNotFound {
 		return &inventory.ExpireDueResp{}, nil // nothing there, nothing to expire
 	}
 	if err != nil {

@@ -41,14 +41,14 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 		return nil, err
 	}
 	o, err := l.svcCtx.Store.Order(l.ctx, in.OrderNo)
-	if errors.Is(err, xerr.ErrOrderNotFound) {
+	if xerr.CodeOf(err) == xerr.OrderNotFound {
 		// Not in Redis. If the activity is not either, resolve that first: a lost activity
 		// is rebuilt (BUSY meanwhile) and then answers from Redis.
 		if err = l.svcCtx.Book.Backfill(l.ctx, aid, true); err == nil {
 			o, err = l.svcCtx.Store.Order(l.ctx, in.OrderNo)
 		}
 	}
-	if errors.Is(err, xerr.ErrOrderNotFound) || errors.Is(err, xerr.ErrActivityNotFound) {
+	if xerr.CodeOf(err) == xerr.OrderNotFound || xerr.CodeOf(err) == xerr.ActivityNotFound {
 		// No longer in Redis: the activity's keys expired; MySQL has the book.
 		o, err = l.fromMySQL(in.OrderNo)
 	}

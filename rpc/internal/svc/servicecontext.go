@@ -105,13 +105,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		loader.Pipeline = progress
 	}
 	if rl != nil {
-		// The relay sees an activity vanish from the active set (or its stream lose its
-		// group): a loss on its path. Resolve it like any miss (BUSY meanwhile).
-		rl.OnGone = func(aid int64) {
-			if _, err := loader.Stock(context.Background(), aid); err != nil && !errors.Is(err, stock.ErrNotWarm) {
-				logx.Errorf("relay: activity %d left the active set: %v", aid, err)
-			}
-		}
+		rl.OnGone = resolveGone(loader)
 	}
 	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
 		Rebuild: loader, Known: known.MayExist}
@@ -232,4 +226,14 @@ func ackAfterKafka(store *stock.Store, rl *relay.Relay, fence *degrade.Fence) {
 		}
 		return errs
 	})
+}
+
+// resolveGone: the relay sees an activity vanish from the active set (or its stream lose
+// its group), a loss on its path. Resolve it like any miss (BUSY meanwhile).
+func resolveGone(loader *activity.Loader) func(aid int64) {
+	return func(aid int64) {
+		if _, err := loader.Stock(context.Background(), aid); err != nil && !errors.Is(err, stock.ErrNotWarm) {
+			logx.Errorf("relay: activity %d left the active set: %v", aid, err)
+		}
+	}
 }

@@ -5,6 +5,8 @@ package buyer
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/seckill/seckill/api/internal/logic/buyer"
 	"github.com/seckill/seckill/api/internal/middleware"
@@ -33,7 +35,8 @@ func ReserveHandler(svcCtx *svc.ServiceContext) http.HandlerFunc {
 		switch {
 		case err != nil:
 			httpx.ErrorCtx(r.Context(), w, err)
-		case resp.Status == domain.StateQueued: // an entry of the opening draw
+		case resp.Status == domain.StateQueued: // an entry of the opening draw: ask again at draw_at
+			w.Header().Set("Retry-After", strconv.FormatInt(max(resp.DrawAt-time.Now().Unix(), 1), 10))
 			httpx.WriteJsonCtx(r.Context(), w, http.StatusAccepted, types.EntryResp{ActivityId: resp.ActivityId,
 				RequestId: resp.RequestId, Quantity: resp.Quantity, Status: resp.Status, DrawAt: resp.DrawAt})
 		default:
