@@ -89,42 +89,42 @@ func (c *Client) Activity(ctx context.Context, token string, activityID int64) (
 // Create creates an activity.
 func (c *Client) Create(ctx context.Context, token string, a NewActivity) (Activity, error) {
 	var out Activity
-	_, err := c.Do(ctx, http.MethodPost, AdminActivities, token, a, &out)
+	err := c.merchantDo(ctx, http.MethodPost, AdminActivities, token, a, &out)
 	return out, err
 }
 
 // Warmup loads an activity's stock into Redis.
 func (c *Client) Warmup(ctx context.Context, token string, id int64) (Warmup, error) {
 	var w Warmup
-	_, err := c.Do(ctx, http.MethodPost, AdminPath(id, "warmup"), token, nil, &w)
+	err := c.merchantDo(ctx, http.MethodPost, AdminPath(id, "warmup"), token, nil, &w)
 	return w, err
 }
 
 // Adjust adds (delta > 0) or withdraws sellable stock.
 func (c *Client) Adjust(ctx context.Context, token string, id, delta int64) (Adjusted, error) {
 	var a Adjusted
-	_, err := c.Do(ctx, http.MethodPost, AdminPath(id, "stock"), token, map[string]int64{"delta": delta}, &a)
+	err := c.merchantDo(ctx, http.MethodPost, AdminPath(id, "stock"), token, map[string]int64{"delta": delta}, &a)
 	return a, err
 }
 
 // Admin reads an activity with both books.
 func (c *Client) Admin(ctx context.Context, token string, id int64) (Activity, error) {
 	var a Activity
-	_, err := c.Do(ctx, http.MethodGet, AdminPath(id, ""), token, nil, &a)
+	err := c.merchantDo(ctx, http.MethodGet, AdminPath(id, ""), token, nil, &a)
 	return a, err
 }
 
 // DrawAudit reads the audit of the activity's opening draw.
 func (c *Client) DrawAudit(ctx context.Context, token string, id int64) (DrawAudit, error) {
 	var a DrawAudit
-	_, err := c.Do(ctx, http.MethodGet, AdminPath(id, "draw"), token, nil, &a)
+	err := c.merchantDo(ctx, http.MethodGet, AdminPath(id, "draw"), token, nil, &a)
 	return a, err
 }
 
 // Reconcile compares the activity's Redis and MySQL books now.
 func (c *Client) Reconcile(ctx context.Context, token string, id int64) (Reconcile, error) {
 	var r Reconcile
-	_, err := c.Do(ctx, http.MethodGet, AdminPath(id, "reconcile"), token, nil, &r)
+	err := c.merchantDo(ctx, http.MethodGet, AdminPath(id, "reconcile"), token, nil, &r)
 	return r, err
 }
 
@@ -132,7 +132,7 @@ func (c *Client) Reconcile(ctx context.Context, token string, id int64) (Reconci
 func (c *Client) List(ctx context.Context, token string, page, size int) (ActivityList, error) {
 	var l ActivityList
 	path := AdminActivities + "?page=" + strconv.Itoa(page) + "&size=" + strconv.Itoa(size)
-	_, err := c.Do(ctx, http.MethodGet, path, token, nil, &l)
+	err := c.merchantDo(ctx, http.MethodGet, path, token, nil, &l)
 	return l, err
 }
 
@@ -162,4 +162,28 @@ func (c *Client) Notify(ctx context.Context, secret []byte, orderNo string, amou
 	}
 	m, err = c.answer(m, http.MethodPost, PaymentNotifyPath, data, &p)
 	return p, m, err
+}
+
+// MerchantRetries bounds how often a merchant call waits out a 429 RATE_LIMITED.
+const MerchantRetries = 30
+
+// merchantDo is Do for the merchant routes: a 429 RATE_LIMITED (the gateway's MerchantLimit,
+// counted per merchant across gateways) is waited out as its Retry-After says and sent again,
+// as docs/API.md tells a client, at most MerchantRetries times.
+func (c *Client) merchantDo(ctx context.Context, method, path, token string, body, out any) error {
+	for try := 0; ; try++ {
+		m, err := c.Do(ctx, method, path, token, body, out)
+		if CodeOf(err) != CodeRateLimited || try >= MerchantRetries {
+			return err
+		}
+		wait := time.Second
+		if s, perr := strconv.Atoi(m.Header.Get("Retry-After")); perr == nil && s > 0 {
+			wait = time.Duration(s) * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
