@@ -37,21 +37,24 @@ func capacityRows(ctx context.Context, c *Config, sys *standalone.System, logf f
 	notes *[]string) (Row, *Capacity) {
 	bc := sys.Configs.Gateway.RestConf
 	bc.Name, bc.Port = "seckill-bench-baseline", 0
-	// Buyers past every other measurement's (httpRows' uidBase and strides).
+	srv, err := baseline.StartBare(bc)
+	if err != nil {
+		return Row{Label: "capacity at p99 <= " + dur(c.CapacityP99), Error: "bare handler: " + err.Error()}, nil
+	}
+	defer srv.Close()
+	// Buyers past every other measurement's (httpRows' uidBase and strides), and each
+	// search's (the warm-up's too) past the last one's.
 	uidBase := time.Now().Unix()%1_000_000*1_000_000 + 700_000
+	calls := int64(0)
+	uids := func() int64 { calls++; return uidBase + calls*2_000_000 }
 	bare := func(ctx context.Context, s loadgen.CapacitySearch) (*loadgen.CapacityReport, error) {
-		srv, err := baseline.StartBare(bc)
-		if err != nil {
-			return nil, fmt.Errorf("bare handler: %w", err)
-		}
-		defer srv.Close()
 		progress := func(format string, args ...any) { logf("  bare handler, "+format, args...) }
 		return baseline.Capacity(ctx, baseline.CapacityConfig{Timeout: requestTimeout, Progress: progress}, srv.URL, s,
-			buyerRequest(baseline.BarePath, sys.BuyerSecret, uidBase, 1, "bench-bare-cap"), baseline.IsBare)
+			buyerRequest(baseline.BarePath, sys.BuyerSecret, uids(), 1, "bench-bare-cap"), baseline.IsBare)
 	}
 	gateway := func(ctx context.Context, s loadgen.CapacitySearch) (*loadgen.CapacityReport, error) {
 		return loadgen.FindCapacity(ctx, loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret,
-			MerchantSecret: sys.MerchantSecret, Timeout: requestTimeout, UIDBase: uidBase,
+			MerchantSecret: sys.MerchantSecret, Timeout: requestTimeout, UIDBase: uids(),
 			Progress: &prefixed{w: c.Log, prefix: "bench:   reservations, "}}, s)
 	}
 	return capacityRow(ctx, c, bare, gateway, logf, notes)
@@ -69,6 +72,7 @@ func capacityRow(ctx context.Context, c *Config, bare, reservations capacitySear
 	capy := &Capacity{P99Bound: c.CapacityP99, Budget: c.CapacityBudget}
 	var errs []string
 	logf("%s: the bare handler's search (steps of %s, at most %s)", label, s.Step, s.Budget)
+	warmUp(ctx, s, "bare handler", bare, logf)
 	rep, err := bare(ctx, s)
 	capy.Baseline, row.Baseline = rep, atCapacity(row.Baseline, rep)
 	if msg := searchError("bare handler", rep, err); msg != "" {
@@ -76,6 +80,7 @@ func capacityRow(ctx context.Context, c *Config, bare, reservations capacitySear
 	}
 	if ctx.Err() == nil {
 		logf("%s: the gateway's reservations' search (a fresh activity per step, at most %s)", label, s.Budget)
+		warmUp(ctx, s, "reservations", reservations, logf)
 		rep, err = reservations(ctx, s)
 		capy.Subject, row.Subject = rep, atCapacity(row.Subject, rep)
 	}
@@ -87,8 +92,9 @@ func capacityRow(ctx context.Context, c *Config, bare, reservations capacitySear
 	row.P99Ratio = 0 // both p99s are within the bound by definition: their ratio says nothing
 	*notes = append(*notes, fmt.Sprintf("%s: the highest constant arrival rate (open loop, latency from each "+
 		"request's scheduled time, loadgen's capacity search: doubling, then bisecting to 10%%) with p99 <= %s and no "+
-		"errors, in steps of %s, each search bounded by %s; the client runs on the same cores, so the bare handler's "+
-		"capacity is partly the client's", label, dur(c.CapacityP99), c.CapacityStep, s.Budget))
+		"errors, in steps of %s, each search bounded by %s and after one uncounted warm-up step; the client runs "+
+		"on the same cores, so the bare handler's capacity is partly the client's", label, dur(c.CapacityP99), c.CapacityStep,
+		s.Budget))
 	for _, r := range []*loadgen.CapacityReport{capy.Baseline, capy.Subject} {
 		if r != nil && r.Capacity > 0 && r.Failing == 0 {
 			*notes = append(*notes, fmt.Sprintf("%s: %s is a lower bound (no step failed: %s)", label, r.Target,
@@ -96,6 +102,17 @@ func capacityRow(ctx context.Context, c *Config, bare, reservations capacitySear
 		}
 	}
 	return row, capy
+}
+
+// warmUp runs one step of search at half the start rate and forgets it: the first requests
+// of a path (connections, caches, a cold system when nothing ran before) are not its
+// capacity. Its errors show again in the search proper.
+func warmUp(ctx context.Context, s loadgen.CapacitySearch, name string, search capacitySearch,
+	logf func(string, ...any)) {
+	s.StartRate /= 2
+	s.MaxRate, s.Budget = s.StartRate, time.Nanosecond // one step, whatever its verdict
+	logf("capacity: warming the %s up, one step at %.0f/s, not counted", name, s.StartRate)
+	_, _ = search(ctx, s)
 }
 
 // searchError is why a search gave no capacity ("" when it did).
