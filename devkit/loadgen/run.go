@@ -115,9 +115,11 @@ func (g *run) setup(ctx context.Context) error {
 		now := time.Now().Unix()
 		// Long enough for every phase; keys live on past the end anyway (grace).
 		end := now + int64((time.Hour + cfg.MaxDuration + cfg.PayTimeout + cfg.ExpiryGrace + cfg.ReconcileWait).Seconds())
-		a, err := g.c.Create(ctx, g.merchant, apiclient.NewActivity{
-			SkuID: cfg.SkuID, Name: "loadgen " + g.id, Stock: cfg.Stock, StartTime: now - 1, EndTime: end,
-			PerUserLimit: cfg.PerUserLimit, PayTimeoutSeconds: int64(cfg.PayTimeout / time.Second),
+		a, err := asMerchant(ctx, func() (apiclient.Activity, error) {
+			return g.c.Create(ctx, g.merchant, apiclient.NewActivity{
+				SkuID: cfg.SkuID, Name: "loadgen " + g.id, Stock: cfg.Stock, StartTime: now - 1, EndTime: end,
+				PerUserLimit: cfg.PerUserLimit, PayTimeoutSeconds: int64(cfg.PayTimeout / time.Second),
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("create activity: %w", err)
@@ -127,10 +129,14 @@ func (g *run) setup(ctx context.Context) error {
 		g.r.ActivityID = cfg.ActivityID
 	}
 	g.prog.phase("activity %d: warming up", g.r.ActivityID)
-	if _, err := g.c.Warmup(ctx, g.merchant, g.r.ActivityID); err != nil {
+	if _, err := asMerchant(ctx, func() (apiclient.Warmup, error) {
+		return g.c.Warmup(ctx, g.merchant, g.r.ActivityID)
+	}); err != nil {
 		return fmt.Errorf("warm up: %w", err)
 	}
-	a, err := g.c.Admin(ctx, g.merchant, g.r.ActivityID)
+	a, err := asMerchant(ctx, func() (apiclient.Activity, error) {
+		return g.c.Admin(ctx, g.merchant, g.r.ActivityID)
+	})
 	if err != nil {
 		return fmt.Errorf("read activity: %w", err)
 	}
@@ -139,6 +145,24 @@ func (g *run) setup(ctx context.Context) error {
 	}
 	g.r.StockAtStart, g.r.LockedAtStart, g.r.PayTimeout = a.Redis.Remaining, a.Redis.Locked, a.PayTimeoutSeconds
 	return nil
+}
+
+// merchantRetries bounds the retries of a merchant call answered RATE_LIMITED.
+const merchantRetries = 10
+
+// asMerchant makes a merchant call, retried a second apart (the shipped MerchantLimit's
+// period) while the merchant's limit answers RATE_LIMITED, at most merchantRetries times:
+// the limit counts every client of the merchant across gateways, and a tiny fast run
+// creates, warms and reconciles several activities a second. A limited call changed
+// nothing, so a create is retried as safely as a read.
+func asMerchant[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	for i := 0; ; i++ {
+		v, err := call()
+		if apiclient.CodeOf(err) != apiclient.CodeRateLimited || i == merchantRetries || ctx.Err() != nil {
+			return v, err
+		}
+		sleep(ctx, time.Second)
+	}
 }
 
 // reserve runs the buyers and returns the reservations obtained.

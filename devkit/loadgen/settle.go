@@ -145,7 +145,9 @@ func (g *run) reconcile(ctx context.Context) {
 
 // final reads both books.
 func (g *run) final(ctx context.Context) error {
-	a, err := g.c.Admin(ctx, g.merchant, g.r.ActivityID)
+	a, err := asMerchant(ctx, func() (apiclient.Activity, error) {
+		return g.c.Admin(ctx, g.merchant, g.r.ActivityID)
+	})
 	if err != nil {
 		return fmt.Errorf("read final books: %w", err)
 	}
