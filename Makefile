@@ -42,7 +42,7 @@ test-short:
 ## Shed requests fail the pro run's sale checks by design: its exit status is reported, not fatal.
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
-	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go -no-degrade -no-redis
+	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go -no-degrade -no-redis -no-capacity
 
 ## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
 faults:

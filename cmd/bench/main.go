@@ -4,14 +4,17 @@
 // rejections, reservations beside the bare handler, a sold-out storm, writer / reservation
 // rate), Redis time per reservation (INFO commandstats, batches of 32 beside batches of 1),
 // then degrade mode (the MySQL book beside the Redis path on one inventory instance whose
-// Redis is cut, and a sweep of its semaphore), printed as ratios from one run
+// Redis is cut, and a sweep of its semaphore), then the capacity at a p99 bound (the
+// highest open-loop rate of reservations, and of the bare handler, with p99 <= 50 ms and
+// no errors: loadgen's capacity search), printed as ratios from one run
 // (devkit/benchrun); -json prints the document alone on stdout (go-zero's log lines go to
 // -logs). Run it from the repository root. `make bench` runs it twice: in the benchmark
 // profile, then with -mode pro -no-go (go-zero's load shedding on).
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
-//	go run -tags no_k8s ./cmd/bench -no-go -no-http   # degrade mode only
+//	go run -tags no_k8s ./cmd/bench -no-go -no-http   # degrade mode and the capacity row
+//	go run -tags no_k8s ./cmd/bench -no-go -no-http -no-redis -no-degrade   # the capacity row only
 package main
 
 import (
@@ -84,6 +87,13 @@ func parseFlags(cfg *benchrun.Config) options {
 		"degrade mode: length of each burst (the time bound that ends it)")
 	flag.StringVar(&opt.sweep, "degrade-sweep", "4,16,64",
 		"degrade mode: semaphore sizes (DegradeMode.Concurrency) after the shipped one")
+	flag.BoolVar(&cfg.SkipCapacity, "no-capacity", false,
+		"leave out the capacity at a p99 bound (open-loop searches of the reservations and the bare handler)")
+	flag.DurationVar(&cfg.CapacityP99, "capacity-p99", 50*time.Millisecond,
+		"capacity row: the p99 bound of a passing step")
+	flag.DurationVar(&cfg.CapacityStep, "capacity-step", time.Second, "capacity row: each step's schedule")
+	flag.DurationVar(&cfg.CapacityBudget, "capacity-budget", 80*time.Second,
+		"capacity row: both searches together (half each; a step begun goes on past it)")
 	flag.StringVar(&cfg.Go, "go", "go", "the go command")
 	flag.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "bound on the whole run")
 	flag.BoolVar(&opt.asJSON, "json", false, "print the result as JSON instead of the table")

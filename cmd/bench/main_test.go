@@ -33,7 +33,8 @@ func TestJSONAloneOnStdout(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-dir", "../..", "-no-go", "-no-degrade", "-no-install", "-q", "-json",
 		"-redis", testenv.RedisAddr(), "-mysql", db.DSN, "-key-prefix", keys.Prefix, "-logs", t.TempDir(),
 		"-requests", "40", "-c", "4", "-rounds", "1", "-storm-stock", "5", "-storm-buyers", "60",
-		"-redis-n", "64", "-redis-batch", "4", "-timeout", "2m")
+		"-redis-n", "64", "-redis-batch", "4", "-timeout", "2m",
+		"-capacity-budget", "6s", "-capacity-step", "250ms", "-capacity-p99", "500ms")
 	cmd.Env = append(os.Environ(), "SECKILL_BENCH_MAIN=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -51,7 +52,8 @@ func TestJSONAloneOnStdout(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "{") {
 		t.Fatalf("stdout does not start with the document:\n%s", head(stdout.String()))
 	}
-	for _, word := range []string{"reservations", "reservations vs bare", "storm", "redis us per reservation"} {
+	for _, word := range []string{"reservations", "reservations vs bare", "storm", "redis us per reservation",
+		"capacity at p99 <= 500ms"} {
 		found := false
 		for _, row := range res.Rows {
 			if strings.Contains(row.Label, word) && row.Error == "" && row.Subject.Rate > 0 {

@@ -88,27 +88,8 @@ func Load(ctx context.Context, cfg LoadConfig, base string, req func(i int) (Req
 	if cfg.MaxDuration > 0 {
 		d.Deadline = begin.Add(cfg.MaxDuration)
 	}
-	one := func(i int) (took time.Duration, outcome string, ok bool) {
-		r, err := req(i)
-		if err != nil {
-			return 0, OutcomeRequest, false
-		}
-		if r.Method == "" {
-			r.Method = http.MethodPost
-		}
-		m, body, err := client.Send(ctx, r.Method, r.Path, r.Token, r.Body)
-		switch {
-		case apiclient.CodeOf(err) == apiclient.CodeTransport:
-			return m.Took, OutcomeTransport, false
-		case m.Status == 0:
-			return m.Took, OutcomeRequest, false
-		case good(m.Status, body):
-			return m.Took, "", true
-		}
-		return m.Took, Outcome(m.Status, body), false
-	}
 	d.Run(ctx, func(i int) {
-		took, outcome, ok := one(i)
+		took, outcome, ok := send(ctx, client, req, i, good)
 		mu.Lock()
 		if outcome != OutcomeRequest {
 			lat = append(lat, took)
@@ -122,6 +103,28 @@ func Load(ctx context.Context, cfg LoadConfig, base string, req func(i int) (Req
 	}, func(int) { notSent.Add(1) })
 	return LoadResult{Sent: len(lat), Good: int(nGood.Load()), Other: other, NotSent: int(notSent.Load()),
 		Elapsed: time.Since(begin), Latencies: lat}
+}
+
+// send sends request req(i) and classifies its answer: good, or its outcome.
+func send(ctx context.Context, client *apiclient.Client, req func(i int) (Request, error), i int,
+	good func(status int, body []byte) bool) (took time.Duration, outcome string, ok bool) {
+	r, err := req(i)
+	if err != nil {
+		return 0, OutcomeRequest, false
+	}
+	if r.Method == "" {
+		r.Method = http.MethodPost
+	}
+	m, body, err := client.Send(ctx, r.Method, r.Path, r.Token, r.Body)
+	switch {
+	case apiclient.CodeOf(err) == apiclient.CodeTransport:
+		return m.Took, OutcomeTransport, false
+	case m.Status == 0:
+		return m.Took, OutcomeRequest, false
+	case good(m.Status, body):
+		return m.Took, "", true
+	}
+	return m.Took, Outcome(m.Status, body), false
 }
 
 // Outcome names a response: "HTTP_<status>", followed by " <code>" when the body is JSON

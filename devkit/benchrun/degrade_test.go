@@ -194,7 +194,7 @@ func TestRunDegradeTiny(t *testing.T) {
 	defer cancel()
 	var progress strings.Builder
 	res, err := Run(ctx, Config{
-		Dir: "../..", SkipGo: true, SkipHTTP: true, SkipRedis: true,
+		Dir: "../..", SkipGo: true, SkipHTTP: true, SkipRedis: true, SkipCapacity: true,
 		Standalone:     standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		DegradeClients: 16, DegradeRequests: 5000, DegradeDuration: 700 * time.Millisecond, DegradeSweep: []int{1},
 		Log: &progress,

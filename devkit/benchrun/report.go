@@ -132,6 +132,7 @@ type Result struct {
 	Rows     []Row         `json:"rows"`
 	Sale     *Sale         `json:"sale,omitempty"`
 	Degrade  *Degrade      `json:"degrade,omitempty"`
+	Capacity *Capacity     `json:"capacity,omitempty"`
 	Notes    []string      `json:"notes"`
 }
 
@@ -179,6 +180,10 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.Degrade != nil && len(r.Degrade.Points) > 0 {
 		p("")
 		r.Degrade.writeText(w)
+	}
+	if r.Capacity != nil {
+		p("")
+		r.Capacity.writeText(w)
 	}
 	if r.Sale != nil {
 		verdict := "PASS"

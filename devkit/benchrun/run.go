@@ -75,6 +75,12 @@ type Config struct {
 	SkipDegrade bool // leave out degrade mode
 	SkipRedis   bool // leave out the Redis time per reservation
 
+	// The "capacity at p99" row (capacity.go): the highest open-loop rate with p99 <=
+	// CapacityP99 and no errors, of the reservations and of the bare handler, each searched
+	// in steps of CapacityStep within half of CapacityBudget (default 50 ms, 1 s, 80 s).
+	CapacityP99, CapacityStep, CapacityBudget time.Duration
+	SkipCapacity                              bool // leave out the capacity row
+
 	Log io.Writer // progress (default: discarded)
 }
 
@@ -133,6 +139,7 @@ func (c *Config) defaults() {
 	if c.DegradeSweep == nil {
 		c.DegradeSweep = []int{4, 16, 64}
 	}
+	c.capacityDefaults()
 	if c.Standalone.Mode == "" {
 		c.Standalone.Mode = "dev"
 	}
@@ -150,7 +157,23 @@ func (c *Config) defaults() {
 	}
 }
 
+func (c *Config) capacityDefaults() {
+	if c.CapacityP99 == 0 {
+		c.CapacityP99 = 50 * time.Millisecond
+	}
+	if c.CapacityStep == 0 {
+		c.CapacityStep = time.Second
+	}
+	if c.CapacityBudget == 0 {
+		c.CapacityBudget = 80 * time.Second
+	}
+}
+
 func (c *Config) validate() error {
+	if c.CapacityP99 <= 0 || c.CapacityStep <= 0 || c.CapacityBudget <= 0 {
+		return fmt.Errorf("capacity p99 bound (%s), step (%s) and budget (%s) must be positive", c.CapacityP99,
+			c.CapacityStep, c.CapacityBudget)
+	}
 	if c.DegradeClients < 1 || c.DegradeRequests < 1 || c.DegradeDuration <= 0 {
 		return fmt.Errorf("degrade clients (%d), requests (%d) and duration (%s) must be positive", c.DegradeClients,
 			c.DegradeRequests, c.DegradeDuration)
@@ -224,6 +247,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if !cfg.SkipDegrade && ctx.Err() == nil {
 		row, d := degradeRows(ctx, &cfg, sys, logf, &res.Notes)
 		res.Rows, res.Degrade = append(res.Rows, row), d
+	}
+	if !cfg.SkipCapacity && ctx.Err() == nil {
+		row, capy := capacityRows(ctx, &cfg, sys, logf, &res.Notes)
+		res.Rows, res.Capacity = append(res.Rows, row), capy
 	}
 	res.Notes = append(res.Notes,
 		fmt.Sprintf("absolute numbers on %d noisy cores, shared by the clients, every server and the other work of the "+

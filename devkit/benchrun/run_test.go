@@ -23,7 +23,8 @@ func TestRunTiny(t *testing.T) {
 	var progress strings.Builder
 	const n = 150
 	res, err := Run(ctx, Config{
-		Dir: "../..", SkipGo: true, SkipDegrade: true, SkipRedis: true, // TestRunDegradeTiny, TestRedisRowTiny
+		Dir: "../..", SkipGo: true, SkipDegrade: true, SkipRedis: true, SkipCapacity: true, // TestRunDegradeTiny,
+		// TestRedisRowTiny, TestCapacityRowFromTwoSearches
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
 		Rounds: 2, Log: &progress,

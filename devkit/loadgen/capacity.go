@@ -74,14 +74,25 @@ type CapacityReport struct {
 	Stopped  string  `json:"stopped"` // why the search ended
 }
 
+// CapacityTarget is what a capacity search drives: FindCapacity's is the reservation path
+// of a running system; devkit/baseline's a bare server.
+type CapacityTarget struct {
+	Name        string // the report's target (a URL)
+	MaxInFlight int    // the open loop's bound on requests in flight (default DefaultMaxInFlight)
+	// Prepare readies one step of n requests (FindCapacity creates and warms a fresh
+	// activity, whose id it returns) and returns the step's request i: it sends it and
+	// returns its outcome, CodeOK for a success, anything else an error.
+	Prepare func(ctx context.Context, n int) (id int64, do func(i int) string, err error)
+	// Progress gets each step's line as the search runs (nil: none).
+	Progress func(format string, args ...any)
+}
+
 // FindCapacity searches for the highest constant arrival rate of reservations the target
-// takes with p99 <= s.P99Bound and no errors: the rate doubles from s.StartRate until a step
-// fails (halves until one passes, when the first fails), then bisects between the highest
-// passing and the lowest failing rate. Each step is a fresh activity (created and warmed,
-// stock for every request, so SOLD_OUT never answers) and one open-loop run (Open) of
-// ceil(rate*s.Step) buyers, none retried: BUSY, 5xx and transport errors count as errors,
-// as do requests not sent within twice the step. cfg gives the target, secrets,
-// Quantity, Timeout, MaxInFlight and Progress; Buyers, Rate and the activity are the search's.
+// takes with p99 <= s.P99Bound and no errors (SearchCapacity). Each step is a fresh activity
+// (created and warmed, stock for every request, so SOLD_OUT never answers) and one
+// open-loop run of buyers, none retried: BUSY, 5xx and transport errors count as errors.
+// cfg gives the target, secrets, Quantity, Timeout, MaxInFlight and Progress; Buyers, Rate
+// and the activity are the search's.
 func FindCapacity(ctx context.Context, cfg Config, s CapacitySearch) (*CapacityReport, error) {
 	s.defaults()
 	if cfg.ActivityID != 0 {
@@ -96,18 +107,40 @@ func FindCapacity(ctx context.Context, cfg Config, s CapacitySearch) (*CapacityR
 		return nil, err
 	}
 	defer g.c.Close()
-	rep := &CapacityReport{Target: g.cfg.BaseURL, Started: time.Now(), P99Bound: s.P99Bound, Step: s.Step,
-		MaxInFlight: g.cfg.openCap()}
+	uid := g.cfg.UIDBase
+	return SearchCapacity(ctx, CapacityTarget{Name: g.cfg.BaseURL, MaxInFlight: g.cfg.openCap(), Progress: g.prog.phase,
+		Prepare: func(ctx context.Context, n int) (int64, func(i int) string, error) {
+			aid, do, err := g.capacityStep(ctx, n, uid)
+			uid += int64(n)
+			return aid, do, err
+		}}, s)
+}
+
+// SearchCapacity is the capacity search, whatever the target: the rate doubles from
+// s.StartRate until a step fails (halves until one passes, when the first fails), then
+// bisects between the highest passing and the lowest failing rate. Each step is one
+// open-loop run (Open) of ceil(rate*s.Step) requests, latency from each one's scheduled
+// time; it passes with p99 <= s.P99Bound and every request CodeOK (a request not sent
+// within twice the step is an error). When s.Budget is spent, the best rate so far.
+func SearchCapacity(ctx context.Context, t CapacityTarget, s CapacitySearch) (*CapacityReport, error) {
+	s.defaults()
+	if t.MaxInFlight <= 0 {
+		t.MaxInFlight = DefaultMaxInFlight
+	}
+	if t.Progress == nil {
+		t.Progress = func(string, ...any) {}
+	}
+	rep := &CapacityReport{Target: t.Name, Started: time.Now(), P99Bound: s.P99Bound, Step: s.Step,
+		MaxInFlight: t.MaxInFlight}
 	deadline := rep.Started.Add(s.Budget)
-	rate, uid := s.StartRate, g.cfg.UIDBase
+	rate := s.StartRate
 	for {
-		st, err := g.capacityStep(ctx, rate, s, uid)
+		st, err := t.step(ctx, rate, s)
 		if err != nil {
 			return rep, err
 		}
-		uid += int64(st.Requests)
 		rep.Steps = append(rep.Steps, st)
-		g.prog.phase("step %d: %s", len(rep.Steps), st.line())
+		t.Progress("step %d: %s", len(rep.Steps), st.line())
 		if st.Pass {
 			rep.Capacity = max(rep.Capacity, rate)
 		} else if rep.Failing == 0 || rate < rep.Failing {
@@ -147,31 +180,40 @@ func nextRate(rep *CapacityReport, rate float64, s CapacitySearch) (float64, str
 	return math.Round((lo + hi) / 2), ""
 }
 
-// capacityStep creates and warms a fresh activity, then runs one open-loop step at rate
-// with the buyers after uid.
-func (g *run) capacityStep(ctx context.Context, rate float64, s CapacitySearch, uid int64) (CapacityStep, error) {
+// step prepares and runs one open-loop step at rate.
+func (t CapacityTarget) step(ctx context.Context, rate float64, s CapacitySearch) (CapacityStep, error) {
 	n := max(int(math.Ceil(rate*s.Step.Seconds())), 1)
+	id, do, err := t.Prepare(ctx, n)
+	if err != nil {
+		return CapacityStep{}, err
+	}
+	start := time.Now()
+	o := Open{N: n, Rate: rate, MaxInFlight: t.MaxInFlight, Start: start, Deadline: start.Add(2*s.Step + time.Second)}
+	st := o.Run(ctx, do)
+	step := CapacityStep{Rate: rate, ActivityID: id, Requests: n, Sent: st.Sent, Late: st.Late, Dropped: st.Dropped,
+		Codes: st.Codes, Errors: st.Dropped + st.Sent - st.Codes[CodeOK], Latency: st.Latency.Summary(),
+		Elapsed: st.Elapsed}
+	step.Pass = step.Errors == 0 && step.Latency.P99 <= s.P99Bound
+	return step, ctx.Err()
+}
+
+// capacityStep creates and warms a fresh activity for n reservations and returns it with
+// reservation i of the buyers after uid.
+func (g *run) capacityStep(ctx context.Context, n int, uid int64) (int64, func(i int) string, error) {
 	g.cfg.ActivityID, g.cfg.Stock = 0, int64(n)*g.cfg.Quantity
 	g.r = &Report{Errors: map[string]int{}}
 	if err := g.setup(ctx); err != nil {
-		return CapacityStep{}, err
+		return 0, nil, err
 	}
 	aid, tag := g.r.ActivityID, "lgc-"+g.id+"-"+strconv.FormatInt(uid, 36)+"-"
-	start := time.Now()
-	o := Open{N: n, Rate: rate, MaxInFlight: g.cfg.openCap(), Start: start, Deadline: start.Add(2*s.Step + time.Second)}
-	st := o.Run(ctx, func(i int) string {
+	return aid, func(i int) string {
 		token, err := g.tokens.buyer(uid + int64(i) + 1)
 		if err != nil {
 			return "TOKEN_ERROR"
 		}
 		_, m, _ := g.c.Reserve(ctx, token, apiclient.ReserveBody(aid, g.cfg.Quantity, tag+strconv.Itoa(i)))
 		return m.Code
-	})
-	step := CapacityStep{Rate: rate, ActivityID: aid, Requests: n, Sent: st.Sent, Late: st.Late, Dropped: st.Dropped,
-		Codes: st.Codes, Errors: st.Dropped + st.Sent - st.Codes[CodeOK], Latency: st.Latency.Summary(),
-		Elapsed: st.Elapsed}
-	step.Pass = step.Errors == 0 && step.Latency.P99 <= s.P99Bound
-	return step, ctx.Err()
+	}, nil
 }
 
 // line is the step in one line: rate, p50, p99, errors, verdict.

@@ -46,6 +46,9 @@ type fakeAPI struct {
 	// gateway does under load.
 	readBusy int
 	readSeen map[string]int
+	// merchantLimited: the first merchantLimited merchant calls are answered 429
+	// RATE_LIMITED, as the gateway's MerchantLimit does past its quota.
+	merchantLimited int
 
 	mu         sync.Mutex
 	nextID     int64
@@ -142,6 +145,11 @@ func (f *fakeAPI) merchant(h func(http.ResponseWriter, *http.Request, int64)) ht
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if f.merchantLimited > 0 {
+			f.merchantLimited--
+			fail(w, http.StatusTooManyRequests, apiclient.CodeRateLimited)
+			return
+		}
 		f.expireDue(time.Now())
 		h(w, r, mid)
 	}

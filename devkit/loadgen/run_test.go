@@ -80,6 +80,23 @@ func TestRunSaleAgainstFake(t *testing.T) {
 	}
 }
 
+// The merchant's limit answering RATE_LIMITED (shared by every client of the merchant) is
+// waited out: the sale creates, warms and reads its activity anyway.
+func TestRunWaitsOutTheMerchantLimit(t *testing.T) {
+	f := newFakeAPI()
+	f.merchantLimited = 2
+	srv := f.server(t)
+	r, err := Run(context.Background(), fakeConfig(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.OK() || f.merchantLimited != 0 {
+		var text bytes.Buffer
+		r.WriteText(&text)
+		t.Fatalf("limited calls left %d, report:\n%s", f.merchantLimited, text.String())
+	}
+}
+
 func TestRunFindsFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
