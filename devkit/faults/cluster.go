@@ -67,6 +67,9 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		return nil, err
 	}
 	if o.Deploy {
+		if err := ensureTools(ctx, o, devenv.EtcdClientPackage, devenv.PrometheusPackage); err != nil {
+			return nil, err
+		}
 		s.Deploy = &Deployment{Dir: deploy, Break: o.Break}
 	}
 	if err := s.startServers(ctx, o, deploy); err != nil {
