@@ -36,8 +36,8 @@ var NotDone = []string{
 	"network namespaces: not done; every process shares this host's loopback (no per-host address, no link to cut)",
 	"traces: not done; no OTLP receiver runs, Telemetry.Endpoint is removed by the overlay",
 	"Kubernetes: not done; no manifests are started",
-	"fault rows (kill -9, Redis failover, partition, target-down alert): not in this slice (make faults-cluster has " +
-		"them on the cluster table's system)",
+	"fault rows besides the target-down alert (kill -9 of a gateway or inventory service, Redis failover, " +
+		"partition): not in this slice (make faults-cluster has kill -9 and failover on the cluster table's system)",
 	"each process is given the environment of every service (compose and systemd give each only its own)",
 }
 
@@ -78,10 +78,13 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
 	if s.Deploy.Break == "target" {
 		s.Writers[0].kill()
-		fmt.Fprintf(log, "BREAK: %s killed\n", s.Writers[0].name)
+		fmt.Fprintf(log, "BREAK: %s killed; waiting for SeckillTargetDown to fire\n", s.Writers[0].name)
+		if err := prom.waitAlert(ctx, "SeckillTargetDown", s.Deploy.Targets[s.Writers[0].name], true); err != nil {
+			fmt.Fprintln(log, err)
+		}
 	}
 	checks = append(checks, prom.checks(ctx)...)
-	return checks, nil
+	return append(checks, s.targetDownRow(ctx, prom, log)), nil
 }
 
 func reasons(rs []string) string {

@@ -91,7 +91,8 @@ type Options struct {
 	// Break (the deploy test) breaks one thing on purpose, to show that its check fails:
 	// "grant" (the writer's INSERT on seckill_order revoked), "redis-user" (the gateway
 	// logs in to Redis as rpc), "mysql-user" (the writer connects as seckill_rpc),
-	// "target" (one writer killed before Prometheus is asked).
+	// "target" (one writer killed before Prometheus is asked, once its SeckillTargetDown
+	// fires).
 	Break string
 }
 
