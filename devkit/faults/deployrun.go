@@ -52,9 +52,9 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	logx.SetLevel(logx.ErrorLevel)
 	o := cfg.Options
 	switch o.Break {
-	case "", "grant", "redis-user", "mysql-user", "target":
+	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl":
 	default:
-		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user or target", o.Break)
+		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target or kafka-acl", o.Break)
 	}
 	o.Deploy = true
 	s, err := StartCluster(ctx, o)
@@ -76,6 +76,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		r.TimeToConsistent.Round(100*time.Millisecond), reasons(r.Reasons)))
 	checks = append(checks, s.gatewaysServed(r))
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
+	checks = append(checks, s.kafkaCheck(ctx))
 	if s.Deploy.Break == "target" {
 		s.Writers[0].kill()
 		fmt.Fprintf(log, "BREAK: %s killed; waiting for SeckillTargetDown to fire\n", s.Writers[0].name)

@@ -92,7 +92,7 @@ type Options struct {
 	// "grant" (the writer's INSERT on seckill_order revoked), "redis-user" (the gateway
 	// logs in to Redis as rpc), "mysql-user" (the writer connects as seckill_rpc),
 	// "target" (one writer killed before Prometheus is asked, once its SeckillTargetDown
-	// fires).
+	// fires), "kafka-acl" (mq also allowed to write the events topic).
 	Break string
 }
 
@@ -214,7 +214,11 @@ func (s *System) startKafka(ctx context.Context, partitions int) error {
 		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
 	if s.Deploy != nil { // deploy/kafka's SCRAM users and ACLs
 		k := filepath.Join(s.Deploy.Dir, "kafka")
-		s.Kafka.args = append(s.Kafka.args, "-users", filepath.Join(k, "users.txt"), "-acls", filepath.Join(k, "acls.txt"))
+		acls, err := s.Deploy.kafkaACLs(filepath.Join(k, "acls.txt"), s.Dir)
+		if err != nil {
+			return err
+		}
+		s.Kafka.args = append(s.Kafka.args, "-users", filepath.Join(k, "users.txt"), "-acls", acls)
 	}
 	s.closers = append(s.closers, s.Kafka.stop)
 	return s.Kafka.start(ctx)
