@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short fuzz bench faults faults-cluster gen gen-check build vet lint fmt tools
+.PHONY: run test test-short fuzz bench faults faults-cluster deploy-test gen gen-check build vet lint fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured);
 ## flags through ARGS, e.g. make run ARGS="-trace otlpgrpc://127.0.0.1:4317"
@@ -52,6 +52,12 @@ faults:
 ## with replicas, etcd, several rpc, mq and api processes)
 faults-cluster:
 	$(GO) run $(GOFLAGS_T) ./cmd/faults -cluster
+
+## deploy-test: deploy/'s own files as a multi-node system (2+ of each service, Redis Cluster 3+3 with its ACL
+## users, MariaDB with grants.sql's users, etcd auth, zRPC TLS, kfake with SCRAM users and ACLs, Prometheus with
+## alerts.yml), one overlay of addresses/ports/data dirs (devkit/faults/overlay.go), a sale, a table of checks
+deploy-test:
+	$(GO) run $(GOFLAGS_T) ./cmd/faults -deploy -short
 
 build:
 	$(GO) build $(GOFLAGS_T) -o bin/ ./api ./rpc ./mq ./cmd/...

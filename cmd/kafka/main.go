@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/internal/event"
 )
@@ -22,9 +24,20 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:9092", "listen address")
 	dataDir := flag.String("data-dir", "", "keep the broker's log in this directory (default: in memory)")
 	partitions := flag.Int("partitions", 8, "partitions of each seeded topic")
+	users := flag.String("users", "", "SASL/SCRAM-SHA-512 users, deploy/kafka/users.txt's format (passwords from "+
+		"the variables it names); with -acls, ACLs enforced")
+	acls := flag.String("acls", "", "ACLs, deploy/kafka/acls.txt's format")
 	flag.Parse()
 
-	k, err := devenv.StartKafka(*addr, *dataDir, *partitions)
+	var opts []kfake.Opt
+	if *users != "" {
+		var err error
+		if opts, err = devenv.KafkaAuth(*users, *acls, "admin"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	k, err := devenv.StartKafka(*addr, *dataDir, *partitions, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,21 @@ import (
 // the fault suite's cluster table (every key of an activity in one hash slot).
 type RedisCluster struct {
 	Nodes []*Proc
+	auth  string // the admin's password for redis-cli (ClusterSpec.AdminPass)
+	user  string
+}
+
+// cli is redis-cli with args, logged in as the cluster's admin when it has one (the
+// password in the environment, REDISCLI_AUTH, not on the command line).
+func (c *RedisCluster) cli(ctx context.Context, bin string, args ...string) *exec.Cmd {
+	if c.user != "" {
+		args = append([]string{"--user", c.user, "--no-auth-warning"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	if c.auth != "" {
+		cmd.Env = append(os.Environ(), "REDISCLI_AUTH="+c.auth)
+	}
+	return cmd
 }
 
 // Addrs returns the nodes' addresses.
@@ -50,6 +66,11 @@ type ClusterSpec struct {
 	// port, bind, directory and the cluster config file are replaced. "": no AOF, 5 s
 	// node timeout.
 	Conf string
+	// Args are appended to every node's command line (deploy's ACL users: --user ...).
+	Args []string
+	// AdminUser and AdminPass log redis-cli in (create, CLUSTER INFO) where Args turn the
+	// default user off.
+	AdminUser, AdminPass string
 }
 
 // StartRedisClusterOf runs Masters x (1 + Replicas) cluster-enabled redis-servers on free
@@ -64,14 +85,14 @@ func StartRedisClusterOf(ctx context.Context, spec ClusterSpec) (*RedisCluster, 
 	if err != nil {
 		return nil, notInstalled(RedisPackage, "redis-cli not found")
 	}
-	c := &RedisCluster{}
+	c := &RedisCluster{user: spec.AdminUser, auth: spec.AdminPass}
 	for i := 0; i < n; i++ {
 		p, err := startRedis(ctx, "redis-cluster", spec.Conf, func(dir string) []string {
 			args := []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf")}
 			if spec.Conf == "" {
 				args = append(args, "--appendonly", "no", "--cluster-node-timeout", "5000")
 			}
-			return args
+			return append(args, spec.Args...)
 		})
 		if err != nil {
 			_ = c.Close()
@@ -81,7 +102,7 @@ func StartRedisClusterOf(ctx context.Context, spec ClusterSpec) (*RedisCluster, 
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(spec.Replicas), "--cluster-yes")
-	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+	if out, err := c.cli(ctx, cli, args...).CombinedOutput(); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
 	}
@@ -108,7 +129,7 @@ func (c *RedisCluster) attachReplicas(ctx context.Context, cli string, replicas 
 	host, port, _ := strings.Cut(c.Nodes[0].Addr, ":")
 	deadline := time.Now().Add(bound)
 	for {
-		out, err := exec.CommandContext(ctx, cli, "-h", host, "-p", port, "cluster", "nodes").Output()
+		out, err := c.cli(ctx, cli, "-h", host, "-p", port, "cluster", "nodes").Output()
 		if err == nil {
 			short, spare := clusterShortOfReplicas(string(out), replicas)
 			if len(short) == 0 {
@@ -119,7 +140,7 @@ func (c *RedisCluster) attachReplicas(ctx context.Context, cli string, replicas 
 					break
 				}
 				h, p, _ := strings.Cut(addr, ":")
-				_ = exec.CommandContext(ctx, cli, "-h", h, "-p", p, "cluster", "replicate", short[i]).Run()
+				_ = c.cli(ctx, cli, "-h", h, "-p", p, "cluster", "replicate", short[i]).Run()
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
@@ -179,7 +200,7 @@ func (c *RedisCluster) WaitOK(ctx context.Context, bound time.Duration) error {
 		}
 		host, port, _ := strings.Cut(n.Addr, ":")
 		for {
-			out, _ := exec.CommandContext(ctx, cli, "-h", host, "-p", port, "cluster", "info").Output()
+			out, _ := c.cli(ctx, cli, "-h", host, "-p", port, "cluster", "info").Output()
 			if strings.Contains(string(out), "cluster_state:ok") {
 				break
 			}

@@ -13,6 +13,9 @@ import (
 // EtcdPackage is Debian's etcd server.
 var EtcdPackage = Package{Binaries: []string{"etcd"}, Apt: "etcd-server", Brew: "etcd"}
 
+// EtcdClientPackage is etcdctl, which deploy/etcd/auth.sh runs (the deploy test).
+var EtcdClientPackage = Package{Binaries: []string{"etcdctl"}, Apt: "etcd-client", Brew: "etcd"}
+
 // StartEtcd runs a single-member etcd on free loopback ports (client and peer) with its
 // data in a temporary directory; Proc.Addr is the client address (host:port).
 func StartEtcd(ctx context.Context) (*Proc, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/discov"
+	"github.com/zeromicro/go-zero/core/service"
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/devenv"
@@ -61,31 +62,22 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 	if s.Topology, err = LoadTopology(filepath.Join(deploy, "multinode", "topology.yaml")); err != nil {
 		return nil, err
 	}
-	topo := s.Topology
 	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage, devenv.EtcdPackage,
 		devenv.OpenSSLPackage); err != nil {
 		return nil, err
 	}
-	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
-		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
-	if s.Cluster, err = devenv.StartRedisClusterOf(ctx, spec); err != nil {
+	if o.Deploy {
+		if err := ensureTools(ctx, o, devenv.EtcdClientPackage, devenv.PrometheusPackage); err != nil {
+			return nil, err
+		}
+		s.Deploy = &Deployment{Dir: deploy, Break: o.Break}
+	}
+	if err := s.startServers(ctx, o, deploy); err != nil {
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { _ = sys.Cluster.Close() })
-	fmt.Fprintf(o.Log, "private Redis Cluster (%d masters x %d replicas) on %s\n", topo.Redis.Masters,
-		topo.Redis.ReplicasPerMaster, strings.Join(s.Cluster.Addrs(), ","))
-	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, func() { _ = sys.MariaDB.Close() })
-	if s.Etcd, err = devenv.StartEtcd(ctx); err != nil {
-		return nil, err
-	}
-	s.closers = append(s.closers, func() { _ = sys.Etcd.Close() })
-	fmt.Fprintf(o.Log, "private MariaDB on %s, etcd on %s\n", s.MariaDB.Addr, s.Etcd.Addr)
-
-	ni, ng := topo.Instances.Inventory, topo.Instances.Gateway
-	ports, err := freePorts(1 + ni + ng)
+	topo := s.Topology
+	ni, nw, ng := topo.Instances.Inventory, topo.Instances.Writer, topo.Instances.Gateway
+	ports, err := freePorts(1 + 2*(ni+nw+ng))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +86,7 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "kfake broker (%d partitions) on %s\n", topo.Kafka.Partitions, s.KafkaAddr)
-	files, err := s.writeClusterConfigs(filepath.Join(deploy, "multinode"), ports[1:1+ni], ports[1+ni:])
+	files, err := s.writeClusterConfigs(filepath.Join(deploy, "multinode"), ports[1:])
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +95,8 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		s.Inventories = append(s.Inventories, s.service(fmt.Sprintf("rpc-%d", i+1), "rpc", f,
 			func(ctx context.Context) error { return dialOK(ctx, addr) }))
 	}
-	for i := range topo.Instances.Writer {
-		s.Writers = append(s.Writers, s.service(fmt.Sprintf("mq-%d", i+1), "mq", files.writer, nil))
+	for i, f := range files.writer {
+		s.Writers = append(s.Writers, s.service(fmt.Sprintf("mq-%d", i+1), "mq", f, nil))
 	}
 	for i, f := range files.gateway {
 		url := "http://" + devenv.Loopback(ports[1+ni+i])
@@ -123,6 +115,39 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 	return s, nil
 }
 
+// startServers starts the Redis Cluster, MariaDB and etcd; for the deploy test with
+// deploy/'s users on each (Deployment).
+func (s *System) startServers(ctx context.Context, o Options, deploy string) error {
+	topo := s.Topology
+	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
+		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
+	if s.Deploy != nil {
+		if err := s.Deploy.prepare(&spec); err != nil {
+			return err
+		}
+	}
+	var err error
+	if s.Cluster, err = devenv.StartRedisClusterOf(ctx, spec); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { _ = s.Cluster.Close() })
+	fmt.Fprintf(o.Log, "private Redis Cluster (%d masters x %d replicas) on %s\n", topo.Redis.Masters,
+		topo.Redis.ReplicasPerMaster, strings.Join(s.Cluster.Addrs(), ","))
+	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { _ = s.MariaDB.Close() })
+	if s.Etcd, err = devenv.StartEtcd(ctx); err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() { _ = s.Etcd.Close() })
+	fmt.Fprintf(o.Log, "private MariaDB on %s, etcd on %s\n", s.MariaDB.Addr, s.Etcd.Addr)
+	if s.Deploy != nil {
+		return s.Deploy.servers(ctx, s, o.Log)
+	}
+	return nil
+}
+
 // service is a service process running bin with the config file f.
 func (s *System) service(name, bin, f string, ready func(context.Context) error) *child {
 	return &child{name: name, bin: filepath.Join(s.Dir, bin), log: filepath.Join(s.Dir, name+".log"),
@@ -130,95 +155,127 @@ func (s *System) service(name, bin, f string, ready func(context.Context) error)
 }
 
 type clusterFiles struct {
-	inventory, gateway []string
-	writer             string
+	inventory, writer, gateway []string
 }
 
 // writeClusterConfigs loads deploy/multinode's rpc.yaml, mq.yaml and api.yaml through each
 // service's LoadConfig, points them at this system (Redis Cluster, etcd, MariaDB, the
-// broker; every rpc and api instance on its own port) and writes the JSON files.
-func (s *System) writeClusterConfigs(dir string, rpcPorts, apiPorts []int) (files clusterFiles, err error) {
-	if err := freshSecrets(); err != nil {
+// broker; every instance on its own ports) and writes the JSON files. ports: the rpc
+// instances' listen ports, the gateways', then (the deploy test) each instance's metrics.
+func (s *System) writeClusterConfigs(dir string, ports []int) (files clusterFiles, err error) {
+	if s.Deploy != nil {
+		err = setDeploySecrets()
+	} else {
+		err = freshSecrets()
+	}
+	if err != nil {
 		return files, err
 	}
-	etcd := discov.EtcdConf{Hosts: []string{s.Etcd.Addr}}
 	inv, err := rpcserver.LoadConfig(filepath.Join(dir, "rpc.yaml"))
 	if err != nil {
 		return files, err
 	}
-	common(&inv.ServiceConf)
-	etcd.Key = inv.Etcd.Key
-	inv.Etcd = etcd
-	inv.StockRedis.Host, inv.StockRedis.Type = strings.Join(s.Cluster.Addrs(), ","), "cluster"
-	inv.Mysql.DataSource = s.MariaDB.DSN
+	w, err := mqserver.LoadConfig(filepath.Join(dir, "mq.yaml"))
+	if err != nil {
+		return files, err
+	}
+	g, err := apiserver.LoadConfig(filepath.Join(dir, "api.yaml"))
+	if err != nil {
+		return files, err
+	}
+	if n := w.Consumer.Conns * s.Topology.Instances.Writer; n > s.Topology.Kafka.Partitions {
+		return files, fmt.Errorf("mq.yaml: %d writers x Consumer.Conns %d is more members than the %d partitions",
+			s.Topology.Instances.Writer, w.Consumer.Conns, s.Topology.Kafka.Partitions)
+	}
+	// Addresses: this system's servers instead of deploy/'s host names.
+	for _, e := range []*discov.EtcdConf{&inv.Etcd, &w.Inventory.Etcd, &g.Inventory.Etcd} {
+		e.Hosts = []string{s.Etcd.Addr}
+	}
+	w.Inventory.Endpoints, g.Inventory.Endpoints = nil, nil
+	cluster := strings.Join(s.Cluster.Addrs(), ",")
+	inv.StockRedis.Host, w.Outbox.Redis.Host, g.Redis.Host = cluster, cluster, cluster
 	inv.Relay.Brokers = []string{s.KafkaAddr}
+	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
 	ca := ""
 	if inv.TLS.CertFile != "" { // TLS as deploy/ configures it, the certificates made by its script
 		if ca, inv.TLS.CertFile, inv.TLS.KeyFile, err = genCerts(filepath.Dir(dir), s.Dir); err != nil {
 			return files, err
 		}
 	}
-
-	w, err := mqserver.LoadConfig(filepath.Join(dir, "mq.yaml"))
-	if err != nil {
-		return files, err
-	}
-	common(&w.ServiceConf)
-	w.Consumer.Brokers, w.DeadLetter.Brokers = []string{s.KafkaAddr}, []string{s.KafkaAddr}
-	if n := w.Consumer.Conns * s.Topology.Instances.Writer; n > s.Topology.Kafka.Partitions {
-		return files, fmt.Errorf("mq.yaml: %d writers x Consumer.Conns %d is more members than the %d partitions",
-			s.Topology.Instances.Writer, w.Consumer.Conns, s.Topology.Kafka.Partitions)
-	}
-	w.Mysql.DataSource = s.MariaDB.DSN
-	w.Outbox.Redis, w.Outbox.KeyPrefix = inv.StockRedis, inv.KeyPrefix
-	w.Inventory.Etcd, w.Inventory.Endpoints = etcd, nil
-
-	g, err := apiserver.LoadConfig(filepath.Join(dir, "api.yaml"))
-	if err != nil {
-		return files, err
-	}
-	common(&g.ServiceConf)
-	g.Inventory.Etcd, g.Inventory.Endpoints = etcd, nil
-	g.Redis.Host, g.Redis.Type = inv.StockRedis.Host, "cluster"
 	w.InventoryTLS.CAFile, g.InventoryTLS.CAFile = ca, ca
-	// This system's Redis and broker take no credentials (deploy/'s ACL users and SASL).
+	if s.Deploy != nil {
+		err = s.Deploy.configure(s, &inv, &w, &g)
+	} else {
+		err = s.clusterConfigure(&inv, &w, &g)
+	}
+	if err != nil {
+		return files, err
+	}
+	s.invCfg = inv
+	return s.writeClusterFiles(inv, w, g, ports)
+}
+
+// clusterConfigure is the cluster table's change to deploy/'s configs: dev mode, no
+// metrics, root on MariaDB, no Redis or Kafka users (its servers take no credentials),
+// fresh secrets in the files.
+func (s *System) clusterConfigure(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) error {
+	common(&inv.ServiceConf)
+	common(&w.ServiceConf)
+	common(&g.ServiceConf)
+	etcd := discov.EtcdConf{Hosts: []string{s.Etcd.Addr}, Key: inv.Etcd.Key}
+	inv.Etcd, w.Inventory.Etcd, g.Inventory.Etcd = etcd, etcd, etcd
+	inv.Mysql.DataSource, w.Mysql.DataSource = s.MariaDB.DSN, s.MariaDB.DSN
+	w.Outbox.Redis, w.Outbox.KeyPrefix = inv.StockRedis, inv.KeyPrefix
+	g.Redis.Type = "cluster"
 	inv.StockRedis.User, inv.StockRedis.Pass = "", ""
 	w.Outbox.Redis.User, w.Outbox.Redis.Pass, g.Redis.User, g.Redis.Pass = "", "", "", ""
 	inv.Relay.Kafka, w.Kafka = kafkax.Auth{}, kafkax.Auth{}
-	standalone.Secure(&inv, &w, &g)
+	standalone.Secure(inv, w, g)
 	// deploy/ leaves payment to the provider's notification; the suite's buyers pay themselves.
 	g.Pay.BuyerConfirms = true
 	// The gateway takes its secrets from the environment before its file: the same ones.
 	for k, v := range map[string]string{"SECKILL_BUYER_SECRET": g.BuyerAuth.AccessSecret,
 		"SECKILL_MERCHANT_SECRET": g.MerchantAuth.AccessSecret} {
 		if err := os.Setenv(k, v); err != nil {
-			return files, err
+			return err
 		}
 	}
-	s.invCfg = inv
 	s.BuyerSecret, s.MerchantSecret = g.BuyerAuth.AccessSecret, g.MerchantAuth.AccessSecret
-
-	return s.writeClusterFiles(inv, w, g, rpcPorts, apiPorts)
+	return nil
 }
 
-// writeClusterFiles writes one config file per rpc and api instance (each on its port)
-// and the writer's.
+// writeClusterFiles writes one config file per instance, each on its ports (ports as
+// writeClusterConfigs); the metrics ports only for the deploy test.
 func (s *System) writeClusterFiles(inv rpcserver.Config, w mqserver.Config, g apiserver.Config,
-	rpcPorts, apiPorts []int) (files clusterFiles, err error) {
-	for i, p := range rpcPorts {
-		inv.ListenOn = devenv.Loopback(p)
+	ports []int) (files clusterFiles, err error) {
+	t := s.Topology.Instances
+	listen, metrics := ports[:t.Inventory+t.Gateway], ports[t.Inventory+t.Gateway:]
+	next := func(sc *service.ServiceConf, name string) {
+		if s.Deploy != nil {
+			s.Deploy.metrics(sc, name, metrics[0])
+			metrics = metrics[1:]
+		}
+	}
+	for i := range t.Inventory {
+		inv.ListenOn = devenv.Loopback(listen[i])
+		next(&inv.ServiceConf, fmt.Sprintf("rpc-%d", i+1))
 		f := filepath.Join(s.Dir, fmt.Sprintf("rpc-%d.json", i+1))
 		if err := writeConfig(f, inv, rpcserver.LoadConfig); err != nil {
 			return files, err
 		}
 		files.inventory = append(files.inventory, f)
 	}
-	files.writer = filepath.Join(s.Dir, "mq.json")
-	if err := writeConfig(files.writer, w, mqserver.LoadConfig); err != nil {
-		return files, err
+	for i := range t.Writer {
+		next(&w.ServiceConf, fmt.Sprintf("mq-%d", i+1))
+		f := filepath.Join(s.Dir, fmt.Sprintf("mq-%d.json", i+1))
+		if err := writeConfig(f, w, mqserver.LoadConfig); err != nil {
+			return files, err
+		}
+		files.writer = append(files.writer, f)
 	}
-	for i, p := range apiPorts {
-		g.Host, g.Port = "127.0.0.1", p
+	for i := range t.Gateway {
+		g.Host, g.Port = "127.0.0.1", listen[t.Inventory+i]
+		next(&g.ServiceConf, fmt.Sprintf("api-%d", i+1))
 		f := filepath.Join(s.Dir, fmt.Sprintf("api-%d.json", i+1))
 		if err := writeConfig(f, g, apiserver.LoadConfig); err != nil {
 			return files, err

@@ -68,6 +68,8 @@ type System struct {
 	Cluster                        *devenv.RedisCluster
 	Etcd                           *devenv.Proc
 	Topology                       Topology
+	// Deploy is the deploy test's system (Options.Deploy): deploy/'s users and metrics.
+	Deploy *Deployment
 	// Hot is the activity the current row's burst buys.
 	Hot int64
 
@@ -83,6 +85,15 @@ type Options struct {
 	Dir     string    // work directory (default: a fresh temporary one, removed by Close)
 	Log     io.Writer // progress
 	Install bool      // apt-get a missing redis-server / mariadb-server
+	// Deploy (StartCluster only): the deploy test's system, deploy/'s files through the
+	// overlay of overlay.go (users on every hop, metrics) rather than the cluster table's.
+	Deploy bool
+	// Break (the deploy test) breaks one thing on purpose, to show that its check fails:
+	// "grant" (the writer's INSERT on seckill_order revoked), "redis-user" (the gateway
+	// logs in to Redis as rpc), "mysql-user" (the writer connects as seckill_rpc),
+	// "target" (one writer killed before Prometheus is asked, once its SeckillTargetDown
+	// fires), "kafka-acl" (mq also allowed to write the events topic).
+	Break string
 }
 
 // Start builds the mains and brings the system up.
@@ -201,6 +212,14 @@ func (s *System) startKafka(ctx context.Context, partitions int) error {
 		args: []string{"-addr", s.KafkaAddr, "-data-dir", filepath.Join(s.Dir, "kafka-data"),
 			"-partitions", strconv.Itoa(partitions)},
 		ready: func(ctx context.Context) error { return dialOK(ctx, s.KafkaAddr) }}
+	if s.Deploy != nil { // deploy/kafka's SCRAM users and ACLs
+		k := filepath.Join(s.Deploy.Dir, "kafka")
+		acls, err := s.Deploy.kafkaACLs(filepath.Join(k, "acls.txt"), s.Dir)
+		if err != nil {
+			return err
+		}
+		s.Kafka.args = append(s.Kafka.args, "-users", filepath.Join(k, "users.txt"), "-acls", acls)
+	}
 	s.closers = append(s.closers, s.Kafka.stop)
 	return s.Kafka.start(ctx)
 }

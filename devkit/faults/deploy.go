@@ -1,0 +1,121 @@
+package faults
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/zeromicro/go-zero/core/service"
+
+	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/mq/mqserver"
+	"github.com/seckill/seckill/rpc/rpcserver"
+	schema "github.com/seckill/seckill/sql"
+)
+
+// Deployment is what the deploy test's system (make deploy-test) adds to the cluster
+// table's: deploy/'s users on Redis, MariaDB, etcd and the broker, and every instance's
+// metrics for Prometheus, all through the overlay of overlay.go.
+type Deployment struct {
+	Dir     string              // deploy/
+	Suffix  string              // of the database and the MySQL users
+	DB      string              // the database (seckill_<Suffix>)
+	Break   string            // Options.Break
+	Targets map[string]string // instance (rpc-1, the host name deploy/ gives it) -> its metrics address
+}
+
+// prepare sets deploy/'s secrets and gives the Redis Cluster the compose file's ACL users.
+func (d *Deployment) prepare(spec *devenv.ClusterSpec) error {
+	if err := setDeploySecrets(); err != nil {
+		return err
+	}
+	args, err := redisACLArgs(filepath.Join(d.Dir, "docker-compose.yml"))
+	if err != nil {
+		return err
+	}
+	spec.Args, spec.AdminUser, spec.AdminPass = args, "admin", os.Getenv("SECKILL_REDIS_ADMIN_PASSWORD")
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	d.Suffix = hex.EncodeToString(b[:])
+	d.DB = "seckill_" + d.Suffix
+	return nil
+}
+
+// servers gives MariaDB deploy/mysql's users and grants and etcd deploy/etcd's; the
+// suite's own reads of MySQL (root) go to the deploy database.
+func (d *Deployment) servers(ctx context.Context, s *System, log io.Writer) error {
+	if err := deployMySQL(ctx, s.MariaDB.DSN, d.Dir, d.DB, d.Suffix); err != nil {
+		return err
+	}
+	c, err := mysql.ParseDSN(s.MariaDB.DSN)
+	if err != nil {
+		return err
+	}
+	c.DBName = d.DB
+	s.MariaDB.DSN = c.FormatDSN()
+	if d.Break == "grant" {
+		if err := breakGrant(ctx, s.MariaDB.DSN, "seckill_mq_"+d.Suffix); err != nil {
+			return err
+		}
+		fmt.Fprintln(log, "BREAK: INSERT on seckill_order revoked from the writer's user")
+	}
+	fmt.Fprintf(log, "MariaDB: database %s, users seckill_{migrate,rpc,mq}_%s (deploy/mysql/migrator.sql, "+
+		"migrations, grants.sql)\n", d.DB, d.Suffix)
+	if err := etcdAuth(ctx, d.Dir, s.Etcd.Addr); err != nil {
+		return err
+	}
+	fmt.Fprintln(log, "etcd: auth on (deploy/etcd/auth.sh: users root, rpc, client)")
+	return nil
+}
+
+// configure points deploy/'s configs at MariaDB as its users and removes the trace
+// receiver's address; every credential stays as deploy/ names it (from the environment).
+func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) error {
+	for _, dsn := range []*string{&inv.Mysql.DataSource, &w.Mysql.DataSource} {
+		v, err := overlayDSN(*dsn, s.MariaDB.Addr, d.DB, d.Suffix)
+		if err != nil {
+			return err
+		}
+		*dsn = v
+	}
+	for _, sc := range []*service.ServiceConf{&inv.ServiceConf, &w.ServiceConf, &g.ServiceConf} {
+		sc.Telemetry.Endpoint = "" // no OTLP receiver here: spans are made, not exported
+	}
+	switch d.Break {
+	case "redis-user":
+		g.Redis.User, g.Redis.Pass = inv.StockRedis.User, inv.StockRedis.Pass
+	case "mysql-user":
+		w.Mysql.DataSource = inv.Mysql.DataSource
+	}
+	s.BuyerSecret, s.MerchantSecret = os.Getenv("SECKILL_BUYER_SECRET"), os.Getenv("SECKILL_MERCHANT_SECRET")
+	return nil
+}
+
+// metrics puts instance name's DevServer (metrics, /healthz) on port of the loopback
+// address and records it for Prometheus's target name:<deploy's port>.
+func (d *Deployment) metrics(sc *service.ServiceConf, name string, port int) {
+	sc.DevServer.Host, sc.DevServer.Port = "127.0.0.1", port
+	if d.Targets == nil {
+		d.Targets = map[string]string{}
+	}
+	d.Targets[name] = devenv.Loopback(port)
+}
+
+// breakGrant revokes user's INSERT on seckill_order (Options.Break "grant").
+func breakGrant(ctx context.Context, rootDSN, user string) error {
+	db, err := sql.Open("mysql", rootDSN)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return schema.RevokeInsert(ctx, db, "seckill_order", user)
+}
