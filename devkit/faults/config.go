@@ -75,7 +75,11 @@ func encodeFields(v reflect.Value, into map[string]any) {
 		if name == "" {
 			name = f.Name
 		}
-		if fv.Kind() == reflect.Struct && fv.IsZero() && fv.Type() != reflect.TypeOf(time.Time{}) {
+		// A zero struct stays out (an optional block absent), unless it is a required block
+		// with a default in it: then its zeros were set on purpose (Pay.BuyerConfirms false
+		// over default=true).
+		if fv.Kind() == reflect.Struct && fv.IsZero() && fv.Type() != reflect.TypeOf(time.Time{}) &&
+			(strings.Contains(tag, "optional") || !hasDefault(fv.Type())) {
 			continue
 		}
 		if e := encodeConfig(fv); e != nil {
@@ -113,4 +117,14 @@ func viaProxy(dsn, addr string) (string, error) {
 	}
 	c.Addr = addr
 	return c.FormatDSN(), nil
+}
+
+// hasDefault reports whether a field of struct type t carries a go-zero default (",default=").
+func hasDefault(t reflect.Type) bool {
+	for i := 0; i < t.NumField(); i++ {
+		if strings.Contains(t.Field(i).Tag.Get("json"), "default=") {
+			return true
+		}
+	}
+	return false
 }

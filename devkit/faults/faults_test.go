@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
@@ -71,5 +72,17 @@ func TestWriteConfigLoadsBack(t *testing.T) {
 	}
 	if err := writeConfig(file, c, drops); err == nil {
 		t.Fatal("a field read back differently was not caught")
+	}
+	// A block whose zeros override a default (deploy's Pay.BuyerConfirms: false over
+	// default=true) is written, not left out as an absent block.
+	g, err := apiserver.LoadConfig("../../deploy/multinode/api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Pay.BuyerConfirms {
+		t.Fatal("deploy/multinode/api.yaml lets buyers confirm: this check proves nothing")
+	}
+	if err := writeConfig(filepath.Join(t.TempDir(), "api.json"), g, apiserver.LoadConfig); err != nil {
+		t.Fatal(err)
 	}
 }
