@@ -117,3 +117,8 @@ func (s *InventoryServer) DrawAudit(ctx context.Context, in *inventory.GetActivi
 	l := logic.NewDrawAuditLogic(ctx, s.svcCtx)
 	return l.DrawAudit(in)
 }
+
+func (s *InventoryServer) Adjustments(ctx context.Context, in *inventory.GetActivityReq) (*inventory.AdjustmentsResp, error) {
+	l := logic.NewAdjustmentsLogic(ctx, s.svcCtx)
+	return l.Adjustments(in)
+}
