@@ -2880,7 +2880,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\xe1\t\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\xa4\n" +
+	"\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x12G\n" +
@@ -2902,7 +2903,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingResp\x125\n" +
 	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryResp\x12@\n" +
 	"\tDrawAudit\x12\x19.inventory.GetActivityReq\x1a\x18.inventory.DrawAuditResp\x12D\n" +
-	"\vAdjustments\x12\x19.inventory.GetActivityReq\x1a\x1a.inventory.AdjustmentsRespB\rZ\v./inventoryb\x06proto3"
+	"\vAdjustments\x12\x19.inventory.GetActivityReq\x1a\x1a.inventory.AdjustmentsResp\x12A\n" +
+	"\vEndActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityRespB\rZ\v./inventoryb\x06proto3"
 
 var (
 	file_inventory_proto_rawDescOnce sync.Once
@@ -2998,28 +3000,30 @@ var file_inventory_proto_depIdxs = []int32{
 	33, // 34: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
 	30, // 35: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
 	30, // 36: inventory.Inventory.Adjustments:input_type -> inventory.GetActivityReq
-	4,  // 37: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 38: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	10, // 39: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
-	12, // 40: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	12, // 41: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	14, // 42: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	16, // 43: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	18, // 44: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	21, // 45: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	23, // 46: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	27, // 47: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	26, // 48: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	28, // 49: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	32, // 50: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	32, // 51: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	36, // 52: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	40, // 53: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	34, // 54: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
-	20, // 55: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
-	38, // 56: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
-	37, // [37:57] is the sub-list for method output_type
-	17, // [17:37] is the sub-list for method input_type
+	30, // 37: inventory.Inventory.EndActivity:input_type -> inventory.GetActivityReq
+	4,  // 38: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 39: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 40: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 41: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 42: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 43: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 44: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 45: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	21, // 46: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	23, // 47: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	27, // 48: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	26, // 49: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	28, // 50: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	32, // 51: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	32, // 52: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	36, // 53: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	40, // 54: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	34, // 55: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
+	20, // 56: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
+	38, // 57: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
+	32, // 58: inventory.Inventory.EndActivity:output_type -> inventory.ActivityResp
+	38, // [38:59] is the sub-list for method output_type
+	17, // [17:38] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name

@@ -77,6 +77,8 @@ type (
 		GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
 		DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error)
 		Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error)
+		// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+		EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	}
 
 	defaultInventory struct {
@@ -188,4 +190,10 @@ func (m *defaultInventory) DrawAudit(ctx context.Context, in *GetActivityReq, op
 func (m *defaultInventory) Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.Adjustments(ctx, in, opts...)
+}
+
+// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+func (m *defaultInventory) EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.EndActivity(ctx, in, opts...)
 }

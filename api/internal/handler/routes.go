@@ -144,6 +144,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Path:    "/activities/:id/adjustments",
 					Handler: merchant.ListAdjustmentsHandler(serverCtx),
 				},
+				{
+					// end the sale now: end_time becomes now
+					Method:  http.MethodPost,
+					Path:    "/activities/:id/end",
+					Handler: merchant.EndActivityHandler(serverCtx),
+				},
 			}...,
 		),
 		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),

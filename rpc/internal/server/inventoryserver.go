@@ -122,3 +122,9 @@ func (s *InventoryServer) Adjustments(ctx context.Context, in *inventory.GetActi
 	l := logic.NewAdjustmentsLogic(ctx, s.svcCtx)
 	return l.Adjustments(in)
 }
+
+// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+func (s *InventoryServer) EndActivity(ctx context.Context, in *inventory.GetActivityReq) (*inventory.ActivityResp, error) {
+	l := logic.NewEndActivityLogic(ctx, s.svcCtx)
+	return l.EndActivity(in)
+}
