@@ -57,6 +57,9 @@ type (
 		SetDrawCursor(ctx context.Context, id, cursor int64) error
 		// FindDrawCursor reads it (ErrNotFound: no such activity).
 		FindDrawCursor(ctx context.Context, id int64) (int64, error)
+		// EndAt moves the activity's end_time to now (unix seconds) if it started by now and
+		// has not ended: false when nothing changed (not started, or ended already).
+		EndAt(ctx context.Context, id, now int64) (bool, error)
 	}
 
 	customActivityModel struct {
@@ -241,4 +244,14 @@ func (m *customActivityModel) FindDrawCursor(ctx context.Context, id int64) (int
 		return 0, ErrNotFound
 	}
 	return got, err
+}
+
+func (m *customActivityModel) EndAt(ctx context.Context, id, now int64) (bool, error) {
+	res, err := m.conn.ExecCtx(ctx, "UPDATE "+m.table+" SET `end_time` = ? WHERE `id` = ? AND `start_time` <= ? "+
+		"AND `end_time` > ?", now, id, now, now)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }

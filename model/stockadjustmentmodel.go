@@ -21,6 +21,17 @@ type (
 		// FindEventIdsByActivity returns the event ids of an activity's applied adjustments
 		// inside session.
 		FindEventIdsByActivity(ctx context.Context, session sqlx.Session, activityID int64) ([]string, error)
+		// FindHistory returns an activity's applied adjustments, newest first, each with the
+		// activity's total after it.
+		FindHistory(ctx context.Context, activityID int64) ([]*AdjustmentHistory, error)
+	}
+
+	// AdjustmentHistory is one applied stock adjustment: Total is the activity's total right
+	// after it, CreatedAt when the writer applied it (unix seconds).
+	AdjustmentHistory struct {
+		Delta     int64 `db:"delta"`
+		Total     int64 `db:"total"`
+		CreatedAt int64 `db:"created_at"`
 	}
 
 	customStockAdjustmentModel struct {
@@ -61,4 +72,21 @@ func (m *customStockAdjustmentModel) InsertIgnore(ctx context.Context, session s
 		return false, err
 	}
 	return n > 0, nil
+}
+
+// FindHistory reads the adjustments and the activity's total in one statement (one snapshot):
+// the writer changes activity.total in the transaction that records an adjustment, so the
+// total after adjustment i is today's total less the deltas recorded after i.
+func (m *customStockAdjustmentModel) FindHistory(ctx context.Context, activityID int64) ([]*AdjustmentHistory,
+	error) {
+	query := fmt.Sprintf("SELECT s.`delta`, CAST(a.`total` - (SUM(s.`delta`) OVER (ORDER BY s.`id` DESC "+
+		"ROWS UNBOUNDED PRECEDING) - s.`delta`) AS SIGNED) AS `total`, "+
+		"CAST(UNIX_TIMESTAMP(s.`create_time`) AS SIGNED) AS `created_at` "+
+		"FROM %s s JOIN `activity` a ON a.`id` = s.`activity_id` WHERE s.`activity_id` = ? ORDER BY s.`id` DESC",
+		m.table)
+	var resp []*AdjustmentHistory
+	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -116,4 +117,21 @@ func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
 		}
 	}
 	return nos, nil
+}
+
+// End moves the warmed activity's end (unix seconds) to end if that is earlier (a merchant
+// ended the sale; reserve.lua answers ENDED from then on): moved is false when it was
+// already at or before it, or when the activity is not warm (the next warm-up reads MySQL).
+func (s *Store) End(ctx context.Context, aid, end int64) (moved bool, err error) {
+	if err := domain.CheckActivityID(aid); err != nil {
+		return false, err
+	}
+	res, err := s.run(ctx, endSaleScript, aid, []string{s.keys.Stock(aid)}, end)
+	if errors.Is(err, ErrNotWarm) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return toInt(res, 0) == 1, nil
 }

@@ -48,6 +48,8 @@ var (
 	drawMarkLua string
 	//go:embed scripts/restore_entries.lua
 	restoreEntriesLua string
+	//go:embed scripts/end_sale.lua
+	endSaleLua string
 
 	warmupScript         = newScript("warmup", warmupLua)
 	reserveScript        = newScript("reserve", orderLua+entryLua+unsentLua+reserveLua)
@@ -63,10 +65,11 @@ var (
 	enterScript          = newScript("enter", entryLua+unsentLua+enterLua)
 	drawMarkScript       = newScript("draw_mark", drawMarkLua)
 	restoreEntriesScript = newScript("restore_entries", restoreEntriesLua)
+	endSaleScript        = newScript("end_sale", endSaleLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript,
-		enterScript, drawMarkScript, restoreEntriesScript}
+		enterScript, drawMarkScript, restoreEntriesScript, endSaleScript}
 )
 
 // LoadScripts loads every script (SCRIPT LOAD) so that EVALSHA never meets NOSCRIPT,

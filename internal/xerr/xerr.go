@@ -39,6 +39,7 @@ const (
 	MethodNotAllowed  Code = "METHOD_NOT_ALLOWED"
 	NotStarted        Code = "NOT_STARTED"
 	Ended             Code = "ENDED"
+	DrawPending       Code = "DRAW_PENDING" // ending a sale whose opening draw is not done
 	SoldOut           Code = "SOLD_OUT"
 	LimitExceeded     Code = "LIMIT_EXCEEDED"
 	OrderClosed       Code = "ORDER_CLOSED"
@@ -74,6 +75,7 @@ var table = map[Code]mapping{
 	MethodNotAllowed:  {codes.Unimplemented, http.StatusMethodNotAllowed},
 	NotStarted:        {codes.FailedPrecondition, http.StatusConflict},
 	Ended:             {codes.FailedPrecondition, http.StatusConflict},
+	DrawPending:       {codes.FailedPrecondition, http.StatusConflict},
 	SoldOut:           {codes.FailedPrecondition, http.StatusConflict},
 	LimitExceeded:     {codes.FailedPrecondition, http.StatusConflict},
 	OrderClosed:       {codes.FailedPrecondition, http.StatusConflict},
@@ -200,6 +202,7 @@ var (
 	ErrDrawLost          = Sentinel(SoldOut, "sold out: the opening draw did not pick this entry")
 	ErrNotStarted        = Sentinel(NotStarted, "the activity has not started")
 	ErrEnded             = Sentinel(Ended, "the activity has ended")
+	ErrDrawPending       = Sentinel(DrawPending, "the activity's opening draw is not done")
 	ErrSoldOut           = Sentinel(SoldOut, "sold out")
 	ErrLimitExceeded     = Sentinel(LimitExceeded, "per-user limit exceeded")
 	ErrOrderClosed       = Sentinel(OrderClosed, "the order is cancelled or expired")

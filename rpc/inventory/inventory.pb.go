@@ -2452,6 +2452,113 @@ func (x *ListActivitiesResp) GetTotal() int64 {
 	return 0
 }
 
+// One stock change made through Adjust, as MySQL holds it once the writer applied it: total
+// is the activity's total after the change, created_at when it was applied (unix seconds).
+type Adjustment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Delta         int64                  `protobuf:"varint,1,opt,name=delta,proto3" json:"delta,omitempty"`
+	Total         int64                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	CreatedAt     int64                  `protobuf:"varint,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Adjustment) Reset() {
+	*x = Adjustment{}
+	mi := &file_inventory_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Adjustment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Adjustment) ProtoMessage() {}
+
+func (x *Adjustment) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Adjustment.ProtoReflect.Descriptor instead.
+func (*Adjustment) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *Adjustment) GetDelta() int64 {
+	if x != nil {
+		return x.Delta
+	}
+	return 0
+}
+
+func (x *Adjustment) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *Adjustment) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
+// The merchant's activity's stock changes, newest first (the merchant check of GetActivity).
+type AdjustmentsResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Adjustments   []*Adjustment          `protobuf:"bytes,1,rep,name=adjustments,proto3" json:"adjustments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdjustmentsResp) Reset() {
+	*x = AdjustmentsResp{}
+	mi := &file_inventory_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdjustmentsResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdjustmentsResp) ProtoMessage() {}
+
+func (x *AdjustmentsResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdjustmentsResp.ProtoReflect.Descriptor instead.
+func (*AdjustmentsResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *AdjustmentsResp) GetAdjustments() []*Adjustment {
+	if x != nil {
+		return x.Adjustments
+	}
+	return nil
+}
+
 type PingReq struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2460,7 +2567,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[37]
+	mi := &file_inventory_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2579,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[37]
+	mi := &file_inventory_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2592,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{37}
+	return file_inventory_proto_rawDescGZIP(), []int{39}
 }
 
 // PingResp: degraded lists the activities this instance serves from MySQL (degrade mode)
@@ -2500,7 +2607,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[38]
+	mi := &file_inventory_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2512,7 +2619,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[38]
+	mi := &file_inventory_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2525,7 +2632,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{38}
+	return file_inventory_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PingResp) GetDegraded() []int64 {
@@ -2760,12 +2867,21 @@ const file_inventory_proto_rawDesc = "" +
 	"\n" +
 	"activities\x18\x01 \x03(\v2\x13.inventory.ActivityR\n" +
 	"activities\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x03R\x05total\"\t\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\"W\n" +
+	"\n" +
+	"Adjustment\x12\x14\n" +
+	"\x05delta\x18\x01 \x01(\x03R\x05delta\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\x03R\tcreatedAt\"J\n" +
+	"\x0fAdjustmentsResp\x127\n" +
+	"\vadjustments\x18\x01 \x03(\v2\x15.inventory.AdjustmentR\vadjustments\"\t\n" +
 	"\aPingReq\"E\n" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\x9b\t\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\xa4\n" +
+	"\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x12G\n" +
@@ -2786,7 +2902,9 @@ const file_inventory_proto_rawDesc = "" +
 	"\x0eListActivities\x12\x1c.inventory.ListActivitiesReq\x1a\x1d.inventory.ListActivitiesResp\x12/\n" +
 	"\x04Ping\x12\x12.inventory.PingReq\x1a\x13.inventory.PingResp\x125\n" +
 	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryResp\x12@\n" +
-	"\tDrawAudit\x12\x19.inventory.GetActivityReq\x1a\x18.inventory.DrawAuditRespB\rZ\v./inventoryb\x06proto3"
+	"\tDrawAudit\x12\x19.inventory.GetActivityReq\x1a\x18.inventory.DrawAuditResp\x12D\n" +
+	"\vAdjustments\x12\x19.inventory.GetActivityReq\x1a\x1a.inventory.AdjustmentsResp\x12A\n" +
+	"\vEndActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityRespB\rZ\v./inventoryb\x06proto3"
 
 var (
 	file_inventory_proto_rawDescOnce sync.Once
@@ -2800,7 +2918,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),              // 0: inventory.Stock
 	(*Activity)(nil),           // 1: inventory.Activity
@@ -2839,8 +2957,10 @@ var file_inventory_proto_goTypes = []any{
 	(*EntryResp)(nil),          // 34: inventory.EntryResp
 	(*ListActivitiesReq)(nil),  // 35: inventory.ListActivitiesReq
 	(*ListActivitiesResp)(nil), // 36: inventory.ListActivitiesResp
-	(*PingReq)(nil),            // 37: inventory.PingReq
-	(*PingResp)(nil),           // 38: inventory.PingResp
+	(*Adjustment)(nil),         // 37: inventory.Adjustment
+	(*AdjustmentsResp)(nil),    // 38: inventory.AdjustmentsResp
+	(*PingReq)(nil),            // 39: inventory.PingReq
+	(*PingResp)(nil),           // 40: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -2859,49 +2979,54 @@ var file_inventory_proto_depIdxs = []int32{
 	1,  // 13: inventory.ActivityResp.activity:type_name -> inventory.Activity
 	31, // 14: inventory.ActivityResp.draw:type_name -> inventory.Draw
 	1,  // 15: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
-	3,  // 16: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 17: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	8,  // 18: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
-	11, // 19: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	11, // 20: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	13, // 21: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	15, // 22: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	17, // 23: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	11, // 24: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	22, // 25: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	24, // 26: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	24, // 27: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	24, // 28: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	29, // 29: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	30, // 30: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	35, // 31: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
-	37, // 32: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	33, // 33: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
-	30, // 34: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
-	4,  // 35: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 36: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	10, // 37: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
-	12, // 38: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	12, // 39: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	14, // 40: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	16, // 41: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	18, // 42: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	21, // 43: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	23, // 44: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	27, // 45: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	26, // 46: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	28, // 47: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	32, // 48: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	32, // 49: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	36, // 50: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	38, // 51: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	34, // 52: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
-	20, // 53: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
-	35, // [35:54] is the sub-list for method output_type
-	16, // [16:35] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	37, // 16: inventory.AdjustmentsResp.adjustments:type_name -> inventory.Adjustment
+	3,  // 17: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 18: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	8,  // 19: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
+	11, // 20: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	11, // 21: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	13, // 22: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	15, // 23: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	17, // 24: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	11, // 25: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	22, // 26: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	24, // 27: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	24, // 28: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	24, // 29: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	29, // 30: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	30, // 31: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	35, // 32: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	39, // 33: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	33, // 34: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
+	30, // 35: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
+	30, // 36: inventory.Inventory.Adjustments:input_type -> inventory.GetActivityReq
+	30, // 37: inventory.Inventory.EndActivity:input_type -> inventory.GetActivityReq
+	4,  // 38: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 39: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 40: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 41: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 42: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 43: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 44: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 45: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	21, // 46: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	23, // 47: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	27, // 48: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	26, // 49: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	28, // 50: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	32, // 51: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	32, // 52: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	36, // 53: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	40, // 54: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	34, // 55: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
+	20, // 56: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
+	38, // 57: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
+	32, // 58: inventory.Inventory.EndActivity:output_type -> inventory.ActivityResp
+	38, // [38:59] is the sub-list for method output_type
+	17, // [17:38] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -2915,7 +3040,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

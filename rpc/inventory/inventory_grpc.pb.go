@@ -38,6 +38,8 @@ const (
 	Inventory_Ping_FullMethodName           = "/inventory.Inventory/Ping"
 	Inventory_GetEntry_FullMethodName       = "/inventory.Inventory/GetEntry"
 	Inventory_DrawAudit_FullMethodName      = "/inventory.Inventory/DrawAudit"
+	Inventory_Adjustments_FullMethodName    = "/inventory.Inventory/Adjustments"
+	Inventory_EndActivity_FullMethodName    = "/inventory.Inventory/EndActivity"
 )
 
 // InventoryClient is the client API for Inventory service.
@@ -63,6 +65,13 @@ type InventoryClient interface {
 	Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 	GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
 	DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error)
+	Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error)
+	// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+	// end_time becomes now in MySQL, then in the warmed Redis copy; the answer is the activity
+	// as ended. An ended activity is answered as it is (its Redis copy is brought to its end
+	// if an earlier call stopped half way). NOT_STARTED before its start; DRAW_PENDING while
+	// its opening draw is not done.
+	EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 }
 
 type inventoryClient struct {
@@ -263,6 +272,26 @@ func (c *inventoryClient) DrawAudit(ctx context.Context, in *GetActivityReq, opt
 	return out, nil
 }
 
+func (c *inventoryClient) Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdjustmentsResp)
+	err := c.cc.Invoke(ctx, Inventory_Adjustments_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *inventoryClient) EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ActivityResp)
+	err := c.cc.Invoke(ctx, Inventory_EndActivity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InventoryServer is the server API for Inventory service.
 // All implementations must embed UnimplementedInventoryServer
 // for forward compatibility.
@@ -286,6 +315,13 @@ type InventoryServer interface {
 	Ping(context.Context, *PingReq) (*PingResp, error)
 	GetEntry(context.Context, *EntryReq) (*EntryResp, error)
 	DrawAudit(context.Context, *GetActivityReq) (*DrawAuditResp, error)
+	Adjustments(context.Context, *GetActivityReq) (*AdjustmentsResp, error)
+	// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+	// end_time becomes now in MySQL, then in the warmed Redis copy; the answer is the activity
+	// as ended. An ended activity is answered as it is (its Redis copy is brought to its end
+	// if an earlier call stopped half way). NOT_STARTED before its start; DRAW_PENDING while
+	// its opening draw is not done.
+	EndActivity(context.Context, *GetActivityReq) (*ActivityResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
 
@@ -352,6 +388,12 @@ func (UnimplementedInventoryServer) GetEntry(context.Context, *EntryReq) (*Entry
 }
 func (UnimplementedInventoryServer) DrawAudit(context.Context, *GetActivityReq) (*DrawAuditResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method DrawAudit not implemented")
+}
+func (UnimplementedInventoryServer) Adjustments(context.Context, *GetActivityReq) (*AdjustmentsResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method Adjustments not implemented")
+}
+func (UnimplementedInventoryServer) EndActivity(context.Context, *GetActivityReq) (*ActivityResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method EndActivity not implemented")
 }
 func (UnimplementedInventoryServer) mustEmbedUnimplementedInventoryServer() {}
 func (UnimplementedInventoryServer) testEmbeddedByValue()                   {}
@@ -716,6 +758,42 @@ func _Inventory_DrawAudit_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_Adjustments_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetActivityReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).Adjustments(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_Adjustments_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).Adjustments(ctx, req.(*GetActivityReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Inventory_EndActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetActivityReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).EndActivity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_EndActivity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).EndActivity(ctx, req.(*GetActivityReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Inventory_ServiceDesc is the grpc.ServiceDesc for Inventory service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -798,6 +876,14 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DrawAudit",
 			Handler:    _Inventory_DrawAudit_Handler,
+		},
+		{
+			MethodName: "Adjustments",
+			Handler:    _Inventory_Adjustments_Handler,
+		},
+		{
+			MethodName: "EndActivity",
+			Handler:    _Inventory_EndActivity_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -20,6 +20,8 @@ type (
 	ActivityResp       = inventory.ActivityResp
 	AdjustReq          = inventory.AdjustReq
 	AdjustResp         = inventory.AdjustResp
+	Adjustment         = inventory.Adjustment
+	AdjustmentsResp    = inventory.AdjustmentsResp
 	BooksResp          = inventory.BooksResp
 	CreateActivityReq  = inventory.CreateActivityReq
 	DbStock            = inventory.DbStock
@@ -74,6 +76,9 @@ type (
 		Ping(ctx context.Context, in *PingReq, opts ...grpc.CallOption) (*PingResp, error)
 		GetEntry(ctx context.Context, in *EntryReq, opts ...grpc.CallOption) (*EntryResp, error)
 		DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error)
+		Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error)
+		// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+		EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	}
 
 	defaultInventory struct {
@@ -180,4 +185,15 @@ func (m *defaultInventory) GetEntry(ctx context.Context, in *EntryReq, opts ...g
 func (m *defaultInventory) DrawAudit(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*DrawAuditResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.DrawAudit(ctx, in, opts...)
+}
+
+func (m *defaultInventory) Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.Adjustments(ctx, in, opts...)
+}
+
+// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+func (m *defaultInventory) EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.EndActivity(ctx, in, opts...)
 }

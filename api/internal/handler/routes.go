@@ -135,6 +135,28 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 	)
 
 	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.MerchantClaim},
+			[]rest.Route{
+				{
+					// the activity's stock changes, newest first
+					Method:  http.MethodGet,
+					Path:    "/activities/:id/adjustments",
+					Handler: merchant.ListAdjustmentsHandler(serverCtx),
+				},
+				{
+					// end the sale now: end_time becomes now
+					Method:  http.MethodPost,
+					Path:    "/activities/:id/end",
+					Handler: merchant.EndActivityHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),
+		rest.WithPrefix("/v1/admin"),
+	)
+
+	server.AddRoutes(
 		[]rest.Route{
 			{
 				// 200 when the inventory service is reachable

@@ -46,6 +46,16 @@ type AdjustStockReq struct {
 	Delta int64 `json:"delta"`
 }
 
+type AdjustmentItem struct {
+	Delta     int64 `json:"delta"`
+	Total     int64 `json:"total"`
+	CreatedAt int64 `json:"created_at"`
+}
+
+type AdjustmentListResp struct {
+	Adjustments []AdjustmentItem `json:"adjustments"` // newest first
+}
+
 type AdminActivityResp struct {
 	ActivityResp
 	Redis    *RedisBook `json:"redis"` // null when not warm

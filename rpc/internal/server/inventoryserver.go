@@ -117,3 +117,14 @@ func (s *InventoryServer) DrawAudit(ctx context.Context, in *inventory.GetActivi
 	l := logic.NewDrawAuditLogic(ctx, s.svcCtx)
 	return l.DrawAudit(in)
 }
+
+func (s *InventoryServer) Adjustments(ctx context.Context, in *inventory.GetActivityReq) (*inventory.AdjustmentsResp, error) {
+	l := logic.NewAdjustmentsLogic(ctx, s.svcCtx)
+	return l.Adjustments(in)
+}
+
+// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
+func (s *InventoryServer) EndActivity(ctx context.Context, in *inventory.GetActivityReq) (*inventory.ActivityResp, error) {
+	l := logic.NewEndActivityLogic(ctx, s.svcCtx)
+	return l.EndActivity(in)
+}

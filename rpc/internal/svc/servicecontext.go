@@ -34,7 +34,9 @@ type ServiceContext struct {
 	Orders model.SeckillOrderModel
 	// Activities is the activity table (CreateActivity, GetActivity, the loader).
 	Activities model.ActivityModel
-	Loader     *activity.Loader
+	// Adjustments is the stock_adjustment table (the merchant's stock history).
+	Adjustments model.StockAdjustmentModel
+	Loader      *activity.Loader
 	// Known is the Bloom filter of activity ids MySQL has, consulted before the loader
 	// reads MySQL.
 	Known *activity.Known
@@ -129,18 +131,19 @@ func New(c config.Config) (*ServiceContext, error) {
 	})
 	return &ServiceContext{
 		Seeds: activity.NewSeeds(activities), Prices: activity.NewPrices(store, activities),
-		Draws:      draws,
-		Degrade:    fence,
-		Book:       router,
-		Config:     c,
-		Redis:      rds,
-		Store:      store,
-		DB:         db,
-		Orders:     orders,
-		Activities: activities,
-		Known:      known,
-		Relay:      rl,
-		Reconciler: rec, Reconciles: reconcile.NewSingle(rec),
+		Draws:       draws,
+		Degrade:     fence,
+		Book:        router,
+		Config:      c,
+		Redis:       rds,
+		Store:       store,
+		DB:          db,
+		Orders:      orders,
+		Activities:  activities,
+		Adjustments: model.NewStockAdjustmentModel(db),
+		Known:       known,
+		Relay:       rl,
+		Reconciler:  rec, Reconciles: reconcile.NewSingle(rec),
 		Loader: loader,
 	}, nil
 }
