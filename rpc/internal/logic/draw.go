@@ -2,6 +2,7 @@ package logic
 
 import (
 	"context"
+	"time"
 
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
@@ -23,11 +24,20 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 	if err != nil {
 		return nil, err
 	}
-	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: n, Status: drawStatus(a, p),
-		Winners: p.Winners}, nil
+	status := drawStatus(a, p)
+	// The drawer marks MySQL done just before Redis records the last chunk and its winners (the
+	// count this view shows): until Redis says done too, the view says drawing, unless MySQL said
+	// done more than two leases ago (Redis lost the draw's record, which a drawer would have
+	// written or taken over by then). It said done with 0 winners in that gap before.
+	settled := 2 * time.Duration(svcCtx.Config.Draw.LeaseSeconds) * time.Second
+	if status == stock.DrawDone && p.Status != stock.DrawDone && time.Since(time.UnixMilli(a.DrawDoneAt)) <= settled {
+		status = stock.DrawDrawing
+	}
+	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: n, Status: status, Winners: p.Winners}, nil
 }
 
-// drawStatus is the state of activity a's draw: done once MySQL or Redis says so.
+// drawStatus is the state of activity a's draw: done once MySQL or Redis says so (its winners'
+// orders are made by then; the seed is public from MySQL's mark on).
 func drawStatus(a *model.Activity, p stock.DrawProgress) string {
 	switch {
 	case a.DrawDoneAt > 0 || p.Status == stock.DrawDone:
