@@ -115,6 +115,12 @@ func (k Keys) RateLimitMerchant(mid int64) string {
 	return k.Prefix + "sk:rlm:" + strconv.FormatInt(mid, 10)
 }
 
+// Idempotency is the gateway's record of one merchant's Idempotency-Key (a JSON value: pending
+// with the request's fingerprint, then done with the first answer), kept 24 h.
+func (k Keys) Idempotency(mid int64, key string) string {
+	return k.Prefix + "sk:idem:" + strconv.FormatInt(mid, 10) + ":" + key
+}
+
 // RPCApps is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf
 // Auth with Redis.Key): who may call the inventory service.
 func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }
