@@ -183,3 +183,40 @@ func concurrentRepeats(t *testing.T, e *env, path string) {
 		t.Fatalf("%d activities, want 1", n)
 	}
 }
+
+func TestIdempotentAdjust(t *testing.T) {
+	e := start(t)
+	a := e.warm(map[string]any{"stock": 10})
+	path := fmt.Sprintf("/v1/admin/activities/%d/stock", a.ActivityID)
+	c1, b1, _ := e.doKey(http.MethodPost, path, merchantID, "adj-key-1", `{"delta": 5}`)
+	c2, b2, _ := e.doKey(http.MethodPost, path, merchantID, "adj-key-1", `{ "delta":5 }`)
+	if c1 != http.StatusOK || c2 != c1 || !bytes.Equal(b1, b2) {
+		t.Fatalf("answers %d %s / %d %s", c1, b1, c2, b2)
+	}
+	// The gateway lost its record (or a retry after BUSY): the inventory service's record of the
+	// key, written with the change, answers the first result and applies nothing again.
+	if _, err := e.rds.Del(e.keys.Idempotency(merchantID, "adj-key-1")); err != nil {
+		t.Fatal(err)
+	}
+	c3, b3, h3 := e.doKey(http.MethodPost, path, merchantID, "adj-key-1", `{"delta":5}`)
+	if c3 != http.StatusOK || !bytes.Equal(b1, b3) || h3.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("after the record's loss: %d %s, want %s", c3, b3, b1)
+	}
+	if remaining, _, _ := e.redisStock(a.ActivityID); remaining != 15 {
+		t.Fatalf("remaining %d, want 15: one change", remaining)
+	}
+	// Without the gateway's record, another body under the key is still a conflict.
+	if _, err := e.rds.Del(e.keys.Idempotency(merchantID, "adj-key-1")); err != nil {
+		t.Fatal(err)
+	}
+	e.expectKeyErr(path, merchantID, "adj-key-1", `{"delta":6}`, http.StatusConflict, "IDEMPOTENCY_CONFLICT")
+	// Another key is another change; a withdrawal refused (409) is kept as answered.
+	if c, b, _ := e.doKey(http.MethodPost, path, merchantID, "adj-key-2", `{"delta":5}`); c != http.StatusOK {
+		t.Fatalf("another key: %d %s", c, b)
+	}
+	e.expectKeyErr(path, merchantID, "adj-key-3", `{"delta":-100}`, http.StatusConflict, "INSUFFICIENT_STOCK")
+	e.expectKeyErr(path, merchantID, "adj-key-3", `{"delta":-100}`, http.StatusConflict, "INSUFFICIENT_STOCK")
+	if remaining, _, _ := e.redisStock(a.ActivityID); remaining != 20 {
+		t.Fatalf("remaining %d, want 20", remaining)
+	}
+}

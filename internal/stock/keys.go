@@ -90,6 +90,10 @@ func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
 // that callers who waited on another instance's run share its answer.
 func (k Keys) ReconReport(aid int64) string { return k.base(aid) + "reconrep" }
 
+// AdjustKeys is the activity's hash of the merchant's Idempotency-Keys of stock adjustments:
+// 'mid:key' -> the fingerprint and the applied result (adjust.lua), expiring with the activity.
+func (k Keys) AdjustKeys(aid int64) string { return k.base(aid) + "idem" }
+
 // StockBack is the pub/sub channel on which the scripts that return stock to remaining publish
 // the activity id (a channel, not a key: it has no slot).
 func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
