@@ -10,6 +10,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 // doKey sends a raw JSON body as mid with an Idempotency-Key ("" sends none).
@@ -123,6 +128,10 @@ func TestIdempotentCreate(t *testing.T) {
 			t.Fatalf("%d activities, want 0", n)
 		}
 	})
+	t.Run("the gateway lost its record: the inventory service's key answers", func(t *testing.T) {
+		lostRecord(t, e, path)
+	})
+
 	t.Run("concurrent repeats: one activity, the others the same answer or BUSY", func(t *testing.T) {
 		concurrentRepeats(t, e, path)
 	})
@@ -218,5 +227,66 @@ func TestIdempotentAdjust(t *testing.T) {
 	e.expectKeyErr(path, merchantID, "adj-key-3", `{"delta":-100}`, http.StatusConflict, "INSUFFICIENT_STOCK")
 	if remaining, _, _ := e.redisStock(a.ActivityID); remaining != 20 {
 		t.Fatalf("remaining %d, want 20", remaining)
+	}
+}
+
+// lostRecord: a creation retried after the gateway's record is gone (deleted; as after a 5xx
+// whose change was made) finds the key inserted with the activity: the same activity, once.
+func lostRecord(t *testing.T, e *env, path string) {
+	const mid = 115
+	body := createBody("idem-e", 10)
+	c1, b1, _ := e.doKey(http.MethodPost, path, mid, "key-eeee-1", body)
+	if c1 != http.StatusOK {
+		t.Fatalf("first: %d %s", c1, b1)
+	}
+	for range 2 {
+		if _, err := e.rds.Del(e.keys.Idempotency(mid, "key-eeee-1")); err != nil {
+			t.Fatal(err)
+		}
+		c2, b2, h2 := e.doKey(http.MethodPost, path, mid, "key-eeee-1", reordered(body))
+		if c2 != http.StatusOK || !bytes.Equal(b1, b2) || h2.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("retry: %d %s, want %s", c2, b2, b1)
+		}
+	}
+	if _, err := e.rds.Del(e.keys.Idempotency(mid, "key-eeee-1")); err != nil {
+		t.Fatal(err)
+	}
+	e.expectKeyErr(path, mid, "key-eeee-1", createBody("idem-e2", 10), http.StatusConflict, "IDEMPOTENCY_CONFLICT")
+	if n := e.merchantActivities(mid); n != 1 {
+		t.Fatalf("%d activities, want 1", n)
+	}
+}
+
+// TestIdempotentCreateRPC: concurrent creations with one key straight to the inventory service
+// (no gateway record in front): one activity, every answer it.
+func TestIdempotentCreateRPC(t *testing.T) {
+	e := start(t)
+	const mid = 121
+	now := time.Now().Unix()
+	req := &inventoryclient.CreateActivityReq{MerchantId: mid, SkuId: 42, Name: "idem-rpc", Total: 10,
+		StartTime: now - 60, EndTime: now + 3600, PerUserLimit: 1, PayTimeoutSeconds: 900,
+		IdempotencyKey: "121:key-rpc-1", IdempotencyFp: "fp-1"}
+	ids := make([]int64, 8)
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			res, err := e.inv.CreateActivity(t.Context(), req)
+			ids[i], errs[i] = res.GetActivity().GetActivityId(), err
+		})
+	}
+	wg.Wait()
+	for i := range ids {
+		if errs[i] != nil || ids[i] != ids[0] || ids[0] < 1 {
+			t.Errorf("answer %d: id %d, %v (first %d)", i, ids[i], errs[i], ids[0])
+		}
+	}
+	other := proto.CloneOf(req)
+	other.IdempotencyFp = "fp-2"
+	if _, err := e.inv.CreateActivity(t.Context(), other); xerr.FromStatus(err).Code != xerr.IdempotencyConflict {
+		t.Errorf("another fingerprint: %v", err)
+	}
+	if n := e.merchantActivities(mid); n != 1 {
+		t.Fatalf("%d activities, want 1", n)
 	}
 }
