@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 )
@@ -26,6 +29,12 @@ type (
 		// (DrawSeedBytes from crypto/rand unless data.DrawSeed holds one), the only place a
 		// seed is set, so an edit that adds a draw later finds one.
 		InsertWithInventory(ctx context.Context, data *Activity) (int64, error)
+		// InsertWithInventoryKeyed is InsertWithInventory that also inserts key (its ActivityId
+		// set to the new id; nil: none) in the same transaction: ErrKeyTaken, nothing written,
+		// when the merchant's key is recorded already.
+		InsertWithInventoryKeyed(ctx context.Context, data *Activity, key *IdempotencyKey) (int64, error)
+		// FindKey reads a merchant's recorded Idempotency-Key of a creation (ErrNotFound: none).
+		FindKey(ctx context.Context, merchantID uint64, key string) (*IdempotencyKey, error)
 		// FindOneWithInventory reads the activity and its inventory row in one query.
 		// ErrNotFound when either is absent.
 		FindOneWithInventory(ctx context.Context, id uint64) (*ActivityWithInventory, error)
@@ -89,6 +98,15 @@ func (m *customActivityModel) withSession(session sqlx.Session) ActivityModel {
 }
 
 func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Activity) (int64, error) {
+	return m.InsertWithInventoryKeyed(ctx, data, nil)
+}
+
+func (m *customActivityModel) FindKey(ctx context.Context, merchantID uint64, key string) (*IdempotencyKey, error) {
+	return NewIdempotencyKeyModel(m.conn).FindOneByMerchantIdIdemKey(ctx, merchantID, key)
+}
+
+func (m *customActivityModel) InsertWithInventoryKeyed(ctx context.Context, data *Activity,
+	key *IdempotencyKey) (int64, error) {
 	seed := []byte(data.DrawSeed)
 	if len(seed) == 0 {
 		seed = make([]byte, DrawSeedBytes)
@@ -114,6 +132,17 @@ func (m *customActivityModel) InsertWithInventory(ctx context.Context, data *Act
 		inv := NewInventoryModel(sqlx.NewSqlConnFromSession(s))
 		if _, err := inv.Insert(ctx, &Inventory{ActivityId: uint64(id), Available: data.Total, Mode: ModeRedis}); err != nil {
 			return fmt.Errorf("insert inventory of activity %d: %w", id, err)
+		}
+		if key == nil {
+			return nil
+		}
+		k := *key
+		k.ActivityId = uint64(id)
+		if _, err := NewIdempotencyKeyModel(sqlx.NewSqlConnFromSession(s)).Insert(ctx, &k); err != nil {
+			if me := (*mysql.MySQLError)(nil); errors.As(err, &me) && me.Number == errDupEntry {
+				return ErrKeyTaken
+			}
+			return fmt.Errorf("insert idempotency key of activity %d: %w", id, err)
 		}
 		return nil
 	})

@@ -56,7 +56,8 @@ func TestMigrateEmptyDatabase(t *testing.T) {
 	if want := versions(t); !slices.Equal(applied, want) {
 		t.Fatalf("applied %v, want %v", applied, want)
 	}
-	want := []string{"activity", "draw_entry", "goose_db_version", "inventory", "seckill_order", "stock_adjustment"}
+	want := []string{"activity", "draw_entry", "goose_db_version", "idempotency_key", "inventory", "seckill_order",
+		"stock_adjustment"}
 	if got := tableNames(t, d.DB); !slices.Equal(got, want) {
 		t.Fatalf("tables %v, want %v", got, want)
 	}

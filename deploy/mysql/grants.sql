@@ -25,6 +25,7 @@ GRANT SELECT, INSERT, UPDATE ON `seckill`.`activity` TO 'seckill_rpc'@'%';
 GRANT SELECT, INSERT, UPDATE ON `seckill`.`inventory` TO 'seckill_rpc'@'%';
 GRANT SELECT, INSERT, UPDATE ON `seckill`.`seckill_order` TO 'seckill_rpc'@'%';
 GRANT SELECT, INSERT, UPDATE ON `seckill`.`stock_adjustment` TO 'seckill_rpc'@'%';
+GRANT SELECT, INSERT ON `seckill`.`idempotency_key` TO 'seckill_rpc'@'%';
 GRANT SELECT ON `seckill`.`draw_entry` TO 'seckill_rpc'@'%';
 
 -- The writer and its jobs (seckill_mq): applies events to orders and inventory (SELECT

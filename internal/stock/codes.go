@@ -33,6 +33,7 @@ const (
 	codeDrawDone      = -20
 	codeEntryAddr     = -21
 	codeAmount        = -22
+	codeIdemConflict  = -23
 )
 
 var (
@@ -64,6 +65,9 @@ var (
 	// ErrEntriesPerAddress: the buyer's client address has as many entrants in the draw as
 	// one address may (Draw.EntriesPerAddress); nothing was written.
 	ErrEntriesPerAddress = xerr.Sentinel(xerr.RateLimited, "too many entries of the opening draw from this client address")
+	// ErrIdempotencyConflict: a merchant's Idempotency-Key used again with another request.
+	ErrIdempotencyConflict = xerr.Sentinel(xerr.IdempotencyConflict,
+		"this Idempotency-Key was used with another route or body")
 	// errDrawPending: the activity's draw is not done; the batch goes to enter.lua.
 	errDrawPending = errors.New("stock: the draw is not done")
 	// errDrawDone: the draw finished between reserve.lua and enter.lua: reserve again.
@@ -95,6 +99,8 @@ func codeError(code int64) error {
 		return xerr.ErrOrderClosed
 	case codeOrderPaid:
 		return xerr.ErrOrderPaid
+	case codeIdemConflict:
+		return ErrIdempotencyConflict
 	case codeInsufficient:
 		return xerr.ErrInsufficientStock
 	case codeNotDue:

@@ -90,6 +90,10 @@ func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
 // that callers who waited on another instance's run share its answer.
 func (k Keys) ReconReport(aid int64) string { return k.base(aid) + "reconrep" }
 
+// AdjustKeys is the activity's hash of the merchant's Idempotency-Keys of stock adjustments:
+// 'mid:key' -> the fingerprint and the applied result (adjust.lua), expiring with the activity.
+func (k Keys) AdjustKeys(aid int64) string { return k.base(aid) + "idem" }
+
 // StockBack is the pub/sub channel on which the scripts that return stock to remaining publish
 // the activity id (a channel, not a key: it has no slot).
 func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
@@ -113,6 +117,12 @@ func (k Keys) RateLimitAddr(kind, addr string) string {
 // PeriodLimit), shared by every gateway.
 func (k Keys) RateLimitMerchant(mid int64) string {
 	return k.Prefix + "sk:rlm:" + strconv.FormatInt(mid, 10)
+}
+
+// Idempotency is the gateway's record of one merchant's Idempotency-Key (a JSON value: pending
+// with the request's fingerprint, then done with the first answer), kept 24 h.
+func (k Keys) Idempotency(mid int64, key string) string {
+	return k.Prefix + "sk:idem:" + strconv.FormatInt(mid, 10) + ":" + key
 }
 
 // RPCApps is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf

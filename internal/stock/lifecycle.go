@@ -250,17 +250,32 @@ type Counters struct {
 
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock.
 func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) {
+	c, _, err := s.AdjustOnce(ctx, aid, delta, "", "")
+	return c, err
+}
+
+// AdjustOnce is Adjust under a merchant's Idempotency-Key (key "mid:key", "" for none) and the
+// request's fingerprint fp, recorded in the same script as the change: the key again answers
+// the first result (replayed true) without applying it again, with another fp
+// ErrIdempotencyConflict.
+func (s *Store) AdjustOnce(ctx context.Context, aid, delta int64, key, fp string) (Counters, bool, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
-		return Counters{}, err
+		return Counters{}, false, err
 	}
-	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)},
-		aid, delta, s.keys.StockBack(), event.TraceParent(ctx))
+	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.AdjustKeys(aid)},
+		aid, delta, s.keys.StockBack(), event.TraceParent(ctx), key, fp)
 	if err != nil {
-		return Counters{}, err
+		return Counters{}, false, err
 	}
-	if err := s.acked(ctx, aid, res, 5); err != nil {
-		return Counters{}, err
+	replayed := toInt(res, 0) == codeReplay
+	if replayed {
+		err = s.ackUnsent(ctx, aid, res, 5)
+	} else {
+		err = s.acked(ctx, aid, res, 5)
+	}
+	if err != nil {
+		return Counters{}, false, err
 	}
 	return Counters{Total: toInt(res, 1), Remaining: toInt(res, 2), Locked: toInt(res, 3),
-		Sold: toInt(res, 4)}, nil
+		Sold: toInt(res, 4)}, replayed, nil
 }

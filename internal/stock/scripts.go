@@ -56,7 +56,7 @@ var (
 	confirmScript        = newScript("confirm", orderLua+entryLua+unsentLua+confirmLua)
 	releaseScript        = newScript("release", orderLua+entryLua+unsentLua+releaseLua)
 	expireDueScript      = newScript("expire_due", orderLua+entryLua+expireDueLua)
-	adjustScript         = newScript("adjust", entryLua+adjustLua)
+	adjustScript         = newScript("adjust", entryLua+unsentLua+adjustLua)
 	restoreScript        = newScript("restore", orderLua+restoreLua)
 	ackedScript          = newScript("acked", ackedLua)
 	fenceScript          = newScript("fence", fenceLua)

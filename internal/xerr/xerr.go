@@ -49,11 +49,13 @@ const (
 	Forbidden         Code = "FORBIDDEN"       // a route this deployment turned off (Pay.BuyerConfirms)
 	InsufficientStock Code = "INSUFFICIENT_STOCK"
 	NotDue            Code = "NOT_DUE"
-	RateLimited       Code = "RATE_LIMITED"
-	Busy              Code = "BUSY"
-	TooLarge          Code = "PAYLOAD_TOO_LARGE"
-	UnsupportedMedia  Code = "UNSUPPORTED_MEDIA_TYPE"
-	Internal          Code = "INTERNAL"
+	// IdempotencyConflict: an Idempotency-Key used again with another route or body.
+	IdempotencyConflict Code = "IDEMPOTENCY_CONFLICT"
+	RateLimited         Code = "RATE_LIMITED"
+	Busy                Code = "BUSY"
+	TooLarge            Code = "PAYLOAD_TOO_LARGE"
+	UnsupportedMedia    Code = "UNSUPPORTED_MEDIA_TYPE"
+	Internal            Code = "INTERNAL"
 )
 
 // errorDomain tags the ErrorInfo detail so foreign statuses are not misread.
@@ -66,26 +68,27 @@ type mapping struct {
 
 // table is the single mapping from code word to gRPC and HTTP status.
 var table = map[Code]mapping{
-	InvalidArgument:   {codes.InvalidArgument, http.StatusBadRequest},
-	Unauthorized:      {codes.Unauthenticated, http.StatusUnauthorized},
-	ActivityNotFound:  {codes.NotFound, http.StatusNotFound},
-	OrderNotFound:     {codes.NotFound, http.StatusNotFound},
-	EntryNotFound:     {codes.NotFound, http.StatusNotFound},
-	NotFound:          {codes.NotFound, http.StatusNotFound},
-	MethodNotAllowed:  {codes.Unimplemented, http.StatusMethodNotAllowed},
-	NotStarted:        {codes.FailedPrecondition, http.StatusConflict},
-	Ended:             {codes.FailedPrecondition, http.StatusConflict},
-	DrawPending:       {codes.FailedPrecondition, http.StatusConflict},
-	SoldOut:           {codes.FailedPrecondition, http.StatusConflict},
-	LimitExceeded:     {codes.FailedPrecondition, http.StatusConflict},
-	OrderClosed:       {codes.FailedPrecondition, http.StatusConflict},
-	OrderPaid:         {codes.FailedPrecondition, http.StatusConflict},
-	AmountMismatch:    {codes.FailedPrecondition, http.StatusConflict},
-	TradeNoReused:     {codes.FailedPrecondition, http.StatusConflict},
-	Forbidden:         {codes.PermissionDenied, http.StatusForbidden},
-	InsufficientStock: {codes.FailedPrecondition, http.StatusConflict},
-	NotDue:            {codes.FailedPrecondition, http.StatusConflict},
-	RateLimited:       {codes.Aborted, http.StatusTooManyRequests},
+	InvalidArgument:     {codes.InvalidArgument, http.StatusBadRequest},
+	Unauthorized:        {codes.Unauthenticated, http.StatusUnauthorized},
+	ActivityNotFound:    {codes.NotFound, http.StatusNotFound},
+	OrderNotFound:       {codes.NotFound, http.StatusNotFound},
+	EntryNotFound:       {codes.NotFound, http.StatusNotFound},
+	NotFound:            {codes.NotFound, http.StatusNotFound},
+	MethodNotAllowed:    {codes.Unimplemented, http.StatusMethodNotAllowed},
+	NotStarted:          {codes.FailedPrecondition, http.StatusConflict},
+	Ended:               {codes.FailedPrecondition, http.StatusConflict},
+	DrawPending:         {codes.FailedPrecondition, http.StatusConflict},
+	SoldOut:             {codes.FailedPrecondition, http.StatusConflict},
+	LimitExceeded:       {codes.FailedPrecondition, http.StatusConflict},
+	OrderClosed:         {codes.FailedPrecondition, http.StatusConflict},
+	OrderPaid:           {codes.FailedPrecondition, http.StatusConflict},
+	AmountMismatch:      {codes.FailedPrecondition, http.StatusConflict},
+	TradeNoReused:       {codes.FailedPrecondition, http.StatusConflict},
+	Forbidden:           {codes.PermissionDenied, http.StatusForbidden},
+	InsufficientStock:   {codes.FailedPrecondition, http.StatusConflict},
+	NotDue:              {codes.FailedPrecondition, http.StatusConflict},
+	RateLimited:         {codes.Aborted, http.StatusTooManyRequests},
+	IdempotencyConflict: {codes.FailedPrecondition, http.StatusConflict},
 	// Aborted, not Unavailable: a cache backfill in progress is a business answer
 	// ("retry"), not a sick server, and must not trip the client breaker.
 	Busy:     {codes.Aborted, http.StatusServiceUnavailable},

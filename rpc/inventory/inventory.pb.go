@@ -1112,12 +1112,17 @@ func (x *ExpireDueResp) GetOrderNos() []string {
 }
 
 type AdjustReq struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
-	Delta         int64                  `protobuf:"varint,2,opt,name=delta,proto3" json:"delta,omitempty"` // non-zero
-	MerchantId    int64                  `protobuf:"varint,3,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	Delta      int64                  `protobuf:"varint,2,opt,name=delta,proto3" json:"delta,omitempty"` // non-zero
+	MerchantId int64                  `protobuf:"varint,3,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
+	// The merchant's Idempotency-Key ("mid:key", empty for none) and the request's fingerprint:
+	// recorded with the change in the same script; the key again answers the first result
+	// without applying it again, with another fingerprint IDEMPOTENCY_CONFLICT.
+	IdempotencyKey string `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	IdempotencyFp  string `protobuf:"bytes,5,opt,name=idempotency_fp,json=idempotencyFp,proto3" json:"idempotency_fp,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AdjustReq) Reset() {
@@ -1169,6 +1174,20 @@ func (x *AdjustReq) GetMerchantId() int64 {
 		return x.MerchantId
 	}
 	return 0
+}
+
+func (x *AdjustReq) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *AdjustReq) GetIdempotencyFp() string {
+	if x != nil {
+		return x.IdempotencyFp
+	}
+	return ""
 }
 
 type AdjustResp struct {
@@ -1922,8 +1941,13 @@ type CreateActivityReq struct {
 	PayTimeoutSeconds int64                  `protobuf:"varint,8,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
 	DrawSeconds       int64                  `protobuf:"varint,9,opt,name=draw_seconds,json=drawSeconds,proto3" json:"draw_seconds,omitempty"` // 0..600: the first draw_seconds of the sale are a draw
 	Price             int64                  `protobuf:"varint,10,opt,name=price,proto3" json:"price,omitempty"`                               // 0..10^9, the unit price in the smallest currency unit
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The merchant's Idempotency-Key ("mid:key", empty for none) and the request's fingerprint:
+	// inserted in the activity's transaction; the key again answers the activity it created,
+	// with another fingerprint IDEMPOTENCY_CONFLICT.
+	IdempotencyKey string `protobuf:"bytes,11,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	IdempotencyFp  string `protobuf:"bytes,12,opt,name=idempotency_fp,json=idempotencyFp,proto3" json:"idempotency_fp,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateActivityReq) Reset() {
@@ -2024,6 +2048,20 @@ func (x *CreateActivityReq) GetPrice() int64 {
 		return x.Price
 	}
 	return 0
+}
+
+func (x *CreateActivityReq) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CreateActivityReq) GetIdempotencyFp() string {
+	if x != nil {
+		return x.IdempotencyFp
+	}
+	return ""
 }
 
 // The activity as MySQL holds it (total: activity.total, which follows stock adjustments
@@ -2753,13 +2791,15 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05limit\x18\x02 \x01(\x03R\x05limit\"F\n" +
 	"\rExpireDueResp\x12\x18\n" +
 	"\aexpired\x18\x01 \x01(\x03R\aexpired\x12\x1b\n" +
-	"\torder_nos\x18\x02 \x03(\tR\borderNos\"c\n" +
+	"\torder_nos\x18\x02 \x03(\tR\borderNos\"\xb3\x01\n" +
 	"\tAdjustReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x14\n" +
 	"\x05delta\x18\x02 \x01(\x03R\x05delta\x12\x1f\n" +
 	"\vmerchant_id\x18\x03 \x01(\x03R\n" +
-	"merchantId\"4\n" +
+	"merchantId\x12'\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12%\n" +
+	"\x0eidempotency_fp\x18\x05 \x01(\tR\ridempotencyFp\"4\n" +
 	"\n" +
 	"AdjustResp\x12&\n" +
 	"\x05stock\x18\x01 \x01(\v2\x10.inventory.StockR\x05stock\".\n" +
@@ -2817,7 +2857,7 @@ const file_inventory_proto_rawDesc = "" +
 	"RepairResp\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1c\n" +
-	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\xbe\x02\n" +
+	"\treemitted\x18\x02 \x01(\x03R\treemitted\"\x8e\x03\n" +
 	"\x11CreateActivityReq\x12\x1f\n" +
 	"\vmerchant_id\x18\x01 \x01(\x03R\n" +
 	"merchantId\x12\x15\n" +
@@ -2831,7 +2871,9 @@ const file_inventory_proto_rawDesc = "" +
 	"\x13pay_timeout_seconds\x18\b \x01(\x03R\x11payTimeoutSeconds\x12!\n" +
 	"\fdraw_seconds\x18\t \x01(\x03R\vdrawSeconds\x12\x14\n" +
 	"\x05price\x18\n" +
-	" \x01(\x03R\x05price\"R\n" +
+	" \x01(\x03R\x05price\x12'\n" +
+	"\x0fidempotency_key\x18\v \x01(\tR\x0eidempotencyKey\x12%\n" +
+	"\x0eidempotency_fp\x18\f \x01(\tR\ridempotencyFp\"R\n" +
 	"\x0eGetActivityReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1f\n" +

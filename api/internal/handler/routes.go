@@ -76,12 +76,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 			[]rest.Middleware{serverCtx.MerchantClaim},
 			[]rest.Route{
 				{
-					// create a flash-sale activity for one SKU
-					Method:  http.MethodPost,
-					Path:    "/activities",
-					Handler: merchant.CreateActivityHandler(serverCtx),
-				},
-				{
 					// the merchant's own activities, newest first
 					Method:  http.MethodGet,
 					Path:    "/activities",
@@ -100,16 +94,38 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: merchant.DrawAuditHandler(serverCtx),
 				},
 				{
-					// add or withdraw sellable stock
-					Method:  http.MethodPost,
-					Path:    "/activities/:id/stock",
-					Handler: merchant.AdjustStockHandler(serverCtx),
-				},
-				{
 					// load stock into Redis if absent
 					Method:  http.MethodPost,
 					Path:    "/activities/:id/warmup",
 					Handler: merchant.WarmupHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),
+		rest.WithPrefix("/v1/admin"),
+	)
+
+	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.MerchantClaim, serverCtx.Idempotency},
+			[]rest.Route{
+				{
+					// create a flash-sale activity for one SKU
+					Method:  http.MethodPost,
+					Path:    "/activities",
+					Handler: merchant.CreateActivityHandler(serverCtx),
+				},
+				{
+					// end the sale now: end_time becomes now
+					Method:  http.MethodPost,
+					Path:    "/activities/:id/end",
+					Handler: merchant.EndActivityHandler(serverCtx),
+				},
+				{
+					// add or withdraw sellable stock
+					Method:  http.MethodPost,
+					Path:    "/activities/:id/stock",
+					Handler: merchant.AdjustStockHandler(serverCtx),
 				},
 			}...,
 		),
@@ -143,12 +159,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Method:  http.MethodGet,
 					Path:    "/activities/:id/adjustments",
 					Handler: merchant.ListAdjustmentsHandler(serverCtx),
-				},
-				{
-					// end the sale now: end_time becomes now
-					Method:  http.MethodPost,
-					Path:    "/activities/:id/end",
-					Handler: merchant.EndActivityHandler(serverCtx),
 				},
 			}...,
 		),

@@ -43,3 +43,13 @@ func newMerchantLimit(c config.Config, keys stock.Keys) (*middleware.MerchantLim
 	return &middleware.MerchantLimit{Limiter: limit.NewPeriodLimit(m.Period, m.Quota, rds, ""), Period: m.Period,
 		Key: keys.RateLimitMerchant, Failure: middleware.FailurePolicy{Closed: c.LimiterFailure == config.FailClosed}}, nil
 }
+
+// newIdempotency is the Idempotency-Key middleware of the merchant's writes, its records in the
+// gateway's Redis.
+func newIdempotency(c config.Config, keys stock.Keys) (*middleware.IdempotencyMiddleware, error) {
+	rds, err := redis.NewRedis(c.Redis)
+	if err != nil {
+		return nil, err
+	}
+	return middleware.NewIdempotencyMiddleware(rds, keys.Idempotency), nil
+}

@@ -20,7 +20,9 @@ import (
 type ServiceContext struct {
 	Config        config.Config
 	MerchantClaim rest.Middleware
-	BuyerClaim    rest.Middleware
+	// Idempotency answers a repeated Idempotency-Key of a merchant's write (after MerchantClaim).
+	Idempotency rest.Middleware
+	BuyerClaim  rest.Middleware
 	// ReserveEdge answers a reservation from the Edge marks before the handler parses it.
 	ReserveEdge rest.Middleware
 	// PaymentSignature lets through only notifications the payment provider signed.
@@ -97,11 +99,16 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	idem, err := newIdempotency(c, keys)
+	if err != nil {
+		return nil, err
+	}
 	inv := inventoryclient.NewInventory(cli)
 	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
 		Config:           c,
 		MerchantClaim:    middleware.NewMerchantClaimMiddleware(merchantLimit).Handle,
+		Idempotency:      idem.Handle,
 		BuyerClaim:       middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		PaymentSignature: middleware.NewPaymentSignatureMiddleware(c.PaymentAuth.Secret).Handle,
 		Buyers:           buyers,

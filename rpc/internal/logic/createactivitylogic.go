@@ -2,10 +2,12 @@ package logic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
@@ -48,7 +50,23 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 		DrawSeconds:       uint64(in.DrawSeconds),
 		Price:             uint64(in.Price),
 	}
-	id, err := l.svcCtx.Activities.InsertWithInventory(l.ctx, a)
+	if in.IdempotencyKey != "" {
+		if prior, err := l.created(in); prior != nil || err != nil {
+			return prior, err
+		}
+	}
+	var key *model.IdempotencyKey
+	if in.IdempotencyKey != "" {
+		key = &model.IdempotencyKey{MerchantId: uint64(in.MerchantId), IdemKey: in.IdempotencyKey,
+			Fingerprint: in.IdempotencyFp}
+	}
+	id, err := l.svcCtx.Activities.InsertWithInventoryKeyed(l.ctx, a, key)
+	if errors.Is(err, model.ErrKeyTaken) { // a concurrent creation with the key committed first
+		if prior, err := l.created(in); prior != nil || err != nil {
+			return prior, err
+		}
+		return nil, xerr.Unavailable(errors.New("create activity: the idempotency key is taken but not found"))
+	}
 	if err != nil {
 		return nil, activity.DBError(fmt.Errorf("create activity: %w", err))
 	}
@@ -65,6 +83,27 @@ func (l *CreateActivityLogic) CreateActivity(in *inventory.CreateActivityReq) (*
 		}
 	}
 	l.Infof("merchant %d created activity %d (sku %d, stock %d)", in.MerchantId, id, in.SkuId, in.Total)
+	return &inventory.ActivityResp{Activity: activityOf(a)}, nil
+}
+
+// created answers a creation whose merchant's Idempotency-Key is recorded: the activity it
+// created (the same fingerprint) or IDEMPOTENCY_CONFLICT; nil, nil when the key is not recorded.
+func (l *CreateActivityLogic) created(in *inventory.CreateActivityReq) (*inventory.ActivityResp, error) {
+	k, err := l.svcCtx.Activities.FindKey(l.ctx, uint64(in.MerchantId), in.IdempotencyKey)
+	if errors.Is(err, model.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, activity.DBError(fmt.Errorf("create activity: read the idempotency key: %w", err))
+	}
+	if k.Fingerprint != in.IdempotencyFp {
+		return nil, stock.ErrIdempotencyConflict
+	}
+	a, err := l.svcCtx.Activities.FindOne(l.ctx, k.ActivityId)
+	if err != nil {
+		return nil, activity.DBError(fmt.Errorf("create activity: read activity %d of the idempotency key: %w",
+			k.ActivityId, err))
+	}
 	return &inventory.ActivityResp{Activity: activityOf(a)}, nil
 }
 

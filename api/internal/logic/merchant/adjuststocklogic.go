@@ -5,6 +5,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
@@ -34,8 +35,9 @@ func (l *AdjustStockLogic) AdjustStock(req *types.AdjustStockReq) (*types.StockR
 	if err != nil {
 		return nil, err
 	}
+	idem := middleware.IdempotencyOf(l.ctx)
 	res, err := l.svcCtx.Inventory.Adjust(l.ctx, &inventoryclient.AdjustReq{ActivityId: req.Id, Delta: req.Delta,
-		MerchantId: mid})
+		MerchantId: mid, IdempotencyKey: idem.Key, IdempotencyFp: idem.FP})
 	if err != nil {
 		return nil, err
 	}

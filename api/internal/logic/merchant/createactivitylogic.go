@@ -6,6 +6,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/api/internal/auth"
+	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
@@ -38,8 +39,11 @@ func (l *CreateActivityLogic) CreateActivity(req *types.CreateActivityReq) (*typ
 	if err := validate.CreateActivity(req); err != nil {
 		return nil, err
 	}
+	idem := middleware.IdempotencyOf(l.ctx)
 	res, err := l.svcCtx.Inventory.CreateActivity(l.ctx, &inventoryclient.CreateActivityReq{
 		MerchantId:        mid,
+		IdempotencyKey:    idem.Key,
+		IdempotencyFp:     idem.FP,
 		SkuId:             req.SkuId,
 		Name:              req.Name,
 		Total:             req.Stock,
