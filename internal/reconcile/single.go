@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/syncx"
 
 	"github.com/seckill/seckill/internal/stock"
@@ -19,6 +20,12 @@ const (
 	sharedReportTTL = 10 * time.Second
 	// lockPoll is how often a caller waiting on another instance's run looks for its report.
 	lockPoll = 50 * time.Millisecond
+	// lockLease is the lock's lease, renewed every lockLease/3 while the run lasts: a holder
+	// that died, or whose release failed (its Redis master was being replaced), holds the
+	// others up for at most this long. With the whole run's timeout as the lease (a minute),
+	// a release lost in a Redis Cluster failover left every caller waiting past the fault
+	// table's deadline.
+	lockLease = 5 * time.Second
 )
 
 var metricRuns = promauto.NewCounter(prometheus.CounterOpts{
@@ -62,7 +69,7 @@ func (s *Single) Run(ctx context.Context, aid int64) (Report, error) {
 // after asked (unix ms); it takes the lock itself when the holder left none.
 func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error) {
 	lock := s.audit.ReconcileLock(aid)
-	lock.SetExpire(int(s.r.c.Timeout/time.Second) + 1)
+	lock.SetExpire(int(lockLease / time.Second))
 	for {
 		if rep, ok := s.shared(ctx, aid, asked); ok {
 			return rep, nil
@@ -77,6 +84,8 @@ func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error
 					logx.WithContext(ctx).Errorf("reconcile %d: release the lock: %v", aid, err)
 				}
 			}()
+			stop := s.renew(ctx, aid, lock)
+			defer stop()
 			return s.run(ctx, aid)
 		}
 		select {
@@ -85,6 +94,29 @@ func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error
 		case <-time.After(lockPoll):
 		}
 	}
+}
+
+// renew keeps the lock's lease while the run lasts (go-zero's RedisLock: its holder's acquire
+// extends it); the returned func stops renewing.
+func (s *Single) renew(ctx context.Context, aid int64, lock *redis.RedisLock) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(lockLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
+					logx.WithContext(ctx).Errorf("reconcile %d: renew the lock: held %v, %v", aid, ok, err)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // run compares the books and keeps the report for the callers waiting on other instances.
