@@ -25,7 +25,7 @@ func SessionUsers(ctx context.Context, db *sql.DB, name string) ([]string, error
 	return out, rows.Err()
 }
 
-// RevokeInsert revokes user@'%''s INSERT on table of the connection's database (the deploy
+// RevokeInsert revokes user@'%”s INSERT on table of the connection's database (the deploy
 // test's -break grant: a wrong grant must fail it).
 func RevokeInsert(ctx context.Context, db *sql.DB, table, user string) error {
 	_, err := db.ExecContext(ctx, "REVOKE INSERT ON "+quoteIdent(table)+" FROM '"+

@@ -24,9 +24,9 @@ import (
 // table's: deploy/'s users on Redis, MariaDB, etcd and the broker, and every instance's
 // metrics for Prometheus, all through the overlay of overlay.go.
 type Deployment struct {
-	Dir     string              // deploy/
-	Suffix  string              // of the database and the MySQL users
-	DB      string              // the database (seckill_<Suffix>)
+	Dir     string            // deploy/
+	Suffix  string            // of the database and the MySQL users
+	DB      string            // the database (seckill_<Suffix>)
 	Break   string            // Options.Break
 	Targets map[string]string // instance (rpc-1, the host name deploy/ gives it) -> its metrics address
 }

@@ -55,7 +55,6 @@ func saslOpt(user, pass string) kgo.Opt {
 	return kgo.SASL(scram.Auth{User: user, Pass: pass}.AsSha512Mechanism())
 }
 
-
 // kafkaACLs is the ACL file the broker runs with: deploy/kafka/acls.txt, or (Break
 // "kafka-acl") a copy in dir with mq also allowed to write the events topic.
 func (d *Deployment) kafkaACLs(file, dir string) (string, error) {

@@ -21,8 +21,8 @@ import (
 // prometheus is Debian's prometheus binary on deploy/prometheus/prometheus.yml, its targets
 // replaced by the instances' addresses (the overlay), deploy/prometheus/alerts.yml loaded.
 type prometheus struct {
-	base    string
-	cmd     *exec.Cmd
+	base      string
+	cmd       *exec.Cmd
 	unscraped []string // instances running here that prometheus.yml does not name
 	notRun    []string // jobs of prometheus.yml not of the project's services (exporters): left out
 }

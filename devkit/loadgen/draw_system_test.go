@@ -1,15 +1,12 @@
 package loadgen_test
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/devkit/loadgen"
-	"github.com/seckill/seckill/devkit/standalone"
-	"github.com/seckill/seckill/devkit/testenv"
 )
 
 // The draw mode against the whole system in this process (its own key prefix and database,
@@ -19,25 +16,7 @@ import (
 // everything. (Under the race detector on a loaded box some buyers may be answered only
 // after the window: they are not entrants, and most must still enter.)
 func TestDrawModeAgainstTheSystem(t *testing.T) {
-	_, keys := testenv.Redis(t)
-	redisAddr, err := testenv.RedisServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := testenv.MySQL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	sys, err := standalone.Start(ctx, standalone.Config{
-		EtcDir: "../../etc", APIAddr: "127.0.0.1:0", RedisAddr: redisAddr, MySQLDSN: db.DSN, KeyPrefix: keys.Prefix,
-		Configure: func(c *standalone.Configs) {
-			c.Writer.Jobs.Reconcile.Interval = time.Second
-			c.Gateway.DevServer.Enabled = false
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sys.Close()
+	sys, ctx, db := startSystem(t, nil)
 
 	var progress strings.Builder
 	r, err := loadgen.RunDraw(ctx, loadgen.Config{

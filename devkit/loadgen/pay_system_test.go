@@ -1,14 +1,12 @@
 package loadgen_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/devkit/standalone"
-	"github.com/seckill/seckill/devkit/testenv"
 )
 
 // With the payment secret the load generator pays through the provider's signed notification:
@@ -16,26 +14,9 @@ import (
 // through (reconciliation consistent) MySQL keeps each paid order's trade_no (the load
 // generator names a payment after its order).
 func TestRunPaysThroughTheNotification(t *testing.T) {
-	_, keys := testenv.Redis(t)
-	redisAddr, err := testenv.RedisServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := testenv.MySQL(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	sys, err := standalone.Start(ctx, standalone.Config{
-		EtcDir: "../../etc", APIAddr: "127.0.0.1:0", RedisAddr: redisAddr, MySQLDSN: db.DSN, KeyPrefix: keys.Prefix,
-		Configure: func(c *standalone.Configs) {
-			c.Writer.Jobs.Reconcile.Interval = time.Second
-			c.Gateway.DevServer.Enabled = false
-			c.Gateway.Pay.BuyerConfirms = false // as deployed: only the notification pays
-		},
+	sys, ctx, db := startSystem(t, func(c *standalone.Configs) {
+		c.Gateway.Pay.BuyerConfirms = false // as deployed: only the notification pays
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sys.Close()
 	if sys.PaymentSecret == "" {
 		t.Fatal("the launcher made no payment secret")
 	}

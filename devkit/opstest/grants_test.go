@@ -89,7 +89,7 @@ func read(t *testing.T, path string) string {
 
 // The overlay: the one change a test makes to deploy/mysql's SQL files before running them.
 // The schema `seckill` becomes the test's database and each user seckill_<name> gets the
-// test's suffix ('seckill_rpc'@, and ''seckill_rpc''@ inside a string; users are global to
+// test's suffix ('seckill_rpc'@, and ”seckill_rpc”@ inside a string; users are global to
 // the server, and tests run in parallel); the hosts ('%'), the privileges and everything
 // else run as deploy/ has them.
 func overlay(sqlText, db, suffix string) string {
@@ -251,7 +251,7 @@ func inRollback(db *sql.DB, stmt string) error {
 		return err
 	}
 	defer func() { _ = rows.Close() }() // read to the end: Err says how it went
-	for rows.Next() { //nolint:revive // read to the end
+	for rows.Next() {                   //nolint:revive // read to the end
 	}
 	return rows.Err()
 }
