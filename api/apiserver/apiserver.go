@@ -81,7 +81,8 @@ func New(c Config) (*Server, error) {
 	routes := router.NewRouter()
 	if c.Edge.Enabled && c.Edge.FastPath {
 		// Inside the per-address limits, in front of go-zero's route chain (DESIGN "The fast path").
-		routes = middleware.NewFastEdge(routes, ctx.Buyers, ctx.Edge, ctx.Answers, c.MaxBytes, c.Middlewares.Trace)
+		routes = middleware.NewFastEdge(routes, ctx.Buyers, ctx.Edge, ctx.Answers, c.MaxBytes,
+			c.Middlewares.Trace, c.Name)
 	}
 	addrs, err := middleware.NewAddrLimit(routes, addrReserve, ctx.AddrAuthFail,
 		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, ctx.ClientIP, ctx.LimiterFailure)

@@ -104,3 +104,54 @@ func attrs(s tracetest.SpanStub) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// While go-zero's trace agent runs, the edge's fast path follows the sampling decision
+// instead of sending every reservation to the route chain: a sold-out answer to a caller
+// whose trace is not sampled is made fast, with no span, and carries the caller's trace;
+// one to a sampled caller is made fast too, inside a server span named as the route's,
+// under the caller's span, with the answer's status.
+func TestFastPathFollowsSampling(t *testing.T) {
+	e := start(t)
+	exp := testenv.RecordSpans(t)
+	a, _ := sellOut(t, e, 1, nil, e)
+	body := fmt.Sprintf(`{"activity_id":%d,"request_id":"sampling-0001","quantity":1}`, a.ActivityID)
+	bearer := "Bearer " + buyerToken(t, 4343)
+	parentID := "00f067aa0ba902b7"
+	for _, c := range []struct {
+		traceID string
+		flags   string
+	}{
+		{"5bf92f3577b34da6a3ce929d0e0e4736", "00"},
+		{"6bf92f3577b34da6a3ce929d0e0e4736", "01"},
+	} {
+		sampled := c.flags == "01"
+		resp, fast := e.raw(t, bearer, body, "traceparent: 00-"+c.traceID+"-"+parentID+"-"+c.flags)
+		if !fast || !strings.HasPrefix(resp, "HTTP/1.1 409 ") {
+			t.Fatalf("sampled %v: fast path %v, answer\n%s", sampled, fast, resp)
+		}
+		if !strings.Contains(strings.ToLower(resp), "traceparent: 00-"+c.traceID+"-") ||
+			!strings.Contains(resp, "-"+c.flags+"\r\n") {
+			t.Errorf("sampled %v: the answer does not carry trace %s, flags %s:\n%s", sampled, c.traceID, c.flags, resp)
+		}
+		var spans []tracetest.SpanStub
+		for _, s := range exp.GetSpans() { // the span ends before the connection closes
+			if s.SpanContext.TraceID().String() == c.traceID {
+				spans = append(spans, s)
+			}
+		}
+		if !sampled {
+			if len(spans) != 0 {
+				t.Errorf("unsampled caller: %d spans recorded", len(spans))
+			}
+			continue
+		}
+		if len(spans) != 1 {
+			t.Fatalf("sampled caller: %d spans recorded, want the route's one", len(spans))
+		}
+		s := spans[0]
+		if s.SpanKind != oteltrace.SpanKindServer || s.Name != "/v1/seckill/orders" ||
+			s.Parent.SpanID().String() != parentID || !strings.Contains(attrs(s), "http.status_code=409") {
+			t.Errorf("sampled caller's span: %s %q under %s, %s", s.SpanKind, s.Name, s.Parent.SpanID(), attrs(s))
+		}
+	}
+}
