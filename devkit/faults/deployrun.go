@@ -51,9 +51,10 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	logx.SetLevel(logx.ErrorLevel)
 	o := cfg.Options
 	switch o.Break {
-	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace":
+	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace", "apps-hash":
 	default:
-		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl or trace", o.Break)
+		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl, trace or apps-hash",
+			o.Break)
 	}
 	o.Deploy = true
 	s, err := StartCluster(ctx, o)
@@ -75,6 +76,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		r.TimeToConsistent.Round(100*time.Millisecond), reasons(r.Reasons)))
 	checks = append(checks, s.gatewaysServed(r))
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
+	checks = append(checks, s.appTokensCheck(ctx))
 	checks = append(checks, s.kafkaCheck(ctx))
 	if s.Deploy.Break == "target" {
 		s.Writers[0].kill()

@@ -93,7 +93,7 @@ type Options struct {
 	// logs in to Redis as rpc), "mysql-user" (the writer connects as seckill_rpc),
 	// "target" (one writer killed before Prometheus is asked, once its SeckillTargetDown
 	// fires), "kafka-acl" (mq also allowed to write the events topic), "trace" (the
-	// gateway exports no spans).
+	// gateway exports no spans), "apps-hash" (rpc's LegacyAppsHash on).
 	Break string
 }
 
