@@ -225,7 +225,8 @@ func (p *prometheus) alerts(ctx context.Context) ([]promAlert, error) {
 	return d.Alerts, err
 }
 
-// checks: every instance running here a target of prometheus.yml and every target up, deploy's rules loaded, no alert firing (pending ones named).
+// checks: every instance running here a target of prometheus.yml and every target up,
+// deploy's rules loaded, no alert firing (pending ones named).
 // Waits two scrape intervals past the sale so that the last scrape is recent.
 func (p *prometheus) checks(ctx context.Context) []Check {
 	time.Sleep(11 * time.Second)
