@@ -29,6 +29,10 @@ type Deployment struct {
 	DB      string            // the database (seckill_<Suffix>)
 	Break   string            // Options.Break
 	Targets map[string]string // instance (rpc-1, the host name deploy/ gives it) -> its metrics address
+
+	traces     *traceReceiver    // where every service's Telemetry.Endpoint points
+	traceNames map[string]string // api, rpc, mq -> its Telemetry.Name (the spans' service.name)
+	sampler    string            // the services' Telemetry.Sampler, as deploy/ sets them
 }
 
 // prepare sets deploy/'s secrets and gives the Redis Cluster the compose file's ACL users.
@@ -77,8 +81,9 @@ func (d *Deployment) servers(ctx context.Context, s *System, log io.Writer) erro
 	return nil
 }
 
-// configure points deploy/'s configs at MariaDB as its users and removes the trace
-// receiver's address; every credential stays as deploy/ names it (from the environment).
+// configure points deploy/'s configs at MariaDB as its users and their traces at this
+// run's OTLP receiver (the address only: Batcher and Sampler as deploy/ sets them); every
+// credential stays as deploy/ names it (from the environment).
 func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) error {
 	for _, dsn := range []*string{&inv.Mysql.DataSource, &w.Mysql.DataSource} {
 		v, err := overlayDSN(*dsn, s.MariaDB.Addr, d.DB, d.Suffix)
@@ -87,14 +92,28 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		}
 		*dsn = v
 	}
+	r, err := startTraceReceiver()
+	if err != nil {
+		return err
+	}
+	s.closers = append(s.closers, r.close)
+	d.traces = r
+	d.traceNames = map[string]string{"api": g.Telemetry.Name, "rpc": inv.Telemetry.Name, "mq": w.Telemetry.Name}
+	d.sampler = fmt.Sprintf("api %g, rpc %g, mq %g", g.Telemetry.Sampler, inv.Telemetry.Sampler, w.Telemetry.Sampler)
 	for _, sc := range []*service.ServiceConf{&inv.ServiceConf, &w.ServiceConf, &g.ServiceConf} {
-		sc.Telemetry.Endpoint = "" // no OTLP receiver here: spans are made, not exported
+		if sc.Telemetry.Endpoint != "" { // jaeger:4317 -> the receiver
+			sc.Telemetry.Endpoint = r.addr
+		}
 	}
 	switch d.Break {
 	case "redis-user":
 		g.Redis.User, g.Redis.Pass = inv.StockRedis.User, inv.StockRedis.Pass
 	case "mysql-user":
 		w.Mysql.DataSource = inv.Mysql.DataSource
+	case "trace":
+		g.Telemetry.Endpoint = "" // the gateway's spans are made, not exported
+	case "apps-hash":
+		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
 	}
 	s.BuyerSecret, s.MerchantSecret = os.Getenv("SECKILL_BUYER_SECRET"), os.Getenv("SECKILL_MERCHANT_SECRET")
 	return nil

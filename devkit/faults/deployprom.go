@@ -225,7 +225,8 @@ func (p *prometheus) alerts(ctx context.Context) ([]promAlert, error) {
 	return d.Alerts, err
 }
 
-// checks: every target up, deploy's rules loaded, no alert firing (pending ones named).
+// checks: every instance running here a target of prometheus.yml and every target up,
+// deploy's rules loaded, no alert firing (pending ones named).
 // Waits two scrape intervals past the sale so that the last scrape is recent.
 func (p *prometheus) checks(ctx context.Context) []Check {
 	time.Sleep(11 * time.Second)
@@ -236,7 +237,8 @@ func (p *prometheus) checks(ctx context.Context) []Check {
 			down = append(down, fmt.Sprintf("%s %s: %s %s", t.Labels["job"], t.Labels["instance"], t.Health, t.LastError))
 		}
 	}
-	out := []Check{check("Prometheus: every target up", err == nil && len(ts) > 0 && len(down) == 0,
+	ok := err == nil && len(ts) > 0 && len(down) == 0 && len(p.unscraped) == 0 // each process a target
+	out := []Check{check("Prometheus: every process a target, every target up", ok,
 		"up %d of %d targets of deploy/prometheus/prometheus.yml; instances it does not name: %s; exporters' "+
 			"jobs, which cannot run here, not counted: %s%s", len(ts)-len(down), len(ts),
 		orNone(p.unscraped), orNone(p.notRun), reasons(append(down, errText(err)...)))}

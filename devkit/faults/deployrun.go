@@ -34,7 +34,6 @@ var NotDone = []string{
 	"Kafka: no real Kafka can be installed here; the in-process kfake broker runs instead, " +
 		"with deploy/kafka/users.txt's SCRAM-SHA-512 users and acls.txt's ACLs enforced",
 	"network namespaces: not done; every process shares this host's loopback (no per-host address, no link to cut)",
-	"traces: not done; no OTLP receiver runs, Telemetry.Endpoint is removed by the overlay",
 	"Kubernetes: not done; no manifests are started",
 	"fault rows besides the target-down alert (kill -9 of a gateway or inventory service, Redis failover, " +
 		"partition): not in this slice (make faults-cluster has kill -9 and failover on the cluster table's system)",
@@ -52,9 +51,10 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	logx.SetLevel(logx.ErrorLevel)
 	o := cfg.Options
 	switch o.Break {
-	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl":
+	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace", "apps-hash":
 	default:
-		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target or kafka-acl", o.Break)
+		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl, trace or apps-hash",
+			o.Break)
 	}
 	o.Deploy = true
 	s, err := StartCluster(ctx, o)
@@ -76,6 +76,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		r.TimeToConsistent.Round(100*time.Millisecond), reasons(r.Reasons)))
 	checks = append(checks, s.gatewaysServed(r))
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
+	checks = append(checks, s.appTokensCheck(ctx))
 	checks = append(checks, s.kafkaCheck(ctx))
 	if s.Deploy.Break == "target" {
 		s.Writers[0].kill()
@@ -85,6 +86,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		}
 	}
 	checks = append(checks, prom.checks(ctx)...)
+	checks = append(checks, s.Deploy.traces.traceCheck(ctx, s.Deploy.traceNames, s.Deploy.sampler, 20*time.Second))
 	return append(checks, s.targetDownRow(ctx, prom, log)), nil
 }
 

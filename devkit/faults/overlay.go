@@ -27,7 +27,8 @@ import (
 //   - data directories: the TLS script's output, Redis, MariaDB, etcd and the broker's data
 //     in the run's directory; the database `seckill` becomes seckill_<suffix> and each
 //     MySQL user seckill_<name> becomes seckill_<name>_<suffix> (as devkit/opstest does);
-//   - the trace receiver's address (jaeger:4317) is removed: no OTLP receiver runs here.
+//   - the trace receiver's address (jaeger:4317) becomes the run's OTLP/gRPC receiver
+//     (deploytrace.go); Batcher and Sampler stay as deploy/ sets them.
 // Everything else runs as deploy/ has it: the Redis ACL rules of the compose file's
 // x-redis command, mysql/migrator.sql and grants.sql, etcd/auth.sh, kafka/users.txt and
 // acls.txt, tls/gen-certs.sh, the multinode YAMLs' modes, logs, limits and credentials

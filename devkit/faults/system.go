@@ -92,7 +92,8 @@ type Options struct {
 	// "grant" (the writer's INSERT on seckill_order revoked), "redis-user" (the gateway
 	// logs in to Redis as rpc), "mysql-user" (the writer connects as seckill_rpc),
 	// "target" (one writer killed before Prometheus is asked, once its SeckillTargetDown
-	// fires), "kafka-acl" (mq also allowed to write the events topic).
+	// fires), "kafka-acl" (mq also allowed to write the events topic), "trace" (the
+	// gateway exports no spans), "apps-hash" (rpc's LegacyAppsHash on).
 	Break string
 }
 

@@ -162,8 +162,8 @@ func TestMerchantRPCsReachOnlyTheMerchantsActivities(t *testing.T) {
 }
 
 // Apps is the whole list: a service started with an app removed and a token rotated
-// refuses the removed app and the old token at once, and the StockRedis hash of app tokens
-// holds exactly the new list.
+// refuses the removed app and the old token at once, and with LegacyAppsHash the StockRedis
+// hash of app tokens holds exactly the new list.
 func TestRemovedAndRotatedTokensRefusedAtStart(t *testing.T) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
@@ -172,6 +172,7 @@ func TestRemovedAndRotatedTokensRefusedAtStart(t *testing.T) {
 		{App: "mq", Token: mq, Methods: everyMethod}})
 	c := rpctest.Config(t, env.Keys, db.DSN)
 	c.Auth, c.Apps = true, []rpcserver.AppToken{{App: "api", Token: newAPI, Methods: everyMethod}}
+	c.LegacyAppsHash = true
 	_, srv := rpctest.Start(t, c)
 	for name, cli := range map[string]inventory.InventoryClient{
 		"removed app": dial(t, c.ListenOn, "mq", mq),
@@ -206,5 +207,30 @@ func TestProModeRequiresAuth(t *testing.T) {
 	c.Auth, c.Apps = true, shippedApps(t)
 	if err := c.Validate(); err != nil {
 		t.Fatalf("pro with Auth: %v", err)
+	}
+}
+
+// Without LegacyAppsHash no app token is in Redis: the hash an earlier version left (the
+// tokens in clear, for go-zero's authenticator) is deleted at start, nothing is written in
+// its place, and the service still refuses a wrong token and accepts the right one.
+func TestAppTokensNotInRedis(t *testing.T) {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	api := freshToken(t)
+	c := rpctest.Config(t, env.Keys, db.DSN)
+	c.Auth, c.Apps = true, []rpcserver.AppToken{{App: "api", Token: api, Methods: everyMethod}}
+	if err := env.Redis.HsetCtx(ctx, env.Keys.RPCApps(), "api", api); err != nil { // an earlier version's
+		t.Fatal(err)
+	}
+	_, srv := rpctest.Start(t, c)
+	if n, err := srv.Svc.Redis.ExistsCtx(ctx, env.Keys.RPCApps()); err != nil || n {
+		t.Fatalf("the apps hash after start: exists %v %v, want none", n, err)
+	}
+	if _, err := dial(t, c.ListenOn, "api", freshToken(t)).Ping(ctx, &inventory.PingReq{}); status.Code(err) !=
+		codes.Unauthenticated {
+		t.Errorf("a wrong token: %v, want Unauthenticated", err)
+	}
+	if _, err := dial(t, c.ListenOn, "api", api).Ping(ctx, &inventory.PingReq{}); err != nil {
+		t.Fatalf("the app's token: %v", err)
 	}
 }

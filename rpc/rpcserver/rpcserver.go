@@ -67,7 +67,7 @@ func New(c Config) (*Server, error) {
 	}
 	var authn *caller.Authenticator
 	if c.Auth {
-		if authn, err = authApps(ctx, c.Apps); err != nil {
+		if authn, err = authApps(ctx, c.Apps, c.LegacyAppsHash); err != nil {
 			return nil, err
 		}
 	}
@@ -138,17 +138,20 @@ func New(c Config) (*Server, error) {
 	return srv, nil
 }
 
-// authApps makes the StockRedis hash of app tokens equal Apps (a removed app deleted, a
-// rotated token replaced) and returns the authenticator of Apps. The service checks tokens
-// itself, in place of go-zero's authenticator, which caches each for 5 minutes.
-func authApps(ctx *ServiceContext, apps []AppToken) (*caller.Authenticator, error) {
+// authApps returns the authenticator of Apps: the service checks tokens itself, from
+// memory, in place of go-zero's authenticator (which reads app -> token from the StockRedis
+// hash sk:rpc:apps and caches each for 5 minutes). It deletes that hash, so that no token
+// stays in Redis (nor goes on into its AOF); with legacy (Config.LegacyAppsHash, a rolling
+// upgrade from a version that used go-zero's) it makes the hash equal Apps instead (a
+// removed app deleted, a rotated token replaced), the tokens in clear, as go-zero compares.
+func authApps(ctx *ServiceContext, apps []AppToken, legacy bool) (*caller.Authenticator, error) {
 	key := stock.Keys{Prefix: ctx.Config.KeyPrefix}.RPCApps()
 	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := ctx.Redis.PipelinedCtx(tctx, func(p redis.Pipeliner) error {
 		p.Del(tctx, key)
-		for _, a := range apps {
-			p.HSet(tctx, key, a.App, a.Token)
+		for i := 0; legacy && i < len(apps); i++ {
+			p.HSet(tctx, key, apps[i].App, apps[i].Token)
 		}
 		return nil
 	})

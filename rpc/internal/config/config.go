@@ -16,6 +16,11 @@ type Config struct {
 	// Apps and name one of its Methods (rpcserver's authenticator, in place of go-zero's).
 	zrpc.RpcServerConf
 	Apps []AppToken `json:",optional"`
+	// LegacyAppsHash writes Apps' tokens, in clear, to the StockRedis hash sk:rpc:apps for
+	// instances of a version before the service's own authenticator (go-zero's reads the
+	// hash and compares its value with the token sent): on only while a rolling upgrade
+	// from such a version runs. Off, the service deletes the hash at start: no token in Redis.
+	LegacyAppsHash bool `json:",optional"`
 	// TLS: the certificate zRPC is served with (clients then dial with TLS); empty: plaintext.
 	TLS rpctls.ServerConf `json:",optional"`
 	// OrderKey tags every order number (HMAC-SHA256), so that a forged or random one is

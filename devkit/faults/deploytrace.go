@@ -1,0 +1,166 @@
+package faults
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+
+	"github.com/seckill/seckill/devkit/devenv"
+)
+
+// maxSpans bounds what the receiver keeps (a short sale makes a few thousand).
+const maxSpans = 500_000
+
+// span is what the receiver keeps of one exported span.
+type span struct {
+	service         string // the resource's service.name
+	trace, id, from string // hex trace id, span id, parent span id ("" for a root)
+	kind            tracepb.Span_SpanKind
+}
+
+// traceReceiver is an OTLP/gRPC trace receiver (the collector's TraceService, the protocol
+// deploy/'s Batcher otlpgrpc speaks to Jaeger): the deploy test points every service's
+// Telemetry.Endpoint at it and checks what arrived.
+type traceReceiver struct {
+	collectortrace.UnimplementedTraceServiceServer
+	addr string
+	srv  *grpc.Server
+
+	mu      sync.Mutex
+	spans   []span
+	dropped int
+	exports int
+}
+
+// startTraceReceiver serves the TraceService on a free loopback port.
+func startTraceReceiver() (*traceReceiver, error) {
+	port, err := devenv.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	r := &traceReceiver{addr: devenv.Loopback(port), srv: grpc.NewServer()}
+	lis, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		return nil, err
+	}
+	collectortrace.RegisterTraceServiceServer(r.srv, r)
+	go func() { _ = r.srv.Serve(lis) }()
+	return r, nil
+}
+
+func (r *traceReceiver) close() { r.srv.Stop() }
+
+// Export keeps each span with its resource's service.name.
+func (r *traceReceiver) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (
+	*collectortrace.ExportTraceServiceResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.exports++
+	for _, rs := range req.GetResourceSpans() {
+		service := ""
+		for _, kv := range rs.GetResource().GetAttributes() {
+			if kv.GetKey() == "service.name" {
+				service = kv.GetValue().GetStringValue()
+			}
+		}
+		for _, ss := range rs.GetScopeSpans() {
+			for _, sp := range ss.GetSpans() {
+				if len(r.spans) >= maxSpans {
+					r.dropped++
+					continue
+				}
+				r.spans = append(r.spans, span{service: service, trace: hex.EncodeToString(sp.GetTraceId()),
+					id: hex.EncodeToString(sp.GetSpanId()), from: hex.EncodeToString(sp.GetParentSpanId()),
+					kind: sp.GetKind()})
+			}
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// traceReport is what the receiver holds: spans per service.name, and the traces that
+// cross from the gateway to the inventory service (an rpc span whose parent is an api
+// span of the same trace).
+type traceReport struct {
+	exports   int
+	perName   map[string]int
+	traces    int
+	crossing  int
+	crossName string // one crossing trace's id
+}
+
+// report sums up the spans: api and rpc are the services' Telemetry.Name.
+func (r *traceReceiver) report(api, rpc string) traceReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rep := traceReport{exports: r.exports, perName: map[string]int{}}
+	apiSpans := map[string]bool{} // trace/span of the gateway's spans
+	traces := map[string]bool{}
+	for _, s := range r.spans {
+		rep.perName[s.service]++
+		traces[s.trace] = true
+		if s.service == api {
+			apiSpans[s.trace+"/"+s.id] = true
+		}
+	}
+	rep.traces = len(traces)
+	crossing := map[string]bool{}
+	for _, s := range r.spans {
+		if s.service == rpc && s.from != "" && apiSpans[s.trace+"/"+s.from] {
+			crossing[s.trace] = true
+		}
+	}
+	rep.crossing = len(crossing)
+	for t := range crossing {
+		if rep.crossName == "" || t < rep.crossName {
+			rep.crossName = t
+		}
+	}
+	return rep
+}
+
+// traceCheck waits up to wait for spans of every service name of names (kind -> its
+// Telemetry.Name) and a trace crossing api -> rpc, then reports the row.
+func (r *traceReceiver) traceCheck(ctx context.Context, names map[string]string, sampler string,
+	wait time.Duration) Check {
+	var rep traceReport
+	var missing []string
+	for deadline := time.Now().Add(wait); ; {
+		rep = r.report(names["api"], names["rpc"])
+		missing = missing[:0]
+		for _, kind := range []string{"api", "rpc", "mq"} {
+			if rep.perName[names[kind]] == 0 {
+				missing = append(missing, kind+" ("+names[kind]+")")
+			}
+		}
+		if (len(missing) == 0 && rep.crossing > 0) || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	var per []string
+	for n, c := range rep.perName {
+		per = append(per, fmt.Sprintf("%s %d", n, c))
+	}
+	sort.Strings(per)
+	detail := fmt.Sprintf("OTLP/gRPC receiver on %s (Sampler %s as deploy/ sets it): %d exports, %d traces; "+
+		"spans by service.name: %s; traces crossing api -> rpc (an rpc span whose parent is an api span): %d",
+		r.addr, sampler, rep.exports, rep.traces, orNone(per), rep.crossing)
+	if rep.crossName != "" {
+		detail += " (e.g. " + rep.crossName + ")"
+	}
+	if len(missing) > 0 {
+		detail += "; no spans from " + strings.Join(missing, ", ")
+	}
+	return check("traces: every service exports, api -> rpc in one trace", len(missing) == 0 && rep.crossing > 0,
+		"%s", detail)
+}
