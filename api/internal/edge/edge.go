@@ -40,8 +40,8 @@ type Marks struct {
 
 	gen  atomic.Uint64 // bumped by every stock-back and reset
 	wgen atomic.Uint64 // bumped by every edit's message and reset: windows read before are stale
-	mu  sync.RWMutex
-	act map[int64]*entry
+	mu   sync.RWMutex
+	act  map[int64]*entry
 }
 
 type entry struct {
