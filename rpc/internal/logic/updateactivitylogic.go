@@ -58,6 +58,9 @@ func (l *UpdateActivityLogic) UpdateActivity(in *inventory.UpdateActivityReq) (*
 	if time.Now().Unix() >= a.StartTime {
 		return nil, xerr.ErrStarted
 	}
+	if err := domain.CheckStartsLater(in.StartTime, time.Now()); err != nil {
+		return nil, err
+	}
 	if err := l.checkTotal(in, a); err != nil {
 		return nil, err
 	}
@@ -220,8 +223,8 @@ func (l *UpdateActivityLogic) edited(in *inventory.UpdateActivityReq) (*inventor
 	return &inventory.ActivityResp{Activity: activityOf(a), Draw: d}, nil
 }
 
-// checkEdit holds an edit to create's bounds (domain's, which the gateway checks too), a start
-// still in the future, and the merchant the gateway names.
+// checkEdit holds an edit to create's bounds (domain's, which the gateway checks too) and the
+// merchant the gateway names.
 func checkEdit(in *inventory.UpdateActivityReq) error {
 	if in.MerchantId < 1 {
 		return errNoMerchant
