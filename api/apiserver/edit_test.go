@@ -2,11 +2,14 @@ package apiserver_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/devkit/apiclient"
 )
 
 // editedRow is an activity's edited columns as MySQL holds them, read straight from the
@@ -203,5 +206,33 @@ func TestEditIdempotent(t *testing.T) {
 	c4, b4, _ := e.doKey(http.MethodPut, path, merchantID, "edit-key-1", raw("first"))
 	if m := e.mysqlActivity(a.ActivityID); c4 != http.StatusOK || m.Name != "second" {
 		t.Fatalf("retry without the gateway's record: %d %s, mysql name %q, want second", c4, b4, m.Name)
+	}
+}
+
+// TestEditThroughTheClient: devkit/apiclient's Edit sends the PUT (stock only when set) and
+// types its refusals: CodeStarted for a started activity, CodeInvalidArg for a stock that is
+// not the total.
+func TestEditThroughTheClient(t *testing.T) {
+	e := start(t)
+	c := apiclient.New(e.base, apiclient.Options{Conns: 1, Timeout: 10 * time.Second})
+	defer c.Close()
+	tok, ctx := merchantToken(t, merchantID), context.Background()
+	now := time.Now().Unix()
+	a := e.warm(map[string]any{"stock": 10, "start_time": now + 3600, "end_time": now + 7200})
+	edit := apiclient.ActivityEdit{SkuID: 42, Name: "by the client", StartTime: a.StartTime, EndTime: a.EndTime,
+		PerUserLimit: 2, Price: 300}
+	got, err := c.Edit(ctx, tok, a.ActivityID, edit)
+	if err != nil || got.Name != "by the client" || got.PerUserLimit != 2 || got.Price != 300 {
+		t.Fatalf("edit: %+v %v", got, err)
+	}
+	eleven := int64(11)
+	edit.Stock = &eleven
+	if _, err := c.Edit(ctx, tok, a.ActivityID, edit); apiclient.CodeOf(err) != apiclient.CodeInvalidArg {
+		t.Fatalf("stock 11 of 10: %v", err)
+	}
+	live := e.warm(map[string]any{"stock": 10})
+	edit.Stock, edit.StartTime, edit.EndTime = nil, now+60, now+600
+	if _, err := c.Edit(ctx, tok, live.ActivityID, edit); apiclient.CodeOf(err) != apiclient.CodeStarted {
+		t.Fatalf("edit of a started activity: %v", err)
 	}
 }
