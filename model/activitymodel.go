@@ -69,6 +69,9 @@ type (
 		// EndAt moves the activity's end_time to now (unix seconds) if it started by now and
 		// has not ended: false when nothing changed (not started, or ended already).
 		EndAt(ctx context.Context, id, now int64) (bool, error)
+		// EditBeforeStart replaces what create set, before the start only (activityedit.go).
+		EditBeforeStart(ctx context.Context, e ActivityEdit, key *IdempotencyKey,
+			apply func(before *Activity) error) (*Activity, error)
 	}
 
 	customActivityModel struct {

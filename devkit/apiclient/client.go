@@ -39,6 +39,7 @@ const (
 	CodeOrderNotFound  = "ORDER_NOT_FOUND"
 	CodeEntryNotFound  = "ENTRY_NOT_FOUND"
 	CodeActivityAbsent = "ACTIVITY_NOT_FOUND"
+	CodeStarted        = "STARTED" // an edit of an activity that has started
 )
 
 // Options tune a Client.

@@ -93,6 +93,13 @@ func (c *Client) Create(ctx context.Context, token string, a NewActivity) (Activ
 	return out, err
 }
 
+// Edit replaces what create set of an activity before its start (CodeStarted after).
+func (c *Client) Edit(ctx context.Context, token string, id int64, e ActivityEdit) (Activity, error) {
+	var out Activity
+	err := c.merchantDo(ctx, http.MethodPut, AdminPath(id, ""), token, e, &out)
+	return out, err
+}
+
 // Warmup loads an activity's stock into Redis.
 func (c *Client) Warmup(ctx context.Context, token string, id int64) (Warmup, error) {
 	var w Warmup

@@ -73,6 +73,20 @@ type NewActivity struct {
 	Price             int64  `json:"price,omitempty"`
 }
 
+// ActivityEdit is the body of PUT /v1/admin/activities/{id}, an edit before the start: create's
+// fields; Stock, when set, must be the activity's total now (it changes through /stock).
+type ActivityEdit struct {
+	SkuID             int64  `json:"sku_id"`
+	Name              string `json:"name"`
+	Stock             *int64 `json:"stock,omitempty"`
+	StartTime         int64  `json:"start_time"`
+	EndTime           int64  `json:"end_time"`
+	PerUserLimit      int64  `json:"per_user_limit,omitempty"`
+	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,omitempty"`
+	DrawSeconds       int64  `json:"draw_seconds,omitempty"`
+	Price             int64  `json:"price,omitempty"`
+}
+
 // ActivityList is GET /v1/admin/activities.
 type ActivityList struct {
 	Activities []Activity `json:"activities"`

@@ -18,7 +18,8 @@ import (
 // shown as a message (creating an activity with stock 0: INVALID_ARGUMENT); it creates an
 // activity, which the list shows; it warms it up; it watches a sale (buyers reserve and pay
 // through the API meanwhile) and sees both books' counters move and the chart drawn, with
-// reservations/s and the reconciliation status; it adjusts the stock.
+// reservations/s and the reconciliation status; it adjusts the stock; then the sale-day views
+// (saleDay).
 func TestMerchantConsole(t *testing.T) {
 	sys := startSystem(t, false)
 	b := startBrowser(t)
@@ -94,6 +95,9 @@ func TestMerchantConsole(t *testing.T) {
 		b.text("#redis-remaining"), b.text("#redis-locked"), b.text("#redis-sold"),
 		b.text("#db-available"), b.text("#db-locked"), b.text("#db-sold"), b.text("#reconcile-status"),
 		b.text("#rate"))
+
+	// 8. The sale day: reconcile, stock history, price, edit, end now (console_saleday_test.go).
+	saleDay(t, b, sys, aid)
 }
 
 // allText is a condition for waitFor: the element of every selector has the text want.

@@ -272,3 +272,22 @@ func CheckNewActivity(a NewActivity, now time.Time) error {
 	}
 	return nil
 }
+
+// CheckActivityEdit checks an edit before the start (docs/API.md, PUT .../activities/{id})
+// against create's bounds, stock only when sent (hasStock; it must equal the total, which the
+// inventory service checks). That the new start is in the future is CheckStartsLater's, asked
+// after STARTED (an edit of a started activity is STARTED whatever it asks).
+func CheckActivityEdit(a NewActivity, hasStock bool, now time.Time) error {
+	if !hasStock {
+		a.Stock = 1 // not sent: the total stays, and no bound applies
+	}
+	return CheckNewActivity(a, now)
+}
+
+// CheckStartsLater refuses an edit's start_time that is not after now.
+func CheckStartsLater(start int64, now time.Time) error {
+	if start <= now.Unix() {
+		return invalid("start_time must be in the future")
+	}
+	return nil
+}

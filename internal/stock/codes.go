@@ -34,6 +34,7 @@ const (
 	codeEntryAddr     = -21
 	codeAmount        = -22
 	codeIdemConflict  = -23
+	codeStarted       = -24
 )
 
 var (
@@ -127,6 +128,8 @@ func codeError(code int64) error {
 		return ErrEntriesPerAddress
 	case codeAmount:
 		return xerr.ErrAmountMismatch
+	case codeStarted:
+		return xerr.ErrStarted
 	default:
 		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
 	}

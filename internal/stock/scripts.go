@@ -50,6 +50,8 @@ var (
 	restoreEntriesLua string
 	//go:embed scripts/end_sale.lua
 	endSaleLua string
+	//go:embed scripts/edit_meta.lua
+	editMetaLua string
 
 	warmupScript         = newScript("warmup", warmupLua)
 	reserveScript        = newScript("reserve", orderLua+entryLua+unsentLua+reserveLua)
@@ -66,10 +68,11 @@ var (
 	drawMarkScript       = newScript("draw_mark", drawMarkLua)
 	restoreEntriesScript = newScript("restore_entries", restoreEntriesLua)
 	endSaleScript        = newScript("end_sale", endSaleLua)
+	editMetaScript       = newScript("edit_meta", editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript,
-		enterScript, drawMarkScript, restoreEntriesScript, endSaleScript}
+		enterScript, drawMarkScript, restoreEntriesScript, endSaleScript, editMetaScript}
 )
 
 // LoadScripts loads every script (SCRIPT LOAD) so that EVALSHA never meets NOSCRIPT,

@@ -38,6 +38,7 @@ const (
 	NotFound          Code = "NOT_FOUND" // unknown route
 	MethodNotAllowed  Code = "METHOD_NOT_ALLOWED"
 	NotStarted        Code = "NOT_STARTED"
+	Started           Code = "STARTED" // editing an activity that has started
 	Ended             Code = "ENDED"
 	DrawPending       Code = "DRAW_PENDING" // ending a sale whose opening draw is not done
 	SoldOut           Code = "SOLD_OUT"
@@ -76,6 +77,7 @@ var table = map[Code]mapping{
 	NotFound:            {codes.NotFound, http.StatusNotFound},
 	MethodNotAllowed:    {codes.Unimplemented, http.StatusMethodNotAllowed},
 	NotStarted:          {codes.FailedPrecondition, http.StatusConflict},
+	Started:             {codes.FailedPrecondition, http.StatusConflict},
 	Ended:               {codes.FailedPrecondition, http.StatusConflict},
 	DrawPending:         {codes.FailedPrecondition, http.StatusConflict},
 	SoldOut:             {codes.FailedPrecondition, http.StatusConflict},
@@ -204,6 +206,7 @@ var (
 	// draw's verdict, not news about stock now (the gateway sets no sold-out mark on it).
 	ErrDrawLost          = Sentinel(SoldOut, "sold out: the opening draw did not pick this entry")
 	ErrNotStarted        = Sentinel(NotStarted, "the activity has not started")
+	ErrStarted           = Sentinel(Started, "the activity has started: it can no longer be edited")
 	ErrEnded             = Sentinel(Ended, "the activity has ended")
 	ErrDrawPending       = Sentinel(DrawPending, "the activity's opening draw is not done")
 	ErrSoldOut           = Sentinel(SoldOut, "sold out")

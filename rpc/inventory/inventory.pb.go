@@ -2064,6 +2064,160 @@ func (x *CreateActivityReq) GetIdempotencyFp() string {
 	return ""
 }
 
+// An edit of merchant_id's activity before its start (docs/API.md, PUT /v1/admin/activities/{id}):
+// every field create set, replaced; the total is not (it changes through Adjust): has_total
+// asks that total equal the activity's total now (else INVALID_ARGUMENT). STARTED once it
+// started. Seed and commitment of the draw never change.
+type UpdateActivityReq struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId        int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	MerchantId        int64                  `protobuf:"varint,2,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
+	SkuId             int64                  `protobuf:"varint,3,opt,name=sku_id,json=skuId,proto3" json:"sku_id,omitempty"`
+	Name              string                 `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	HasTotal          bool                   `protobuf:"varint,5,opt,name=has_total,json=hasTotal,proto3" json:"has_total,omitempty"`
+	Total             int64                  `protobuf:"varint,6,opt,name=total,proto3" json:"total,omitempty"`
+	StartTime         int64                  `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"` // unix seconds, still in the future
+	EndTime           int64                  `protobuf:"varint,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`       // unix seconds
+	PerUserLimit      int64                  `protobuf:"varint,9,opt,name=per_user_limit,json=perUserLimit,proto3" json:"per_user_limit,omitempty"`
+	PayTimeoutSeconds int64                  `protobuf:"varint,10,opt,name=pay_timeout_seconds,json=payTimeoutSeconds,proto3" json:"pay_timeout_seconds,omitempty"`
+	DrawSeconds       int64                  `protobuf:"varint,11,opt,name=draw_seconds,json=drawSeconds,proto3" json:"draw_seconds,omitempty"`
+	Price             int64                  `protobuf:"varint,12,opt,name=price,proto3" json:"price,omitempty"`
+	// The merchant's Idempotency-Key ("mid:key", empty for none) and the request's fingerprint,
+	// inserted in the edit's transaction (CreateActivityReq's).
+	IdempotencyKey string `protobuf:"bytes,13,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	IdempotencyFp  string `protobuf:"bytes,14,opt,name=idempotency_fp,json=idempotencyFp,proto3" json:"idempotency_fp,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *UpdateActivityReq) Reset() {
+	*x = UpdateActivityReq{}
+	mi := &file_inventory_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateActivityReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateActivityReq) ProtoMessage() {}
+
+func (x *UpdateActivityReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateActivityReq.ProtoReflect.Descriptor instead.
+func (*UpdateActivityReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *UpdateActivityReq) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetSkuId() int64 {
+	if x != nil {
+		return x.SkuId
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UpdateActivityReq) GetHasTotal() bool {
+	if x != nil {
+		return x.HasTotal
+	}
+	return false
+}
+
+func (x *UpdateActivityReq) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetStartTime() int64 {
+	if x != nil {
+		return x.StartTime
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetEndTime() int64 {
+	if x != nil {
+		return x.EndTime
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetPerUserLimit() int64 {
+	if x != nil {
+		return x.PerUserLimit
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetPayTimeoutSeconds() int64 {
+	if x != nil {
+		return x.PayTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetDrawSeconds() int64 {
+	if x != nil {
+		return x.DrawSeconds
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetPrice() int64 {
+	if x != nil {
+		return x.Price
+	}
+	return 0
+}
+
+func (x *UpdateActivityReq) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *UpdateActivityReq) GetIdempotencyFp() string {
+	if x != nil {
+		return x.IdempotencyFp
+	}
+	return ""
+}
+
 // The activity as MySQL holds it (total: activity.total, which follows stock adjustments
 // once the writer applied them), if it belongs to merchant_id (the gateway's JWT claim):
 // another merchant's activity is ACTIVITY_NOT_FOUND, like a missing one. Never warms Redis.
@@ -2077,7 +2231,7 @@ type GetActivityReq struct {
 
 func (x *GetActivityReq) Reset() {
 	*x = GetActivityReq{}
-	mi := &file_inventory_proto_msgTypes[30]
+	mi := &file_inventory_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2243,7 @@ func (x *GetActivityReq) String() string {
 func (*GetActivityReq) ProtoMessage() {}
 
 func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[30]
+	mi := &file_inventory_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2256,7 @@ func (x *GetActivityReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetActivityReq.ProtoReflect.Descriptor instead.
 func (*GetActivityReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{30}
+	return file_inventory_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetActivityReq) GetActivityId() int64 {
@@ -2132,7 +2286,7 @@ type Draw struct {
 
 func (x *Draw) Reset() {
 	*x = Draw{}
-	mi := &file_inventory_proto_msgTypes[31]
+	mi := &file_inventory_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2144,7 +2298,7 @@ func (x *Draw) String() string {
 func (*Draw) ProtoMessage() {}
 
 func (x *Draw) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[31]
+	mi := &file_inventory_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2157,7 +2311,7 @@ func (x *Draw) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Draw.ProtoReflect.Descriptor instead.
 func (*Draw) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{31}
+	return file_inventory_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Draw) GetSeconds() int64 {
@@ -2198,7 +2352,7 @@ type ActivityResp struct {
 
 func (x *ActivityResp) Reset() {
 	*x = ActivityResp{}
-	mi := &file_inventory_proto_msgTypes[32]
+	mi := &file_inventory_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2364,7 @@ func (x *ActivityResp) String() string {
 func (*ActivityResp) ProtoMessage() {}
 
 func (x *ActivityResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[32]
+	mi := &file_inventory_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2377,7 @@ func (x *ActivityResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivityResp.ProtoReflect.Descriptor instead.
 func (*ActivityResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{32}
+	return file_inventory_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ActivityResp) GetActivity() *Activity {
@@ -2251,7 +2405,7 @@ type EntryReq struct {
 
 func (x *EntryReq) Reset() {
 	*x = EntryReq{}
-	mi := &file_inventory_proto_msgTypes[33]
+	mi := &file_inventory_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2417,7 @@ func (x *EntryReq) String() string {
 func (*EntryReq) ProtoMessage() {}
 
 func (x *EntryReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[33]
+	mi := &file_inventory_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2430,7 @@ func (x *EntryReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntryReq.ProtoReflect.Descriptor instead.
 func (*EntryReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{33}
+	return file_inventory_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *EntryReq) GetActivityId() int64 {
@@ -2307,7 +2461,7 @@ type EntryResp struct {
 
 func (x *EntryResp) Reset() {
 	*x = EntryResp{}
-	mi := &file_inventory_proto_msgTypes[34]
+	mi := &file_inventory_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2473,7 @@ func (x *EntryResp) String() string {
 func (*EntryResp) ProtoMessage() {}
 
 func (x *EntryResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[34]
+	mi := &file_inventory_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2332,7 +2486,7 @@ func (x *EntryResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntryResp.ProtoReflect.Descriptor instead.
 func (*EntryResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{34}
+	return file_inventory_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EntryResp) GetActivityId() int64 {
@@ -2389,7 +2543,7 @@ type ListActivitiesReq struct {
 
 func (x *ListActivitiesReq) Reset() {
 	*x = ListActivitiesReq{}
-	mi := &file_inventory_proto_msgTypes[35]
+	mi := &file_inventory_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2555,7 @@ func (x *ListActivitiesReq) String() string {
 func (*ListActivitiesReq) ProtoMessage() {}
 
 func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[35]
+	mi := &file_inventory_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2568,7 @@ func (x *ListActivitiesReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesReq.ProtoReflect.Descriptor instead.
 func (*ListActivitiesReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{35}
+	return file_inventory_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListActivitiesReq) GetMerchantId() int64 {
@@ -2448,7 +2602,7 @@ type ListActivitiesResp struct {
 
 func (x *ListActivitiesResp) Reset() {
 	*x = ListActivitiesResp{}
-	mi := &file_inventory_proto_msgTypes[36]
+	mi := &file_inventory_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2614,7 @@ func (x *ListActivitiesResp) String() string {
 func (*ListActivitiesResp) ProtoMessage() {}
 
 func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[36]
+	mi := &file_inventory_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2627,7 @@ func (x *ListActivitiesResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListActivitiesResp.ProtoReflect.Descriptor instead.
 func (*ListActivitiesResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{36}
+	return file_inventory_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListActivitiesResp) GetActivities() []*Activity {
@@ -2503,7 +2657,7 @@ type Adjustment struct {
 
 func (x *Adjustment) Reset() {
 	*x = Adjustment{}
-	mi := &file_inventory_proto_msgTypes[37]
+	mi := &file_inventory_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2515,7 +2669,7 @@ func (x *Adjustment) String() string {
 func (*Adjustment) ProtoMessage() {}
 
 func (x *Adjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[37]
+	mi := &file_inventory_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2528,7 +2682,7 @@ func (x *Adjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Adjustment.ProtoReflect.Descriptor instead.
 func (*Adjustment) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{37}
+	return file_inventory_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Adjustment) GetDelta() int64 {
@@ -2562,7 +2716,7 @@ type AdjustmentsResp struct {
 
 func (x *AdjustmentsResp) Reset() {
 	*x = AdjustmentsResp{}
-	mi := &file_inventory_proto_msgTypes[38]
+	mi := &file_inventory_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2574,7 +2728,7 @@ func (x *AdjustmentsResp) String() string {
 func (*AdjustmentsResp) ProtoMessage() {}
 
 func (x *AdjustmentsResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[38]
+	mi := &file_inventory_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2587,7 +2741,7 @@ func (x *AdjustmentsResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdjustmentsResp.ProtoReflect.Descriptor instead.
 func (*AdjustmentsResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{38}
+	return file_inventory_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AdjustmentsResp) GetAdjustments() []*Adjustment {
@@ -2605,7 +2759,7 @@ type PingReq struct {
 
 func (x *PingReq) Reset() {
 	*x = PingReq{}
-	mi := &file_inventory_proto_msgTypes[39]
+	mi := &file_inventory_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2771,7 @@ func (x *PingReq) String() string {
 func (*PingReq) ProtoMessage() {}
 
 func (x *PingReq) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[39]
+	mi := &file_inventory_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2784,7 @@ func (x *PingReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingReq.ProtoReflect.Descriptor instead.
 func (*PingReq) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{39}
+	return file_inventory_proto_rawDescGZIP(), []int{40}
 }
 
 // PingResp: degraded lists the activities this instance serves from MySQL (degrade mode)
@@ -2645,7 +2799,7 @@ type PingResp struct {
 
 func (x *PingResp) Reset() {
 	*x = PingResp{}
-	mi := &file_inventory_proto_msgTypes[40]
+	mi := &file_inventory_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2657,7 +2811,7 @@ func (x *PingResp) String() string {
 func (*PingResp) ProtoMessage() {}
 
 func (x *PingResp) ProtoReflect() protoreflect.Message {
-	mi := &file_inventory_proto_msgTypes[40]
+	mi := &file_inventory_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2670,7 +2824,7 @@ func (x *PingResp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResp.ProtoReflect.Descriptor instead.
 func (*PingResp) Descriptor() ([]byte, []int) {
-	return file_inventory_proto_rawDescGZIP(), []int{40}
+	return file_inventory_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PingResp) GetDegraded() []int64 {
@@ -2873,7 +3027,26 @@ const file_inventory_proto_rawDesc = "" +
 	"\x05price\x18\n" +
 	" \x01(\x03R\x05price\x12'\n" +
 	"\x0fidempotency_key\x18\v \x01(\tR\x0eidempotencyKey\x12%\n" +
-	"\x0eidempotency_fp\x18\f \x01(\tR\ridempotencyFp\"R\n" +
+	"\x0eidempotency_fp\x18\f \x01(\tR\ridempotencyFp\"\xcc\x03\n" +
+	"\x11UpdateActivityReq\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x1f\n" +
+	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
+	"merchantId\x12\x15\n" +
+	"\x06sku_id\x18\x03 \x01(\x03R\x05skuId\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12\x1b\n" +
+	"\thas_total\x18\x05 \x01(\bR\bhasTotal\x12\x14\n" +
+	"\x05total\x18\x06 \x01(\x03R\x05total\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\a \x01(\x03R\tstartTime\x12\x19\n" +
+	"\bend_time\x18\b \x01(\x03R\aendTime\x12$\n" +
+	"\x0eper_user_limit\x18\t \x01(\x03R\fperUserLimit\x12.\n" +
+	"\x13pay_timeout_seconds\x18\n" +
+	" \x01(\x03R\x11payTimeoutSeconds\x12!\n" +
+	"\fdraw_seconds\x18\v \x01(\x03R\vdrawSeconds\x12\x14\n" +
+	"\x05price\x18\f \x01(\x03R\x05price\x12'\n" +
+	"\x0fidempotency_key\x18\r \x01(\tR\x0eidempotencyKey\x12%\n" +
+	"\x0eidempotency_fp\x18\x0e \x01(\tR\ridempotencyFp\"R\n" +
 	"\x0eGetActivityReq\x12\x1f\n" +
 	"\vactivity_id\x18\x01 \x01(\x03R\n" +
 	"activityId\x12\x1f\n" +
@@ -2922,7 +3095,7 @@ const file_inventory_proto_rawDesc = "" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\xa4\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown2\xed\n" +
 	"\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
@@ -2946,7 +3119,8 @@ const file_inventory_proto_rawDesc = "" +
 	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryResp\x12@\n" +
 	"\tDrawAudit\x12\x19.inventory.GetActivityReq\x1a\x18.inventory.DrawAuditResp\x12D\n" +
 	"\vAdjustments\x12\x19.inventory.GetActivityReq\x1a\x1a.inventory.AdjustmentsResp\x12A\n" +
-	"\vEndActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityRespB\rZ\v./inventoryb\x06proto3"
+	"\vEndActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12G\n" +
+	"\x0eUpdateActivity\x12\x1c.inventory.UpdateActivityReq\x1a\x17.inventory.ActivityRespB\rZ\v./inventoryb\x06proto3"
 
 var (
 	file_inventory_proto_rawDescOnce sync.Once
@@ -2960,7 +3134,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),              // 0: inventory.Stock
 	(*Activity)(nil),           // 1: inventory.Activity
@@ -2992,17 +3166,18 @@ var file_inventory_proto_goTypes = []any{
 	(*BooksResp)(nil),          // 27: inventory.BooksResp
 	(*RepairResp)(nil),         // 28: inventory.RepairResp
 	(*CreateActivityReq)(nil),  // 29: inventory.CreateActivityReq
-	(*GetActivityReq)(nil),     // 30: inventory.GetActivityReq
-	(*Draw)(nil),               // 31: inventory.Draw
-	(*ActivityResp)(nil),       // 32: inventory.ActivityResp
-	(*EntryReq)(nil),           // 33: inventory.EntryReq
-	(*EntryResp)(nil),          // 34: inventory.EntryResp
-	(*ListActivitiesReq)(nil),  // 35: inventory.ListActivitiesReq
-	(*ListActivitiesResp)(nil), // 36: inventory.ListActivitiesResp
-	(*Adjustment)(nil),         // 37: inventory.Adjustment
-	(*AdjustmentsResp)(nil),    // 38: inventory.AdjustmentsResp
-	(*PingReq)(nil),            // 39: inventory.PingReq
-	(*PingResp)(nil),           // 40: inventory.PingResp
+	(*UpdateActivityReq)(nil),  // 30: inventory.UpdateActivityReq
+	(*GetActivityReq)(nil),     // 31: inventory.GetActivityReq
+	(*Draw)(nil),               // 32: inventory.Draw
+	(*ActivityResp)(nil),       // 33: inventory.ActivityResp
+	(*EntryReq)(nil),           // 34: inventory.EntryReq
+	(*EntryResp)(nil),          // 35: inventory.EntryResp
+	(*ListActivitiesReq)(nil),  // 36: inventory.ListActivitiesReq
+	(*ListActivitiesResp)(nil), // 37: inventory.ListActivitiesResp
+	(*Adjustment)(nil),         // 38: inventory.Adjustment
+	(*AdjustmentsResp)(nil),    // 39: inventory.AdjustmentsResp
+	(*PingReq)(nil),            // 40: inventory.PingReq
+	(*PingResp)(nil),           // 41: inventory.PingResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -3019,9 +3194,9 @@ var file_inventory_proto_depIdxs = []int32{
 	0,  // 11: inventory.BooksResp.redis:type_name -> inventory.Stock
 	25, // 12: inventory.BooksResp.db:type_name -> inventory.DbStock
 	1,  // 13: inventory.ActivityResp.activity:type_name -> inventory.Activity
-	31, // 14: inventory.ActivityResp.draw:type_name -> inventory.Draw
+	32, // 14: inventory.ActivityResp.draw:type_name -> inventory.Draw
 	1,  // 15: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
-	37, // 16: inventory.AdjustmentsResp.adjustments:type_name -> inventory.Adjustment
+	38, // 16: inventory.AdjustmentsResp.adjustments:type_name -> inventory.Adjustment
 	3,  // 17: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
 	5,  // 18: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
 	8,  // 19: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
@@ -3036,36 +3211,38 @@ var file_inventory_proto_depIdxs = []int32{
 	24, // 28: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
 	24, // 29: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
 	29, // 30: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	30, // 31: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	35, // 32: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
-	39, // 33: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	33, // 34: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
-	30, // 35: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
-	30, // 36: inventory.Inventory.Adjustments:input_type -> inventory.GetActivityReq
-	30, // 37: inventory.Inventory.EndActivity:input_type -> inventory.GetActivityReq
-	4,  // 38: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 39: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	10, // 40: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
-	12, // 41: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	12, // 42: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	14, // 43: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	16, // 44: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	18, // 45: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	21, // 46: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	23, // 47: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	27, // 48: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	26, // 49: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	28, // 50: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	32, // 51: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	32, // 52: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	36, // 53: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	40, // 54: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	34, // 55: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
-	20, // 56: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
-	38, // 57: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
-	32, // 58: inventory.Inventory.EndActivity:output_type -> inventory.ActivityResp
-	38, // [38:59] is the sub-list for method output_type
-	17, // [17:38] is the sub-list for method input_type
+	31, // 31: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	36, // 32: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	40, // 33: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	34, // 34: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
+	31, // 35: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
+	31, // 36: inventory.Inventory.Adjustments:input_type -> inventory.GetActivityReq
+	31, // 37: inventory.Inventory.EndActivity:input_type -> inventory.GetActivityReq
+	30, // 38: inventory.Inventory.UpdateActivity:input_type -> inventory.UpdateActivityReq
+	4,  // 39: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 40: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 41: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 42: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 43: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 44: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 45: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 46: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	21, // 47: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	23, // 48: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	27, // 49: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	26, // 50: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	28, // 51: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	33, // 52: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	33, // 53: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	37, // 54: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	41, // 55: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	35, // 56: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
+	20, // 57: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
+	39, // 58: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
+	33, // 59: inventory.Inventory.EndActivity:output_type -> inventory.ActivityResp
+	33, // 60: inventory.Inventory.UpdateActivity:output_type -> inventory.ActivityResp
+	39, // [39:61] is the sub-list for method output_type
+	17, // [17:39] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -3082,7 +3259,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -40,6 +40,7 @@ const (
 	Inventory_DrawAudit_FullMethodName      = "/inventory.Inventory/DrawAudit"
 	Inventory_Adjustments_FullMethodName    = "/inventory.Inventory/Adjustments"
 	Inventory_EndActivity_FullMethodName    = "/inventory.Inventory/EndActivity"
+	Inventory_UpdateActivity_FullMethodName = "/inventory.Inventory/UpdateActivity"
 )
 
 // InventoryClient is the client API for Inventory service.
@@ -72,6 +73,9 @@ type InventoryClient interface {
 	// if an earlier call stopped half way). NOT_STARTED before its start; DRAW_PENDING while
 	// its opening draw is not done.
 	EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+	// UpdateActivity replaces what create set, before the start only, in MySQL and in the
+	// warmed Redis copy as one step (STARTED once it started: nothing changes).
+	UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 }
 
 type inventoryClient struct {
@@ -292,6 +296,16 @@ func (c *inventoryClient) EndActivity(ctx context.Context, in *GetActivityReq, o
 	return out, nil
 }
 
+func (c *inventoryClient) UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ActivityResp)
+	err := c.cc.Invoke(ctx, Inventory_UpdateActivity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // InventoryServer is the server API for Inventory service.
 // All implementations must embed UnimplementedInventoryServer
 // for forward compatibility.
@@ -322,6 +336,9 @@ type InventoryServer interface {
 	// if an earlier call stopped half way). NOT_STARTED before its start; DRAW_PENDING while
 	// its opening draw is not done.
 	EndActivity(context.Context, *GetActivityReq) (*ActivityResp, error)
+	// UpdateActivity replaces what create set, before the start only, in MySQL and in the
+	// warmed Redis copy as one step (STARTED once it started: nothing changes).
+	UpdateActivity(context.Context, *UpdateActivityReq) (*ActivityResp, error)
 	mustEmbedUnimplementedInventoryServer()
 }
 
@@ -394,6 +411,9 @@ func (UnimplementedInventoryServer) Adjustments(context.Context, *GetActivityReq
 }
 func (UnimplementedInventoryServer) EndActivity(context.Context, *GetActivityReq) (*ActivityResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method EndActivity not implemented")
+}
+func (UnimplementedInventoryServer) UpdateActivity(context.Context, *UpdateActivityReq) (*ActivityResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateActivity not implemented")
 }
 func (UnimplementedInventoryServer) mustEmbedUnimplementedInventoryServer() {}
 func (UnimplementedInventoryServer) testEmbeddedByValue()                   {}
@@ -794,6 +814,24 @@ func _Inventory_EndActivity_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_UpdateActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateActivityReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).UpdateActivity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_UpdateActivity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).UpdateActivity(ctx, req.(*UpdateActivityReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Inventory_ServiceDesc is the grpc.ServiceDesc for Inventory service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -884,6 +922,10 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EndActivity",
 			Handler:    _Inventory_EndActivity_Handler,
+		},
+		{
+			MethodName: "UpdateActivity",
+			Handler:    _Inventory_UpdateActivity_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -53,6 +53,7 @@ type (
 	ReserveResp        = inventory.ReserveResp
 	ReserveResult      = inventory.ReserveResult
 	Stock              = inventory.Stock
+	UpdateActivityReq  = inventory.UpdateActivityReq
 	WarmupReq          = inventory.WarmupReq
 	WarmupResp         = inventory.WarmupResp
 
@@ -79,6 +80,8 @@ type (
 		Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error)
 		// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
 		EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+		// UpdateActivity replaces what create set, before the start only, in MySQL and in the
+		UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	}
 
 	defaultInventory struct {
@@ -196,4 +199,10 @@ func (m *defaultInventory) Adjustments(ctx context.Context, in *GetActivityReq, 
 func (m *defaultInventory) EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.EndActivity(ctx, in, opts...)
+}
+
+// UpdateActivity replaces what create set, before the start only, in MySQL and in the
+func (m *defaultInventory) UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.UpdateActivity(ctx, in, opts...)
 }

@@ -38,9 +38,10 @@ type Marks struct {
 	c   Conf
 	now func() time.Time
 
-	gen atomic.Uint64 // bumped by every stock-back and reset
-	mu  sync.RWMutex
-	act map[int64]*entry
+	gen  atomic.Uint64 // bumped by every stock-back and reset
+	wgen atomic.Uint64 // bumped by every edit's message and reset: windows read before are stale
+	mu   sync.RWMutex
+	act  map[int64]*entry
 }
 
 type entry struct {
@@ -127,16 +128,41 @@ func (m *Marks) StockBack(aid int64) {
 	m.mu.Unlock()
 }
 
-// Reset drops every sold-out mark: the gateway (re)subscribed and may have missed
-// stock-back messages.
+// Reset drops every sold-out mark and every window: the gateway (re)subscribed and may have
+// missed stock-back and edit messages.
 func (m *Marks) Reset() {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	m.gen.Add(1)
+	m.wgen.Add(1)
 	for _, e := range m.act {
 		e.soldOutUntil = 0
+		e.windowUntil = 0
+	}
+	m.mu.Unlock()
+}
+
+// WindowGen is the edit generation; read it before fetching a window and hand it to Window.
+func (m *Marks) WindowGen() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.wgen.Load()
+}
+
+// Edited drops aid's window: the merchant edited the activity (its start or end may have
+// moved), so the next NOT_STARTED or ENDED answer reads it again. A window being fetched
+// meanwhile is not kept (WindowGen).
+func (m *Marks) Edited(aid int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	m.wgen.Add(1)
+	if e := m.act[aid]; e != nil {
+		e.windowUntil = 0
 	}
 	m.mu.Unlock()
 }
@@ -153,14 +179,18 @@ func (m *Marks) HasWindow(aid int64) bool {
 	return e != nil && e.windowUntil > ns
 }
 
-// Window records aid's window (unix s), kept for WindowTTL.
-func (m *Marks) Window(aid, start, end int64) {
+// Window records aid's window (unix s), read at edit generation wgen, kept for WindowTTL;
+// not when an edit's message arrived since (the read may predate the edit).
+func (m *Marks) Window(aid, start, end int64, wgen uint64) {
 	if m == nil {
 		return
 	}
 	until := m.now().Add(m.c.WindowTTL).UnixNano()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.wgen.Load() != wgen {
+		return
+	}
 	e := m.act[aid]
 	if e == nil {
 		e = &entry{}

@@ -57,7 +57,7 @@ func TestStaleSoldOutAnswerSetsNoMark(t *testing.T) {
 func TestWindow(t *testing.T) {
 	m, now := marks()
 	start, end := now.Unix()+10, now.Unix()+20
-	m.Window(1, start, end)
+	m.Window(1, start, end, m.WindowGen())
 	if err := m.Check(1); xerr.CodeOf(err) != xerr.NotStarted {
 		t.Fatalf("before start: %v", err)
 	}
@@ -65,13 +65,13 @@ func TestWindow(t *testing.T) {
 	if err := m.Check(1); err != nil {
 		t.Fatalf("within the margin before start: %v", err)
 	}
-	m.Window(1, start, end)
+	m.Window(1, start, end, m.WindowGen())
 	*now = time.Unix(end, 0)
 	if err := m.Check(1); err != nil {
 		t.Fatalf("within the margin after end: %v", err)
 	}
 	*now = time.Unix(end+1, 0)
-	m.Window(1, start, end)
+	m.Window(1, start, end, m.WindowGen())
 	if err := m.Check(1); xerr.CodeOf(err) != xerr.Ended {
 		t.Fatalf("after end + margin: %v", err)
 	}
@@ -82,6 +82,32 @@ func TestWindow(t *testing.T) {
 	m.Sweep()
 	if len(m.act) != 0 {
 		t.Fatalf("sweep left %d entries", len(m.act))
+	}
+}
+
+// An edit's message drops the window, and a window read before it arrived is not kept: the
+// gateway would otherwise answer NOT_STARTED / ENDED by the old start and end.
+func TestEditedDropsTheWindow(t *testing.T) {
+	m, now := marks()
+	start, end := now.Unix()+100, now.Unix()+200
+	m.Window(1, start, end, m.WindowGen())
+	if err := m.Check(1); xerr.CodeOf(err) != xerr.NotStarted {
+		t.Fatalf("before start: %v", err)
+	}
+	m.Edited(1) // the start moved to now
+	if m.HasWindow(1) || m.Check(1) != nil {
+		t.Fatal("the window outlived the edit")
+	}
+	gen := m.WindowGen() // a read in flight across the next edit
+	m.Edited(1)
+	m.Window(1, start, end, gen)
+	if m.HasWindow(1) {
+		t.Fatal("a window read before the edit was kept")
+	}
+	m.Window(1, start, end, m.WindowGen())
+	m.Reset() // resubscribed: edits may have been missed
+	if m.HasWindow(1) {
+		t.Fatal("a window outlived the resubscription")
 	}
 }
 
@@ -99,10 +125,11 @@ func TestMarksConcurrent(t *testing.T) {
 					m.SoldOut(aid, m.Gen())
 				case 1:
 					m.StockBack(aid)
+					m.Edited(aid)
 				case 2:
 					_ = m.Check(aid)
 				case 3:
-					m.Window(aid, 0, 1)
+					m.Window(aid, 0, 1, m.WindowGen())
 					m.Sweep()
 				}
 			}

@@ -120,6 +120,7 @@ func (g *Gate) learn(aid int64) {
 	}
 	go func() {
 		_, _ = g.windows.Do(strconv.FormatInt(aid, 10), func() (any, error) {
+			wgen := g.marks.WindowGen()
 			ctx, cancel := context.WithTimeout(context.Background(), windowFetchTimeout)
 			defer cancel()
 			res, err := g.inv.GetStock(ctx, &inventoryclient.GetStockReq{ActivityId: aid})
@@ -128,7 +129,7 @@ func (g *Gate) learn(aid int64) {
 				return nil, err
 			}
 			if a := res.GetActivity(); a != nil && a.GetEndTime() > a.GetStartTime() {
-				g.marks.Window(aid, a.GetStartTime(), a.GetEndTime())
+				g.marks.Window(aid, a.GetStartTime(), a.GetEndTime(), wgen)
 			}
 			return nil, nil
 		})

@@ -2,18 +2,20 @@ package edge
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/internal/stock"
 )
 
 // sweepEvery is how often expired entries are forgotten.
 const sweepEvery = time.Minute
 
-// Subscribe drops marks on the stock-back messages of channel (all of them at each
-// (re)subscription) until ctx ends, returning once subscribed, ctx ends or wait is closed.
+// Subscribe drops marks on the stock-back messages of channel, and windows on the edits' ones
+// (all of both at each (re)subscription), until ctx ends, returning once subscribed, ctx ends
+// or wait is closed.
 func Subscribe(
 	ctx context.Context,
 	cli red.UniversalClient,
@@ -57,12 +59,15 @@ func Subscribe(
 						}
 					}
 				case *red.Message:
-					aid, err := strconv.ParseInt(v.Payload, 10, 64)
-					if err != nil {
+					aid, edited, err := stock.ParseMessage(v.Payload)
+					switch {
+					case err != nil:
 						logx.Errorf("edge: bad stock-back message %q on %s", v.Payload, channel)
-						continue
+					case edited:
+						m.Edited(aid)
+					default:
+						m.StockBack(aid)
 					}
-					m.StockBack(aid)
 				}
 			}
 		}

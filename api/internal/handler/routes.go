@@ -116,6 +116,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: merchant.CreateActivityHandler(serverCtx),
 				},
 				{
+					// edit the activity before its start: replace what create set
+					Method:  http.MethodPut,
+					Path:    "/activities/:id",
+					Handler: merchant.UpdateActivityHandler(serverCtx),
+				},
+				{
 					// end the sale now: end_time becomes now
 					Method:  http.MethodPost,
 					Path:    "/activities/:id/end",

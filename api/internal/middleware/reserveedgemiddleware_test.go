@@ -180,8 +180,8 @@ func TestReserveEdgeAnswersAsErrorCtx(t *testing.T) {
 	now := time.Now()
 	marks := testMarks()
 	marks.SoldOut(1, marks.Gen())
-	marks.Window(2, now.Add(time.Hour).Unix(), now.Add(2*time.Hour).Unix())
-	marks.Window(3, now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix())
+	marks.Window(2, now.Add(time.Hour).Unix(), now.Add(2*time.Hour).Unix(), marks.WindowGen())
+	marks.Window(3, now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix(), marks.WindowGen())
 	h := middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
 		func(w http.ResponseWriter, r *http.Request) { t.Error("the handler ran") })
 	for aid, e := range map[int]*xerr.Error{1: xerr.ErrSoldOut, 2: xerr.ErrNotStarted, 3: xerr.ErrEnded} {

@@ -203,6 +203,19 @@ type StockResp struct {
 	Sold      int64 `json:"sold"`
 }
 
+type UpdateActivityReq struct {
+	Id                int64  `path:"id"`
+	SkuId             int64  `json:"sku_id"`
+	Name              string `json:"name"`
+	Stock             *int64 `json:"stock,optional"`
+	StartTime         int64  `json:"start_time"`
+	EndTime           int64  `json:"end_time"`
+	PerUserLimit      int64  `json:"per_user_limit,default=1"`
+	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,default=900"`
+	DrawSeconds       int64  `json:"draw_seconds,default=0"`
+	Price             int64  `json:"price,default=0"`
+}
+
 type WarmupResp struct {
 	Warmed    bool  `json:"warmed"`
 	Remaining int64 `json:"remaining"`

@@ -52,3 +52,18 @@ func PaymentNotify(r *types.PaymentNotifyReq) error {
 	}
 	return nil
 }
+
+// UpdateActivity checks an edit before the start (create's bounds; stock only when sent).
+func UpdateActivity(r *types.UpdateActivityReq) error {
+	if err := domain.CheckActivityID(r.Id); err != nil {
+		return err
+	}
+	var stock int64
+	if r.Stock != nil {
+		stock = *r.Stock
+	}
+	return domain.CheckActivityEdit(domain.NewActivity{SkuID: r.SkuId, Name: r.Name, Stock: stock,
+		StartTime: r.StartTime, EndTime: r.EndTime, PerUserLimit: r.PerUserLimit,
+		PayTimeoutSeconds: r.PayTimeoutSeconds, DrawSeconds: r.DrawSeconds, Price: r.Price},
+		r.Stock != nil, time.Now())
+}

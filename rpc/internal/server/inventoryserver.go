@@ -128,3 +128,9 @@ func (s *InventoryServer) EndActivity(ctx context.Context, in *inventory.GetActi
 	l := logic.NewEndActivityLogic(ctx, s.svcCtx)
 	return l.EndActivity(in)
 }
+
+// UpdateActivity replaces what create set, before the start only, in MySQL and in the
+func (s *InventoryServer) UpdateActivity(ctx context.Context, in *inventory.UpdateActivityReq) (*inventory.ActivityResp, error) {
+	l := logic.NewUpdateActivityLogic(ctx, s.svcCtx)
+	return l.UpdateActivity(in)
+}

@@ -13,6 +13,12 @@ const state = {
   rate: 0,
   pollTimer: null,
   reconcileTimer: null,
+  // Reconciliation reads every order of the activity: on demand ("Reconcile now") and every
+  // 30 s while watching, not on every poll.
+  reconcileEveryMs: 30000,
+  reconciled: 0,    // reconciliations answered since the watch began
+  editing: null,    // the activity being edited (sale day)
+  watched: null,    // the watched activity as last read
 };
 window.consoleState = state;
 
@@ -84,7 +90,8 @@ async function loadActivities() {
   for (const a of list.activities) {
     const tr = document.createElement("tr");
     tr.dataset.id = a.activity_id;
-    for (const v of [a.activity_id, a.name, a.sku_id, a.stock, fmtTime(a.start_time), fmtTime(a.end_time), a.per_user_limit]) {
+    for (const v of [a.activity_id, a.name, a.sku_id, a.stock, fmtTime(a.start_time), fmtTime(a.end_time), a.per_user_limit,
+      a.price]) {
       const td = document.createElement("td");
       td.textContent = v;
       tr.appendChild(td);
@@ -98,7 +105,7 @@ async function loadActivities() {
     watch.textContent = "Watch";
     watch.className = "watch";
     watch.onclick = () => startWatch(a);
-    td.append(warm, " ", watch);
+    td.append(warm, " ", watch, " ", editButton(a));
     tr.appendChild(td);
     rows.appendChild(tr);
   }
@@ -119,6 +126,7 @@ async function createActivity(form) {
     per_user_limit: Number(f.get("per_user_limit")),
     pay_timeout_seconds: Number(f.get("pay_timeout_seconds")),
     draw_seconds: Number(f.get("draw_seconds")),
+    price: Number(f.get("price")),
   };
   const a = await api("POST", "/v1/admin/activities", body);
   show("created activity " + a.activity_id + " (" + a.name + ", stock " + a.stock + ")", false);
@@ -137,6 +145,7 @@ async function adjust(id, delta) {
   show("activity " + id + ": stock " + (delta > 0 ? "+" : "") + delta + ", total " + r.total +
     ", remaining " + r.remaining, false);
   await poll();
+  setTimeout(() => guarded(loadAdjustments), 1500); // the history is MySQL's, once the writer applied it
 }
 
 // ---- the live sale ----
@@ -151,7 +160,9 @@ function startWatch(a) {
   poll();
   reconcile();
   state.pollTimer = setInterval(() => poll(), 1000);
-  state.reconcileTimer = setInterval(() => reconcile(), 5000);
+  state.reconcileTimer = setInterval(() => reconcile(), state.reconcileEveryMs);
+  state.reconciled = 0;
+  guarded(loadAdjustments);
 }
 
 function stopWatch() {
@@ -195,6 +206,7 @@ async function poll() {
   $("#draw-status").textContent = d ? d.status + " (" + d.seconds + " s window)" : "none";
   $("#draw-entries").textContent = d ? d.entries : "-";
   $("#draw-winners").textContent = d ? d.winners : "-";
+  showSaleDay(a);
   draw();
 }
 
@@ -212,6 +224,8 @@ async function reconcile() {
   s.textContent = r.status;
   s.className = "status-" + r.status;
   $("#reconcile-inflight").textContent = r.in_flight;
+  $("#reconcile-at").textContent = new Date().toLocaleTimeString();
+  state.reconciled += 1;
   const ul = $("#reconcile-diffs");
   ul.textContent = "";
   for (const d of r.diffs.slice(0, 10)) {
@@ -266,6 +280,126 @@ function draw() {
   state.drawn = pts.length;
 }
 
+// ---- sale day: edit before the start, end now, stock history, reconcile on demand ----
+
+// editButton is the list row's "Edit" button: offered only before the activity's start (the
+// gateway answers 409 STARTED after, which is shown like any error).
+function editButton(a) {
+  const b = document.createElement("button");
+  b.textContent = "Edit";
+  b.className = "edit";
+  b.disabled = a.start_time <= Date.now() / 1000;
+  b.title = b.disabled ? "the sale has started: it can no longer be edited" : "edit before the start";
+  b.onclick = () => openEdit(a);
+  return b;
+}
+
+function openEdit(a) {
+  state.editing = a;
+  const f = $("#edit-form");
+  f.sku_id.value = a.sku_id;
+  f.name.value = a.name;
+  f.start_time.value = toLocalInput(new Date(a.start_time * 1000));
+  f.end_time.value = toLocalInput(new Date(a.end_time * 1000));
+  f.per_user_limit.value = a.per_user_limit;
+  f.pay_timeout_seconds.value = a.pay_timeout_seconds;
+  f.draw_seconds.value = a.draw_seconds || 0;
+  f.price.value = a.price || 0;
+  $("#edit-title").textContent = "#" + a.activity_id + " " + a.name;
+  $("#edit").hidden = false;
+}
+
+function closeEdit() {
+  state.editing = null;
+  $("#edit").hidden = true;
+}
+
+// saveEdit sends PUT /v1/admin/activities/{id} with create's fields (stock left out: it
+// changes with "Adjust stock").
+async function saveEdit(form) {
+  const a = state.editing;
+  if (!a) return;
+  const f = new FormData(form);
+  const body = {
+    sku_id: Number(f.get("sku_id")),
+    name: String(f.get("name")),
+    start_time: toUnix(f.get("start_time")),
+    end_time: toUnix(f.get("end_time")),
+    per_user_limit: Number(f.get("per_user_limit")),
+    pay_timeout_seconds: Number(f.get("pay_timeout_seconds")),
+    draw_seconds: Number(f.get("draw_seconds")),
+    price: Number(f.get("price")),
+  };
+  const e = await api("PUT", "/v1/admin/activities/" + a.activity_id, body);
+  show("edited activity " + e.activity_id + " (" + e.name + ", starts " + fmtTime(e.start_time) +
+    ", limit " + e.per_user_limit + ", price " + e.price + ")", false);
+  closeEdit();
+  await loadActivities();
+}
+
+// askEnd opens the confirmation dialog; only its "End the sale" button ends the sale.
+function askEnd() {
+  if (!state.watching) return;
+  $("#end-question").textContent = "End the sale of activity #" + state.watching + " now?";
+  $("#end-dialog").showModal();
+}
+
+async function endNow() {
+  $("#end-dialog").close();
+  const id = state.watching;
+  if (!id) return;
+  const a = await api("POST", "/v1/admin/activities/" + id + "/end");
+  show("activity " + id + " ended at " + fmtTime(a.end_time), false);
+  await poll();
+  await loadActivities();
+}
+
+// loadAdjustments shows the watched activity's stock history (GET .../adjustments, newest
+// first, as MySQL holds it).
+async function loadAdjustments() {
+  const id = state.watching;
+  if (!id) return;
+  const r = await api("GET", "/v1/admin/activities/" + id + "/adjustments");
+  if (state.watching !== id) return;
+  const rows = $("#adjustment-rows");
+  rows.textContent = "";
+  for (const j of r.adjustments) {
+    const tr = document.createElement("tr");
+    for (const v of [fmtTime(j.created_at), (j.delta > 0 ? "+" : "") + j.delta, j.total]) {
+      const td = document.createElement("td");
+      td.textContent = v;
+      tr.appendChild(td);
+    }
+    rows.appendChild(tr);
+  }
+  if (r.adjustments.length === 0) {
+    const tr = document.createElement("tr");
+    const td = document.createElement("td");
+    td.colSpan = 3;
+    td.textContent = "no stock changes";
+    tr.appendChild(td);
+    rows.appendChild(tr);
+  }
+}
+
+// showSaleDay shows the watched activity's price and end, from each poll.
+function showSaleDay(a) {
+  state.watched = a;
+  $("#watch-price").textContent = a.price;
+  $("#watch-end").textContent = fmtTime(a.end_time) + (a.end_time <= Date.now() / 1000 ? " (ended)" : "");
+  $("#end-button").disabled = a.end_time <= Date.now() / 1000;
+}
+
+function wireSaleDay() {
+  $("#edit-form").onsubmit = (ev) => { ev.preventDefault(); guarded(() => saveEdit(ev.target)); };
+  $("#edit-cancel").onclick = closeEdit;
+  $("#end-button").onclick = askEnd;
+  $("#end-confirm").onclick = () => guarded(endNow);
+  $("#end-keep").onclick = () => $("#end-dialog").close();
+  $("#reconcile-button").onclick = () => guarded(reconcile);
+  $("#adjustments-refresh").onclick = () => guarded(loadAdjustments);
+}
+
 // ---- wiring ----
 
 function init() {
@@ -285,6 +419,7 @@ function init() {
   $("#warm-button").onclick = () => guarded(() => warmup(state.watching));
   $("#adjust-button").onclick = () => guarded(() => adjust(state.watching, Number($("#delta").value)));
   $("#stop-watch").onclick = stopWatch;
+  wireSaleDay();
   if (state.token) guarded(loadActivities);
   state.ready = true;
 }
