@@ -217,7 +217,7 @@ func documentIdempotencyKey(t *testing.T, e *env, doc *openapi3.T) {
 				t.Fatal(err)
 			}
 			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			refused := resp.StatusCode == http.StatusBadRequest && bytes.Contains(raw, []byte(middleware.IdempotencyHeader))
 			if refused != (p != nil) {
 				t.Errorf("%s %s declares the header: %v; a malformed key answered %d %s", method, path, p != nil,
