@@ -96,7 +96,7 @@ gen: tools
 	gofmt -w model rpc api
 	rm -rf bin/swagger
 	$(GO) tool goctl api swagger --api api/seckill.api --dir bin/swagger
-	$(GO) run ./devkit/openapi -swagger bin/swagger/seckill.json -codes docs/API.md -o $(API_DOC)
+	$(GO) run ./devkit/openapi -swagger bin/swagger/seckill.json -api api/seckill.api -codes docs/API.md -o $(API_DOC)
 
 ## gen-check: fail when generated code is stale
 gen-check: gen

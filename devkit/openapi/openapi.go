@@ -1,7 +1,9 @@
-// Command openapi turns goctl's Swagger 2.0 document of api/seckill.api into the one the
-// gateway serves at /openapi.json: deterministic (no generation date) and carrying the
-// error shape and the code words of docs/API.md. make gen runs it; docs/DESIGN.md
-// "The API document" says why.
+// Command openapi turns goctl's Swagger 2.0 document of api/seckill.api into the OpenAPI 3
+// document the gateway serves at /openapi.json: it adds what goctl has no option for (the
+// error shape and the code words of docs/API.md, the statuses every route answers,
+// Retry-After, the 202's body, Idempotency-Key, string bounds: swagger2.go, strings.go),
+// converts with kin-openapi's openapi2conv (openapi3.go), validates the result and writes it
+// deterministically. make gen runs it; docs/DESIGN.md "The API document" says why.
 package main
 
 import (
@@ -92,6 +94,7 @@ func errorSchema(words []codeWord) map[string]any {
 }
 
 // errorResponse is the default response of every operation: an error, listed by status.
+// The statuses a route answers are its own responses; default names them all.
 func errorResponse(words []codeWord) map[string]any {
 	byStatus := map[int][]string{}
 	var statuses []int
@@ -112,35 +115,6 @@ func errorResponse(words []codeWord) map[string]any {
 	}
 }
 
-// rewrite turns goctl's document into the served one.
-func rewrite(doc map[string]any, words []codeWord) error {
-	delete(doc, "x-date") // the generation time: the document must be the same on every run
-	doc["schemes"] = []string{"http", "https"}
-	defs, _ := doc["definitions"].(map[string]any)
-	if defs == nil {
-		defs = map[string]any{}
-		doc["definitions"] = defs
-	}
-	defs["Error"] = errorSchema(words)
-	paths, _ := doc["paths"].(map[string]any)
-	if len(paths) == 0 {
-		return errors.New("the document has no paths")
-	}
-	for path, item := range paths {
-		ops, _ := item.(map[string]any)
-		for method, op := range ops {
-			o, _ := op.(map[string]any)
-			responses, _ := o["responses"].(map[string]any)
-			if responses == nil {
-				return fmt.Errorf("%s %s has no responses", method, path)
-			}
-			delete(o, "schemes") // the document's own
-			responses["default"] = errorResponse(words)
-		}
-	}
-	return nil
-}
-
 // encode writes doc as indented JSON (map keys sorted: the same bytes on every run).
 func encode(doc map[string]any) ([]byte, error) {
 	var b bytes.Buffer
@@ -153,7 +127,7 @@ func encode(doc map[string]any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func run(swaggerFile, codesFile, out string) error {
+func run(swaggerFile, apiFile, codesFile, out string) error {
 	raw, err := os.ReadFile(swaggerFile)
 	if err != nil {
 		return err
@@ -171,10 +145,18 @@ func run(swaggerFile, codesFile, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", codesFile, err)
 	}
-	if err := rewrite(doc, words); err != nil {
+	idempotent, err := idempotentRoutes(apiFile)
+	if err != nil {
+		return err
+	}
+	if err := rewrite2(doc, words, idempotent); err != nil {
 		return fmt.Errorf("%s: %w", swaggerFile, err)
 	}
-	b, err := encode(doc)
+	doc3, err := toV3(doc)
+	if err != nil {
+		return err
+	}
+	b, err := encode3(doc3)
 	if err != nil {
 		return err
 	}
@@ -183,6 +165,7 @@ func run(swaggerFile, codesFile, out string) error {
 
 func main() {
 	swaggerFile := flag.String("swagger", "", "goctl api swagger's output")
+	apiFile := flag.String("api", "api/seckill.api", "the goctl API file the document was made from")
 	codesFile := flag.String("codes", "docs/API.md", "the document whose \"Code words\" table lists the error codes")
 	out := flag.String("o", "", "the document to write")
 	flag.Parse()
@@ -190,7 +173,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*swaggerFile, *codesFile, *out); err != nil {
+	if err := run(*swaggerFile, *apiFile, *codesFile, *out); err != nil {
 		log.Fatalf("openapi: %v", err)
 	}
 }

@@ -140,7 +140,10 @@ func CheckOrderNo(orderNo string) (int64, error) {
 // front is what lets an order be found from its number alone; the tag (OrderNoTagLen hex
 // digits of HMAC-SHA256 over the rest, under the service's order key) lets a forged or
 // random number be refused by its shape, before any Redis or MySQL read.
-var orderNoPattern = regexp.MustCompile(`^[1-9][0-9]{0,18}-[0-9a-f]{8,40}$`)
+var orderNoPattern = regexp.MustCompile(OrderNoPattern)
+
+// OrderNoPattern is orderNoPattern's expression (the API document's pattern of order_no).
+const OrderNoPattern = `^[1-9][0-9]{0,18}-[0-9a-f]{8,40}$`
 
 // OrderNoTagLen is the length of an order number's check tag (hex digits: 64 bits).
 const OrderNoTagLen = 16

@@ -181,7 +181,7 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 				Handler: ops.HealthzHandler(serverCtx),
 			},
 			{
-				// this API as a Swagger 2.0 document (make gen writes it from this file)
+				// this API as an OpenAPI 3 document (make gen writes it from this file)
 				Method:  http.MethodGet,
 				Path:    "/openapi.json",
 				Handler: ops.OpenAPIHandler(serverCtx),

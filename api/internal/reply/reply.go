@@ -31,6 +31,13 @@ var errorsTotal = promauto.NewCounterVec(prometheus.CounterOpts{
 	Help:      "error responses of the gateway by API code word",
 }, []string{"code"})
 
+// goZeroRangeError is what go-zero's httpx.Parse (core/mapping) answers for a number outside
+// a range= of api/seckill.api's tags: it names no field, and reads like a server's fault.
+const goZeroRangeError = "wrong number range setting"
+
+// outOfRange is the message of that answer.
+const outOfRange = "a number is out of its range (docs/API.md \"Bounds\"; minimum and maximum in /openapi.json)"
+
 // Classify turns any error reaching the edge into its API outcome: an *xerr.Error as it is, a
 // zRPC or dependency failure by xerr.FromStatus (BUSY when unanswered), anything else (httpx.Parse's) INVALID_ARGUMENT.
 func Classify(err error) *xerr.Error {
@@ -47,6 +54,8 @@ func Classify(err error) *xerr.Error {
 		return xerr.Newf(xerr.TooLarge, "request body larger than %d bytes", tooLarge.Limit)
 	case xerr.IsDependencyFailure(err): // context deadline and cancellation included
 		return xerr.FromStatus(err)
+	case err.Error() == goZeroRangeError:
+		return xerr.New(xerr.InvalidArgument, outOfRange)
 	default:
 		return xerr.New(xerr.InvalidArgument, Clip(err.Error()))
 	}

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -141,4 +142,28 @@ func TestClassify(t *testing.T) {
 			t.Fatalf("got %d %+v", code, body)
 		}
 	})
+}
+
+// TestRangeTagsAnswerInvalidArgument: go-zero's httpx.Parse enforces the range= tags of
+// api/seckill.api (docs/API.md "Bounds"), and its answer is 400 INVALID_ARGUMENT with a message
+// saying what is wrong.
+func TestRangeTagsAnswerInvalidArgument(t *testing.T) {
+	for _, body := range []string{
+		`{"sku_id":1,"name":"n","stock":0,"start_time":1,"end_time":2}`,
+		`{"sku_id":1,"name":"n","stock":1000000001,"start_time":1,"end_time":2}`,
+		`{"sku_id":1,"name":"n","stock":1,"start_time":1,"end_time":2,"pay_timeout_seconds":86401}`,
+		`{"sku_id":1,"name":"n","stock":1,"start_time":1,"end_time":2,"draw_seconds":-1}`,
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/admin/activities", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		var req types.CreateActivityReq
+		err := httpx.Parse(r, &req)
+		if err == nil {
+			t.Errorf("%s: parsed as %+v", body, req)
+			continue
+		}
+		if e := reply.Classify(err); e.Code != xerr.InvalidArgument || !strings.Contains(e.Msg, "out of its range") {
+			t.Errorf("%s: %v -> %s %q", body, err, e.Code, e.Msg)
+		}
+	}
 }

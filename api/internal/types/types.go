@@ -11,7 +11,7 @@ type ActivityListResp struct {
 }
 
 type ActivityPathReq struct {
-	Id int64 `path:"id"`
+	Id int64 `path:"id,range=[1:]"`
 }
 
 type ActivityResp struct {
@@ -25,7 +25,7 @@ type ActivityResp struct {
 	PayTimeoutSeconds int64       `json:"pay_timeout_seconds"`
 	DrawSeconds       int64       `json:"draw_seconds"`
 	Price             int64       `json:"price"`
-	Draw              *DrawPublic `json:"draw,omitempty"` // only for an activity with a draw
+	Draw              *DrawPublic `json:"draw,omitempty,optional"` // only for an activity with a draw
 }
 
 type ActivityViewResp struct {
@@ -36,14 +36,14 @@ type ActivityViewResp struct {
 	EndTime      int64       `json:"end_time"`
 	PerUserLimit int64       `json:"per_user_limit"`
 	Remaining    int64       `json:"remaining"`
-	Status       string      `json:"status"`
+	Status       string      `json:"status,options=upcoming|active|sold_out|ended"`
 	Price        int64       `json:"price"`
-	Draw         *DrawPublic `json:"draw,omitempty"` // only for an activity with a draw
+	Draw         *DrawPublic `json:"draw,omitempty,optional"` // only for an activity with a draw
 }
 
 type AdjustStockReq struct {
-	Id    int64 `path:"id"`
-	Delta int64 `json:"delta"`
+	Id    int64 `path:"id,range=[1:]"`
+	Delta int64 `json:"delta,range=[-1000000000:1000000000]"` // not 0
 }
 
 type AdjustmentItem struct {
@@ -60,20 +60,20 @@ type AdminActivityResp struct {
 	ActivityResp
 	Redis    *RedisBook `json:"redis"` // null when not warm
 	Db       DbBook     `json:"db"`
-	Draw     *DrawView  `json:"draw,omitempty"` // only for an activity with a draw
+	Draw     *DrawView  `json:"draw,omitempty,optional"` // only for an activity with a draw
 	Degraded bool       `json:"degraded"`
 }
 
 type CreateActivityReq struct {
-	SkuId             int64  `json:"sku_id"`
-	Name              string `json:"name"`
-	Stock             int64  `json:"stock"`
-	StartTime         int64  `json:"start_time"`
-	EndTime           int64  `json:"end_time"`
-	PerUserLimit      int64  `json:"per_user_limit,default=1"`
-	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,default=900"`
-	DrawSeconds       int64  `json:"draw_seconds,default=0"`
-	Price             int64  `json:"price,default=0"` // the unit price in the smallest currency unit
+	SkuId             int64  `json:"sku_id,range=[1:]"`
+	Name              string `json:"name"` // 1-128 characters (Unicode code points) of valid UTF-8
+	Stock             int64  `json:"stock,range=[1:1000000000]"`
+	StartTime         int64  `json:"start_time,range=[0:]"` // Unix seconds, within 10 years of now
+	EndTime           int64  `json:"end_time"`              // Unix seconds, after start_time + draw_seconds
+	PerUserLimit      int64  `json:"per_user_limit,optional,default=1,range=[1:1000000000]"`
+	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,optional,default=900,range=[1:86400]"`
+	DrawSeconds       int64  `json:"draw_seconds,optional,default=0,range=[0:600]"` // 0: no opening draw
+	Price             int64  `json:"price,optional,default=0,range=[0:1000000000]"` // smallest currency unit
 }
 
 type DbBook struct {
@@ -85,8 +85,8 @@ type DbBook struct {
 type DrawAuditResp struct {
 	Stock      int64         `json:"stock"` // what was drawn for (0 before the draw began)
 	Commitment string        `json:"commitment"`
-	Seed       string        `json:"seed"`   // "" until the draw is done
-	Status     string        `json:"status"` // pending | drawing | done
+	Seed       string        `json:"seed"` // "" until the draw is done
+	Status     string        `json:"status,options=pending|drawing|done"`
 	Entrants   []DrawEntrant `json:"entrants"`
 	Winners    []int64       `json:"winners"`
 }
@@ -106,30 +106,30 @@ type DrawPublic struct {
 type DrawView struct {
 	DrawPublic
 	Entries int64  `json:"entries"`
-	Status  string `json:"status"` // pending | drawing | done
+	Status  string `json:"status,options=pending|drawing|done"`
 	Winners int64  `json:"winners"`
 }
 
 type EntryPathReq struct {
-	ActivityId int64 `path:"activity_id"`
+	ActivityId int64 `path:"activity_id,range=[1:]"`
 }
 
 type EntryResp struct {
 	ActivityId int64  `json:"activity_id"`
 	RequestId  string `json:"request_id"`
 	Quantity   int64  `json:"quantity"`
-	Status     string `json:"status"` // queued | won | lost
-	OrderNo    string `json:"order_no,omitempty"`
+	Status     string `json:"status,options=queued|won|lost"`
+	OrderNo    string `json:"order_no,omitempty,optional"`
 	DrawAt     int64  `json:"draw_at"`
 }
 
 type HealthResp struct {
-	Status string `json:"status"` // "ok" | "degraded"
+	Status string `json:"status,options=ok|degraded"`
 }
 
 type ListActivitiesReq struct {
-	Page int64 `form:"page,default=1"`
-	Size int64 `form:"size,default=20"`
+	Page int64 `form:"page,optional,default=1,range=[1:1000000]"`
+	Size int64 `form:"size,optional,default=20,range=[1:100]"`
 }
 
 type OrderPathReq struct {
@@ -140,7 +140,7 @@ type OrderResp struct {
 	OrderNo    string `json:"order_no"`
 	ActivityId int64  `json:"activity_id"`
 	Quantity   int64  `json:"quantity"`
-	Status     string `json:"status"`
+	Status     string `json:"status,options=reserved|paid|cancelled|expired"`
 	ExpireAt   int64  `json:"expire_at"`
 	CreatedAt  int64  `json:"created_at"`
 	Amount     int64  `json:"amount"` // quantity x price
@@ -148,24 +148,24 @@ type OrderResp struct {
 
 type OrderStateResp struct {
 	OrderNo string `json:"order_no"`
-	Status  string `json:"status"`
+	Status  string `json:"status,options=paid|cancelled"`
 }
 
 type PaymentNotifyReq struct {
 	OrderNo string `json:"order_no"`
-	Amount  int64  `json:"amount"`   // quantity x price, smallest currency unit
-	TradeNo string `json:"trade_no"` // the provider's payment id
+	Amount  int64  `json:"amount,range=[0:9007199254740991]"` // quantity x price, smallest currency unit
+	TradeNo string `json:"trade_no"`                          // the provider's payment id
 }
 
 type PaymentResp struct {
 	OrderNo string `json:"order_no"`
-	Status  string `json:"status"` // paid
+	Status  string `json:"status,options=paid"`
 	TradeNo string `json:"trade_no"`
 }
 
 type ReconcileResp struct {
 	ActivityId int64      `json:"activity_id"`
-	Status     string     `json:"status"`
+	Status     string     `json:"status,options=consistent|in_flight|mismatch"`
 	Redis      *RedisBook `json:"redis"` // null when not warm
 	Db         DbBook     `json:"db"`
 	InFlight   int64      `json:"in_flight"`
@@ -179,21 +179,21 @@ type RedisBook struct {
 }
 
 type ReserveReq struct {
-	ActivityId int64  `json:"activity_id"`
-	Quantity   int64  `json:"quantity,default=1"`
-	RequestId  string `json:"request_id"`
+	ActivityId int64  `json:"activity_id,range=[1:]"`
+	Quantity   int64  `json:"quantity,optional,default=1,range=[1:1000000000]"`
+	RequestId  string `json:"request_id"` // 8-64 characters of [A-Za-z0-9_-], unique per attempt
 }
 
 type ReserveResp struct {
 	OrderNo    string `json:"order_no"`
 	ActivityId int64  `json:"activity_id"`
 	Quantity   int64  `json:"quantity"`
-	Status     string `json:"status"`
+	Status     string `json:"status,options=reserved|paid|cancelled|expired"`
 	ExpireAt   int64  `json:"expire_at"`
 	Remaining  int64  `json:"remaining"`
-	Amount     int64  `json:"amount"`               // quantity x price
-	RequestId  string `json:"request_id,omitempty"` // queued (an entry of the draw): 202 with EntryResp
-	DrawAt     int64  `json:"draw_at,omitempty"`
+	Amount     int64  `json:"amount"`                        // quantity x price
+	RequestId  string `json:"request_id,omitempty,optional"` // queued (an entry of the draw): 202 with EntryResp
+	DrawAt     int64  `json:"draw_at,omitempty,optional"`
 }
 
 type StockResp struct {
@@ -204,16 +204,16 @@ type StockResp struct {
 }
 
 type UpdateActivityReq struct {
-	Id                int64  `path:"id"`
-	SkuId             int64  `json:"sku_id"`
-	Name              string `json:"name"`
-	Stock             *int64 `json:"stock,optional"`
-	StartTime         int64  `json:"start_time"`
-	EndTime           int64  `json:"end_time"`
-	PerUserLimit      int64  `json:"per_user_limit,default=1"`
-	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,default=900"`
-	DrawSeconds       int64  `json:"draw_seconds,default=0"`
-	Price             int64  `json:"price,default=0"`
+	Id                int64  `path:"id,range=[1:]"`
+	SkuId             int64  `json:"sku_id,range=[1:]"`
+	Name              string `json:"name"`                                // 1-128 characters (Unicode code points) of valid UTF-8
+	Stock             *int64 `json:"stock,optional,range=[1:1000000000]"` // when sent, the current total
+	StartTime         int64  `json:"start_time,range=[0:]"`               // Unix seconds, still in the future
+	EndTime           int64  `json:"end_time"`                            // Unix seconds, after start_time + draw_seconds
+	PerUserLimit      int64  `json:"per_user_limit,optional,default=1,range=[1:1000000000]"`
+	PayTimeoutSeconds int64  `json:"pay_timeout_seconds,optional,default=900,range=[1:86400]"`
+	DrawSeconds       int64  `json:"draw_seconds,optional,default=0,range=[0:600]"` // 0: no opening draw
+	Price             int64  `json:"price,optional,default=0,range=[0:1000000000]"` // smallest currency unit
 }
 
 type WarmupResp struct {

@@ -1,6 +1,9 @@
 package validate
 
-import "github.com/seckill/seckill/api/internal/types"
+import (
+	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/domain"
+)
 
 // MaxFastReserveBody bounds the bodies ReserveBody reads: a reservation is well under it
 // (a 64-character request_id and two numbers).
@@ -66,7 +69,10 @@ func ReserveBody(b []byte) (req types.ReserveReq, ok bool) {
 		}
 	}
 	p.space()
-	return req, seenA && seenR && p.i == len(p.b)
+	// A number outside ReserveReq's range= tags (api/seckill.api) is left to httpx.Parse, which
+	// refuses it: the answer it gave before this decoder.
+	inRange := req.ActivityId >= 1 && req.Quantity >= 1 && req.Quantity <= domain.MaxQuantity
+	return req, seenA && seenR && p.i == len(p.b) && inRange
 }
 
 type scanner struct {

@@ -136,6 +136,9 @@ var reserveBodySeeds = []string{
 	`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`,
 	" {\n\t\"request_id\" : \"abcdefgh\" , \"quantity\":0,\"activity_id\": 999999999999999999 } \r\n",
 	`{"activity_id":"1","request_id":"abcdefgh"}`,
+	`{"activity_id":1,"quantity":0,"request_id":"abcdefgh"}`,          // out of range: httpx.Parse refuses it
+	`{"activity_id":0,"request_id":"abcdefgh"}`,                       // as above
+	`{"activity_id":1,"quantity":1000000001,"request_id":"abcdefgh"}`, // as above
 	`{"activity_id":1.5,"request_id":"abcdefgh","quantity":-1}`,
 	`{"activity_id":1,"activity_id":2,"request_id":"abcdefgh"}`,
 	`{"activity_id":1,"request_id":"abc\u0064efgh"}`,
@@ -157,8 +160,8 @@ func TestReserveBody(t *testing.T) {
 		`{"activity_id":12,"quantity":3,"request_id":"r-1_23456789"}`: {ActivityId: 12, Quantity: 3,
 			RequestId: "r-1_23456789"},
 		//nolint:gocritic // mapKey: the whitespace around the JSON is the case
-		" {\n\t\"request_id\" : \"x\" , \"quantity\":0,\"activity_id\": 999999999999999999 } \r\n": {
-			ActivityId: 999999999999999999, Quantity: 0, RequestId: "x"},
+		" {\n\t\"request_id\" : \"x\" , \"quantity\":1000000000,\"activity_id\": 999999999999999999 } \r\n": {
+			ActivityId: 999999999999999999, Quantity: 1000000000, RequestId: "x"},
 	} {
 		got, ok := validate.ReserveBody([]byte(body))
 		if !ok || got != want {
