@@ -66,8 +66,13 @@ type Config struct {
 	Orders OrdersConf
 }
 
-// MaxExportTimeout bounds Orders.ExportTimeout: below the orders route's own timeout (70s in
-// api/seckill.api), so the export's end, not go-zero's timeout handler, ends a long one.
+// WriteTimeout is the gateway's http.Server WriteTimeout: 11/10 of its longest route timeout
+// (the reconcile route's 70s in api/seckill.api), as go-zero sets it, which go-zero no longer
+// does once a route has no timeout (the orders route).
+const WriteTimeout = 77 * time.Second
+
+// MaxExportTimeout bounds Orders.ExportTimeout: an export must end (whole, or broken) before
+// WriteTimeout cuts its connection.
 const MaxExportTimeout = 65 * time.Second
 
 // OrdersConf: ExportTimeout bounds one CSV export (its ExportOrders stream); an export that

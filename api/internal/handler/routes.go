@@ -180,7 +180,7 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 		),
 		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),
 		rest.WithPrefix("/v1/admin"),
-		rest.WithTimeout(70000*time.Millisecond),
+		rest.WithTimeout(0*time.Nanosecond),
 	)
 
 	server.AddRoutes(
