@@ -13,26 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/model"
 )
 
-// orderRow is an order of the merchant's list, as the JSON answer and the CSV export show it.
-type orderRow struct {
-	OrderNo   string `json:"order_no"`
-	Uid       int64  `json:"uid"`
-	Quantity  int64  `json:"quantity"`
-	Amount    int64  `json:"amount"`
-	Status    string `json:"status"`
-	TradeNo   string `json:"trade_no"`
-	CreatedAt int64  `json:"created_at"`
-	UpdatedAt int64  `json:"updated_at"`
-}
+// orderRow is an order of the merchant's list, as the JSON answer and the CSV export show it
+// (the API client's type: the list is read through devkit/apiclient's Orders call).
+type orderRow = apiclient.OrderRow
 
-type orderPage struct {
-	Orders     []orderRow `json:"orders"`
-	NextCursor string     `json:"next_cursor"`
-}
+type orderPage = apiclient.OrderPage
 
 var orderStates = []string{domain.StateReserved, domain.StatePaid, domain.StateCancelled, domain.StateExpired}
 
@@ -55,7 +45,7 @@ func (e *env) insertOrders(aid int64, first, n int, price int64) []orderRow {
 				o.TradeNo = fmt.Sprintf("T%d", i)
 			}
 			batch = append(batch, o)
-			want = append(want, orderRow{OrderNo: o.OrderNo, Uid: int64(o.Uid), Quantity: int64(o.Quantity),
+			want = append(want, orderRow{OrderNo: o.OrderNo, UID: int64(o.Uid), Quantity: int64(o.Quantity),
 				Amount: int64(o.Quantity) * price, Status: o.Status, TradeNo: o.TradeNo, CreatedAt: o.PlacedAt})
 		}
 		if err := orders.InsertBatch(context.Background(), e.db.Conn, batch); err != nil {
@@ -101,13 +91,13 @@ func (e *env) pageAll(aid int64, status string, size int, between func(page int)
 	e.t.Helper()
 	var all []orderRow
 	cursor := ""
+	c := apiclient.New(e.base, apiclient.Options{})
+	defer c.Close()
 	for page := 0; ; page++ {
-		q := url.Values{"size": {strconv.Itoa(size)}, "cursor": {cursor}}
-		if status != "" {
-			q.Set("status", status)
+		p, err := c.Orders(context.Background(), merchantToken(e.t, merchantID), aid, status, cursor, size)
+		if err != nil {
+			e.t.Fatalf("page %d: %v", page, err)
 		}
-		var p orderPage
-		e.call(http.MethodGet, ordersPath(aid, q), merchantToken(e.t, merchantID), nil, &p)
 		if p.Orders == nil || len(p.Orders) > size {
 			e.t.Fatalf("page %d: %d orders (nil: %v), size %d", page, len(p.Orders), p.Orders == nil, size)
 		}
@@ -204,7 +194,7 @@ func csvOrders(t *testing.T, body io.Reader) []orderRow {
 		return v
 	}
 	for _, r := range recs[1:] {
-		out = append(out, orderRow{OrderNo: r[0], Uid: n(r[1]), Quantity: n(r[2]), Amount: n(r[3]), Status: r[4],
+		out = append(out, orderRow{OrderNo: r[0], UID: n(r[1]), Quantity: n(r[2]), Amount: n(r[3]), Status: r[4],
 			TradeNo: r[5], CreatedAt: n(r[6]), UpdatedAt: n(r[7])})
 	}
 	return out
