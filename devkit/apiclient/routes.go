@@ -131,7 +131,8 @@ func (c *Client) Reconcile(ctx context.Context, token string, id int64) (Reconci
 // Orders is a page of the activity's orders (GET /v1/admin/activities/{id}/orders): status ""
 // for every state, cursor "" from the start (else the NextCursor of the page before), size
 // 1..500 (0: the route's default, 100).
-func (c *Client) Orders(ctx context.Context, token string, id int64, status, cursor string, size int) (OrderPage, error) {
+func (c *Client) Orders(ctx context.Context, token string, id int64, status, cursor string,
+	size int) (OrderPage, error) {
 	q := url.Values{}
 	if status != "" {
 		q.Set("status", status)
