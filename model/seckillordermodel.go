@@ -29,6 +29,10 @@ type (
 		// FindPageByActivity returns up to limit of an activity's orders with id > afterID,
 		// by id: the rebuild of Redis pages through them.
 		FindPageByActivity(ctx context.Context, activityID int64, afterID uint64, limit int) ([]*SeckillOrder, error)
+		// FindPageByActivityStatus is FindPageByActivity of the orders in status only (the
+		// merchant's orders list; FindPageByActivity when status is "").
+		FindPageByActivityStatus(ctx context.Context, activityID int64, status string, afterID uint64,
+			limit int) ([]*SeckillOrder, error)
 		// FindAuditByActivity returns every order of an activity with its buyer and request
 		// id, in no particular order (the fault suite's audit: duplicates, per-user limits).
 		FindAuditByActivity(ctx context.Context, activityID int64) ([]*OrderAudit, error)
@@ -168,6 +172,20 @@ func (m *customSeckillOrderModel) FindPageByActivity(ctx context.Context, activi
 		seckillOrderRows, m.table)
 	var resp []*SeckillOrder
 	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID, afterID, limit); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (m *customSeckillOrderModel) FindPageByActivityStatus(ctx context.Context, activityID int64, status string,
+	afterID uint64, limit int) ([]*SeckillOrder, error) {
+	if status == "" {
+		return m.FindPageByActivity(ctx, activityID, afterID, limit)
+	}
+	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `status` = ? and `id` > ? order by `id` limit ?",
+		seckillOrderRows, m.table)
+	var resp []*SeckillOrder
+	if err := m.conn.QueryRowsCtx(ctx, &resp, query, activityID, status, afterID, limit); err != nil {
 		return nil, err
 	}
 	return resp, nil

@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS `seckill_order` (
   KEY `idx_activity_status` (`activity_id`, `status`),
   KEY `idx_status_expire` (`status`, `expire_at`),
   KEY `idx_uid` (`uid`),
-  KEY `idx_trade_no` (`trade_no`)
+  KEY `idx_trade_no` (`trade_no`),
+  KEY `idx_activity_id` (`activity_id`, `id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
 CREATE TABLE IF NOT EXISTS `stock_adjustment` (

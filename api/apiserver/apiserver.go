@@ -113,10 +113,16 @@ func New(c Config) (*Server, error) {
 func (s *Server) Start() {
 	s.rest.StartWithOpts(func(hs *http.Server) {
 		hs.Handler = console.Secure(hs.Handler) // go-zero's file server is outside every router
-		// go-zero raised the read bound to 4/5 of the longest route's timeout (reconcile's);
-		// a request is still read within 4/5 of the sale's, as before that route had its own.
-		if t := time.Duration(s.Config.Timeout) * time.Millisecond; t > 0 && hs.ReadTimeout > 4*t/5 {
+		// go-zero sets the read and write bounds from the longest route timeout, and none at
+		// all once a route has no timeout (the orders route, for its streamed export). A
+		// request is read within 4/5 of the sale's timeout; an answer is written within
+		// config.WriteTimeout (11/10 of the reconcile route's 70s, go-zero's own rule).
+		t := time.Duration(s.Config.Timeout) * time.Millisecond
+		if t > 0 && (hs.ReadTimeout == 0 || hs.ReadTimeout > 4*t/5) {
 			hs.ReadTimeout = 4 * t / 5
+		}
+		if hs.WriteTimeout == 0 {
+			hs.WriteTimeout = config.WriteTimeout
 		}
 		s.mu.Lock()
 		s.http = hs

@@ -37,8 +37,15 @@ func TestMerchantLimitAcrossGateways(t *testing.T) {
 		}
 	}
 	g.expectErr(http.MethodGet, recon, merchantToken(t, merchantID), nil, http.StatusTooManyRequests, "RATE_LIMITED")
-	var v map[string]any // a cheap read is not counted
+	orders := fmt.Sprintf("/v1/admin/activities/%d/orders", a.ActivityID)
+	resp := e.getCSV(orders, merchantToken(t, merchantID)) // an orders export is a heavy read
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("an orders export past the quota: %d, want 429", resp.StatusCode)
+	}
+	var v map[string]any // a cheap read is not counted: the activity, a page of its orders
 	e.call(http.MethodGet, fmt.Sprintf("/v1/admin/activities/%d", a.ActivityID), merchantToken(t, merchantID), nil, &v)
+	e.call(http.MethodGet, orders, merchantToken(t, merchantID), nil, &v)
 	if code, raw := e.do(http.MethodPost, "/v1/admin/activities", merchantToken(t, merchantID+1),
 		map[string]any{"sku_id": 1, "name": "other", "stock": 1, "start_time": 1, "end_time": 2}); code == 429 {
 		t.Fatalf("another merchant was limited: %s", raw)

@@ -178,6 +178,10 @@ func documentResponses(t *testing.T, doc *openapi3.T) {
 			}
 		}
 	}
+	orders := doc.Paths.Find("/v1/admin/activities/{id}/orders").Get.Responses.Status(http.StatusOK)
+	if csv := orders.Value.Content.Get("text/csv"); csv == nil || !csv.Schema.Value.Type.Is("string") {
+		t.Errorf("GET .../orders: the 200 has no text/csv body: %v", orders.Value.Content)
+	}
 	for code, word := range map[int]string{409: "LIMIT_EXCEEDED", 404: "ACTIVITY_NOT_FOUND", 401: "UNAUTHORIZED"} {
 		if r := reserve.Responses.Status(code); r == nil || !strings.Contains(*r.Value.Description, word) {
 			t.Errorf("POST /v1/seckill/orders: %d does not name %s", code, word)

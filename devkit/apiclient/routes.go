@@ -135,6 +135,30 @@ func (c *Client) Reconcile(ctx context.Context, token string, id int64) (Reconci
 	return r, err
 }
 
+// Orders is a page of the activity's orders (GET /v1/admin/activities/{id}/orders): status ""
+// for every state, cursor "" from the start (else the NextCursor of the page before), size
+// 1..500 (0: the route's default, 100).
+func (c *Client) Orders(ctx context.Context, token string, id int64, status, cursor string,
+	size int) (OrderPage, error) {
+	q := url.Values{}
+	if status != "" {
+		q.Set("status", status)
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if size != 0 {
+		q.Set("size", strconv.Itoa(size))
+	}
+	path := AdminPath(id, "orders")
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var p OrderPage
+	err := c.merchantDo(ctx, http.MethodGet, path, token, nil, &p)
+	return p, err
+}
+
 // List is a page of the merchant's activities (page from 1, size 1..100).
 func (c *Client) List(ctx context.Context, token string, page, size int) (ActivityList, error) {
 	var l ActivityList

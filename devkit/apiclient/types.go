@@ -41,6 +41,25 @@ type DrawAudit struct {
 	Winners []int64 `json:"winners"`
 }
 
+// OrderRow is an order as the merchant's orders list (and its CSV export) shows it.
+type OrderRow struct {
+	OrderNo   string `json:"order_no"`
+	UID       int64  `json:"uid"`
+	Quantity  int64  `json:"quantity"`
+	Amount    int64  `json:"amount"`
+	Status    string `json:"status"`
+	TradeNo   string `json:"trade_no"` // "" unless paid through the payment provider
+	CreatedAt int64  `json:"created_at"`
+	UpdatedAt int64  `json:"updated_at"`
+}
+
+// OrderPage is a page of the merchant's orders list, in the order MySQL stored them;
+// NextCursor is "" on the last page.
+type OrderPage struct {
+	Orders     []OrderRow `json:"orders"`
+	NextCursor string     `json:"next_cursor"`
+}
+
 // Activity is a merchant's view of an activity: the create answer, a list item, and the
 // admin read (which adds both books and, with a draw, the draw).
 type Activity struct {

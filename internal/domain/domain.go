@@ -76,6 +76,27 @@ func CheckPage(page, size int64) error {
 	return nil
 }
 
+// MaxOrderListSize bounds a page of the merchant's orders list (GET .../orders; its default,
+// 100, is the route's in api/seckill.api).
+const MaxOrderListSize = 500
+
+// CheckOrderListSize checks the size of a page of the merchant's orders list.
+func CheckOrderListSize(size int64) error {
+	if size < 1 || size > MaxOrderListSize {
+		return invalid("size must be within 1..%d", MaxOrderListSize)
+	}
+	return nil
+}
+
+// CheckOrderStatus checks an orders list's status filter: "" (every status) or an order's state.
+func CheckOrderStatus(s string) error {
+	switch s {
+	case StateNone, StateReserved, StatePaid, StateCancelled, StateExpired:
+		return nil
+	}
+	return invalid("status must be one of reserved, paid, cancelled, expired (or empty)")
+}
+
 // CheckUID checks a buyer id.
 func CheckUID(uid int64) error {
 	if uid < 1 {

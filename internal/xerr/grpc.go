@@ -32,6 +32,15 @@ func UnaryServerInterceptor(ctx context.Context, req any, info *grpc.UnaryServer
 	return nil, st
 }
 
+// StreamServerInterceptor is UnaryServerInterceptor for a server-streaming call: the error
+// that ends the stream leaves as a gRPC status carrying the code word.
+func StreamServerInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo,
+	handler grpc.StreamHandler) error {
+	_, err := UnaryServerInterceptor(ss.Context(), nil, &grpc.UnaryServerInfo{FullMethod: info.FullMethod},
+		func(context.Context, any) (any, error) { return nil, handler(srv, ss) })
+	return err
+}
+
 // slowCall is when a zRPC call is worth a slow-call log line.
 const slowCall = 500 * time.Millisecond
 

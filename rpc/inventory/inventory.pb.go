@@ -2841,6 +2841,250 @@ func (x *PingResp) GetRedisDown() bool {
 	return false
 }
 
+// A page of the merchant's activity's orders as MySQL holds them, in row id order (the
+// merchant check of GetActivity): status "" for every status, else one of reserved, paid,
+// cancelled, expired; after_id: the last row id already seen (0: from the start); size 1..500.
+// ExportOrders ignores size and streams every matching order in pages.
+type OrdersReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ActivityId    int64                  `protobuf:"varint,1,opt,name=activity_id,json=activityId,proto3" json:"activity_id,omitempty"`
+	MerchantId    int64                  `protobuf:"varint,2,opt,name=merchant_id,json=merchantId,proto3" json:"merchant_id,omitempty"`
+	Status        string                 `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	AfterId       uint64                 `protobuf:"varint,4,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
+	Size          int64                  `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrdersReq) Reset() {
+	*x = OrdersReq{}
+	mi := &file_inventory_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrdersReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrdersReq) ProtoMessage() {}
+
+func (x *OrdersReq) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrdersReq.ProtoReflect.Descriptor instead.
+func (*OrdersReq) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *OrdersReq) GetActivityId() int64 {
+	if x != nil {
+		return x.ActivityId
+	}
+	return 0
+}
+
+func (x *OrdersReq) GetMerchantId() int64 {
+	if x != nil {
+		return x.MerchantId
+	}
+	return 0
+}
+
+func (x *OrdersReq) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *OrdersReq) GetAfterId() uint64 {
+	if x != nil {
+		return x.AfterId
+	}
+	return 0
+}
+
+func (x *OrdersReq) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+// One order as the merchant's list shows it: amount = quantity x the activity's price;
+// trade_no "" unless paid through the provider; created_at when it was reserved, updated_at
+// its row's last change (unix seconds); id its row id (the cursor).
+type OrderRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	OrderNo       string                 `protobuf:"bytes,2,opt,name=order_no,json=orderNo,proto3" json:"order_no,omitempty"`
+	Uid           int64                  `protobuf:"varint,3,opt,name=uid,proto3" json:"uid,omitempty"`
+	Quantity      int64                  `protobuf:"varint,4,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	Amount        int64                  `protobuf:"varint,5,opt,name=amount,proto3" json:"amount,omitempty"`
+	Status        string                 `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
+	TradeNo       string                 `protobuf:"bytes,7,opt,name=trade_no,json=tradeNo,proto3" json:"trade_no,omitempty"`
+	CreatedAt     int64                  `protobuf:"varint,8,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt     int64                  `protobuf:"varint,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrderRow) Reset() {
+	*x = OrderRow{}
+	mi := &file_inventory_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrderRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrderRow) ProtoMessage() {}
+
+func (x *OrderRow) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrderRow.ProtoReflect.Descriptor instead.
+func (*OrderRow) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *OrderRow) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *OrderRow) GetOrderNo() string {
+	if x != nil {
+		return x.OrderNo
+	}
+	return ""
+}
+
+func (x *OrderRow) GetUid() int64 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *OrderRow) GetQuantity() int64 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *OrderRow) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *OrderRow) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *OrderRow) GetTradeNo() string {
+	if x != nil {
+		return x.TradeNo
+	}
+	return ""
+}
+
+func (x *OrderRow) GetCreatedAt() int64 {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return 0
+}
+
+func (x *OrderRow) GetUpdatedAt() int64 {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return 0
+}
+
+// A page of orders; more: a next page may hold more (the page was full).
+type OrdersResp struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Orders        []*OrderRow            `protobuf:"bytes,1,rep,name=orders,proto3" json:"orders,omitempty"`
+	More          bool                   `protobuf:"varint,2,opt,name=more,proto3" json:"more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrdersResp) Reset() {
+	*x = OrdersResp{}
+	mi := &file_inventory_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrdersResp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrdersResp) ProtoMessage() {}
+
+func (x *OrdersResp) ProtoReflect() protoreflect.Message {
+	mi := &file_inventory_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrdersResp.ProtoReflect.Descriptor instead.
+func (*OrdersResp) Descriptor() ([]byte, []int) {
+	return file_inventory_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *OrdersResp) GetOrders() []*OrderRow {
+	if x != nil {
+		return x.Orders
+	}
+	return nil
+}
+
+func (x *OrdersResp) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 var File_inventory_proto protoreflect.FileDescriptor
 
 const file_inventory_proto_rawDesc = "" +
@@ -3095,8 +3339,31 @@ const file_inventory_proto_rawDesc = "" +
 	"\bPingResp\x12\x1a\n" +
 	"\bdegraded\x18\x01 \x03(\x03R\bdegraded\x12\x1d\n" +
 	"\n" +
-	"redis_down\x18\x02 \x01(\bR\tredisDown2\xed\n" +
+	"redis_down\x18\x02 \x01(\bR\tredisDown\"\x94\x01\n" +
+	"\tOrdersReq\x12\x1f\n" +
+	"\vactivity_id\x18\x01 \x01(\x03R\n" +
+	"activityId\x12\x1f\n" +
+	"\vmerchant_id\x18\x02 \x01(\x03R\n" +
+	"merchantId\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x19\n" +
+	"\bafter_id\x18\x04 \x01(\x04R\aafterId\x12\x12\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\"\xec\x01\n" +
+	"\bOrderRow\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x19\n" +
+	"\border_no\x18\x02 \x01(\tR\aorderNo\x12\x10\n" +
+	"\x03uid\x18\x03 \x01(\x03R\x03uid\x12\x1a\n" +
+	"\bquantity\x18\x04 \x01(\x03R\bquantity\x12\x16\n" +
+	"\x06amount\x18\x05 \x01(\x03R\x06amount\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06status\x12\x19\n" +
+	"\btrade_no\x18\a \x01(\tR\atradeNo\x12\x1d\n" +
 	"\n" +
+	"created_at\x18\b \x01(\x03R\tcreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\t \x01(\x03R\tupdatedAt\"M\n" +
+	"\n" +
+	"OrdersResp\x12+\n" +
+	"\x06orders\x18\x01 \x03(\v2\x13.inventory.OrderRowR\x06orders\x12\x12\n" +
+	"\x04more\x18\x02 \x01(\bR\x04more2\xe3\v\n" +
 	"\tInventory\x125\n" +
 	"\x06Warmup\x12\x14.inventory.WarmupReq\x1a\x15.inventory.WarmupResp\x128\n" +
 	"\aReserve\x12\x15.inventory.ReserveReq\x1a\x16.inventory.ReserveResp\x12G\n" +
@@ -3119,7 +3386,9 @@ const file_inventory_proto_rawDesc = "" +
 	"\bGetEntry\x12\x13.inventory.EntryReq\x1a\x14.inventory.EntryResp\x12@\n" +
 	"\tDrawAudit\x12\x19.inventory.GetActivityReq\x1a\x18.inventory.DrawAuditResp\x12D\n" +
 	"\vAdjustments\x12\x19.inventory.GetActivityReq\x1a\x1a.inventory.AdjustmentsResp\x12A\n" +
-	"\vEndActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x12G\n" +
+	"\vEndActivity\x12\x19.inventory.GetActivityReq\x1a\x17.inventory.ActivityResp\x125\n" +
+	"\x06Orders\x12\x14.inventory.OrdersReq\x1a\x15.inventory.OrdersResp\x12=\n" +
+	"\fExportOrders\x12\x14.inventory.OrdersReq\x1a\x15.inventory.OrdersResp0\x01\x12G\n" +
 	"\x0eUpdateActivity\x12\x1c.inventory.UpdateActivityReq\x1a\x17.inventory.ActivityRespB\rZ\v./inventoryb\x06proto3"
 
 var (
@@ -3134,7 +3403,7 @@ func file_inventory_proto_rawDescGZIP() []byte {
 	return file_inventory_proto_rawDescData
 }
 
-var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_inventory_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_inventory_proto_goTypes = []any{
 	(*Stock)(nil),              // 0: inventory.Stock
 	(*Activity)(nil),           // 1: inventory.Activity
@@ -3178,6 +3447,9 @@ var file_inventory_proto_goTypes = []any{
 	(*AdjustmentsResp)(nil),    // 39: inventory.AdjustmentsResp
 	(*PingReq)(nil),            // 40: inventory.PingReq
 	(*PingResp)(nil),           // 41: inventory.PingResp
+	(*OrdersReq)(nil),          // 42: inventory.OrdersReq
+	(*OrderRow)(nil),           // 43: inventory.OrderRow
+	(*OrdersResp)(nil),         // 44: inventory.OrdersResp
 }
 var file_inventory_proto_depIdxs = []int32{
 	0,  // 0: inventory.WarmupResp.stock:type_name -> inventory.Stock
@@ -3197,55 +3469,60 @@ var file_inventory_proto_depIdxs = []int32{
 	32, // 14: inventory.ActivityResp.draw:type_name -> inventory.Draw
 	1,  // 15: inventory.ListActivitiesResp.activities:type_name -> inventory.Activity
 	38, // 16: inventory.AdjustmentsResp.adjustments:type_name -> inventory.Adjustment
-	3,  // 17: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
-	5,  // 18: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
-	8,  // 19: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
-	11, // 20: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
-	11, // 21: inventory.Inventory.Release:input_type -> inventory.OrderReq
-	13, // 22: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
-	15, // 23: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
-	17, // 24: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
-	11, // 25: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
-	22, // 26: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
-	24, // 27: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
-	24, // 28: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
-	24, // 29: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
-	29, // 30: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
-	31, // 31: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
-	36, // 32: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
-	40, // 33: inventory.Inventory.Ping:input_type -> inventory.PingReq
-	34, // 34: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
-	31, // 35: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
-	31, // 36: inventory.Inventory.Adjustments:input_type -> inventory.GetActivityReq
-	31, // 37: inventory.Inventory.EndActivity:input_type -> inventory.GetActivityReq
-	30, // 38: inventory.Inventory.UpdateActivity:input_type -> inventory.UpdateActivityReq
-	4,  // 39: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
-	6,  // 40: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
-	10, // 41: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
-	12, // 42: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
-	12, // 43: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
-	14, // 44: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
-	16, // 45: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
-	18, // 46: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
-	21, // 47: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
-	23, // 48: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
-	27, // 49: inventory.Inventory.Books:output_type -> inventory.BooksResp
-	26, // 50: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
-	28, // 51: inventory.Inventory.Repair:output_type -> inventory.RepairResp
-	33, // 52: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
-	33, // 53: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
-	37, // 54: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
-	41, // 55: inventory.Inventory.Ping:output_type -> inventory.PingResp
-	35, // 56: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
-	20, // 57: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
-	39, // 58: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
-	33, // 59: inventory.Inventory.EndActivity:output_type -> inventory.ActivityResp
-	33, // 60: inventory.Inventory.UpdateActivity:output_type -> inventory.ActivityResp
-	39, // [39:61] is the sub-list for method output_type
-	17, // [17:39] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	43, // 17: inventory.OrdersResp.orders:type_name -> inventory.OrderRow
+	3,  // 18: inventory.Inventory.Warmup:input_type -> inventory.WarmupReq
+	5,  // 19: inventory.Inventory.Reserve:input_type -> inventory.ReserveReq
+	8,  // 20: inventory.Inventory.ReserveBatch:input_type -> inventory.ReserveBatchReq
+	11, // 21: inventory.Inventory.Confirm:input_type -> inventory.OrderReq
+	11, // 22: inventory.Inventory.Release:input_type -> inventory.OrderReq
+	13, // 23: inventory.Inventory.ExpireDue:input_type -> inventory.ExpireDueReq
+	15, // 24: inventory.Inventory.Adjust:input_type -> inventory.AdjustReq
+	17, // 25: inventory.Inventory.GetStock:input_type -> inventory.GetStockReq
+	11, // 26: inventory.Inventory.GetOrder:input_type -> inventory.OrderReq
+	22, // 27: inventory.Inventory.ListActive:input_type -> inventory.ActiveReq
+	24, // 28: inventory.Inventory.Books:input_type -> inventory.ReconcileReq
+	24, // 29: inventory.Inventory.Reconcile:input_type -> inventory.ReconcileReq
+	24, // 30: inventory.Inventory.Repair:input_type -> inventory.ReconcileReq
+	29, // 31: inventory.Inventory.CreateActivity:input_type -> inventory.CreateActivityReq
+	31, // 32: inventory.Inventory.GetActivity:input_type -> inventory.GetActivityReq
+	36, // 33: inventory.Inventory.ListActivities:input_type -> inventory.ListActivitiesReq
+	40, // 34: inventory.Inventory.Ping:input_type -> inventory.PingReq
+	34, // 35: inventory.Inventory.GetEntry:input_type -> inventory.EntryReq
+	31, // 36: inventory.Inventory.DrawAudit:input_type -> inventory.GetActivityReq
+	31, // 37: inventory.Inventory.Adjustments:input_type -> inventory.GetActivityReq
+	31, // 38: inventory.Inventory.EndActivity:input_type -> inventory.GetActivityReq
+	42, // 39: inventory.Inventory.Orders:input_type -> inventory.OrdersReq
+	42, // 40: inventory.Inventory.ExportOrders:input_type -> inventory.OrdersReq
+	30, // 41: inventory.Inventory.UpdateActivity:input_type -> inventory.UpdateActivityReq
+	4,  // 42: inventory.Inventory.Warmup:output_type -> inventory.WarmupResp
+	6,  // 43: inventory.Inventory.Reserve:output_type -> inventory.ReserveResp
+	10, // 44: inventory.Inventory.ReserveBatch:output_type -> inventory.ReserveBatchResp
+	12, // 45: inventory.Inventory.Confirm:output_type -> inventory.OrderStateResp
+	12, // 46: inventory.Inventory.Release:output_type -> inventory.OrderStateResp
+	14, // 47: inventory.Inventory.ExpireDue:output_type -> inventory.ExpireDueResp
+	16, // 48: inventory.Inventory.Adjust:output_type -> inventory.AdjustResp
+	18, // 49: inventory.Inventory.GetStock:output_type -> inventory.GetStockResp
+	21, // 50: inventory.Inventory.GetOrder:output_type -> inventory.GetOrderResp
+	23, // 51: inventory.Inventory.ListActive:output_type -> inventory.ActiveResp
+	27, // 52: inventory.Inventory.Books:output_type -> inventory.BooksResp
+	26, // 53: inventory.Inventory.Reconcile:output_type -> inventory.ReconcileResp
+	28, // 54: inventory.Inventory.Repair:output_type -> inventory.RepairResp
+	33, // 55: inventory.Inventory.CreateActivity:output_type -> inventory.ActivityResp
+	33, // 56: inventory.Inventory.GetActivity:output_type -> inventory.ActivityResp
+	37, // 57: inventory.Inventory.ListActivities:output_type -> inventory.ListActivitiesResp
+	41, // 58: inventory.Inventory.Ping:output_type -> inventory.PingResp
+	35, // 59: inventory.Inventory.GetEntry:output_type -> inventory.EntryResp
+	20, // 60: inventory.Inventory.DrawAudit:output_type -> inventory.DrawAuditResp
+	39, // 61: inventory.Inventory.Adjustments:output_type -> inventory.AdjustmentsResp
+	33, // 62: inventory.Inventory.EndActivity:output_type -> inventory.ActivityResp
+	44, // 63: inventory.Inventory.Orders:output_type -> inventory.OrdersResp
+	44, // 64: inventory.Inventory.ExportOrders:output_type -> inventory.OrdersResp
+	33, // 65: inventory.Inventory.UpdateActivity:output_type -> inventory.ActivityResp
+	42, // [42:66] is the sub-list for method output_type
+	18, // [18:42] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_inventory_proto_init() }
@@ -3259,7 +3536,7 @@ func file_inventory_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_inventory_proto_rawDesc), len(file_inventory_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

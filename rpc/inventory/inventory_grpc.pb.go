@@ -40,6 +40,8 @@ const (
 	Inventory_DrawAudit_FullMethodName      = "/inventory.Inventory/DrawAudit"
 	Inventory_Adjustments_FullMethodName    = "/inventory.Inventory/Adjustments"
 	Inventory_EndActivity_FullMethodName    = "/inventory.Inventory/EndActivity"
+	Inventory_Orders_FullMethodName         = "/inventory.Inventory/Orders"
+	Inventory_ExportOrders_FullMethodName   = "/inventory.Inventory/ExportOrders"
 	Inventory_UpdateActivity_FullMethodName = "/inventory.Inventory/UpdateActivity"
 )
 
@@ -73,6 +75,11 @@ type InventoryClient interface {
 	// if an earlier call stopped half way). NOT_STARTED before its start; DRAW_PENDING while
 	// its opening draw is not done.
 	EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+	// Orders is a page of the merchant's activity's orders (OrdersReq).
+	Orders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (*OrdersResp, error)
+	// ExportOrders streams every matching order of the merchant's activity, in row id order,
+	// one message per page read from MySQL (keyset pages, so the service's memory stays flat).
+	ExportOrders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OrdersResp], error)
 	// UpdateActivity replaces what create set, before the start only, in MySQL and in the
 	// warmed Redis copy as one step (STARTED once it started: nothing changes).
 	UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
@@ -296,6 +303,35 @@ func (c *inventoryClient) EndActivity(ctx context.Context, in *GetActivityReq, o
 	return out, nil
 }
 
+func (c *inventoryClient) Orders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (*OrdersResp, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(OrdersResp)
+	err := c.cc.Invoke(ctx, Inventory_Orders_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *inventoryClient) ExportOrders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (grpc.ServerStreamingClient[OrdersResp], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Inventory_ServiceDesc.Streams[0], Inventory_ExportOrders_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[OrdersReq, OrdersResp]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Inventory_ExportOrdersClient = grpc.ServerStreamingClient[OrdersResp]
+
 func (c *inventoryClient) UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ActivityResp)
@@ -336,6 +372,11 @@ type InventoryServer interface {
 	// if an earlier call stopped half way). NOT_STARTED before its start; DRAW_PENDING while
 	// its opening draw is not done.
 	EndActivity(context.Context, *GetActivityReq) (*ActivityResp, error)
+	// Orders is a page of the merchant's activity's orders (OrdersReq).
+	Orders(context.Context, *OrdersReq) (*OrdersResp, error)
+	// ExportOrders streams every matching order of the merchant's activity, in row id order,
+	// one message per page read from MySQL (keyset pages, so the service's memory stays flat).
+	ExportOrders(*OrdersReq, grpc.ServerStreamingServer[OrdersResp]) error
 	// UpdateActivity replaces what create set, before the start only, in MySQL and in the
 	// warmed Redis copy as one step (STARTED once it started: nothing changes).
 	UpdateActivity(context.Context, *UpdateActivityReq) (*ActivityResp, error)
@@ -411,6 +452,12 @@ func (UnimplementedInventoryServer) Adjustments(context.Context, *GetActivityReq
 }
 func (UnimplementedInventoryServer) EndActivity(context.Context, *GetActivityReq) (*ActivityResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method EndActivity not implemented")
+}
+func (UnimplementedInventoryServer) Orders(context.Context, *OrdersReq) (*OrdersResp, error) {
+	return nil, status.Error(codes.Unimplemented, "method Orders not implemented")
+}
+func (UnimplementedInventoryServer) ExportOrders(*OrdersReq, grpc.ServerStreamingServer[OrdersResp]) error {
+	return status.Error(codes.Unimplemented, "method ExportOrders not implemented")
 }
 func (UnimplementedInventoryServer) UpdateActivity(context.Context, *UpdateActivityReq) (*ActivityResp, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateActivity not implemented")
@@ -814,6 +861,35 @@ func _Inventory_EndActivity_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Inventory_Orders_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OrdersReq)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(InventoryServer).Orders(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Inventory_Orders_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(InventoryServer).Orders(ctx, req.(*OrdersReq))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Inventory_ExportOrders_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(OrdersReq)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(InventoryServer).ExportOrders(m, &grpc.GenericServerStream[OrdersReq, OrdersResp]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Inventory_ExportOrdersServer = grpc.ServerStreamingServer[OrdersResp]
+
 func _Inventory_UpdateActivity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(UpdateActivityReq)
 	if err := dec(in); err != nil {
@@ -924,10 +1000,20 @@ var Inventory_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Inventory_EndActivity_Handler,
 		},
 		{
+			MethodName: "Orders",
+			Handler:    _Inventory_Orders_Handler,
+		},
+		{
 			MethodName: "UpdateActivity",
 			Handler:    _Inventory_UpdateActivity_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ExportOrders",
+			Handler:       _Inventory_ExportOrders_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "inventory.proto",
 }

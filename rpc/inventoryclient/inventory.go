@@ -40,7 +40,10 @@ type (
 	ListActivitiesResp = inventory.ListActivitiesResp
 	Order              = inventory.Order
 	OrderReq           = inventory.OrderReq
+	OrderRow           = inventory.OrderRow
 	OrderStateResp     = inventory.OrderStateResp
+	OrdersReq          = inventory.OrdersReq
+	OrdersResp         = inventory.OrdersResp
 	PingReq            = inventory.PingReq
 	PingResp           = inventory.PingResp
 	ReconcileReq       = inventory.ReconcileReq
@@ -80,6 +83,10 @@ type (
 		Adjustments(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*AdjustmentsResp, error)
 		// EndActivity ends the merchant's activity's sale now (merchant check as GetActivity):
 		EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
+		// Orders is a page of the merchant's activity's orders (OrdersReq).
+		Orders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (*OrdersResp, error)
+		// ExportOrders streams every matching order of the merchant's activity, in row id order,
+		ExportOrders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (inventory.Inventory_ExportOrdersClient, error)
 		// UpdateActivity replaces what create set, before the start only, in MySQL and in the
 		UpdateActivity(ctx context.Context, in *UpdateActivityReq, opts ...grpc.CallOption) (*ActivityResp, error)
 	}
@@ -199,6 +206,18 @@ func (m *defaultInventory) Adjustments(ctx context.Context, in *GetActivityReq, 
 func (m *defaultInventory) EndActivity(ctx context.Context, in *GetActivityReq, opts ...grpc.CallOption) (*ActivityResp, error) {
 	client := inventory.NewInventoryClient(m.cli.Conn())
 	return client.EndActivity(ctx, in, opts...)
+}
+
+// Orders is a page of the merchant's activity's orders (OrdersReq).
+func (m *defaultInventory) Orders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (*OrdersResp, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.Orders(ctx, in, opts...)
+}
+
+// ExportOrders streams every matching order of the merchant's activity, in row id order,
+func (m *defaultInventory) ExportOrders(ctx context.Context, in *OrdersReq, opts ...grpc.CallOption) (inventory.Inventory_ExportOrdersClient, error) {
+	client := inventory.NewInventoryClient(m.cli.Conn())
+	return client.ExportOrders(ctx, in, opts...)
 }
 
 // UpdateActivity replaces what create set, before the start only, in MySQL and in the

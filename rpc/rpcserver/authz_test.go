@@ -100,7 +100,8 @@ func TestEachAppCallsOnlyItsMethods(t *testing.T) {
 func TestMerchantRPCsReachOnlyTheMerchantsActivities(t *testing.T) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	merchantMethods := []string{"Ping", "Warmup", "Adjust", "Books", "Reconcile", "Repair", "CreateActivity"}
+	merchantMethods := []string{"Ping", "Warmup", "Adjust", "Books", "Reconcile", "Repair", "CreateActivity", "Orders",
+		"ExportOrders"}
 	_, cli := authed(t, env, db, []rpcserver.AppToken{
 		{App: "gw", Token: freshToken(t), Methods: merchantMethods},
 		{App: "job", Token: freshToken(t), Methods: merchantMethods, AllActivities: true}})
@@ -128,6 +129,18 @@ func TestMerchantRPCsReachOnlyTheMerchantsActivities(t *testing.T) {
 		},
 		"Repair": func(c inventory.InventoryClient, mid int64) error {
 			_, err := c.Repair(ctx, &inventory.ReconcileReq{ActivityId: aid, MerchantId: mid})
+			return err
+		},
+		"Orders": func(c inventory.InventoryClient, mid int64) error {
+			_, err := c.Orders(ctx, &inventory.OrdersReq{ActivityId: aid, MerchantId: mid, Size: 10})
+			return err
+		},
+		// A stream's error (its status carrying the code word) comes with its first Recv.
+		"ExportOrders": func(c inventory.InventoryClient, mid int64) error {
+			s, err := c.ExportOrders(ctx, &inventory.OrdersReq{ActivityId: aid, MerchantId: mid})
+			if err == nil {
+				_, err = s.Recv()
+			}
 			return err
 		},
 	}

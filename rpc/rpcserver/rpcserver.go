@@ -103,6 +103,7 @@ func New(c Config) (*Server, error) {
 	}
 	s.AddOptions(tlsOpts...)
 	s.AddUnaryInterceptors(xerr.UnaryServerInterceptor, countOutcomes)
+	s.AddStreamInterceptors(xerr.StreamServerInterceptor)
 	group := service.NewServiceGroup()
 	group.Add(s)
 	if ctx.Relay != nil {

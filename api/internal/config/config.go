@@ -2,7 +2,9 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
@@ -60,6 +62,23 @@ type Config struct {
 	PaymentAuth PaymentAuthConf `json:",optional"`
 	// Pay: who may confirm a payment.
 	Pay PayConf
+	// Orders: the merchant's orders list (GET /v1/admin/activities/{id}/orders).
+	Orders OrdersConf
+}
+
+// WriteTimeout is the gateway's http.Server WriteTimeout: 11/10 of its longest route timeout
+// (the reconcile route's 70s in api/seckill.api), as go-zero sets it, which go-zero no longer
+// does once a route has no timeout (the orders route).
+const WriteTimeout = 77 * time.Second
+
+// MaxExportTimeout bounds Orders.ExportTimeout: an export must end (whole, or broken) before
+// WriteTimeout cuts its connection.
+const MaxExportTimeout = 65 * time.Second
+
+// OrdersConf: ExportTimeout bounds one CSV export (its ExportOrders stream); an export that
+// outlasts it breaks its connection (docs/API.md).
+type OrdersConf struct {
+	ExportTimeout time.Duration `json:",default=60s"`
 }
 
 // PaymentAuthConf is the payment provider's HMAC-SHA256 secret, from SECKILL_PAYMENT_SECRET or
@@ -133,6 +152,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BuyerAuth.AccessSecret == c.MerchantAuth.AccessSecret {
 		return errors.New("config: BuyerAuth and MerchantAuth must use different secrets")
+	}
+	if t := c.Orders.ExportTimeout; t <= 0 || t > MaxExportTimeout {
+		return fmt.Errorf("config: Orders.ExportTimeout must be within (0, %s]", MaxExportTimeout)
 	}
 	if p := c.PaymentAuth.Secret; p != "" {
 		if err := secrets.Check("PaymentAuth.Secret", p); err != nil {

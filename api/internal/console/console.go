@@ -32,7 +32,7 @@ func Secure(h http.Handler) http.Handler {
 	})
 }
 
-// Files are the console's files (index.html, app.js, style.css).
+// Files are the console's files (index.html, app.js, orders.js, style.css).
 func Files() http.FileSystem {
 	sub, err := fs.Sub(static, "static")
 	if err != nil {

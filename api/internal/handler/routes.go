@@ -173,6 +173,23 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 	)
 
 	server.AddRoutes(
+		rest.WithMiddlewares(
+			[]rest.Middleware{serverCtx.MerchantClaim},
+			[]rest.Route{
+				{
+					// the activity's orders in row id order; with Accept: text/csv every matching order as CSV
+					Method:  http.MethodGet,
+					Path:    "/activities/:id/orders",
+					Handler: merchant.ListOrdersHandler(serverCtx),
+				},
+			}...,
+		),
+		rest.WithJwt(serverCtx.Config.MerchantAuth.AccessSecret),
+		rest.WithPrefix("/v1/admin"),
+		rest.WithTimeout(0*time.Nanosecond),
+	)
+
+	server.AddRoutes(
 		[]rest.Route{
 			{
 				// 200 when the inventory service is reachable

@@ -25,9 +25,11 @@ type MerchantLimit struct {
 	Failure FailurePolicy          // when the limiter's Redis fails
 }
 
-// counted: every write, and the reads that are not a cheap lookup.
+// counted: every write, and the reads that are not a cheap lookup (a reconciliation, an
+// orders CSV export: each reads every order of the activity).
 func counted(r *http.Request) bool {
-	return r.Method != http.MethodGet || strings.HasSuffix(r.URL.Path, "/reconcile")
+	return r.Method != http.MethodGet || strings.HasSuffix(r.URL.Path, "/reconcile") ||
+		strings.HasSuffix(r.URL.Path, "/orders") && reply.WantsCSV(r)
 }
 
 // allow takes one unit of mid's quota for r; the error is the request's answer.

@@ -1,12 +1,14 @@
 package reply
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -89,6 +91,12 @@ func (g *guardWriter) Flush() {
 	if f, ok := g.ResponseWriter.(http.Flusher); ok && g.held == 0 {
 		f.Flush()
 	}
+}
+
+// Hijack passes through: go-zero's timeout writer hijacks only a writer that is a Hijacker
+// (a streamed answer that fails mid-way breaks its connection, Abort).
+func (g *guardWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(g.ResponseWriter).Hijack()
 }
 
 // Unwrap lets http.ResponseController reach the connection.

@@ -132,6 +132,29 @@ type ListActivitiesReq struct {
 	Size int64 `form:"size,optional,default=20,range=[1:100]"`
 }
 
+type OrderItem struct {
+	OrderNo   string `json:"order_no"`
+	Uid       int64  `json:"uid"`
+	Quantity  int64  `json:"quantity"`
+	Amount    int64  `json:"amount"`
+	Status    string `json:"status,options=reserved|paid|cancelled|expired"`
+	TradeNo   string `json:"trade_no"`
+	CreatedAt int64  `json:"created_at"`
+	UpdatedAt int64  `json:"updated_at"`
+}
+
+type OrderListReq struct {
+	Id     int64  `path:"id,range=[1:]"`
+	Status string `form:"status,optional"`
+	Cursor string `form:"cursor,optional"`
+	Size   int64  `form:"size,optional,default=100,range=[1:500]"`
+}
+
+type OrderListResp struct {
+	Orders     []OrderItem `json:"orders"`      // in row id order
+	NextCursor string      `json:"next_cursor"` // "" on the last page
+}
+
 type OrderPathReq struct {
 	OrderNo string `path:"order_no"`
 }

@@ -80,9 +80,15 @@ func checkMethods(a AppToken) error {
 
 // FullMethod is the gRPC full method name of the inventory RPC name, or "" if there is none.
 func FullMethod(name string) string {
-	for _, m := range inventory.Inventory_ServiceDesc.Methods {
+	d := inventory.Inventory_ServiceDesc
+	for _, m := range d.Methods {
 		if m.MethodName == name {
-			return "/" + inventory.Inventory_ServiceDesc.ServiceName + "/" + name
+			return "/" + d.ServiceName + "/" + name
+		}
+	}
+	for _, s := range d.Streams { // ExportOrders
+		if s.StreamName == name {
+			return "/" + d.ServiceName + "/" + name
 		}
 	}
 	return ""

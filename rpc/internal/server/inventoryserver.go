@@ -129,6 +129,18 @@ func (s *InventoryServer) EndActivity(ctx context.Context, in *inventory.GetActi
 	return l.EndActivity(in)
 }
 
+// Orders is a page of the merchant's activity's orders (OrdersReq).
+func (s *InventoryServer) Orders(ctx context.Context, in *inventory.OrdersReq) (*inventory.OrdersResp, error) {
+	l := logic.NewOrdersLogic(ctx, s.svcCtx)
+	return l.Orders(in)
+}
+
+// ExportOrders streams every matching order of the merchant's activity, in row id order,
+func (s *InventoryServer) ExportOrders(in *inventory.OrdersReq, stream inventory.Inventory_ExportOrdersServer) error {
+	l := logic.NewExportOrdersLogic(stream.Context(), s.svcCtx)
+	return l.ExportOrders(in, stream)
+}
+
 // UpdateActivity replaces what create set, before the start only, in MySQL and in the
 func (s *InventoryServer) UpdateActivity(ctx context.Context, in *inventory.UpdateActivityReq) (*inventory.ActivityResp, error) {
 	l := logic.NewUpdateActivityLogic(ctx, s.svcCtx)
