@@ -73,7 +73,7 @@ vet:
 ## protoc-gen-go's version, which the generated code records).
 LINT_MOD := tools/lint/go.mod
 lint:
-	$(GO) tool -modfile=$(LINT_MOD) golangci-lint run --build-tags $(TAGS) ./...
+	$(GO) tool -modfile=$(LINT_MOD) golangci-lint run --allow-parallel-runners --build-tags $(TAGS) ./...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
