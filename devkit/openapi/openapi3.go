@@ -103,11 +103,13 @@ const (
 	csvHeader = "order_no,uid,quantity,amount,status,trade_no,created_at,updated_at"
 )
 
-// addCSV gives csvRoute's 200 its text/csv body beside the JSON page.
+// addCSV gives csvRoute's 200 its text/csv body beside the JSON page (a document without the
+// route, as devkit/openapi's own tests write, is left alone; the gateway's document test
+// checks that the served one has it).
 func addCSV(d3 *openapi3.T) error {
 	item := d3.Paths.Value(csvRoute)
 	if item == nil || item.Get == nil {
-		return fmt.Errorf("no GET %s: the CSV answer has no route", csvRoute)
+		return nil
 	}
 	ok := item.Get.Responses.Value("200")
 	if ok == nil || ok.Value == nil {
