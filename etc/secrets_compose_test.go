@@ -42,6 +42,12 @@ func wantSecrets(t *testing.T, bin, file string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return secretsIn(t, bin, raw)
+}
+
+// secretsIn is wantSecrets of a config's content.
+func secretsIn(t *testing.T, bin string, raw []byte) []string {
+	t.Helper()
 	var want []string
 	for _, m := range secretRef.FindAllStringSubmatch(string(raw), -1) {
 		want = append(want, m[1])

@@ -11,8 +11,9 @@ import (
 	"github.com/seckill/seckill/internal/secrets"
 )
 
-// secretKey names a config field that holds a secret.
-var secretKey = regexp.MustCompile(`^\s*-?\s*(\w*(Secret|Token|Password|Key))\s*:\s*(\S+)`)
+// secretKey names a config field that holds a secret (go-zero's keys are PascalCase; a
+// Kubernetes field such as topologyKey or automountServiceAccountToken is not one).
+var secretKey = regexp.MustCompile(`^\s*-?\s*((?:[A-Z]\w*)?(Secret|Token|Password|Key))\s*:\s*(\S+)`)
 
 // Every secret string written in a shipped config is one the services refuse: a secret
 // anyone can read in the repository must never pass. A new example secret fails here
