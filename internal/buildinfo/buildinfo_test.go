@@ -3,7 +3,6 @@ package buildinfo
 import (
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -74,7 +73,10 @@ func TestRegisterExportsOneSeries(t *testing.T) {
 // TestEveryBinaryPrintsItsVersion builds each entry point with the ldflags override and
 // runs it with -version; one more build without it prints the commit Go recorded.
 func TestEveryBinaryPrintsItsVersion(t *testing.T) {
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
