@@ -7,12 +7,17 @@ import (
 	"os"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/internal/buildinfo"
 )
 
 var configFile = flag.String("f", "etc/seckill-api.yaml", "the config file")
+var version = buildinfo.Flag()
 
 func main() {
 	flag.Parse()
+	if buildinfo.PrintIf(version, "seckill-api") {
+		return
+	}
 
 	c, err := apiserver.LoadConfig(*configFile)
 	if err == nil {

@@ -7,13 +7,18 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/mq/mqserver"
 )
 
 var configFile = flag.String("f", "etc/mq.yaml", "the config file")
+var version = buildinfo.Flag()
 
 func main() {
 	flag.Parse()
+	if buildinfo.PrintIf(version, "seckill-mq") {
+		return
+	}
 	c, err := mqserver.LoadConfig(*configFile)
 	logx.Must(err)
 	s, err := mqserver.New(c)

@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 var configFile = flag.String("f", "etc/inventory.yaml", "the config file")
+var version = buildinfo.Flag()
 
 func main() {
 	flag.Parse()
+	if buildinfo.PrintIf(version, "seckill-rpc") {
+		return
+	}
 
 	c, err := rpcserver.LoadConfig(*configFile)
 	if err != nil {

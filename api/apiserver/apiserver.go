@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/svc"
+	"github.com/seckill/seckill/internal/buildinfo"
 )
 
 // Config is the gateway's configuration (etc/seckill-api.yaml).
@@ -64,6 +65,7 @@ type Server struct {
 // New builds the gateway from c (built in code: through conf.FillDefault first) and installs
 // the process-wide error responder, so every error leaves as {"code","msg"}.
 func New(c Config) (*Server, error) {
+	buildinfo.Register() // seckill_build_info{version,commit}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/seckill/seckill/devkit/standalone"
+	"github.com/seckill/seckill/internal/buildinfo"
 )
 
 func main() {
@@ -41,7 +42,11 @@ func main() {
 		"a zipkin http(s):// URL or a file (default: tracing off, as in etc/)")
 	traceHeaders := flag.String("trace-headers", "", "key=value,... sent with each OTLP export")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
+	version := buildinfo.Flag()
 	flag.Parse()
+	if buildinfo.PrintIf(version, "seckill-standalone") {
+		return
+	}
 	if kafka != "" {
 		cfg.KafkaBrokers = strings.Split(kafka, ",")
 	}

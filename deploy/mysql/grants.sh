@@ -6,9 +6,11 @@
 # $SECKILL_MYSQL_HOST) with grants.sql, the services' users.
 set -euo pipefail
 : "${SECKILL_MYSQL_MIGRATE_PASSWORD:?}" "${SECKILL_MYSQL_RPC_PASSWORD:?}" "${SECKILL_MYSQL_MQ_PASSWORD:?}"
+: "${SECKILL_MYSQL_EXPORTER_PASSWORD:?}"
 q() { printf "'%s'" "${1//\'/\'\'}"; }
 mysql ${SECKILL_MYSQL_HOST:+-h "$SECKILL_MYSQL_HOST"} -uroot -p"$MYSQL_ROOT_PASSWORD" seckill <<SQL
 SET @migrate = $(q "$SECKILL_MYSQL_MIGRATE_PASSWORD");
 SET @rpc = $(q "$SECKILL_MYSQL_RPC_PASSWORD"), @mq = $(q "$SECKILL_MYSQL_MQ_PASSWORD");
+SET @exporter = $(q "$SECKILL_MYSQL_EXPORTER_PASSWORD");
 SOURCE ${SECKILL_MYSQL_SQL:-/seckill/grants.sql}
 SQL

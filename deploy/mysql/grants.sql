@@ -8,7 +8,8 @@
 -- (deploy/README.md); without them the ALTER USER fails (IDENTIFIED BY NULL) and nothing is
 -- granted:
 --
---   mysql -uroot -p -e "SET @rpc='$SECKILL_MYSQL_RPC_PASSWORD', @mq='$SECKILL_MYSQL_MQ_PASSWORD';
+--   mysql -uroot -p -e "SET @rpc='$SECKILL_MYSQL_RPC_PASSWORD', @mq='$SECKILL_MYSQL_MQ_PASSWORD',
+--     @exporter='$SECKILL_MYSQL_EXPORTER_PASSWORD';
 --     SOURCE deploy/mysql/grants.sql"
 --
 -- devkit/opstest (TestGrantsAsTheServices) runs this file and migrator.sql on a real MariaDB
@@ -39,3 +40,14 @@ GRANT SELECT, INSERT, UPDATE ON `seckill`.`inventory` TO 'seckill_mq'@'%';
 GRANT SELECT, INSERT, UPDATE ON `seckill`.`seckill_order` TO 'seckill_mq'@'%';
 GRANT SELECT, INSERT, UPDATE ON `seckill`.`stock_adjustment` TO 'seckill_mq'@'%';
 GRANT INSERT ON `seckill`.`draw_entry` TO 'seckill_mq'@'%';
+
+-- The metrics exporter (seckill_exporter, prom/mysqld-exporter in docker-compose.yml):
+-- server status, the process list and InnoDB status (PROCESS), replication status
+-- (REPLICATION CLIENT), performance_schema's summaries (SELECT); no table of `seckill`.
+-- Three connections at most, so that a slow scrape cannot crowd the services out.
+CREATE USER IF NOT EXISTS 'seckill_exporter'@'%';
+SET @q = CONCAT('ALTER USER ''seckill_exporter''@''%'' IDENTIFIED BY ', QUOTE(@exporter),
+  ' WITH MAX_USER_CONNECTIONS 3');
+PREPARE s FROM @q; EXECUTE s; DEALLOCATE PREPARE s;
+GRANT PROCESS, REPLICATION CLIENT ON *.* TO 'seckill_exporter'@'%';
+GRANT SELECT ON `performance_schema`.* TO 'seckill_exporter'@'%';

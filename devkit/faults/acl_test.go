@@ -89,3 +89,40 @@ func toAny(s []string) []any {
 	}
 	return out
 }
+
+// TestExporterACLReadsNoKey: deploy's exporter user (redis-exporter) can read what the
+// exporter reads (INFO, CONFIG GET, SLOWLOG, LATENCY) and nothing of the data: no key, no
+// write, no admin command.
+func TestExporterACLReadsNoKey(t *testing.T) {
+	ctx := context.Background()
+	admin := goredis.NewClient(&goredis.Options{Addr: testenv.RedisAddr()})
+	defer admin.Close()
+	user := fmt.Sprintf("seckill-acl-exporter-%d", time.Now().UnixNano())
+	rules := aclRules(t, "exporter")
+	setuser := append([]any{"ACL", "SETUSER", user, "reset"}, toAny(rules)...)
+	setuser = append(setuser, "resetpass", ">pw")
+	if err := admin.Do(ctx, setuser...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER %v: %v", rules, err)
+	}
+	defer admin.Do(ctx, "ACL", "DELUSER", user)
+	key := user + ":k"
+	if err := admin.Set(ctx, key, "secret", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Del(ctx, key)
+	c := goredis.NewClient(&goredis.Options{Addr: testenv.RedisAddr(), Username: user, Password: "pw",
+		DisableIdentity: true})
+	defer c.Close()
+	for _, cmd := range [][]any{{"PING"}, {"INFO", "all"}, {"CONFIG", "GET", "maxmemory"}, {"SLOWLOG", "GET", "10"},
+		{"SLOWLOG", "LEN"}, {"LATENCY", "LATEST"}} {
+		if err := c.Do(ctx, cmd...).Err(); err != nil {
+			t.Errorf("exporter cannot %v: %v", cmd, err)
+		}
+	}
+	for _, cmd := range [][]any{{"GET", key}, {"SCAN", "0"}, {"KEYS", "*"}, {"SET", key, "x"},
+		{"CONFIG", "SET", "maxmemory", "1"}, {"CLIENT", "KILL", "ID", "1"}, {"FLUSHALL"}, {"EVAL", "return 1", "0"}} {
+		if err := c.Do(ctx, cmd...).Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+			t.Errorf("exporter %v: %v, want NOPERM", cmd, err)
+		}
+	}
+}

@@ -156,7 +156,8 @@ var grantCases = []grantCase{
 func TestGrantsAsTheServices(t *testing.T) {
 	d := testenv.EmptyMySQL(t)
 	suffix := strings.ToLower(testenv.RandomName(""))
-	pw := map[string]string{"migrate": testenv.RandomSecret(), "rpc": testenv.RandomSecret(), "mq": testenv.RandomSecret()}
+	pw := map[string]string{"migrate": testenv.RandomSecret(), "rpc": testenv.RandomSecret(), "mq": testenv.RandomSecret(),
+		"exporter": testenv.RandomSecret()}
 	root := rootConn(t, d.Name)
 	t.Cleanup(func() {
 		for u := range pw {
@@ -166,7 +167,8 @@ func TestGrantsAsTheServices(t *testing.T) {
 		}
 	})
 	run := func(file string) { // as mysql/grants.sh runs it: the passwords as session variables
-		vars := fmt.Sprintf("SET @migrate = '%s', @rpc = '%s', @mq = '%s';\n", pw["migrate"], pw["rpc"], pw["mq"])
+		vars := fmt.Sprintf("SET @migrate = '%s', @rpc = '%s', @mq = '%s', @exporter = '%s';\n",
+			pw["migrate"], pw["rpc"], pw["mq"], pw["exporter"])
 		if _, err := root.Exec(vars + overlay(read(t, "../../deploy/mysql/"+file), d.Name, suffix)); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -177,6 +179,7 @@ func TestGrantsAsTheServices(t *testing.T) {
 	}
 	run("grants.sql")
 	checkServiceUsers(t, read(t, "../../deploy/mysql/grants.sql"))
+	checkExporterUser(t, d.DSN, d.Name, suffix, pw["exporter"])
 	seed := []string{"INSERT INTO activity (id, sku_id, name, total, start_time, end_time) VALUES (1, 1, 'a', 5, 0, 9)",
 		"INSERT INTO inventory (activity_id, available, locked) VALUES (1, 5, 2)",
 		"INSERT INTO seckill_order (order_no, request_id, activity_id, uid, quantity, status) " +
@@ -277,7 +280,38 @@ func checkServiceUsers(t *testing.T, grants string) {
 			delete(created, m[1])
 		}
 	}
+	delete(created, exporterUser) // the metrics exporter's (checkExporterUser)
 	if len(created) != 0 {
 		t.Errorf("grants.sql creates users no service uses: %v", created)
+	}
+}
+
+// exporterUser is prom/mysqld-exporter's MySQL user (deploy/docker-compose.yml).
+const exporterUser = "seckill_exporter"
+
+// checkExporterUser: the exporter's user reads what mysqld-exporter's default collectors
+// read (InnoDB status needs PROCESS, performance_schema's summaries SELECT on it), and no
+// table of the application's database.
+func checkExporterUser(t *testing.T, dsn, db, suffix, pass string) {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.User, cfg.Passwd, cfg.DBName = exporterUser+"_"+suffix, pass, ""
+	c := open(t, cfg.FormatDSN())
+	for _, stmt := range []string{"SHOW GLOBAL STATUS", "SHOW ENGINE INNODB STATUS",
+		"SELECT COUNT(*) FROM performance_schema.events_statements_summary_by_digest",
+		"SELECT COUNT(*) FROM performance_schema.table_io_waits_summary_by_table"} {
+		if err := inRollback(c, stmt); err != nil {
+			t.Errorf("%s cannot: %s: %v", exporterUser, stmt, err)
+		}
+	}
+	for _, stmt := range []string{"SELECT * FROM `" + db + "`.seckill_order", "SELECT * FROM `" + db + "`.activity",
+		"SELECT * FROM mysql.user", "CREATE DATABASE exporter_" + suffix} {
+		var me *mysql.MySQLError
+		if err := inRollback(c, stmt); !errors.As(err, &me) || (me.Number != 1142 && me.Number != 1044) {
+			t.Errorf("%s: %s: %v, want a privilege error", exporterUser, stmt, err)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
@@ -44,6 +45,7 @@ type Server struct {
 
 // New builds the service. A Config built in code must pass through conf.FillDefault first.
 func New(c Config) (*Server, error) {
+	buildinfo.Register() // seckill_build_info{version,commit}
 	return newServer(c, nil)
 }
 

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -58,6 +59,7 @@ type Server struct {
 // New builds the service. A Config built in code should pass through conf.FillDefault
 // first (go-zero defaults only apply through the loader).
 func New(c Config) (*Server, error) {
+	buildinfo.Register() // seckill_build_info{version,commit}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

@@ -52,8 +52,8 @@ var (
 	}, []string{"activity", "field"})
 	metricErrors = promauto.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "jobs", Name: "errors_total",
-		Help: "Failed job steps, by job (expiry, reconcile, warmup, books).",
-	}, []string{"job"})
+		Help: "Failed job steps, by task (expiry, reconcile, warmup, books, sweep): not `job`, Prometheus's target label.",
+	}, []string{"task"})
 )
 
 // perActivity are the vectors labelled by activity; retire deletes an activity's series

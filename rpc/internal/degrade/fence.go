@@ -38,6 +38,13 @@ var (
 	}, []string{"to"})
 )
 
+// The known targets exist at 0 from the start, so that increase() sees the first switch.
+func init() {
+	for _, to := range []string{model.ModeMySQL, model.ModeRebuilding, model.ModeRedis} {
+		metricSwitches.WithLabelValues(to)
+	}
+}
+
 var (
 	errSwitching  = xerr.New(xerr.Busy, "switching to degrade mode, retry with the same request_id")
 	errRebuilding = xerr.New(xerr.Busy, "the activity is being rebuilt into Redis, retry with the same request_id")

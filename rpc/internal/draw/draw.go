@@ -193,7 +193,7 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 	metricWinners.Add(float64(winners))
 	if last {
 		metricEntries.Add(float64(n))
-		metricDuration.Observe(time.Since(r.started).Milliseconds())
+		metricDuration.Observe(time.Since(r.started).Seconds())
 	}
 	return last, nil
 }

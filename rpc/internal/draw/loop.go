@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/metric"
 )
@@ -15,9 +17,10 @@ var (
 		Name: "entries_total", Help: "entries of finished opening draws"})
 	metricWinners = metric.NewCounterVec(&metric.CounterVecOpts{Namespace: "seckill", Subsystem: "draw",
 		Name: "winners_total", Help: "entrants the opening draws served an order"})
-	metricDuration = metric.NewHistogramVec(&metric.HistogramVecOpts{Namespace: "seckill", Subsystem: "draw",
-		Name: "duration_ms", Help: "from a draw's start on this instance to its end",
-		Buckets: []float64{10, 50, 100, 250, 500, 1000, 2000, 5000, 10000}})
+	// In seconds (Prometheus's base unit): go-zero's HistogramVec observes whole numbers only.
+	metricDuration = promauto.NewHistogram(prometheus.HistogramOpts{Namespace: "seckill", Subsystem: "draw",
+		Name: "duration_seconds", Help: "from a draw's start on this instance to its end",
+		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10}})
 )
 
 // Loop looks at the active activities every Interval and draws the due ones (go-zero
