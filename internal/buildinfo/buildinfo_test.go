@@ -116,9 +116,13 @@ func TestEveryBinaryPrintsItsVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit, dirty := unknown, false
+	commit, dirty, version := unknown, false, "(devel)"
 	for _, line := range strings.Split(string(meta), "\n") {
 		f := strings.Fields(line)
+		// The main module's version: (devel), or a pseudo-version stamped from a git clone's .git.
+		if len(f) >= 3 && f[0] == "mod" && f[1] == "github.com/seckill/seckill" {
+			version = f[2]
+		}
 		if len(f) == 2 && f[0] == "build" && strings.HasPrefix(f[1], "vcs.revision=") {
 			commit = strings.TrimPrefix(f[1], "vcs.revision=")
 		}
@@ -127,7 +131,7 @@ func TestEveryBinaryPrintsItsVersion(t *testing.T) {
 	if dirty {
 		commit += "-dirty"
 	}
-	if got, want := run(plain), "seckill-mq version (devel), commit "+commit; got != want {
+	if got, want := run(plain), "seckill-mq version "+version+", commit "+commit; got != want {
 		t.Errorf("./mq without ldflags -version: %q, want %q", got, want)
 	}
 }
