@@ -115,12 +115,12 @@ async function loadActivities() {
   $("#next").disabled = state.page >= pages;
 }
 
-async function createActivity(form) {
-  const f = new FormData(form);
-  const body = {
+// activityBody is what create and edit both send, from a form with create's fields (stock
+// aside: create sends it, an edit leaves it out).
+function activityBody(f) {
+  return {
     sku_id: Number(f.get("sku_id")),
     name: String(f.get("name")),
-    stock: Number(f.get("stock")),
     start_time: toUnix(f.get("start_time")),
     end_time: toUnix(f.get("end_time")),
     per_user_limit: Number(f.get("per_user_limit")),
@@ -128,6 +128,11 @@ async function createActivity(form) {
     draw_seconds: Number(f.get("draw_seconds")),
     price: Number(f.get("price")),
   };
+}
+
+async function createActivity(form) {
+  const f = new FormData(form);
+  const body = { ...activityBody(f), stock: Number(f.get("stock")) };
   const a = await api("POST", "/v1/admin/activities", body);
   show("created activity " + a.activity_id + " (" + a.name + ", stock " + a.stock + ")", false);
   state.page = 1;
@@ -319,18 +324,7 @@ function closeEdit() {
 async function saveEdit(form) {
   const a = state.editing;
   if (!a) return;
-  const f = new FormData(form);
-  const body = {
-    sku_id: Number(f.get("sku_id")),
-    name: String(f.get("name")),
-    start_time: toUnix(f.get("start_time")),
-    end_time: toUnix(f.get("end_time")),
-    per_user_limit: Number(f.get("per_user_limit")),
-    pay_timeout_seconds: Number(f.get("pay_timeout_seconds")),
-    draw_seconds: Number(f.get("draw_seconds")),
-    price: Number(f.get("price")),
-  };
-  const e = await api("PUT", "/v1/admin/activities/" + a.activity_id, body);
+  const e = await api("PUT", "/v1/admin/activities/" + a.activity_id, activityBody(new FormData(form)));
   show("edited activity " + e.activity_id + " (" + e.name + ", starts " + fmtTime(e.start_time) +
     ", limit " + e.per_user_limit + ", price " + e.price + ")", false);
   closeEdit();
