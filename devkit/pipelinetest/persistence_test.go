@@ -51,7 +51,17 @@ func saleUntilKill(t *testing.T, p *pipelinetest.Pipeline, aid int64, d time.Dur
 			}
 		}()
 	}
+	// At least d, and enough acknowledgements to measure (a loaded machine may take longer).
 	time.Sleep(d)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		mu.Lock()
+		n := len(acks)
+		mu.Unlock()
+		if n >= 150 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	p.Redis.Kill()
 	killed := time.Now()
 	time.Sleep(100 * time.Millisecond)
