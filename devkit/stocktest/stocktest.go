@@ -26,11 +26,12 @@ type Env struct {
 	Raw   *red.Client // plain client for the reads go-zero's wrapper lacks (XRANGE, TYPE)
 }
 
-// New returns an Env with the scripts loaded; every key it makes is removed after the test.
-func New(t testing.TB) *Env {
+// New returns an Env with the scripts loaded, its Store built with opts; every key it makes is
+// removed after the test.
+func New(t testing.TB, opts ...stock.Option) *Env {
 	t.Helper()
 	rds, keys := testenv.Redis(t)
-	st := stock.NewStore(rds, keys)
+	st := stock.NewStore(rds, keys, opts...)
 	if err := st.LoadScripts(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkRun10kOrders(b *testing.B) {
 		}
 		st := "reserved"
 		if uid%2 == 0 {
-			if err := env.Store.Confirm(ctx, r.OrderNo, uid); err != nil {
+			if _, err := env.Store.Confirm(ctx, r.OrderNo, uid); err != nil {
 				b.Fatal(err)
 			}
 			st = "paid"

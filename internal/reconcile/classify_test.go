@@ -9,7 +9,7 @@ import (
 
 func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 	f := newFixture(t, 300*time.Millisecond)
-	if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
+	if _, err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = f.env.Redis.DelCtx(ctx, f.env.Keys.Events(f.aid)) // the pay event is lost

@@ -38,7 +38,7 @@ func bigActivity(tb testing.TB, env *stocktest.Env, db *testenv.Database, n, spa
 				}
 				st := "reserved"
 				if uid%2 == 0 {
-					if err := env.Store.Confirm(ctx, r.OrderNo, uid); err != nil {
+					if _, err := env.Store.Confirm(ctx, r.OrderNo, uid); err != nil {
 						tb.Error(err)
 						return
 					}
@@ -106,9 +106,9 @@ func TestChunkedSnapshotDuringABurst(t *testing.T) {
 				}
 				switch uid % 3 {
 				case 0:
-					err = env.Store.Confirm(ctx, r.OrderNo, uid)
+					_, err = env.Store.Confirm(ctx, r.OrderNo, uid)
 				case 1:
-					err = env.Store.Release(ctx, r.OrderNo, uid, domain.StateCancelled)
+					_, err = env.Store.Release(ctx, r.OrderNo, uid, domain.StateCancelled)
 				}
 				if err != nil {
 					t.Error(err)

@@ -43,10 +43,10 @@ func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
 		}
 		f.nos = append(f.nos, r.OrderNo)
 	}
-	if err := env.Store.Confirm(ctx, f.nos[0], 1); err != nil {
+	if _, err := env.Store.Confirm(ctx, f.nos[0], 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.Release(ctx, f.nos[1], 2, domain.StateCancelled); err != nil {
+	if _, err := env.Store.Release(ctx, f.nos[1], 2, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	f.mirror()
@@ -120,7 +120,7 @@ func TestCompare(t *testing.T) {
 	}{
 		{"drained books agree", func(f *fixture) {}, reconcile.Consistent, 0, "", 0},
 		{"a pay still in the outbox", func(f *fixture) {
-			if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
+			if _, err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
 				t.Fatal(err)
 			}
 		}, reconcile.InFlight, 1, "redis paid, mysql reserved (event in the outbox)", 0},
@@ -142,7 +142,7 @@ func TestCompare(t *testing.T) {
 			f.exec("UPDATE `activity` SET `total` = `total` + 5 WHERE `id` = ?", f.aid)
 		}, reconcile.Consistent, 0, "", 0},
 		{"a pay neither in the outbox nor applied", func(f *fixture) {
-			if err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
+			if _, err := f.env.Store.Confirm(ctx, f.nos[2], 3); err != nil {
 				t.Fatal(err)
 			}
 			_, _ = f.env.Redis.DelCtx(ctx, f.env.Keys.Events(f.aid))

@@ -49,10 +49,10 @@ func batchOf(n, from int) []stock.ReserveItem {
 func TestAckerAcknowledgesABatchInOneProduce(t *testing.T) {
 	e := newEnv(t)
 	k := &sends{}
-	e.store.Outbox().SetAckBatch(relay.NewAcker(k, e.store).AckBatch)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	ctx := context.Background()
 	items := append(batchOf(40, 1), batchOf(1, 1)...)
-	got, err := e.store.ReserveBatch(ctx, aid, items, time.Time{})
+	got, err := b.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestAckerAcknowledgesABatchInOneProduce(t *testing.T) {
 
 	k.set(true, nil)
 	items = batchOf(10, 100)
-	first, err := e.store.ReserveBatch(ctx, aid, items, time.Time{})
+	first, err := b.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestAckerAcknowledgesABatchInOneProduce(t *testing.T) {
 		t.Fatalf("%d entries in the outbox after the failed produce, want 10", len(left))
 	}
 	k.set(false, nil)
-	again, err := e.store.ReserveBatch(ctx, aid, items, time.Time{})
+	again, err := b.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,14 +83,10 @@ func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
 	return &Acker{events: events, store: store}
 }
 
-// Ack is a stock.Ack: nil once e is in Kafka and its book still sells (AckBatch of one).
-func (a *Acker) Ack(ctx context.Context, e stock.Entry) error {
-	return a.AckBatch(ctx, []stock.Entry{e})[0]
-}
-
-// AckBatch is a stock.AckBatch: the entries of one call (one activity's) go to Kafka in one
-// produce and through one epoch check; errs[i] is nil once es[i] is in Kafka and its book still
-// sells. A traced call waits in the span relay.ack_wait.
+// AckBatch acknowledges the entries of one call (one activity's): they go to Kafka in one
+// produce and through one epoch check; errs[i] is nil once es[i] is in Kafka and its stock hash
+// still of its epoch. The Redis book calls it after the script (rpc/internal/book.Redis). A
+// traced call waits in the span relay.ack_wait.
 func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 	errs = make([]error, len(es))
 	if len(es) == 0 {

@@ -34,12 +34,13 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 		}
 	}
 	uid := int64(0)
+	var b acked // each case's own Acker
 	reserve := func() error {
 		uid++
-		_, err := e.store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("lost-req-%d", uid))
+		_, err := b.Reserve(ctx, aid, uid, 1, fmt.Sprintf("lost-req-%d", uid))
 		return err
 	}
-	adjust := func() error { _, err := e.store.Adjust(ctx, aid, 1); return err }
+	adjust := func() error { _, err := b.Adjust(ctx, aid, 1); return err }
 	for _, tc := range []struct {
 		name   string
 		before int            // changes acknowledged first (seq 1..before)
@@ -55,7 +56,7 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := &kafka{}
-			e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+			b = acked{e.store, relay.NewAcker(k, e.store)}
 			rewarm()
 			for range tc.before {
 				if err := reserve(); err != nil {
@@ -91,9 +92,8 @@ func TestAckerDetectsARollbackWhileItsChecksFail(t *testing.T) {
 	a, b := relay.NewAcker(ka, e.store), relay.NewAcker(kb, e.store)
 	uid := int64(0)
 	reserve := func(via *relay.Acker) error {
-		e.store.Outbox().SetAck(via.Ack)
 		uid++
-		_, err := e.store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("failover-req-%d", uid))
+		_, err := acked{e.store, via}.Reserve(ctx, aid, uid, 1, fmt.Sprintf("failover-req-%d", uid))
 		return err
 	}
 	for i := range 6 {

@@ -12,7 +12,6 @@ import (
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -85,7 +84,7 @@ func busy(err error) bool { return xerr.CodeOf(err) == xerr.Busy }
 func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	ctx := context.Background()
 	outbox := map[string]event.Event{} // every entry the outbox held while one was sent
 	k.during = func() {
@@ -93,27 +92,27 @@ func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 			outbox[id] = ev
 		}
 	}
-	r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
+	r, err := b.Reserve(ctx, aid, 1, 1, "request-a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Confirm(ctx, r.OrderNo, 1); err != nil {
+	if err := b.Confirm(ctx, r.OrderNo, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Confirm(ctx, r.OrderNo, 1); err != nil { // already paid
+	if err := b.Confirm(ctx, r.OrderNo, 1); err != nil { // already paid
 		t.Fatal(err)
 	}
-	r2, err := e.store.Reserve(ctx, aid, 2, 1, "request-b")
+	r2, err := b.Reserve(ctx, aid, 2, 1, "request-b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.Release(ctx, r2.OrderNo, 2, domain.StateCancelled); err != nil {
+	if err := b.Release(ctx, r2.OrderNo, 2, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Adjust(ctx, aid, 3); err != nil {
+	if _, err := b.Adjust(ctx, aid, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Reserve(ctx, aid, 1, 1, "request-a"); err != nil { // a replay
+	if _, err := b.Reserve(ctx, aid, 1, 1, "request-a"); err != nil { // a replay
 		t.Fatal(err)
 	}
 	got, left := k.got(), e.outbox()
@@ -133,17 +132,17 @@ func TestAckerAnswersOnceTheEventIsInKafka(t *testing.T) {
 func TestAckerKafkaDownAnswersBusyAndTheRetryReplays(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	ctx := context.Background()
 	k.set(true, nil)
-	if _, err := e.store.Reserve(ctx, aid, 1, 1, "request-a"); !busy(err) {
+	if _, err := b.Reserve(ctx, aid, 1, 1, "request-a"); !busy(err) {
 		t.Fatalf("reserve with Kafka down: %v, want BUSY", err)
 	}
 	if n := len(e.outbox()); n != 1 {
 		t.Fatalf("%d outbox entries, want 1 (the relay's to deliver)", n)
 	}
 	k.set(false, nil)
-	r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
+	r, err := b.Reserve(ctx, aid, 1, 1, "request-a")
 	if err != nil || !r.Replay {
 		t.Fatalf("retry: %+v %v, want a replay", r, err)
 	}
@@ -158,7 +157,7 @@ func TestAckerKafkaDownAnswersBusyAndTheRetryReplays(t *testing.T) {
 func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	ctx := context.Background()
 	stockKey := e.keys.Stock(aid)
 	for name, fault := range map[string]func(){
@@ -167,7 +166,7 @@ func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			k.set(false, func() { fault(); k.set(false, nil) })
-			if _, err := e.store.Reserve(ctx, aid, 7, 1, "request-"+map[string]string{"rebuilt with the next epoch": "next",
+			if _, err := b.Reserve(ctx, aid, 7, 1, "request-"+map[string]string{"rebuilt with the next epoch": "next",
 				"emptied": "empty"}[name]); !busy(err) {
 				t.Fatalf("%v, want BUSY", err)
 			}
@@ -180,7 +179,7 @@ func TestAckerBookReplacedAnswersBusy(t *testing.T) {
 func TestAckerConcurrentBuyers(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	acked := map[string]bool{}
@@ -190,7 +189,7 @@ func TestAckerConcurrentBuyers(t *testing.T) {
 			defer wg.Done()
 			for i := range 50 {
 				uid := int64(g*1000 + i + 1)
-				r, err := e.store.Reserve(context.Background(), aid, uid, 1, fmt.Sprintf("request-%d", uid))
+				r, err := b.Reserve(context.Background(), aid, uid, 1, fmt.Sprintf("request-%d", uid))
 				if err != nil {
 					t.Error(err)
 					return
@@ -214,8 +213,6 @@ func TestAckerConcurrentBuyers(t *testing.T) {
 	}
 }
 
-var _ stock.Ack = (&relay.Acker{}).Ack
-
 // With the Acker producing through the relay's producer, each acknowledged change reaches
 // the topic once: the relay skips what an Acker produced and deleted. A change whose
 // Acker failed (answered BUSY) is still delivered, by the relay.
@@ -223,8 +220,8 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 	e := newEnv(t)
 	topic := collect(t, e.brokers, event.Topic)
 	ctx := context.Background()
-	e.store.Outbox().SetAck(relay.NewAcker(&kafka{fail: true}, e.store).Ack)
-	if res, err := e.store.Reserve(ctx, aid, 999, 1, "request-failed"); !busy(err) {
+	b := acked{e.store, relay.NewAcker(&kafka{fail: true}, e.store)}
+	if res, err := b.Reserve(ctx, aid, 999, 1, "request-failed"); !busy(err) {
 		t.Fatalf("reserve with the Acker's Kafka down: %+v %v, want BUSY", res, err)
 	}
 	var unacked string // the BUSY reservation's entry: in the outbox, for the relay
@@ -244,14 +241,14 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 			topic.events(t))) == 0
 	})
 
-	e.store.Outbox().SetAck(r.Acker().Ack) // the relay is running, reading the outbox as it fills
+	b = acked{e.store, r.Acker()} // the relay is running, reading the outbox as it fills
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 25 {
 				uid := int64(g*100 + i + 1)
-				res, err := e.store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("request-%d", uid))
+				res, err := b.Reserve(ctx, aid, uid, 1, fmt.Sprintf("request-%d", uid))
 				if err != nil {
 					t.Error(err)
 					return
@@ -288,7 +285,7 @@ func TestAcknowledgedEntriesProducedOnce(t *testing.T) {
 func TestAckerRetriedChangeWaitsForKafka(t *testing.T) {
 	e := newEnv(t)
 	k := &kafka{}
-	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	ctx := context.Background()
 	inKafka := func(orderNo string, typ event.Type) bool {
 		for _, ev := range k.got() {
@@ -304,16 +301,16 @@ func TestAckerRetriedChangeWaitsForKafka(t *testing.T) {
 		call func(orderNo string) (string, error)
 	}{
 		{"reserve", event.Reserved, func(string) (string, error) {
-			r, err := e.store.Reserve(ctx, aid, 1, 1, "request-a")
+			r, err := b.Reserve(ctx, aid, 1, 1, "request-a")
 			return r.OrderNo, err
 		}},
-		{"pay", event.Paid, func(o string) (string, error) { return o, e.store.Confirm(ctx, o, 1) }},
+		{"pay", event.Paid, func(o string) (string, error) { return o, b.Confirm(ctx, o, 1) }},
 		{"reserve to cancel", event.Reserved, func(string) (string, error) {
-			r, err := e.store.Reserve(ctx, aid, 2, 1, "request-b")
+			r, err := b.Reserve(ctx, aid, 2, 1, "request-b")
 			return r.OrderNo, err
 		}},
 		{"cancel", event.Cancelled, func(o string) (string, error) {
-			return o, e.store.Release(ctx, o, 2, domain.StateCancelled)
+			return o, b.Release(ctx, o, 2, domain.StateCancelled)
 		}},
 	}
 	var orderNo string
@@ -379,13 +376,13 @@ func (b *barrierKafka) Send(ctx context.Context, msgs ...kafkax.Message) error {
 func TestAckerBatchesChecks(t *testing.T) {
 	e := newEnv(t)
 	k := &barrierKafka{n: 16}
-	e.store.Outbox().SetAck(relay.NewAcker(k, e.store).Ack)
+	b := acked{e.store, relay.NewAcker(k, e.store)}
 	checks0, entries0 := relay.AckChecks()
 	var wg sync.WaitGroup
 	for g := range 64 {
 		wg.Go(func() {
 			uid := int64(g + 1)
-			if _, err := e.store.Reserve(context.Background(), aid, uid, 1, fmt.Sprintf("request-%d", uid)); err != nil {
+			if _, err := b.Reserve(context.Background(), aid, uid, 1, fmt.Sprintf("request-%d", uid)); err != nil {
 				t.Error(err)
 			}
 		})
@@ -407,9 +404,9 @@ func TestAckerBatchesChecks(t *testing.T) {
 func TestAckerForgetsRetiredActivities(t *testing.T) {
 	e := newEnv(t)
 	r := e.newRelay(e.conf())
-	e.store.Outbox().SetAck(r.Acker().Ack)
+	b := acked{e.store, r.Acker()}
 	e.start(r)
-	if _, err := e.store.Reserve(context.Background(), aid, 1, 1, "request-a"); err != nil {
+	if _, err := b.Reserve(context.Background(), aid, 1, 1, "request-a"); err != nil {
 		t.Fatal(err)
 	}
 	if n := r.Acker().Marks(); n != 1 {

@@ -35,7 +35,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	rds, keys := testenv.Redis(t)
-	store := stock.NewStore(rds, keys)
+	store := stock.NewStore(rds, keys, stock.WithEntries()) // for the tests that acknowledge (acked)
 	ctx := context.Background()
 	if err := store.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestRelayDeliversEveryEvent(t *testing.T) {
 	orders := e.reserve(300, 1)
 	paid := orders[:100]
 	for i, o := range paid {
-		if err := e.store.Confirm(context.Background(), o, int64(1+i)); err != nil { // orders[i] is uid 1+i's
+		if _, err := e.store.Confirm(context.Background(), o, int64(1+i)); err != nil { // orders[i] is uid 1+i's
 			t.Fatal(err)
 		}
 	}

@@ -23,6 +23,29 @@ type ReserveItem struct {
 type ReserveResult struct {
 	Reservation
 	Err error
+	// Entries are the outbox entries the answer waits on (WithEntries; each holds its epoch):
+	// a reservation's own, a replay's still in the outbox, an entrant's. One entry may be
+	// several items' (a replay of an order an earlier item of the call made): Awaited.
+	Entries []Entry
+}
+
+// Awaited returns the entries results wait on, each once, and for each the indexes of the
+// results that wait on it: what a caller acknowledges in one go for the whole call.
+func Awaited(results []ReserveResult) (es []Entry, waiting [][]int) {
+	at := map[string]int{} // entry id -> index in es
+	for i, r := range results {
+		for _, e := range r.Entries {
+			k, ok := at[e.ID]
+			if !ok {
+				k = len(es)
+				at[e.ID] = k
+				es = append(es, e)
+				waiting = append(waiting, nil)
+			}
+			waiting[k] = append(waiting[k], i)
+		}
+	}
+	return es, waiting
 }
 
 // ReserveBatch reserves items of activity aid in order in one script call, each with the answer
@@ -111,16 +134,13 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 		}
 		todo = again
 	}
-	errs := s.ackReplies(ctx, aid, replies)
 	for i, r := range replies {
 		if r == nil {
 			continue
 		}
-		if errs[i] != nil {
-			out[i].Err = errs[i]
-			continue
+		if out[i].Entries, out[i].Err = r.entries(aid); out[i].Err == nil {
+			out[i].Reservation, out[i].Err = r.reservation()
 		}
-		out[i].Reservation, out[i].Err = r.reservation()
 	}
 	return out, nil
 }
@@ -128,12 +148,12 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 // itemReply is reserve.lua's answer for one item.
 type itemReply struct {
 	code int64 // 0 reserved, codeReplay, < 0 refused (codes.go)
-	// reserved: the order, its outbox entry's id and, with an ack hook, the entry (packed)
+	// reserved: the order, its outbox entry's id and, WithEntries, the entry (packed)
 	res          Reservation
 	entryID      string
 	entry        string
 	replay       []any // codeReplay: {1, order_no, state, qty, expire_at, created, remaining[, unsent]}
-	replayUnsent []any // codeReplay with an ack hook: its entries still in the outbox (unsent.lua)
+	replayUnsent []any // codeReplay WithEntries: its entries still in the outbox (unsent.lua)
 	err          error // the reply's entries are malformed (the change may be made: not acknowledged)
 }
 
@@ -235,59 +255,20 @@ func (r *itemReply) reservation() (Reservation, error) {
 	return r.res, nil
 }
 
-// ackReplies hands the ack hook, in one go, the outbox entries of every reserved item and the
-// unsent entries of every replayed one (each entry once), and returns each item's answer: nil
-// once all its entries may be acknowledged.
-func (s *Store) ackReplies(ctx context.Context, aid int64, replies []*itemReply) []error {
-	errs := make([]error, len(replies))
-	if s.ack == nil {
-		return errs
-	}
-	var es []Entry
-	at := map[string]int{} // entry id -> index in es
-	need := make([][]int, len(replies))
-	add := func(i int, e Entry) {
-		k, ok := at[e.ID]
-		if !ok {
-			k = len(es)
-			at[e.ID] = k
-			es = append(es, e)
+// entries are the outbox entries the item's answer waits on (WithEntries): a reserved item's
+// own, a replay's unsent ones.
+func (r *itemReply) entries(aid int64) ([]Entry, error) {
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case r.code == 0 && r.entry != "":
+		e, err := newEntry(aid, r.entryID, r.entry)
+		if err != nil {
+			return nil, err
 		}
-		need[i] = append(need[i], k)
+		return []Entry{e}, nil
+	case r.code == codeReplay:
+		return entryList(aid, r.replayUnsent)
 	}
-	for i, r := range replies {
-		switch {
-		case r == nil: // not sent: bad input
-		case r.err != nil:
-			errs[i] = r.err
-		case r.code == 0:
-			e, err := newEntry(aid, r.entryID, r.entry)
-			if err != nil {
-				errs[i] = err
-				continue
-			}
-			add(i, e)
-		case r.code == codeReplay:
-			for j := 0; j+1 < len(r.replayUnsent); j += 2 {
-				e, err := entryAt(aid, r.replayUnsent, j)
-				if err != nil {
-					errs[i] = err
-					break
-				}
-				add(i, e)
-			}
-		}
-	}
-	if len(es) == 0 {
-		return errs
-	}
-	acks := s.ack(ctx, es)
-	for i, ks := range need {
-		for _, k := range ks {
-			if errs[i] == nil && acks[k] != nil {
-				errs[i] = acks[k]
-			}
-		}
-	}
-	return errs
+	return nil, nil
 }

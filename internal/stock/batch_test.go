@@ -1,11 +1,11 @@
 package stock_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -297,52 +297,44 @@ func TestReserveBatchConcurrentNeverOversells(t *testing.T) {
 	}
 }
 
-// With a batch hook, one batch's entries (each once: a duplicate replays an entry made in the
-// same batch) reach the hook in one call, and an entry the hook refuses answers its items.
-func TestReserveBatchAcksOnce(t *testing.T) {
-	e := stocktest.New(t)
+// WithEntries, a batch's entries are Awaited each once (a duplicate replays an entry made in the
+// same batch, and waits on it too), and a change whose entry is still in the outbox hands it
+// over again on its replay.
+func TestReserveBatchAwaitsEachEntryOnce(t *testing.T) {
+	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 100})
-	var calls [][]stock.Entry
-	refuse := ""
-	e.Store.Outbox().SetAckBatch(func(_ context.Context, es []stock.Entry) []error {
-		calls = append(calls, es)
-		errs := make([]error, len(es))
-		for i, en := range es {
-			if a, _ := event.Attributes(en.Values); a[event.FieldUID] == refuse {
-				errs[i] = xerr.New(xerr.Busy, "refused")
-			}
-		}
-		return errs
-	})
 	items := make([]stock.ReserveItem, 0, 34)
 	for i := range 32 {
 		items = append(items, stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)})
 	}
 	items = append(items, items[3], stock.ReserveItem{UID: 0, Qty: 1, RequestID: reqID(99)})
-	refuse = "4"
 	got, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) != 1 || len(calls[0]) != 32 {
-		t.Fatalf("hook called %d times (first with %d entries), want once with 32", len(calls), len(calls[0]))
-	}
-	if xerr.CodeOf(got[33].Err) != xerr.InvalidArgument {
+	if xerr.CodeOf(got[33].Err) != xerr.InvalidArgument || got[33].Entries != nil {
 		t.Fatalf("bad item: %+v", got[33])
 	}
-	for i, r := range got[:33] {
-		if busy := i == 3 || i == 32; busy != (xerr.CodeOf(r.Err) == xerr.Busy) {
-			t.Fatalf("item %d: %+v", i, r)
+	es, waiting := stock.Awaited(got)
+	if len(es) != 32 {
+		t.Fatalf("%d entries awaited, want 32", len(es))
+	}
+	for k, en := range es {
+		want := []int{k}
+		if k == 3 {
+			want = []int{3, 32} // the duplicate replays item 3's order, its entry unsent
+		}
+		if uidOf(en) != strconv.Itoa(k+1) || !slices.Equal(waiting[k], want) {
+			t.Fatalf("entry %d of uid %s awaited by %v, want %v", k, uidOf(en), waiting[k], want)
 		}
 	}
-	// The refused change stays made: its replay (its entry still unsent) is handed over again.
-	calls, refuse = nil, ""
-	r, err := e.Store.Reserve(ctx, aid, 4, 1, reqID(3))
-	if err != nil || !r.Replay || len(calls) != 1 || len(calls[0]) != 1 || uidOf(calls[0][0]) != "4" {
-		t.Fatalf("replay of the refused item: %+v, %v, hook calls %v", r, err, calls)
+	// Nobody deleted the entry: the replay hands it over again.
+	again, err := e.Store.ReserveBatch(ctx, aid, items[3:4], time.Time{})
+	if err != nil || !again[0].Replay || len(again[0].Entries) != 1 || again[0].Entries[0].ID != es[3].ID {
+		t.Fatalf("replay of an unsent change: %+v, %v", again, err)
 	}
-	if r.State != domain.StateReserved {
-		t.Fatalf("replayed state %q", r.State)
+	if again[0].State != domain.StateReserved {
+		t.Fatalf("replayed state %q", again[0].State)
 	}
 }
 

@@ -57,7 +57,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 				}
 				return o.UID
 			}
-			if err := st.Confirm(ctx, orders[0], owner(orders[0])); err != nil {
+			if _, err := st.Confirm(ctx, orders[0], owner(orders[0])); err != nil {
 				t.Fatal(err)
 			}
 			// A replay reads the replayed order's hash (same slot) inside the script.
@@ -69,7 +69,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 				r.OrderNo != orders[0] {
 				t.Fatalf("replay on the cluster: %+v %v", r, err)
 			}
-			if err := st.Release(ctx, orders[1], owner(orders[1]), domain.StateCancelled); err != nil {
+			if _, err := st.Release(ctx, orders[1], owner(orders[1]), domain.StateCancelled); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := st.Adjust(ctx, aid, 5); err != nil {

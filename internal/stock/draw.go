@@ -101,7 +101,7 @@ func DrawCommitment(seed []byte) string {
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
-// buyer's entry (State StateQueued) once its event may be acknowledged.
+// buyer's entry (State StateQueued) and, WithEntries, the outbox entry the answer waits on.
 func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult, error) {
 	out := make([]ReserveResult, len(items))
 	var todo []int
@@ -131,8 +131,6 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 	if len(res) != 1+len(todo) {
 		return nil, fmt.Errorf("stock script enter: %d replies for %d items", len(res)-1, len(todo))
 	}
-	var es []Entry
-	owner := map[int]int{} // index in es -> item
 	for j, i := range todo {
 		r, _ := res[1+j].([]any)
 		if code := toInt(r, 0); code < 0 {
@@ -142,19 +140,8 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 		out[i].Reservation = Reservation{Quantity: toInt(r, 1), RequestID: toString(r, 2), DrawAt: toInt(r, 3),
 			State: StateQueued}
 		if list, ok := r[4].([]any); ok && len(list) >= 2 {
-			e, err := entryAt(aid, list, 0)
-			if err != nil {
-				out[i].Err = err
-				continue
-			}
-			owner[len(es)] = i
-			es = append(es, e)
-		}
-	}
-	if len(es) > 0 && s.ack != nil {
-		for j, err := range s.ack(ctx, es) {
-			if err != nil {
-				out[owner[j]].Err = err
+			if out[i].Entries, out[i].Err = entryOf(aid, list, 0); out[i].Err != nil {
+				out[i].Reservation = Reservation{}
 			}
 		}
 	}

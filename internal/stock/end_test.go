@@ -32,7 +32,7 @@ func TestEnd(t *testing.T) {
 	if _, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); !errors.Is(err, xerr.ErrEnded) {
 		t.Fatalf("reserve after the end: %v", err)
 	}
-	if err := e.Store.Confirm(ctx, r.OrderNo, 1); err != nil {
+	if _, err := e.Store.Confirm(ctx, r.OrderNo, 1); err != nil {
 		t.Fatalf("pay after the end: %v", err)
 	}
 	cold := aid + 1

@@ -1,7 +1,6 @@
 package stock_test
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"testing"
@@ -67,16 +66,18 @@ return {
 }
 
 // Every script that writes an outbox entry writes it packed in the one field event.FieldEntry,
-// with the stock hash's epoch and the caller's traceparent when traced, and the entry an
-// acknowledgement hook is handed is the stream's, its epoch read.
+// with the stock hash's epoch and the caller's traceparent when traced, and the entry a change
+// returns for its acknowledgement is the stream's, its epoch read.
 func TestEveryScriptWritesPackedEntries(t *testing.T) {
-	e := stocktest.New(t)
+	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, PayTimeout: 1, Epoch: 3})
 	acked := map[string]stock.Entry{}
-	e.Store.Outbox().SetAck(func(_ context.Context, en stock.Entry) error {
-		acked[en.ID] = en
-		return nil
-	})
+	keep := func(es []stock.Entry, err error) error {
+		for _, en := range es {
+			acked[en.ID] = en
+		}
+		return err
+	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{8},
 		TraceFlags: trace.FlagsSampled})
 	traced := trace.ContextWithSpanContext(ctx, sc)
@@ -87,17 +88,17 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res {
-		if r.Err != nil {
+		if keep(r.Entries, r.Err) != nil {
 			t.Fatal(r.Err)
 		}
 	}
-	if err := e.Store.Confirm(traced, res[0].OrderNo, 1); err != nil {
+	if err := keep(e.Store.Confirm(traced, res[0].OrderNo, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Store.Release(ctx, res[1].OrderNo, 2, domain.StateCancelled); err != nil {
+	if err := keep(e.Store.Release(ctx, res[1].OrderNo, 2, domain.StateCancelled)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Adjust(traced, aid, 3); err != nil {
+	if _, es, err := e.Store.AdjustOnce(traced, aid, 3, "", ""); keep(es, err) != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond)
@@ -105,8 +106,10 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 		t.Fatalf("expire due: %v, %v", done, err)
 	}
 	draw := e.Warm(stocktest.Spec{ID: aid + 1, Total: 10, DrawAt: time.Now().Add(time.Hour), Epoch: 3})
-	if r, err := e.Store.Reserve(traced, draw, 4, 1, reqID(4)); err != nil || r.State != stock.StateQueued {
-		t.Fatalf("entry: %+v, %v", r, err)
+	entrant, err := e.Store.ReserveBatch(traced, draw, []stock.ReserveItem{{UID: 4, Qty: 1, RequestID: reqID(4)}},
+		time.Time{})
+	if err != nil || keep(entrant[0].Entries, entrant[0].Err) != nil || entrant[0].State != stock.StateQueued {
+		t.Fatalf("entry: %+v, %v", entrant, err)
 	}
 	var types []event.Type
 	for _, a := range []int64{aid, draw} {

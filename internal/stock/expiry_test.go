@@ -39,7 +39,7 @@ func TestReservationKeysExpireWithTheActivity(t *testing.T) {
 	check("first reservation")
 	r2, _ := e.Store.Reserve(ctx, aid, 1, 1, reqID(2))
 	check("second reservation")
-	if err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
+	if _, err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond)
@@ -73,9 +73,12 @@ func TestExpireDueBatchMember(t *testing.T) {
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}
-		settle := func() error { return e.Store.Confirm(ctx, r.OrderNo, items[i].UID) }
+		settle := func() error { _, err := e.Store.Confirm(ctx, r.OrderNo, items[i].UID); return err }
 		if i >= 10 {
-			settle = func() error { return e.Store.Release(ctx, r.OrderNo, items[i].UID, domain.StateCancelled) }
+			settle = func() error {
+				_, err := e.Store.Release(ctx, r.OrderNo, items[i].UID, domain.StateCancelled)
+				return err
+			}
 		}
 		if err := settle(); err != nil {
 			t.Fatal(err)

@@ -32,7 +32,7 @@ func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveIt
 	if err != nil {
 		return nil, err
 	}
-	replies, err := parseReserve(res, orderNos, qty, s.ack != nil)
+	replies, err := parseReserve(res, orderNos, qty, s.entries)
 	if err != nil {
 		return nil, err
 	}

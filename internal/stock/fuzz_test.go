@@ -41,9 +41,9 @@ func FuzzStoreArguments(f *testing.F) {
 				orders = append(orders, res.OrderNo)
 			}
 		case 1:
-			err = env.Store.Confirm(ctx, orderNo, uid)
+			_, err = env.Store.Confirm(ctx, orderNo, uid)
 		case 2:
-			err = env.Store.Release(ctx, orderNo, uid, domain.StateCancelled)
+			_, err = env.Store.Release(ctx, orderNo, uid, domain.StateCancelled)
 		case 3:
 			_, err = env.Store.Adjust(ctx, a, delta)
 		case 4:

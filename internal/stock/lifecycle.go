@@ -105,34 +105,41 @@ func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID st
 	return res[0].Reservation, res[0].Err
 }
 
-// Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND).
-func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) error {
+// Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). The
+// entries are those the answer waits on: the change's, or a repeat's still in the outbox.
+func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) ([]Entry, error) {
 	aid, err := s.orderActivity(orderNo, uid)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	k := s.keys
 	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Events(aid)},
 		aid, orderNo, uid, event.TraceParent(ctx))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if toString(res, 2) == "" { // already paid: no new entry
-		return s.ackUnsent(ctx, aid, res, 3)
+	return changeEntries(aid, res, 2)
+}
+
+// changeEntries are the entries an order script's reply res holds from res[i] on: the change's
+// (its id at i, the entry at i+1) or, when it made none (id ""), the repeat's unsent ones at i+1.
+func changeEntries(aid int64, res []any, i int) ([]Entry, error) {
+	if toString(res, i) == "" { // a repeat: no new entry
+		return unsentEntries(aid, res, i+1)
 	}
-	return s.acked(ctx, aid, res, 2)
+	return entryOf(aid, res, i)
 }
 
 // Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
 // reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). Repeating it is not
-// an error.
-func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) error {
+// an error. The entries are those the answer waits on (Confirm).
+func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target string) ([]Entry, error) {
 	aid, err := s.orderActivity(orderNo, uid)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if target != domain.StateCancelled && target != domain.StateExpired {
-		return xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
+		return nil, xerr.Newf(xerr.InvalidArgument, "bad release target %q", target)
 	}
 	// The script answers another user's order, or an absent one, ORDER_NOT_FOUND (not warm
 	// when the stock hash is gone as well: a Redis loss) without touching a buyer's holding.
@@ -141,32 +148,30 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 
 // Expire expires one reserved order whose expire_at has passed, whoever owns it: the
 // operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
-func (s *Store) Expire(ctx context.Context, orderNo string) error {
+func (s *Store) Expire(ctx context.Context, orderNo string) ([]Entry, error) {
 	aid, err := s.CheckOrderNo(orderNo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o, err := s.orderOwner(ctx, aid, orderNo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if o == 0 {
-		return xerr.ErrOrderNotFound
+		return nil, xerr.ErrOrderNotFound
 	}
 	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
 }
 
-func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) error {
+func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) ([]Entry,
+	error) {
 	k := s.keys
 	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
 		k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx), HeldField(owner))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if toString(res, 2) == "" { // already in the target state: no new entry
-		return s.ackUnsent(ctx, aid, res, 3)
-	}
-	return s.acked(ctx, aid, res, 2)
+	return changeEntries(aid, res, 2) // id "": already in the target state
 }
 
 // orderOwner reads the order's uid, which the release script must be given (there is no
@@ -256,26 +261,26 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) 
 
 // AdjustOnce is Adjust under a merchant's Idempotency-Key (key "mid:key", "" for none) and the
 // request's fingerprint fp, recorded in the same script as the change: the key again answers
-// the first result (replayed true) without applying it again, with another fp
-// ErrIdempotencyConflict.
-func (s *Store) AdjustOnce(ctx context.Context, aid, delta int64, key, fp string) (Counters, bool, error) {
+// the first result without applying it again, with another fp ErrIdempotencyConflict. The
+// entries are those the answer waits on: the change's, or the first's still in the outbox.
+func (s *Store) AdjustOnce(ctx context.Context, aid, delta int64, key, fp string) (Counters, []Entry, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
-		return Counters{}, false, err
+		return Counters{}, nil, err
 	}
 	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.AdjustKeys(aid)},
 		aid, delta, s.keys.StockBack(), event.TraceParent(ctx), key, fp)
 	if err != nil {
-		return Counters{}, false, err
+		return Counters{}, nil, err
 	}
-	replayed := toInt(res, 0) == codeReplay
-	if replayed {
-		err = s.ackUnsent(ctx, aid, res, 5)
+	var es []Entry
+	if toInt(res, 0) == codeReplay {
+		es, err = unsentEntries(aid, res, 5)
 	} else {
-		err = s.acked(ctx, aid, res, 5)
+		es, err = entryOf(aid, res, 5)
 	}
 	if err != nil {
-		return Counters{}, false, err
+		return Counters{}, nil, err
 	}
 	return Counters{Total: toInt(res, 1), Remaining: toInt(res, 2), Locked: toInt(res, 3),
-		Sold: toInt(res, 4)}, replayed, nil
+		Sold: toInt(res, 4)}, es, nil
 }

@@ -27,9 +27,9 @@ func TestOrderTransitions(t *testing.T) {
 		}
 		return r.OrderNo
 	}
-	pay := func(no string) error { return e.Store.Confirm(ctx, no, 1) }
-	cancel := func(no string) error { return e.Store.Release(ctx, no, 1, domain.StateCancelled) }
-	expire := func(no string) error { return e.Store.Expire(ctx, no) }
+	pay := func(no string) error { _, err := e.Store.Confirm(ctx, no, 1); return err }
+	cancel := func(no string) error { _, err := e.Store.Release(ctx, no, 1, domain.StateCancelled); return err }
+	expire := func(no string) error { _, err := e.Store.Expire(ctx, no); return err }
 	waitDue := func() { time.Sleep(1100 * time.Millisecond) }
 
 	tests := []struct {
@@ -102,7 +102,7 @@ func TestUserLimitReturnsOnRelease(t *testing.T) {
 	if _, err := e.Store.Reserve(ctx, aid, 9, 1, reqID(2)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("want limit exceeded, got %v", err)
 	}
-	if err := e.Store.Release(ctx, r.OrderNo, 9, domain.StateCancelled); err != nil {
+	if _, err := e.Store.Release(ctx, r.OrderNo, 9, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Store.Reserve(ctx, aid, 9, 2, reqID(3)); err != nil {
@@ -134,7 +134,7 @@ func TestPayRacingExpiry(t *testing.T) {
 			defer wg.Done()
 			<-start
 			time.Sleep(time.Until(at.Add(time.Duration(rand.Intn(40)-20) * time.Millisecond)))
-			switch err := e.Store.Confirm(ctx, no, uid); {
+			switch _, err := e.Store.Confirm(ctx, no, uid); {
 			case err == nil:
 				paid.Add(1)
 			case xerr.CodeOf(err) == xerr.OrderClosed:

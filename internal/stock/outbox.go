@@ -33,75 +33,44 @@ type Entry struct {
 	TraceParent string
 }
 
-// Ack decides whether the change that wrote e may be acknowledged (relay.Acker); an error is
-// returned to the caller as it is, the change staying made for a retry to replay.
-type Ack func(ctx context.Context, e Entry) error
+// wantEntry is reserve's and enter's ARGV[3]: "1" when the script is to return its outbox
+// entries (WithEntries), "0" when only the entry ids are needed.
+func (s *Store) wantEntry() string { return flag(s.entries) }
 
-// AckBatch is Ack for the entries of one call at once (a reservation batch): errs[i] is es[i]'s.
-type AckBatch func(ctx context.Context, es []Entry) (errs []error)
-
-// SetAck makes every acknowledged change wait for ack, one entry at a time (nil: answer once
-// Redis has it). Call it before serving.
-func (o Outbox) SetAck(ack Ack) {
-	if ack == nil {
-		o.s.ack = nil
-		return
-	}
-	o.s.ack = func(ctx context.Context, es []Entry) []error {
-		errs := make([]error, len(es))
-		for i, e := range es {
-			errs[i] = ack(ctx, e)
-		}
-		return errs
-	}
-}
-
-// SetAckBatch is SetAck with a hook that takes each call's entries in one go.
-func (o Outbox) SetAckBatch(ack AckBatch) { o.s.ack = ack }
-
-// wantEntry is reserve's ARGV[3]: "1" when the script is to return its outbox entries (an
-// ack hook reads them), "0" when only the entry ids are needed.
-func (s *Store) wantEntry() string {
-	if s.ack == nil {
-		return "0"
-	}
-	return "1"
-}
-
-// acked hands the entry at res[i] (id) and res[i+1] (the entry) to the ack hook, if any.
-func (s *Store) acked(ctx context.Context, aid int64, res []any, i int) error {
-	if s.ack == nil {
-		return nil
-	}
+// entryOf is the entry a script returned at res[i] (its id) and res[i+1] (the entry): the
+// outbox entry of the change it made, for the caller to acknowledge.
+func entryOf(aid int64, res []any, i int) ([]Entry, error) {
 	e, err := entryAt(aid, res, i)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.ack(ctx, []Entry{e})[0]
+	return []Entry{e}, nil
 }
 
-// ackUnsent hands to the ack hook, in one go, the entries of an already-made change that a
-// script found still in the outbox (res[i]: unsent.lua's flat list; absent or empty: none).
-func (s *Store) ackUnsent(ctx context.Context, aid int64, res []any, i int) error {
-	if s.ack == nil || i >= len(res) {
-		return nil
+// unsentEntries are the entries of an already-made change that a script found still in the
+// outbox (res[i]: unsent.lua's flat list; absent or empty: none): a retry's answer waits on them.
+func unsentEntries(aid int64, res []any, i int) ([]Entry, error) {
+	if i >= len(res) {
+		return nil, nil
 	}
 	list, ok := res[i].([]any)
 	if !ok {
-		return fmt.Errorf("stock script reply: bad unsent entries %v", res[i])
+		return nil, fmt.Errorf("stock script reply: bad unsent entries %v", res[i])
 	}
+	return entryList(aid, list)
+}
+
+// entryList reads a flat list of entries (id, entry, id, entry...) a script returned.
+func entryList(aid int64, list []any) ([]Entry, error) {
 	var es []Entry
 	for j := 0; j+1 < len(list); j += 2 {
 		e, err := entryAt(aid, list, j)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		es = append(es, e)
 	}
-	if len(es) == 0 {
-		return nil
-	}
-	return firstErr(s.ack(ctx, es)...)
+	return es, nil
 }
 
 // entryAt parses the entry a script returned at res[i] (its id) and res[i+1]: the entry as a
@@ -132,7 +101,7 @@ func newEntry(aid int64, id string, v any) (Entry, error) {
 		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry %v", v)
 	}
 	e := Entry{ActivityID: aid, ID: id, Values: values}
-	// An entry that does not parse stays as it is: the ack hook refuses it (relay.Acker).
+	// An entry that does not parse stays as it is: the acker refuses it (relay.Acker).
 	if a, err := event.Attributes(values); err == nil {
 		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
 		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)

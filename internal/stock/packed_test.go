@@ -54,7 +54,7 @@ func TestScriptsReadGoPackedOrders(t *testing.T) {
 		again.State != domain.StateReserved {
 		t.Fatalf("replay of a Go-packed order: %+v, %v; want expire-at %d", again, err, o.ExpireAt)
 	}
-	if err := e.Store.Confirm(ctx, r.OrderNo, 1); err != nil {
+	if _, err := e.Store.Confirm(ctx, r.OrderNo, 1); err != nil {
 		t.Fatal(err)
 	}
 	paid, err := e.Store.Order(ctx, r.OrderNo)

@@ -25,24 +25,25 @@ const TradeClaimTTL = 30 * 24 * time.Hour
 // Pay confirms orderNo as the provider's payment p, through confirm.lua like the buyer's own pay
 // (the same entry, with the trade_no): the same trade_no again is a replay (nil), another one
 // for a paid order ORDER_PAID, a trade_no that paid another order TRADE_NO_REUSED, an amount
-// that is not quantity x price AMOUNT_MISMATCH. Nothing changes on any refusal.
-func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) error {
+// that is not quantity x price AMOUNT_MISMATCH. Nothing changes on any refusal. The entries are
+// those the answer waits on (Confirm).
+func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) ([]Entry, error) {
 	aid, err := s.CheckOrderNo(orderNo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := domain.CheckTradeNo(p.TradeNo); err != nil {
-		return err
+		return nil, err
 	}
 	if err := domain.CheckAmount(p.Amount); err != nil {
-		return err
+		return nil, err
 	}
 	if p.Price < 0 || p.Price > domain.MaxPrice {
-		return xerr.Newf(xerr.InvalidArgument, "bad price %d", p.Price)
+		return nil, xerr.Newf(xerr.InvalidArgument, "bad price %d", p.Price)
 	}
 	claimed, err := s.claimTrade(ctx, p.TradeNo, orderNo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	k := s.keys
 	res, err := s.run(ctx, confirmScript, aid,
@@ -52,12 +53,9 @@ func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) error {
 		if claimed {
 			s.unclaimTrade(ctx, p.TradeNo)
 		}
-		return err
+		return nil, err
 	}
-	if toString(res, 2) == "" { // paid before by this trade_no: no new entry
-		return s.ackUnsent(ctx, aid, res, 3)
-	}
-	return s.acked(ctx, aid, res, 2)
+	return changeEntries(aid, res, 2) // id "": paid before by this trade_no
 }
 
 // claimTrade claims tradeNo for orderNo (claimed: this call set it); TRADE_NO_REUSED when it is

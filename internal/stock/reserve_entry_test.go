@@ -1,11 +1,11 @@
 package stock_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/event"
@@ -35,31 +35,32 @@ func TestReserveTakenOrderNoWritesNothing(t *testing.T) {
 	e.CheckInvariant(aid)
 }
 
-// With an acknowledgement hook the reservation hands it its outbox entry exactly as the
-// stream holds it; without one the script returns the entry's id only and Reserve still
-// answers in full.
-func TestReserveEntryOnlyForAckHook(t *testing.T) {
+// A Store built WithEntries answers a reservation with its outbox entry exactly as the stream
+// holds it; without it the script returns the entry's id only and Reserve still answers in full.
+func TestReserveEntryOnlyWithEntries(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
 	plain, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
 	if err != nil || plain.OrderNo == "" || plain.Remaining != 9 || plain.ExpireAt <= plain.CreatedAt {
-		t.Fatalf("reserve without hook: %+v, %v", plain, err)
+		t.Fatalf("reserve without entries: %+v, %v", plain, err)
 	}
 	res, err := e.Store.ReserveAs(ctx, aid, 2, 1, reqID(2), e.Store.NewOrderNo(aid))
 	if _, id := res[len(res)-1].(string); err != nil || len(res) != 5 || !id {
-		t.Fatalf("script reply without a hook: %v, %v (want 4 values and the entry id, no entry)", res, err)
+		t.Fatalf("script reply without entries: %v, %v (want 4 values and the entry id, no entry)", res, err)
 	}
-	var got []stock.Entry
-	e.Store.Outbox().SetAck(func(_ context.Context, en stock.Entry) error {
-		got = append(got, en)
-		return nil
-	})
-	r, err := e.Store.Reserve(ctx, aid, 3, 1, reqID(3))
-	if err != nil {
-		t.Fatal(err)
+	if got, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 9, Qty: 1, RequestID: reqID(9)}},
+		time.Time{}); err != nil || got[0].Err != nil || got[0].Entries != nil {
+		t.Fatalf("reserve without entries: %+v, %v", got, err)
 	}
+	withEntries := stock.NewStore(e.Redis, e.Keys, stock.WithEntries())
+	items := []stock.ReserveItem{{UID: 3, Qty: 1, RequestID: reqID(3)}}
+	out, err := withEntries.ReserveBatch(ctx, aid, items, time.Time{})
+	if err != nil || out[0].Err != nil {
+		t.Fatal(out, err)
+	}
+	r, got := out[0].Reservation, out[0].Entries
 	if len(got) != 1 {
-		t.Fatalf("ack hook called %d times, want 1", len(got))
+		t.Fatalf("reservation with %d entries, want 1", len(got))
 	}
 	msgs, err := e.Raw.XRange(ctx, e.Keys.Events(aid), got[0].ID, got[0].ID).Result()
 	if err != nil || len(msgs) != 1 {
@@ -71,8 +72,8 @@ func TestReserveEntryOnlyForAckHook(t *testing.T) {
 	}
 	a, err := event.Attributes(got[0].Values)
 	if err != nil || !reflect.DeepEqual(got[0].Values, want) || a[event.FieldOrderNo] != r.OrderNo ||
-		got[0].ActivityID != aid || got[0].Seq != 3 {
-		t.Fatalf("ack entry %+v (%v), stream entry %v, order %s", got[0], err, want, r.OrderNo)
+		got[0].ActivityID != aid || got[0].Seq != 4 {
+		t.Fatalf("returned entry %+v (%v), stream entry %v, order %s", got[0], err, want, r.OrderNo)
 	}
 }
 

@@ -43,15 +43,15 @@ func TestStockBackIsPublished(t *testing.T) {
 	expect("reserve", aid, false)
 	r2, _ := e.Store.Reserve(ctx, aid, 2, 1, reqID(2))
 	r3, _ := e.Store.Reserve(ctx, aid, 3, 1, reqID(3))
-	if err := e.Store.Confirm(ctx, r3.OrderNo, 3); err != nil {
+	if _, err := e.Store.Confirm(ctx, r3.OrderNo, 3); err != nil {
 		t.Fatal(err)
 	}
 	expect("confirm", aid, false)
-	if err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
+	if _, err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	expect("cancel", aid, true)
-	if err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
+	if _, err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	expect("a repeated cancel", aid, false)

@@ -34,18 +34,29 @@ type Store struct {
 	reqTTL int
 	// orderKey tags order numbers (domain.NewOrderNo); nil: the unkeyed checksum.
 	orderKey []byte
-	// ack, when set, is given the outbox entries of every change a caller is answered for
-	// (reserve, pay, cancel, expire one, adjust) before the call returns, a call's entries at
-	// once: nil for each change that may be acknowledged, an error (BUSY) when it may not.
-	ack AckBatch
+	// entries makes reserve.lua and enter.lua return the outbox entries they wrote (WithEntries).
+	entries bool
 	// entriesPerAddr bounds a draw's entrants from one client address (0: none).
 	entriesPerAddr int
 }
 
 // NewStore returns a Store using keys under the given naming.
-func NewStore(rds *redis.Redis, keys Keys) *Store {
-	return &Store{rds: rds, keys: keys, reqTTL: DefaultReqTTL}
+func NewStore(rds *redis.Redis, keys Keys, opts ...Option) *Store {
+	s := &Store{rds: rds, keys: keys, reqTTL: DefaultReqTTL}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
+
+// An Option configures a Store at construction.
+type Option func(*Store)
+
+// WithEntries makes every reservation and draw entry carry the outbox entries its answer
+// waits on (ReserveResult.Entries), for a caller that acknowledges them once Kafka has them
+// (docs/DESIGN.md, "Acknowledged only once in Kafka"). Without it those scripts return only
+// the entries' ids, which costs Redis less; the other changes always return their entries.
+func WithEntries() Option { return func(s *Store) { s.entries = true } }
 
 // now is Redis's clock in ms: the same clock the scripts use.
 func (s *Store) now(ctx context.Context) (int64, error) {

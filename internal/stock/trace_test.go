@@ -3,6 +3,7 @@ package stock_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -12,25 +13,35 @@ import (
 )
 
 // A traced call's outbox entry carries the caller's traceparent (field tp, and the entry the
-// ack hook is given); an untraced call's carries none.
+// call returns for its acknowledgement); an untraced call's carries none.
 func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
-	e := stocktest.New(t)
+	e := stocktest.New(t, stock.WithEntries())
 	aid := warmUnchecked(t, e, 10)
 	var acked []stock.Entry
-	e.Store.Outbox().SetAck(func(_ context.Context, en stock.Entry) error { acked = append(acked, en); return nil })
+	reserve := func(ctx context.Context, uid int64) (stock.Reservation, error) {
+		res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: 1, RequestID: reqID(int(uid))}},
+			time.Time{})
+		if err != nil {
+			return stock.Reservation{}, err
+		}
+		acked = append(acked, res[0].Entries...)
+		return res[0].Reservation, res[0].Err
+	}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{8},
 		TraceFlags: trace.FlagsSampled})
 	traced := trace.ContextWithSpanContext(ctx, sc)
 	want := event.TraceParent(traced)
 
-	r, err := e.Store.Reserve(traced, aid, 1, 1, reqID(1))
+	r, err := reserve(traced, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Store.Confirm(traced, r.OrderNo, 1); err != nil {
+	es, err := e.Store.Confirm(traced, r.OrderNo, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); err != nil {
+	acked = append(acked, es...)
+	if _, err := reserve(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := e.Store.Outbox().Entries(ctx, aid, "-", "+", 10)

@@ -40,12 +40,12 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 	// reservations that are valid only after the releases before them.
 	orders := reserve(1, 901)
 	for i, o := range orders[:350] { // orders[i] is uid i+1's
-		if err := store.Confirm(ctx, o, int64(i+1)); err != nil {
+		if _, err := store.Confirm(ctx, o, int64(i+1)); err != nil {
 			t.Fatalf("pay: %v", err)
 		}
 	}
 	for i, o := range orders[350:600] {
-		if err := store.Release(ctx, o, int64(351+i), domain.StateCancelled); err != nil {
+		if _, err := store.Release(ctx, o, int64(351+i), domain.StateCancelled); err != nil {
 			t.Fatalf("cancel: %v", err)
 		}
 	}

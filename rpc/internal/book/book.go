@@ -30,8 +30,9 @@ type Book interface {
 // A Router is the Book the RPCs use: it serves each call from the book the fence chooses,
 // backfills a Redis miss once and hands the Redis book's failures to the fence.
 type Router struct {
-	Fence  *degrade.Fence
-	Store  *stock.Store
+	Fence *degrade.Fence
+	// Redis is the Redis book, its SellBy set per call from the fence.
+	Redis  Redis
 	MySQL  *MySQL
 	Loader degrade.Rebuilder
 }
@@ -64,7 +65,7 @@ func (r *Router) ReserveBatch(ctx context.Context, aid int64, items []stock.Rese
 
 // Confirm pays a reserved order of uid.
 func (r *Router) Confirm(ctx context.Context, orderNo string, uid int64) error {
-	aid, err := r.Store.CheckOrderNo(orderNo)
+	aid, err := r.Redis.Store.CheckOrderNo(orderNo)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (r *Router) Confirm(ctx context.Context, orderNo string, uid int64) error {
 
 // Pay confirms an order as the payment provider's payment p.
 func (r *Router) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
-	aid, err := r.Store.CheckOrderNo(orderNo)
+	aid, err := r.Redis.Store.CheckOrderNo(orderNo)
 	if err != nil {
 		return err
 	}
@@ -82,7 +83,7 @@ func (r *Router) Pay(ctx context.Context, orderNo string, p stock.Payment) error
 
 // Release moves a reserved order of uid to target.
 func (r *Router) Release(ctx context.Context, orderNo string, uid int64, target string) error {
-	aid, err := r.Store.CheckOrderNo(orderNo)
+	aid, err := r.Redis.Store.CheckOrderNo(orderNo)
 	if err != nil {
 		return err
 	}
@@ -98,6 +99,12 @@ func (r *Router) ExpireDue(ctx context.Context, aid int64, limit int) (done []st
 	return done, err
 }
 
+// Adjust changes activity aid's sellable stock on the Redis book, whichever book the fence
+// chooses: stock changes go through Redis alone, and reach MySQL as events like any other.
+func (r *Router) Adjust(ctx context.Context, aid, delta int64, key, fp string) (stock.Counters, error) {
+	return r.Redis.Adjust(ctx, aid, delta, key, fp)
+}
+
 // route runs call on the book the fence chooses for activity aid: on the Redis book a miss
 // is backfilled and call run once more, and a failure is handed to the fence.
 func (r *Router) route(ctx context.Context, aid int64, order bool, call func(Book) error) error {
@@ -108,7 +115,8 @@ func (r *Router) route(ctx context.Context, aid int64, order bool, call func(Boo
 	if mysql {
 		return call(r.MySQL)
 	}
-	redis := Redis{Store: r.Store, SellBy: sellBy}
+	redis := r.Redis
+	redis.SellBy = sellBy
 	err = call(redis)
 	if errors.Is(err, stock.ErrNotWarm) {
 		if err = r.Backfill(ctx, aid, order); err == nil {

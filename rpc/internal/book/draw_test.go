@@ -27,7 +27,7 @@ func TestDegradeModeRefusesAnUndecidedDraw(t *testing.T) {
 	inventory := model.NewInventoryModel(conn)
 	fence := &degrade.Fence{On: true, Conf: degrade.Conf{Concurrency: 4, LeaseMs: 1000}, Inventory: inventory,
 		Store: store}
-	r := &book.Router{Fence: fence, Store: store, MySQL: &book.MySQL{DB: conn, Inventory: inventory,
+	r := &book.Router{Fence: fence, Redis: book.Redis{Store: store}, MySQL: &book.MySQL{DB: conn, Inventory: inventory,
 		Orders: model.NewSeckillOrderModel(conn), Activities: model.NewActivityModel(conn), Store: store,
 		Concurrency: 4}}
 	res, err := db.DB.Exec("INSERT INTO activity (sku_id, name, total, start_time, end_time, per_user_limit, " +

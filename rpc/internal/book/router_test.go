@@ -24,7 +24,7 @@ func TestRedisDownSwitchesEveryCall(t *testing.T) {
 	inventory := model.NewInventoryModel(db.Conn)
 	fence := &degrade.Fence{On: true, Conf: degrade.Conf{Concurrency: 4, LeaseMs: 50}, Inventory: inventory,
 		Store: store}
-	r := &book.Router{Fence: fence, Store: store, MySQL: &book.MySQL{}}
+	r := &book.Router{Fence: fence, Redis: book.Redis{Store: store}, MySQL: &book.MySQL{}}
 	calls := map[string]func(aid int64) error{
 		"reserve": func(aid int64) error {
 			_, err := r.Reserve(ctx, aid, 1, 1, rid(1))

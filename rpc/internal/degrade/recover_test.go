@@ -70,7 +70,7 @@ func newRecovery(t *testing.T) *recovery {
 		Answers: func(ctx context.Context) bool { return redisx.Answers(ctx, probe) }}
 	t.Cleanup(fence.Stop)
 	return &recovery{db: db, proxy: proxy, keys: keys, store: store, inventory: inventory, loader: loader, fence: fence,
-		router: &book.Router{Fence: fence, Store: store, MySQL: &book.MySQL{}, Loader: loader}}
+		router: &book.Router{Fence: fence, Redis: book.Redis{Store: store}, MySQL: &book.MySQL{}, Loader: loader}}
 }
 
 // place creates an activity on sale for an hour and warms it into Redis.
@@ -207,7 +207,7 @@ func TestASlowHandBackHoldsUpNoOther(t *testing.T) {
 	// Through another Router whose Redis refuses connections: the slow hand-back keeps its Redis.
 	dead := testenv.RedisConf()
 	dead.Host = "127.0.0.1:1"
-	cut := &book.Router{Fence: r.fence, Store: stock.NewStore(redis.MustNewRedis(dead), r.keys),
+	cut := &book.Router{Fence: r.fence, Redis: book.Redis{Store: stock.NewStore(redis.MustNewRedis(dead), r.keys)},
 		MySQL: &book.MySQL{}}
 	for _, aid := range others {
 		if _, err := cut.ExpireDue(ctx, aid, 10); xerr.CodeOf(err) != xerr.Busy {

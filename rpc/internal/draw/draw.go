@@ -33,13 +33,21 @@ type Seeds interface {
 // Drawer draws activities.
 type Drawer struct {
 	Store *stock.Store
-	Seeds Seeds
+	// Server reserves the entrants (book.Redis: the script, then the acknowledgement); nil:
+	// Store's script alone, answered once Redis holds it.
+	Server Server
+	Seeds  Seeds
 	// Lease is the draw lock's lifetime, renewed every chunk: a drawer that dies is taken
 	// over once it lapses. Default 3 s.
 	Lease time.Duration
 	// Chunk is how many entrants one reserve script call serves (default and at most
 	// stock.MaxReserveBatch).
 	Chunk int
+}
+
+// A Server reserves a chunk of the draw's entrants of activity aid in order.
+type Server interface {
+	ServeDraw(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error)
 }
 
 // Order is the draw's order of entries (stock.DrawOrder).
@@ -204,7 +212,11 @@ func (r *Run) serve(ctx context.Context, chunk []stock.DrawEntry) (int64, []stoc
 	for i, e := range chunk {
 		items[i] = stock.ReserveItem{UID: e.UID, Qty: e.Qty, RequestID: e.RequestID}
 	}
-	res, err := r.d.Store.ServeDraw(ctx, r.aid, items)
+	var server Server = r.d.Store
+	if r.d.Server != nil {
+		server = r.d.Server
+	}
+	res, err := server.ServeDraw(ctx, r.aid, items)
 	if err != nil {
 		return 0, nil, err
 	}

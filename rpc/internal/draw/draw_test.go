@@ -188,7 +188,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 		t.Fatalf("draw progress %+v, want done with %d winners", p, len(want))
 	}
 	// Arrival order from now on: stock came back, a new buyer gets it.
-	if err := f.e.Store.Release(ctx, won[want[0]], want[0], domain.StateCancelled); err != nil {
+	if _, err := f.e.Store.Release(ctx, won[want[0]], want[0], domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
 	if r, err := f.e.Store.Reserve(ctx, aid, 99, 1, reqID(99)); err != nil || r.State != domain.StateReserved {

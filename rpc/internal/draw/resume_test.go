@@ -47,7 +47,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 	var back int64
 	for uid, no := range won {
 		if o, _ := f.e.Store.Order(ctx, no); o.Quantity == 2 {
-			if err := f.e.Store.Release(ctx, no, uid, domain.StateCancelled); err != nil {
+			if _, err := f.e.Store.Release(ctx, no, uid, domain.StateCancelled); err != nil {
 				t.Fatal(err)
 			}
 			back = uid

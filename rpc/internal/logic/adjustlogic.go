@@ -30,12 +30,12 @@ func (l *AdjustLogic) Adjust(in *inventory.AdjustReq) (*inventory.AdjustResp, er
 	if err := actFor(l.ctx, l.svcCtx, in.ActivityId, in.MerchantId); err != nil {
 		return nil, err
 	}
-	c, _, err := l.svcCtx.Store.AdjustOnce(l.ctx, in.ActivityId, in.Delta, in.IdempotencyKey, in.IdempotencyFp)
+	c, err := l.svcCtx.Book.Adjust(l.ctx, in.ActivityId, in.Delta, in.IdempotencyKey, in.IdempotencyFp)
 	if errors.Is(err, stock.ErrNotWarm) {
 		// Adjusting a cold activity warms it first: every change goes through Redis,
 		// so that it reaches MySQL as an event like any other.
 		if _, _, err = l.svcCtx.Loader.Warmup(l.ctx, in.ActivityId); err == nil {
-			c, _, err = l.svcCtx.Store.AdjustOnce(l.ctx, in.ActivityId, in.Delta, in.IdempotencyKey, in.IdempotencyFp)
+			c, err = l.svcCtx.Book.Adjust(l.ctx, in.ActivityId, in.Delta, in.IdempotencyKey, in.IdempotencyFp)
 		}
 	}
 	if err != nil {

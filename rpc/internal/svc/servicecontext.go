@@ -3,7 +3,6 @@ package svc
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -16,7 +15,6 @@ import (
 	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
-	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/book"
@@ -93,10 +91,39 @@ func New(c config.Config) (*ServiceContext, error) {
 	if progress != nil {
 		rec.WithPipeline(progress)
 	}
+	loader := newLoader(c, store, db, activity.NewMySQLSource(activities, inventory, orders), known, progress)
+	if rl != nil {
+		rl.OnGone = resolveGone(loader)
+	}
+	fence := newFence(c, store, inventory, loader, known, progress)
+	// A change runs its script, then (Acknowledge: kafka) the Acker, then the fence.
+	redisBook := book.Redis{Store: store, Fence: fence}
+	if rl != nil && c.Relay.AckAfterKafka() {
+		redisBook.Acker = rl.Acker()
+	}
+	router := &book.Router{Fence: fence, Redis: redisBook, Loader: loader, MySQL: &book.MySQL{DB: db,
+		Inventory: inventory, Orders: orders, Activities: activities, Store: store,
+		Concurrency: c.DegradeMode.Concurrency, Seen: fence.Seen}}
+	drawer := &draw.Drawer{Store: store, Server: redisBook, Seeds: activities, Chunk: c.Draw.Chunk,
+		Lease: time.Duration(c.Draw.LeaseSeconds) * time.Second}
+	draws := draw.NewLoop(drawer, func(ctx context.Context) ([]int64, error) {
+		return store.ActiveIDs(ctx, time.Now().Unix())
+	})
+	return &ServiceContext{
+		Config: c, Redis: rds, Store: store, DB: db, Orders: orders, Activities: activities,
+		Adjustments: model.NewStockAdjustmentModel(db), Loader: loader, Known: known, Relay: rl,
+		Reconciler: rec, Reconciles: reconcile.NewSingle(rec), Degrade: fence, Book: router, Draws: draws,
+		Seeds: activity.NewSeeds(activities), Prices: activity.NewPrices(store, activities),
+	}, nil
+}
+
+// newLoader returns the activity loader: warm-up, cache backfill and rebuilds from MySQL.
+func newLoader(c config.Config, store *stock.Store, db sqlx.SqlConn, source activity.Source, known *activity.Known,
+	progress *kafkax.Progress) *activity.Loader {
 	loader := &activity.Loader{
 		Store: store,
 		// The Bloom filter of known ids stops a random id before MySQL.
-		Source:     activity.KnownSource{Source: activity.NewMySQLSource(activities, inventory, orders), Known: known},
+		Source:     activity.KnownSource{Source: source, Known: known},
 		Grace:      time.Duration(c.Stock.GraceSeconds) * time.Second,
 		MissingTTL: time.Duration(c.Stock.MissingTTLSeconds) * time.Second,
 		Wait:       time.Duration(c.Stock.BackfillWaitMs) * time.Millisecond,
@@ -106,9 +133,12 @@ func New(c config.Config) (*ServiceContext, error) {
 	if progress != nil {
 		loader.Pipeline = progress
 	}
-	if rl != nil {
-		rl.OnGone = resolveGone(loader)
-	}
+	return loader
+}
+
+// newFence returns degrade mode's fence (on with Degrade: mysql).
+func newFence(c config.Config, store *stock.Store, inventory model.InventoryModel, loader *activity.Loader,
+	known *activity.Known, progress *kafkax.Progress) *degrade.Fence {
 	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
 		Rebuild: loader, Known: known.MayExist}
 	if fence.On {
@@ -118,34 +148,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	if progress != nil {
 		fence.Pipeline = progress
 	}
-	router := &book.Router{Fence: fence, Store: store, Loader: loader, MySQL: &book.MySQL{DB: db,
-		Inventory: inventory, Orders: orders, Activities: activities, Store: store,
-		Concurrency: c.DegradeMode.Concurrency, Seen: fence.Seen}}
-	if rl != nil && c.Relay.AckAfterKafka() {
-		ackAfterKafka(store, rl, fence)
-	}
-	drawer := &draw.Drawer{Store: store, Seeds: activities, Chunk: c.Draw.Chunk,
-		Lease: time.Duration(c.Draw.LeaseSeconds) * time.Second}
-	draws := draw.NewLoop(drawer, func(ctx context.Context) ([]int64, error) {
-		return store.ActiveIDs(ctx, time.Now().Unix())
-	})
-	return &ServiceContext{
-		Seeds: activity.NewSeeds(activities), Prices: activity.NewPrices(store, activities),
-		Draws:       draws,
-		Degrade:     fence,
-		Book:        router,
-		Config:      c,
-		Redis:       rds,
-		Store:       store,
-		DB:          db,
-		Orders:      orders,
-		Activities:  activities,
-		Adjustments: model.NewStockAdjustmentModel(db),
-		Known:       known,
-		Relay:       rl,
-		Reconciler:  rec, Reconciles: reconcile.NewSingle(rec),
-		Loader: loader,
-	}, nil
+	return fence
 }
 
 // newStore connects to the stock Redis and loads the scripts into it.
@@ -155,7 +158,11 @@ func newStore(c config.Config) (*redis.Redis, stock.Keys, *stock.Store, error) {
 		return nil, stock.Keys{}, nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
-	store := stock.NewStore(rds, keys)
+	var opts []stock.Option
+	if c.Relay.Active() && c.Relay.AckAfterKafka() {
+		opts = append(opts, stock.WithEntries()) // for the Acker (New)
+	}
+	store := stock.NewStore(rds, keys, opts...)
 	store.SetEntriesPerAddress(c.Draw.EntriesPerAddress)
 	if c.OrderKey != "" {
 		store.SetOrderKey([]byte(c.OrderKey))
@@ -206,29 +213,6 @@ func writerProgress(c config.Config) (*kafkax.Progress, error) {
 		brokers = c.Relay.Brokers
 	}
 	return kafkax.NewProgress(brokers, c.Relay.Topic, c.Reconcile.WriterGroup).WithAuth(c.Relay.Kafka)
-}
-
-// ackAfterKafka makes a change answered once its event is in Kafka, its stock hash still of
-// the epoch it was made in, and (degrade mode) the Redis book still the one selling.
-func ackAfterKafka(store *stock.Store, rl *relay.Relay, fence *degrade.Fence) {
-	acker := rl.Acker()
-	// A call's entries (one activity's: a reservation batch) are checked at once.
-	store.Outbox().SetAckBatch(func(ctx context.Context, es []stock.Entry) []error {
-		errs := acker.AckBatch(ctx, es)
-		if !slices.Contains(errs, nil) {
-			return errs
-		}
-		mysql, _, err := fence.Route(ctx, es[0].ActivityID)
-		if err == nil && mysql {
-			err = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
-		}
-		for i := range errs {
-			if errs[i] == nil {
-				errs[i] = err
-			}
-		}
-		return errs
-	})
 }
 
 // resolveGone: the relay sees an activity vanish from the active set (or its stream lose
