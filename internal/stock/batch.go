@@ -152,38 +152,31 @@ type itemReply struct {
 	res          Reservation
 	entryID      string
 	entry        string
-	replay       []any // codeReplay: {1, order_no, state, qty, expire_at, created, remaining[, unsent]}
-	replayUnsent []any // codeReplay WithEntries: its entries still in the outbox (unsent.lua)
-	err          error // the reply's entries are malformed (the change may be made: not acknowledged)
+	replay     reserveReplay // codeReplay: the order as it is now, and WithEntries its unsent entries
+	replayGone bool          // codeReplay: the order is gone (only its number came back)
+	err        error         // the reply's entries are malformed (the change may be made: not acknowledged)
 }
 
 // reserveOnce runs reserve.lua once for the items at indices todo, with fresh order numbers, and
 // returns each one's answer.
 func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem, todo []int,
 	sellBy time.Time, serve bool) ([]itemReply, error) {
-	want := s.wantEntry()
-	args := make([]any, 0, 5+6*len(todo))
-	args = append(args, aid, sellByMs(sellBy), want, event.TraceParent(ctx), flag(serve))
-	nos := make([]string, len(todo))
+	call := reserveArgs{ActivityID: aid, SellByMs: sellByMs(sellBy), WantEntries: s.wantEntry(),
+		TraceParent: event.TraceParent(ctx), Serve: flag(serve)}
+	group := make([]reserveItemArgs, len(todo))
+	nos, qty := make([]string, len(todo)), make([]int64, len(todo))
 	for j, i := range todo {
 		it := items[i]
-		nos[j] = domain.NewOrderNo(aid, s.orderKey)
-		args = append(args, nos[j], it.UID, it.Qty, it.RequestID, HeldField(it.UID), ReqField(it.UID, it.RequestID))
+		nos[j], qty[j] = domain.NewOrderNo(aid, s.orderKey), it.Qty
+		group[j] = reserveItemArgs{OrderNo: nos[j], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
+			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
 	}
-	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), args...)
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {
 		return nil, err
 	}
-	qty := make([]int64, len(todo))
-	for j, i := range todo {
-		qty[j] = items[i].Qty
-	}
-	return parseReserve(res, nos, qty, want == "1")
+	return parseReserve(res, nos, qty, s.entries)
 }
-
-// reserveHead is how many values reserve.lua's reply holds before the items': 0, remaining,
-// expire_at_ms, created_ms.
-const reserveHead = 4
 
 // parseReserve reads reserve.lua's reply res for items of order numbers nos and quantities qty
 // (the script's entries with them when withEntries).
@@ -196,7 +189,8 @@ func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]ite
 	if len(res) != want {
 		return nil, fmt.Errorf("stock script reserve: %d values for %d items, want %d", len(res), n, want)
 	}
-	remaining, expireAt, created := toInt(res, 1), toInt(res, 2), toInt(res, 3)
+	head := decodeReserveReply(res)
+	remaining := head.Remaining
 	out := make([]itemReply, n)
 	for j := range n {
 		r := &out[j]
@@ -204,8 +198,8 @@ func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]ite
 		case string: // reserved: its entry id
 			remaining -= qty[j]
 			r.entryID = v
-			r.res = Reservation{OrderNo: nos[j], Quantity: qty[j], Remaining: remaining, ExpireAt: expireAt,
-				CreatedAt: created, State: domain.StateReserved}
+			r.res = Reservation{OrderNo: nos[j], Quantity: qty[j], Remaining: remaining, ExpireAt: head.ExpireAtMs,
+				CreatedAt: head.CreatedMs, State: domain.StateReserved}
 			if withEntries {
 				var ok bool
 				if r.entry, ok = res[reserveHead+n+j].(string); !ok {
@@ -219,16 +213,11 @@ func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]ite
 			}
 			r.code = v
 		case []any:
-			if len(v) == 0 || toInt(v, 0) != codeReplay {
+			replay, whole := decodeReplay(v)
+			if replay.Code != codeReplay {
 				return nil, fmt.Errorf("stock script reserve: bad item reply %v", v)
 			}
-			r.code, r.replay = codeReplay, v
-			if withEntries && len(v) >= 8 {
-				var ok bool
-				if r.replayUnsent, ok = v[7].([]any); !ok {
-					r.err = fmt.Errorf("stock script reply: bad unsent entries %v", v[7])
-				}
-			}
+			r.code, r.replay, r.replayGone = codeReplay, replay, !whole
 		default:
 			return nil, fmt.Errorf("stock script reserve: bad item reply %v", v)
 		}
@@ -243,14 +232,14 @@ func (r *itemReply) reservation() (Reservation, error) {
 		return Reservation{}, codeError(r.code)
 	case r.code == codeReplay:
 		v := r.replay
-		if toString(v, 1) == lostMark { // an entrant the draw left without stock
+		if v.OrderNo == lostMark { // an entrant the draw left without stock
 			return Reservation{}, xerr.ErrDrawLost
 		}
-		if len(v) < 7 { // the replayed order's keys are gone
+		if r.replayGone { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound
 		}
-		return Reservation{OrderNo: toString(v, 1), State: toString(v, 2), Quantity: toInt(v, 3),
-			ExpireAt: toInt(v, 4), CreatedAt: toInt(v, 5), Remaining: toInt(v, 6), Replay: true}, nil
+		return Reservation{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
+			CreatedAt: v.CreatedMs, Remaining: v.Remaining, Replay: true}, nil
 	}
 	return r.res, nil
 }
@@ -268,7 +257,7 @@ func (r *itemReply) entries(aid int64) ([]Entry, error) {
 		}
 		return []Entry{e}, nil
 	case r.code == codeReplay:
-		return entryList(aid, r.replayUnsent)
+		return entryList(aid, r.replay.Unsent)
 	}
 	return nil, nil
 }

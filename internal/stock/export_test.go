@@ -2,13 +2,15 @@ package stock
 
 import (
 	"context"
+	"reflect"
 )
 
 // ReserveAs runs reserve.lua for one item with a given order number (Reserve draws a fresh
 // one), so a test can make one collide: the script's whole reply, or the item's refusal.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
-	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), aid, 0, s.wantEntry(), "", "0",
-		orderNo, uid, qty, requestID, HeldField(uid), ReqField(uid, requestID))
+	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv([]reserveItemArgs{{OrderNo: orderNo,
+		UID: uid, Qty: qty, RequestID: requestID, HeldField: HeldField(uid), ReqField: ReqField(uid, requestID)}})...)
 	if err != nil {
 		return nil, err
 	}
@@ -22,13 +24,15 @@ func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, o
 // (0 reserved, 1 a replay).
 func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveItem, orderNos []string) ([]int64,
 	error) {
-	args := []any{aid, 0, s.wantEntry(), "", "0"}
+	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
+	group := make([]reserveItemArgs, len(items))
 	qty := make([]int64, len(items))
 	for i, it := range items {
-		args = append(args, orderNos[i], it.UID, it.Qty, it.RequestID, HeldField(it.UID), ReqField(it.UID, it.RequestID))
+		group[i] = reserveItemArgs{OrderNo: orderNos[i], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
+			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
 		qty[i] = it.Qty
 	}
-	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), args...)
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {
 		return nil, err
 	}
@@ -64,3 +68,44 @@ func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, e
 
 // EntryLua is scripts/entry.lua, for tests.
 var EntryLua = entryLua
+
+// ReserveReplyFields runs reserve.lua once for items with the given order numbers and returns
+// its reply as the codec decodes it, every field under its name: the head's, and each item's
+// (a replay's fields, or its entry id or code under "answer" and, WithEntries, "entry").
+func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []ReserveItem,
+	orderNos []string) (map[string]any, []map[string]any, error) {
+	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
+	group := make([]reserveItemArgs, len(items))
+	for i, it := range items {
+		group[i] = reserveItemArgs{OrderNo: orderNos[i], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
+			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+	}
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	answers := make([]map[string]any, len(items))
+	for i := range items {
+		v := res[reserveHead+i]
+		if l, ok := v.([]any); ok {
+			r, _ := decodeReplay(l)
+			answers[i] = byName(r)
+		} else {
+			answers[i] = map[string]any{"answer": v}
+		}
+		if s.entries {
+			answers[i]["entry"] = res[reserveHead+len(items)+i]
+		}
+	}
+	return byName(decodeReserveReply(res)), answers, nil
+}
+
+// byName is the struct v's fields under their lua names.
+func byName(v any) map[string]any {
+	out := map[string]any{}
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		out[rv.Type().Field(i).Tag.Get("lua")] = rv.Field(i).Interface()
+	}
+	return out
+}

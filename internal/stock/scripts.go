@@ -54,7 +54,7 @@ var (
 	editMetaLua string
 
 	warmupScript         = newScript("warmup", warmupLua)
-	reserveScript        = newScript("reserve", orderLua+entryLua+unsentLua+reserveLua)
+	reserveScript        = newScript("reserve", reserveLuaConstants+orderLua+entryLua+unsentLua+reserveLua)
 	confirmScript        = newScript("confirm", orderLua+entryLua+unsentLua+confirmLua)
 	releaseScript        = newScript("release", orderLua+entryLua+unsentLua+releaseLua)
 	expireDueScript      = newScript("expire_due", orderLua+entryLua+expireDueLua)
@@ -121,7 +121,7 @@ func (s *Store) run(ctx context.Context, sc *script, aid int64, keys []string, a
 	return res, nil
 }
 
-// sellByMs is reserve's ARGV[6]: ms since the epoch, 0 for none.
+// sellByMs is a sell-by time as reserve's and enter's ARGV carry it: ms since the epoch, 0 for none.
 func sellByMs(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

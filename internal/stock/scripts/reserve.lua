@@ -2,19 +2,10 @@
 -- effects of a single one (a single reservation is a batch of one).
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders hash  KEYS[4] buyers hash
 -- KEYS[5] events stream
--- ARGV[1] activity id
--- ARGV[2] sell-by, ms since the epoch (0: none): degrade mode's lease on the activity's
---         mode (degrade.Book). Past it by Redis's clock the script sells nothing (-15), so
---         a reservation that reaches Redis late (a write stall, a failover's CLIENT PAUSE,
---         go-redis retrying) cannot sell after the instance's lease lapsed.
--- ARGV[3] "1": return each reserved item's outbox entry (Store has an acknowledgement hook
---         that reads them); anything else: its id only
--- ARGV[4] the caller's W3C traceparent ('' for none): written as each entry's 'tp'
--- ARGV[5] "1": the draw serves its entrants (draw.go); else an activity whose draw is not
---         done sells nothing (-17: the caller takes the batch to enter.lua)
--- ARGV[6 + 6(i-1)] .. ARGV[11 + 6(i-1)]: item i's order_no (fresh), uid, quantity,
---         request id, and its two fields in the buyers hash: the buyer's holding
---         (stock.HeldField) and the request id's (stock.ReqField)
+-- ARGV and the reply are named in Go (codec.go: reserveArgs, reserveItemArgs, reserveReply,
+-- reserveReplay), which prepends their positions as constants: ARG_<name> (ARG_COUNT of them),
+-- then per item ITEM_<name> within its group of ITEM_COUNT; the reply's REPLY_<name> (its
+-- items' answers after REPLY_HEAD) and a replay's REPLAY_<name>.
 -- The orders hash holds each order packed in one field (order.lua). The buyers hash holds
 -- per buyer the quantity held (reserved + paid) and per request id its order_no: one request
 -- id makes at most one order of a buyer in an activity (as MySQL's
@@ -36,27 +27,23 @@
 -- call may have created them: when the stock hash has no field 'kx' (set here; absent in a
 -- stock hash warmup just wrote, and removed by expire_due.lua when it empties the pending
 -- zset, which then vanishes).
--- Returns {0, remaining, expire_at_ms, created_ms, r1, ..., rn[, e1, ..., en]}: remaining the
--- stock hash's before the call (0 when it is absent; item i's remaining after it is that less
--- the quantities reserved up to i), expire_at_ms and created_ms those of every order the call
--- makes (expire_at_ms 0 when the hash's pay timeout is unusable), ri item i's answer, flat but
--- for replays:
---   entry_id (a string): reserved, its order the number of ARGV[6 + 6(i-1)], its outbox entry
---     entry_id; with ARGV[3] "1", ei is that entry (the value of its field 'e', entry.lua),
---     else there is no ei; ei is 0 for an item not reserved;
---   {1, order_no, state, qty, expire_at_ms, created_ms, remaining[, unsent]} replay of a
---     request id already seen (also earlier in this batch), the order as it is now, with
---     ARGV[3] "1" also its entries still in the outbox (unsent: {id, fields, ...}, or {id,
---     entry} for an entry of this call; the caller acknowledges the replay only once they are
---     in Kafka); {1, order_no} when the replayed order is gone;
+-- Returns the reply head (code 0, remaining the stock hash's before the call, 0 when absent;
+-- expire_at_ms and created_ms those of every order the call makes, expire_at_ms 0 when the
+-- hash's pay timeout is unusable), then ri, item i's answer, flat but for replays:
+--   entry_id (a string): reserved, its outbox entry entry_id; with ARG_WANT_ENTRIES "1" the
+--     items' entries follow the answers (the value of the entry's field 'e', entry.lua; 0 for
+--     an item not reserved);
+--   a replay (the request id seen before, also earlier in this batch): the order as it is now,
+--     with ARG_WANT_ENTRIES "1" its entries still in the outbox (unsent: {id, fields, ...}, or
+--     {id, entry} for an entry of this call); {1, order_no} when the order is gone;
 --   code < 0 (an integer, see codes.go): -2 not started, -3 ended, -4 limit, -5 sold out,
 --     -11 bad quantity, -12 the order number is taken (nothing written for the item: the
 --     caller retries it with a fresh one).
--- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -17 the
+-- or {code} for the whole batch, before any write: -1 not warm, -15 past the sell-by, -17 the
 -- draw is not done, -13 the stock hash holds a pay timeout or an expire-at this script could
 -- not apply. Each is checked where a single reservation checks it (after its replay check),
 -- and only replays, which write nothing, can come before.
-local n = (#ARGV - 5) / 6
+local n = (#ARGV - ARG_COUNT) / ITEM_COUNT
 if n < 1 or n ~= math.floor(n) or #KEYS ~= 5 then
   return {-11}
 end
@@ -64,7 +51,7 @@ local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'tt
   'locked', 'kx', 'seq', 'epoch', 'draw_at', 'drawn')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local sellBy = tonumber(ARGV[2]) or 0
+local sellBy = tonumber(ARGV[ARG_SELL_BY_MS]) or 0
 local remaining, locked = tonumber(s[1]), tonumber(s[8])
 local fresh = not s[9]
 local seq = tonumber(s[10]) or 0
@@ -84,19 +71,25 @@ nowS = string.format('%d', now)
 if s[1] then
   startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
 end
-local want, epoch, aid, sku = ARGV[3] == '1', s[11] or '0', ARGV[1], s[6]
-local trace = entryTrace(ARGV[4]) -- the caller's trace context (event.FieldTraceParent)
+local want, epoch, aid, sku = ARGV[ARG_WANT_ENTRIES] == '1', s[11] or '0', ARGV[ARG_ACTIVITY_ID], s[6]
+local serve = ARGV[ARG_SERVE] == '1'
+local trace = entryTrace(ARGV[ARG_TRACEPARENT]) -- the caller's trace context (event.FieldTraceParent)
+-- Item i's field f (ITEM_<name>) is ARGV[base(i) + f]: inlined below as item i's base a.
+local function base(i)
+  return ARG_COUNT + ITEM_COUNT * (i - 1)
+end
 -- The buyers' holdings and request ids, read once (b[2i - 1], b[2i]: item i's); then the
 -- orders hash, read once: each item's fresh number (ov[i]: taken, the number is in use) and
 -- each order a request id names (before[order_no]: its value now, for a replay).
 local names = {}
 for i = 1, n do
-  names[2 * i - 1], names[2 * i] = ARGV[6 * i + 4], ARGV[6 * i + 5]
+  local a = base(i)
+  names[2 * i - 1], names[2 * i] = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_REQ_FIELD]
 end
 local b = redis.call('HMGET', KEYS[4], unpack(names))
 names = {}
 for i = 1, n do
-  names[i] = ARGV[6 * i]
+  names[i] = ARGV[base(i) + ITEM_ORDER_NO]
 end
 local k = n
 for i = 1, n do
@@ -110,21 +103,23 @@ local before = {}
 for j = n + 1, k do
   before[names[j]] = ov[j]
 end
-local out = {0, remaining or 0, expireAt or 0, now}
+local out = {}
+out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
+  expireAt or 0, now
 -- made: the reservations made so far; oh, bh the orders hash's and the buyers hash's fields and
 -- values to write (a buyer's holding once per order: the last one written holds); pz the
 -- pending member (their numbers); held[field], req[field] a holding and a request id this call
 -- changed (later items see them); mine[order_no] the item that made it (a replay of it later
 -- in the batch answers from its entry; a number taken twice in one call is refused); ents[i]
--- item i's entry, with ARGV[3] "1".
+-- item i's entry, with ARG_WANT_ENTRIES "1".
 local made, oh, bh, nb, pz, held, req, mine, ents = 0, {}, {}, 0, {}, {}, {}, {}, {}
 -- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
 -- and string.format cost more than a table look-up, and quantities repeat).
 local qtyN, qtyS = {}, {}
 for i = 1, n do
-  local a = 6 * i
-  local rf = ARGV[a + 5]
-  local qa = ARGV[a + 2]
+  local a = base(i)
+  local rf = ARGV[a + ITEM_REQ_FIELD]
+  local qa = ARGV[a + ITEM_QTY]
   local qty = qtyN[qa]
   if qty == nil then
     qty = tonumber(qa) or false
@@ -137,18 +132,22 @@ for i = 1, n do
   elseif rono then
     local m = mine[rono]
     if m then
-      r = {1, rono, 'reserved', tonumber(ARGV[6 * m + 2]), expireAt, now, remaining}
+      r = {[REPLAY_CODE] = 1, [REPLAY_ORDER_NO] = rono, [REPLAY_STATE] = 'reserved',
+        [REPLAY_QTY] = tonumber(ARGV[base(m) + ITEM_QTY]), [REPLAY_EXPIRE_AT_MS] = expireAt, [REPLAY_CREATED_MS] = now,
+        [REPLAY_REMAINING] = remaining}
       if want then
-        r[8] = {out[m + 4], ents[m]}
+        r[REPLAY_UNSENT] = {out[REPLY_HEAD + m], ents[m]}
       end
     else
       local o = unpackOrder(before[rono])
       if not o then
-        r = {1, rono}
+        r = {[REPLAY_CODE] = 1, [REPLAY_ORDER_NO] = rono}
       else
-        r = {1, rono, o.state, tonumber(o.qty), tonumber(o.expire_at), tonumber(o.created_at), remaining or 0}
+        r = {[REPLAY_CODE] = 1, [REPLAY_ORDER_NO] = rono, [REPLAY_STATE] = o.state, [REPLAY_QTY] = tonumber(o.qty),
+          [REPLAY_EXPIRE_AT_MS] = tonumber(o.expire_at), [REPLAY_CREATED_MS] = tonumber(o.created_at),
+          [REPLAY_REMAINING] = remaining or 0}
         if want then
-          r[8] = unsent(KEYS[5], o.er, o.es)
+          r[REPLAY_UNSENT] = unsent(KEYS[5], o.er, o.es)
         end
       end
     end
@@ -159,10 +158,10 @@ for i = 1, n do
     if sellBy > 0 and now > sellBy then
       return {-15}
     end
-    if s[12] and s[13] ~= '1' and ARGV[5] ~= '1' then
+    if s[12] and s[13] ~= '1' and not serve then
       return {-17}
     end
-    local hf, ono = ARGV[a + 4], ARGV[a]
+    local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_ORDER_NO]
     local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
     local h = held[hf] or not hb and 0 or tonumber(hb)
     if now < startMs then
@@ -181,7 +180,7 @@ for i = 1, n do
     else
       made, seq = made + 1, seq + 1
       remaining, locked = remaining - qty, locked + qty
-      local uid, rid, seqS, qs = ARGV[a + 1], ARGV[a + 3], string.format('%d', seq), qtyS[qty]
+      local uid, rid, seqS, qs = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], string.format('%d', seq), qtyS[qty]
       if not qs then
         qs = string.format('%d', qty)
         qtyS[qty] = qs
@@ -202,11 +201,11 @@ for i = 1, n do
       end
     end
   end
-  out[i + 4] = r
+  out[REPLY_HEAD + i] = r
 end
 if want then
   for i = 1, n do
-    out[n + 4 + i] = ents[i] or 0
+    out[REPLY_HEAD + n + i] = ents[i] or 0
   end
 end
 if made > 0 then

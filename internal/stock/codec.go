@@ -1,0 +1,131 @@
+package stock
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// The reserve script's protocol, named once. Each struct below is one part of a call: its
+// fields, in order, are the positions, and each `lua` tag the name. Go encodes and decodes
+// through the structs; the Lua side reads the same positions through constants rendered
+// from them (luaConstants, prepended to reserve.lua): ARG_<NAME> for ARGV, ITEM_<NAME> for an
+// item's offset within its group, REPLY_<NAME> and REPLAY_<NAME> for the replies. Changing
+// a position is changing a struct; TestReserveCodec checks both sides against it.
+
+// reserveArgs is reserve.lua's ARGV: these, then each item's reserveItemArgs.
+type reserveArgs struct {
+	ActivityID int64 `lua:"activity_id"`
+	// SellByMs: nothing sold once Redis's clock is past it (ms since the epoch; 0: none):
+	// degrade mode's lease on the activity's mode, so a call that reaches Redis late (a
+	// write stall, a failover's CLIENT PAUSE, a retry) cannot sell after the lease lapsed.
+	SellByMs int64 `lua:"sell_by_ms"`
+	// WantEntries "1": the reply carries each reserved item's outbox entry (WithEntries).
+	WantEntries string `lua:"want_entries"`
+	TraceParent string `lua:"traceparent"` // the caller's W3C traceparent ("": none), each entry's 'tp'
+	// Serve "1": the draw serves its entrants; else an activity whose draw is not done sells
+	// nothing (-17: the caller takes the batch to enter.lua).
+	Serve string `lua:"serve"`
+}
+
+// reserveItemArgs is one item's group of ARGV, after reserveArgs: item i's field f is
+// ARGV[len(reserveArgs) + len(reserveItemArgs)*(i-1) + f].
+type reserveItemArgs struct {
+	OrderNo   string `lua:"order_no"` // fresh, drawn in Go
+	UID       int64  `lua:"uid"`
+	Qty       int64  `lua:"qty"`
+	RequestID string `lua:"request_id"`
+	HeldField string `lua:"held_field"` // the buyer's holding's field in the buyers hash (HeldField)
+	ReqField  string `lua:"req_field"`  // the request id's field in the buyers hash (ReqField)
+}
+
+// argv is the call's ARGV: a's fields, then each item's, in the structs' order.
+func (a reserveArgs) argv(items []reserveItemArgs) []any {
+	out := make([]any, 0, reserveArgCount+reserveItemArgCount*len(items))
+	out = append(out, a.ActivityID, a.SellByMs, a.WantEntries, a.TraceParent, a.Serve)
+	for _, it := range items {
+		out = append(out, it.OrderNo, it.UID, it.Qty, it.RequestID, it.HeldField, it.ReqField)
+	}
+	return out
+}
+
+// reserveReply is the head of reserve.lua's reply; then each item's answer (REPLY_HEAD + i: an
+// entry id when reserved, a code < 0 when refused, a replay's reserveReplay), then, with
+// WantEntries, each item's entry (REPLY_HEAD + n + i: the packed entry when reserved, else 0).
+type reserveReply struct {
+	Code       int64 `lua:"code"`      // 0 (a whole batch's refusal is {code}, code < 0)
+	Remaining  int64 `lua:"remaining"` // the stock hash's before the call (0: absent)
+	ExpireAtMs int64 `lua:"expire_at_ms"`
+	CreatedMs  int64 `lua:"created_ms"` // every order the call makes has these two
+}
+
+// reserveReplay is an item's answer when its request id names an order: the order as it is
+// now (only Code and OrderNo when the order is gone).
+type reserveReplay struct {
+	Code       int64  `lua:"code"` // codeReplay
+	OrderNo    string `lua:"order_no"`
+	State      string `lua:"state"`
+	Qty        int64  `lua:"qty"`
+	ExpireAtMs int64  `lua:"expire_at_ms"`
+	CreatedMs  int64  `lua:"created_ms"`
+	Remaining  int64  `lua:"remaining"`
+	// Unsent, with WantEntries: the order's entries still in the outbox (unsent.lua's flat
+	// list), which the answer waits on.
+	Unsent []any `lua:"unsent"`
+}
+
+var (
+	reserveArgCount     = reflect.TypeFor[reserveArgs]().NumField()
+	reserveItemArgCount = reflect.TypeFor[reserveItemArgs]().NumField()
+	reserveHead         = reflect.TypeFor[reserveReply]().NumField()
+	replayFields        = reflect.TypeFor[reserveReplay]().NumField()
+)
+
+// decodeReserveReply reads the head of reserve.lua's reply.
+func decodeReserveReply(res []any) reserveReply {
+	var r reserveReply
+	decode(res, &r)
+	return r
+}
+
+// decodeReplay reads an item's replay answer v; ok false when the order is gone.
+func decodeReplay(v []any) (r reserveReplay, ok bool) {
+	decode(v, &r)
+	return r, len(v) >= replayFields-1 // Unsent is there only WithEntries
+}
+
+// decode sets each field of the struct at dst from the reply value at its position (a missing
+// one stays zero): int64 and string fields as toInt and toString read them, []any as it is.
+func decode(res []any, dst any) {
+	v := reflect.ValueOf(dst).Elem()
+	for i := range min(v.NumField(), len(res)) {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int64:
+			f.SetInt(toInt(res, i))
+		case reflect.String:
+			f.SetString(toString(res, i))
+		default:
+			if l, ok := res[i].([]any); ok {
+				f.Set(reflect.ValueOf(l))
+			}
+		}
+	}
+}
+
+// reserveLuaConstants is the Lua prelude of reserve.lua: its protocol's positions.
+var reserveLuaConstants = luaConstants("ARG", reserveArgs{}) + luaConstants("ITEM", reserveItemArgs{}) +
+	luaConstants("REPLY", reserveReply{}) + luaConstants("REPLAY", reserveReplay{}) +
+	fmt.Sprintf("local ARG_COUNT, ITEM_COUNT, REPLY_HEAD = %d, %d, %d\n", reserveArgCount, reserveItemArgCount,
+		reserveHead)
+
+// luaConstants renders one Lua local per field of the struct v, <PREFIX>_<TAG> = its position
+// (1-based).
+func luaConstants(prefix string, v any) string {
+	t := reflect.TypeOf(v)
+	var names, values []string
+	for i := range t.NumField() {
+		names = append(names, prefix+"_"+strings.ToUpper(t.Field(i).Tag.Get("lua")))
+		values = append(values, fmt.Sprint(i+1))
+	}
+	return "local " + strings.Join(names, ", ") + " = " + strings.Join(values, ", ") + "\n"
+}
