@@ -149,9 +149,9 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 type itemReply struct {
 	code int64 // 0 reserved, codeReplay, < 0 refused (codes.go)
 	// reserved: the order, its outbox entry's id and, WithEntries, the entry (packed)
-	res          Reservation
-	entryID      string
-	entry        string
+	res        Reservation
+	entryID    string
+	entry      string
 	replay     reserveReplay // codeReplay: the order as it is now, and WithEntries its unsent entries
 	replayGone bool          // codeReplay: the order is gone (only its number came back)
 	err        error         // the reply's entries are malformed (the change may be made: not acknowledged)
