@@ -189,7 +189,7 @@ func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]ite
 	if len(res) != want {
 		return nil, fmt.Errorf("stock script reserve: %d values for %d items, want %d", len(res), n, want)
 	}
-	head := decodeReserveReply(res)
+	head := decoded[reserveReply](res)
 	remaining := head.Remaining
 	out := make([]itemReply, n)
 	for j := range n {

@@ -77,16 +77,9 @@ type reserveReplay struct {
 var (
 	reserveArgCount     = reflect.TypeFor[reserveArgs]().NumField()
 	reserveItemArgCount = reflect.TypeFor[reserveItemArgs]().NumField()
-	reserveHead         = reflect.TypeFor[reserveReply]().NumField()
-	replayFields        = reflect.TypeFor[reserveReplay]().NumField()
+	reserveHead         = fields[reserveReply]()
+	replayFields        = fields[reserveReplay]()
 )
-
-// decodeReserveReply reads the head of reserve.lua's reply.
-func decodeReserveReply(res []any) reserveReply {
-	var r reserveReply
-	decode(res, &r)
-	return r
-}
 
 // decodeReplay reads an item's replay answer v; ok false when the order is gone.
 func decodeReplay(v []any) (r reserveReplay, ok bool) {
@@ -95,7 +88,8 @@ func decodeReplay(v []any) (r reserveReplay, ok bool) {
 }
 
 // decode sets each field of the struct at dst from the reply value at its position (a missing
-// one stays zero): int64 and string fields as toInt and toString read them, []any as it is.
+// one stays zero): int64 and string fields as toInt and toString read them, []any and any as
+// they are.
 func decode(res []any, dst any) {
 	v := reflect.ValueOf(dst).Elem()
 	for i := range min(v.NumField(), len(res)) {
@@ -104,6 +98,10 @@ func decode(res []any, dst any) {
 			f.SetInt(toInt(res, i))
 		case reflect.String:
 			f.SetString(toString(res, i))
+		case reflect.Interface: // as it is
+			if res[i] != nil {
+				f.Set(reflect.ValueOf(res[i]))
+			}
 		default:
 			if l, ok := res[i].([]any); ok {
 				f.Set(reflect.ValueOf(l))
@@ -129,3 +127,79 @@ func luaConstants(prefix string, v any) string {
 	}
 	return "local " + strings.Join(names, ", ") + " = " + strings.Join(values, ", ") + "\n"
 }
+
+// The other scripts' replies, read by name in Go (their Lua builds them with the table
+// constructors their headers document, in these structs' order). A reply longer than its
+// struct carries a list after it, as the struct says.
+
+// warmupReply is warmup.lua's.
+type warmupReply struct {
+	Created   int64 `lua:"created"` // 1 created, 0 it existed (never overwritten)
+	Remaining int64 `lua:"remaining"`
+}
+
+// changeReply is confirm.lua's and release.lua's: the order's state now and the change's
+// outbox entry, or, for a repeat that changed nothing (EntryID ""), in Entry the order's
+// entries still in the outbox (unsent.lua's list).
+type changeReply struct {
+	Code    int64  `lua:"code"`
+	State   string `lua:"state"`
+	EntryID string `lua:"entry_id"`
+	Entry   any    `lua:"entry"` // the packed entry (a string), or the unsent list
+}
+
+// adjustReply is adjust.lua's: the counters after the change, and its outbox entry, or, for
+// the idempotency key's repeat (Code codeReplay), in EntryID the first one's entries still in
+// the outbox (unsent.lua's list).
+type adjustReply struct {
+	Code      int64  `lua:"code"`
+	Total     int64  `lua:"total"`
+	Remaining int64  `lua:"remaining"`
+	Locked    int64  `lua:"locked"`
+	Sold      int64  `lua:"sold"`
+	EntryID   any    `lua:"entry_id"` // a string, or the unsent list
+	Entry     string `lua:"entry"`
+}
+
+// expireDueReply is the head of expire_due.lua's; the expired orders' numbers follow.
+type expireDueReply struct {
+	Expired        int64 `lua:"expired"`
+	MembersRemoved int64 `lua:"members_removed"`
+}
+
+// ackedReply is the head of acked.lua's; then per entry checked 1 (same epoch: deleted) or 0.
+type ackedReply struct {
+	Code  int64 `lua:"code"`
+	Epoch int64 `lua:"epoch"`
+	Seq   int64 `lua:"seq"`
+}
+
+// enterReply is the head of enter.lua's reply; each item's enterAnswer follows.
+type enterReply struct {
+	Code int64 `lua:"code"` // 0
+}
+
+// enterAnswer is an item's answer in enter.lua's reply (after its code 0): the buyer's entry,
+// or only Code (< 0) when refused.
+type enterAnswer struct {
+	Code      int64  `lua:"code"` // 2: entered
+	Qty       int64  `lua:"qty"`
+	RequestID string `lua:"request_id"`
+	DrawAtMs  int64  `lua:"draw_at_ms"`
+	Entry     []any  `lua:"entry"` // WithEntries: {id, entry} while the stream holds it
+}
+
+// doneReply is end_sale.lua's and lost.lua's: 1 done (moved, deleted), 0 nothing to do.
+type doneReply struct {
+	Done int64 `lua:"done"`
+}
+
+// decoded is res read into a T (decode).
+func decoded[T any](res []any) T {
+	var v T
+	decode(res, &v)
+	return v
+}
+
+// fields is how many reply values T names: a list, if any, follows them.
+func fields[T any]() int { return reflect.TypeFor[T]().NumField() }

@@ -2,6 +2,7 @@ package stock_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
@@ -57,4 +58,46 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 		t.Fatalf("replay of a gone order: %v, %v", gone, err)
 	}
 	e.Raw.HSet(ctx, e.Keys.OrdersHash(aid), nos[0], order) // the invariant check at the end counts it
+}
+
+// The other scripts' replies, decoded by name, answer each field: adjust's four counters (all
+// different here), warm-up's created and remaining, end's and lost's done, expire_due's count
+// and numbers, and an order change's entry, then a repeat's unsent entries.
+func TestScriptRepliesByName(t *testing.T) {
+	e := stocktest.New(t, stock.WithEntries())
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, PayTimeout: 1, Epoch: 2})
+	res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 1, Qty: 3, RequestID: reqID(1)},
+		{UID: 2, Qty: 2, RequestID: reqID(2)}}, time.Time{})
+	if err != nil || res[0].Err != nil || res[1].Err != nil {
+		t.Fatal(res, err)
+	}
+	paid, err := e.Store.Confirm(ctx, res[0].OrderNo, 1)
+	if err != nil || len(paid) != 1 || paid[0].Epoch != 2 || paid[0].Seq != 3 {
+		t.Fatalf("pay: entries %+v, %v", paid, err)
+	}
+	again, err := e.Store.Confirm(ctx, res[0].OrderNo, 1) // nothing deleted them: both unsent
+	if err != nil || len(again) != 2 || again[0].ID != res[0].Entries[0].ID || again[1].ID != paid[0].ID {
+		t.Fatalf("pay again: entries %+v, %v", again, err)
+	}
+	c, es, err := e.Store.AdjustOnce(ctx, aid, 4, "", "")
+	if err != nil || c != (stock.Counters{Total: 14, Remaining: 9, Locked: 2, Sold: 3}) || len(es) != 1 {
+		t.Fatalf("adjust: %+v, %v, %v", c, es, err)
+	}
+	m, err := e.Store.Stock(ctx, aid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, remaining, err := e.Store.Warmup(ctx, m); err != nil || created || remaining != 9 {
+		t.Fatalf("warm-up of a warm activity: %v, %d, %v", created, remaining, err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if done, err := e.Store.ExpireDue(ctx, aid, 10); err != nil || len(done) != 1 || done[0] != res[1].OrderNo {
+		t.Fatalf("expire due: %v, %v", done, err)
+	}
+	if moved, err := e.Store.End(ctx, aid, time.Now().Add(time.Minute).Unix()); err != nil || !moved {
+		t.Fatalf("end: %v, %v", moved, err)
+	}
+	if deleted, err := e.Store.Recovery().Lost(ctx, aid, 1); err != nil || deleted {
+		t.Fatalf("lost of another epoch: %v, %v", deleted, err)
+	}
 }

@@ -128,21 +128,21 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 	if err != nil {
 		return nil, err
 	}
-	if len(res) != 1+len(todo) {
-		return nil, fmt.Errorf("stock script enter: %d replies for %d items", len(res)-1, len(todo))
+	head := fields[enterReply]()
+	if len(res) != head+len(todo) {
+		return nil, fmt.Errorf("stock script enter: %d replies for %d items", len(res)-head, len(todo))
 	}
 	for j, i := range todo {
-		r, _ := res[1+j].([]any)
-		if code := toInt(r, 0); code < 0 {
-			out[i].Err = codeError(code)
+		r, _ := res[head+j].([]any)
+		a := decoded[enterAnswer](r)
+		if a.Code < 0 {
+			out[i].Err = codeError(a.Code)
 			continue
 		}
-		out[i].Reservation = Reservation{Quantity: toInt(r, 1), RequestID: toString(r, 2), DrawAt: toInt(r, 3),
+		out[i].Reservation = Reservation{Quantity: a.Qty, RequestID: a.RequestID, DrawAt: a.DrawAtMs,
 			State: StateQueued}
-		if list, ok := r[4].([]any); ok && len(list) >= 2 {
-			if out[i].Entries, out[i].Err = entryOf(aid, list, 0); out[i].Err != nil {
-				out[i].Reservation = Reservation{}
-			}
+		if out[i].Entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
+			out[i].Reservation = Reservation{}
 		}
 	}
 	return out, nil

@@ -97,7 +97,7 @@ func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []Reser
 			answers[i]["entry"] = res[reserveHead+len(items)+i]
 		}
 	}
-	return byName(decodeReserveReply(res)), answers, nil
+	return byName(decoded[reserveReply](res)), answers, nil
 }
 
 // byName is the struct v's fields under their lua names.

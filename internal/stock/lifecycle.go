@@ -63,7 +63,8 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 	if err != nil {
 		return false, 0, err
 	}
-	return toInt(res, 0) == 1, toInt(res, 1), nil
+	r := decoded[warmupReply](res)
+	return r.Created == 1, r.Remaining, nil
 }
 
 // StockBack announces that an activity's stock may have come back (after a rebuild):
@@ -118,16 +119,17 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) ([]Entry
 	if err != nil {
 		return nil, err
 	}
-	return changeEntries(aid, res, 2)
+	return changeEntries(aid, res)
 }
 
-// changeEntries are the entries an order script's reply res holds from res[i] on: the change's
-// (its id at i, the entry at i+1) or, when it made none (id ""), the repeat's unsent ones at i+1.
-func changeEntries(aid int64, res []any, i int) ([]Entry, error) {
-	if toString(res, i) == "" { // a repeat: no new entry
-		return unsentEntries(aid, res, i+1)
+// changeEntries are the entries an order script's reply res (changeReply) holds: the change's,
+// or, when it made none, the repeat's unsent ones.
+func changeEntries(aid int64, res []any) ([]Entry, error) {
+	r := decoded[changeReply](res)
+	if r.EntryID == "" { // a repeat: no new entry
+		return unsentList(aid, r.Entry)
 	}
-	return entryOf(aid, res, i)
+	return written(aid, r.EntryID, r.Entry)
 }
 
 // Release cancels (target domain.StateCancelled) or expires (domain.StateExpired, only once due) a
@@ -171,7 +173,7 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 	if err != nil {
 		return nil, err
 	}
-	return changeEntries(aid, res, 2) // id "": already in the target state
+	return changeEntries(aid, res) // no entry id: already in the target state
 }
 
 // orderOwner reads the order's uid, which the release script must be given (there is no
@@ -238,10 +240,10 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		if err != nil {
 			return out, err
 		}
-		for i := 2; i < len(res); i++ {
+		for i := fields[expireDueReply](); i < len(res); i++ { // the expired orders' numbers
 			out = append(out, toString(res, i))
 		}
-		if toInt(res, 0) == 0 && toInt(res, 1) == 0 {
+		if h := decoded[expireDueReply](res); h.Expired == 0 && h.MembersRemoved == 0 {
 			return out, nil // nothing expired and no member done: none due after all
 		}
 	}
@@ -272,15 +274,16 @@ func (s *Store) AdjustOnce(ctx context.Context, aid, delta int64, key, fp string
 	if err != nil {
 		return Counters{}, nil, err
 	}
+	r := decoded[adjustReply](res)
 	var es []Entry
-	if toInt(res, 0) == codeReplay {
-		es, err = unsentEntries(aid, res, 5)
+	if r.Code == codeReplay {
+		es, err = unsentList(aid, r.EntryID)
 	} else {
-		es, err = entryOf(aid, res, 5)
+		id, _ := r.EntryID.(string)
+		es, err = written(aid, id, r.Entry)
 	}
 	if err != nil {
 		return Counters{}, nil, err
 	}
-	return Counters{Total: toInt(res, 1), Remaining: toInt(res, 2), Locked: toInt(res, 3),
-		Sold: toInt(res, 4)}, es, nil
+	return Counters{Total: r.Total, Remaining: r.Remaining, Locked: r.Locked, Sold: r.Sold}, es, nil
 }

@@ -37,49 +37,45 @@ type Entry struct {
 // entries (WithEntries), "0" when only the entry ids are needed.
 func (s *Store) wantEntry() string { return flag(s.entries) }
 
-// entryOf is the entry a script returned at res[i] (its id) and res[i+1] (the entry): the
-// outbox entry of the change it made, for the caller to acknowledge.
-func entryOf(aid int64, res []any, i int) ([]Entry, error) {
-	e, err := entryAt(aid, res, i)
+// written is the entry a change wrote, its id and v (the packed entry), for the caller to
+// acknowledge.
+func written(aid int64, id string, v any) ([]Entry, error) {
+	e, err := newEntry(aid, id, v)
 	if err != nil {
 		return nil, err
 	}
 	return []Entry{e}, nil
 }
 
-// unsentEntries are the entries of an already-made change that a script found still in the
-// outbox (res[i]: unsent.lua's flat list; absent or empty: none): a retry's answer waits on them.
-func unsentEntries(aid int64, res []any, i int) ([]Entry, error) {
-	if i >= len(res) {
+// unsentList reads the entries of an already-made change that a script found still in the
+// outbox (v: unsent.lua's flat list; nil: none): a retry's answer waits on them.
+func unsentList(aid int64, v any) ([]Entry, error) {
+	if v == nil {
 		return nil, nil
 	}
-	list, ok := res[i].([]any)
+	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("stock script reply: bad unsent entries %v", res[i])
+		return nil, fmt.Errorf("stock script reply: bad unsent entries %v", v)
 	}
 	return entryList(aid, list)
 }
 
-// entryList reads a flat list of entries (id, entry, id, entry...) a script returned.
+// entryList reads a flat list of entries a script returned: id, entry, id, entry... (each
+// entry packed, or its stream fields).
 func entryList(aid int64, list []any) ([]Entry, error) {
 	var es []Entry
 	for j := 0; j+1 < len(list); j += 2 {
-		e, err := entryAt(aid, list, j)
+		id, ok := list[j].(string)
+		if !ok {
+			return nil, fmt.Errorf("stock script reply: bad entry id %v", list[j])
+		}
+		e, err := newEntry(aid, id, list[j+1])
 		if err != nil {
 			return nil, err
 		}
 		es = append(es, e)
 	}
 	return es, nil
-}
-
-// entryAt parses the entry a script returned at res[i] (its id) and res[i+1]: the entry as a
-// script packs it (entry.lua), or its stream fields as XRANGE returns them (unsent.lua).
-func entryAt(aid int64, res []any, i int) (Entry, error) {
-	if i+1 >= len(res) {
-		return Entry{}, fmt.Errorf("stock script reply without its outbox entry: %v", res)
-	}
-	return newEntry(aid, toString(res, i), res[i+1])
 }
 
 // newEntry is entry id of activity aid from v, its packed entry (a string) or its stream
@@ -128,14 +124,16 @@ func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if len(res) != 3+len(es) {
-		return nil, 0, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-3, len(es))
+	head := fields[ackedReply]()
+	if len(res) != head+len(es) {
+		return nil, 0, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-head, len(es))
 	}
 	same = make([]bool, len(es))
-	for i := range es {
-		same[i] = toInt(res, 3+i) == 1
+	for i := range es { // then one flag per entry
+		same[i] = toInt(res, head+i) == 1
 	}
-	return same, toInt(res, 1), toInt(res, 2), nil
+	h := decoded[ackedReply](res)
+	return same, h.Epoch, h.Seq, nil
 }
 
 // OutboxLen is the number of entries in an activity's outbox stream the relay has not

@@ -55,7 +55,7 @@ func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) ([]Entry, er
 		}
 		return nil, err
 	}
-	return changeEntries(aid, res, 2) // id "": paid before by this trade_no
+	return changeEntries(aid, res) // no entry id: paid before by this trade_no
 }
 
 // claimTrade claims tradeNo for orderNo (claimed: this call set it); TRADE_NO_REUSED when it is

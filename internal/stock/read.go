@@ -133,5 +133,5 @@ func (s *Store) End(ctx context.Context, aid, end int64) (moved bool, err error)
 	if err != nil {
 		return false, err
 	}
-	return toInt(res, 0) == 1, nil
+	return decoded[doneReply](res).Done == 1, nil
 }

@@ -70,7 +70,7 @@ func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return toInt(res, 0) == 1, nil
+	return decoded[doneReply](res).Done == 1, nil
 }
 
 // Wipe deletes, while the stock hash is absent, what Redis still holds of the activity's orders
