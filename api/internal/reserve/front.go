@@ -1,8 +1,9 @@
-package middleware
+package reserve
 
 import (
 	"fmt"
 	"net/http"
+	"path"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -15,7 +16,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.4.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
-	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -26,31 +26,20 @@ var fastAnswers = promauto.NewCounterVec(prometheus.CounterOpts{
 	Help:      "reservations the gateway answered from its marks before go-zero's route chain, by code",
 }, []string{"code"})
 
-// FastEdge answers, in front of go-zero's router, the reservations the edge marks already
-// answer (SOLD_OUT, NOT_STARTED, ENDED) whose buyer token verifies without parsing, with
-// the bytes ReserveEdge writes; every other request goes to the router, unchanged
-// (docs/DESIGN.md "Sold-out at the edge", "The fast path"). It sits inside AddrLimit.
-type FastEdge struct {
+// front runs the pipeline in front of go-zero's router.
+type front struct {
 	httpx.Router
-	auth     *TokenAuth
-	gate     *edge.Gate
-	answers  *ReserveEdgeMiddleware
-	maxBytes int64
-	traced   func() bool
-	name     string // the gateway's name in its spans (go-zero's TraceHandler's serviceName)
+	p      *Pipeline
+	traced func() bool
 }
 
-// NewFastEdge wraps router: reservations authenticated by buyers (the buyer routes'
-// TokenAuth) and answered by gate's marks, written as answers writes them; maxBytes is the
-// gateway's body limit (a larger body goes to the route, which refuses it). With traceRoutes
-// (go-zero's Middlewares.Trace), an answer made while traces are on follows the sampling
-// decision, as the route's TraceHandler would: a span named as the route's, with its
-// attributes only when sampled, and the traceparent in the answer (name: the gateway's).
-func NewFastEdge(router httpx.Router, buyers *TokenAuth, gate *edge.Gate, answers *ReserveEdgeMiddleware,
-	maxBytes int64, traceRoutes bool, name string) *FastEdge {
-	f := &FastEdge{Router: router, auth: buyers, gate: gate, answers: answers, maxBytes: maxBytes,
-		traced: func() bool { return false }, name: name}
-	if traceRoutes {
+// Front wraps router (inside AddrLimit): a reservation takes its address's quota there, and,
+// with Front.Answer, is authenticated, decoded and checked against the marks, and answered
+// when a mark holds (SOLD_OUT, NOT_STARTED, ENDED) with the bytes Route writes; every other
+// request goes to router, with what the stages learned (docs/DESIGN.md "The fast path").
+func (p *Pipeline) Front(router httpx.Router) httpx.Router {
+	f := &front{Router: router, p: p, traced: func() bool { return false }}
+	if p.front.Trace {
 		f.traced = tracing
 	}
 	return f
@@ -65,19 +54,26 @@ func tracing() bool {
 }
 
 // ServeHTTP implements http.Handler.
-func (f *FastEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != ReservePath || r.ContentLength > f.maxBytes {
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := f.p
+	if r.Method != p.method || p.path == "" {
 		f.Router.ServeHTTP(w, r)
 		return
 	}
-	// Identity first, as the route's chain does (BuyerClaim before ReserveEdge): a token
-	// that does not verify here goes to the route, which parses it or answers 401.
-	uid, ok := f.auth.Verified(r)
-	if !ok {
+	exact := r.URL.Path == p.path
+	if !exact && path.Clean(r.URL.Path) != p.path { // go-zero's router cleans the path
 		f.Router.ServeHTTP(w, r)
 		return
 	}
-	err := f.gate.Peek(r, uid)
+	if err := p.addrAllow(r); err != nil {
+		httpx.ErrorCtx(r.Context(), w, err)
+		return
+	}
+	if !exact || !p.front.Answer || r.ContentLength > p.front.MaxBytes {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	r, err := p.early(r)
 	if err == nil {
 		f.Router.ServeHTTP(w, r)
 		return
@@ -87,7 +83,7 @@ func (f *FastEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.traced() {
 		f.writeTraced(w, r, err, xerr.HTTPStatus(code))
 	} else {
-		f.answers.write(w, r, err)
+		p.write(w, r, err)
 	}
 	// go-zero's access log line (rest/handler LogHandler), built only at level info.
 	logx.Infofn(func() any {
@@ -96,21 +92,58 @@ func (f *FastEdge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// addrAllow takes one reservation of r's address's quota.
+func (p *Pipeline) addrAllow(r *http.Request) error {
+	if p.s.AddrQuota == nil {
+		return nil
+	}
+	ok, err := p.s.AddrQuota.Allow(r.Context(), p.s.ClientAddr(r))
+	if err != nil {
+		return p.s.Failure.Failed(r.Context(), "address", err)
+	}
+	if !ok {
+		return errAddrRateLimited
+	}
+	return nil
+}
+
+// early runs the first stages on r: authenticate, decode (a plain body only) and the marks.
+// err is a mark's answer; otherwise r goes on carrying what they learned.
+func (p *Pipeline) early(r *http.Request) (*http.Request, error) {
+	r, st := with(r)
+	uid, err := p.authenticate(r, st)
+	if err != nil {
+		return r, nil // the route answers 401
+	}
+	req, ok, _ := p.s.Decode(r, true)
+	if !ok {
+		return r, nil // the route decodes it (httpx.Parse)
+	}
+	st.req, st.decoded = req, true
+	st.gen, st.checkErr = p.s.Gate.Check(r.Context(), uid, &st.req)
+	st.checked = true
+	switch st.checkErr {
+	case xerr.ErrSoldOut, xerr.ErrNotStarted, xerr.ErrEnded:
+		return r, st.checkErr
+	}
+	return r, nil // no mark holds, or bad input: the route answers
+}
+
 // writeTraced writes the answer inside the span go-zero's TraceHandler would have made of the
 // request (rest/handler/tracehandler.go): the caller's trace context from its headers, the
 // route's name, the server kind, the traceparent in the answer. Unlike TraceHandler, the
 // attributes are built only when the span is sampled: a dropped request costs the sampling
 // decision and the traceparent, not the attribute lists.
-func (f *FastEdge) writeTraced(w http.ResponseWriter, r *http.Request, err error, status int) {
+func (f *front) writeTraced(w http.ResponseWriter, r *http.Request, err error, status int) {
 	propagator := otel.GetTextMapPropagator()
 	ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	ctx, span := otel.Tracer(gztrace.TraceName).Start(ctx, ReservePath,
+	ctx, span := otel.Tracer(gztrace.TraceName).Start(ctx, f.p.path,
 		oteltrace.WithSpanKind(oteltrace.SpanKindServer))
 	defer span.End()
 	propagator.Inject(ctx, propagation.HeaderCarrier(w.Header()))
-	f.answers.write(w, r.WithContext(ctx), err)
+	f.p.write(w, r.WithContext(ctx), err)
 	if span.IsRecording() {
-		span.SetAttributes(semconv.HTTPServerAttributesFromHTTPRequest(f.name, ReservePath, r)...)
+		span.SetAttributes(semconv.HTTPServerAttributesFromHTTPRequest(f.p.front.Name, f.p.path, r)...)
 		span.SetAttributes(semconv.HTTPAttributesFromHTTPStatusCode(status)...)
 		span.SetStatus(semconv.SpanStatusFromHTTPStatusCodeAndSpanKind(status, oteltrace.SpanKindServer))
 	}
