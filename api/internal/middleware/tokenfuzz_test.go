@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
 )
 
 var b64 = base64.RawURLEncoding.EncodeToString
