@@ -1,6 +1,7 @@
 package reserve
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path"
@@ -16,6 +17,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.4.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
+	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -147,4 +150,41 @@ func (f *front) writeTraced(w http.ResponseWriter, r *http.Request, err error, s
 		span.SetAttributes(semconv.HTTPAttributesFromHTTPStatusCode(status)...)
 		span.SetStatus(semconv.SpanStatusFromHTTPStatusCodeAndSpanKind(status, oteltrace.SpanKindServer))
 	}
+}
+
+// state is what the stages learned of one request, kept in its context.
+type state struct {
+	authed, decoded, checked bool
+	uid                      int64
+	authErr                  error // the 401 answer, when authed
+	req                      types.ReserveReq
+	gen                      uint64 // the marks' generation when checked (Gate.Observe)
+	checkErr                 error  // the Gate's answer, when checked
+	addr                     string
+	reply.Outcome
+}
+
+type stateKey struct{}
+
+func stateOf(ctx context.Context) *state {
+	st, _ := ctx.Value(stateKey{}).(*state)
+	return st
+}
+
+// with is r with a state of its own (the one it carries, if any).
+func with(r *http.Request) (*http.Request, *state) {
+	if st := stateOf(r.Context()); st != nil {
+		return r, st
+	}
+	st := &state{}
+	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st)), st
+}
+
+// authenticate runs the Authenticate stage once per request.
+func (p *Pipeline) authenticate(r *http.Request, st *state) (int64, error) {
+	if !st.authed {
+		st.uid, st.authErr = p.s.Authenticate(r)
+		st.authed = true
+	}
+	return st.uid, st.authErr
 }

@@ -11,9 +11,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/zeromicro/go-zero/rest/httpx"
-
-	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
@@ -90,133 +87,6 @@ func New(s Stages, front Front) *Pipeline {
 		notStarted: reply.Prepare(xerr.ErrNotStarted), end: reply.Prepare(xerr.ErrEnded)}
 }
 
-// state is what the stages learned of one request, kept in its context.
-type state struct {
-	authed, decoded, checked bool
-	uid                      int64
-	authErr                  error // the 401 answer, when authed
-	req                      types.ReserveReq
-	gen                      uint64 // the marks' generation when checked (Gate.Observe)
-	checkErr                 error  // the Gate's answer, when checked
-	addr                     string
-	reply.Outcome
-}
-
-type stateKey struct{}
-
-func stateOf(ctx context.Context) *state {
-	st, _ := ctx.Value(stateKey{}).(*state)
-	return st
-}
-
-// with is r with a state of its own (the one it carries, if any).
-func with(r *http.Request) (*http.Request, *state) {
-	if st := stateOf(r.Context()); st != nil {
-		return r, st
-	}
-	st := &state{}
-	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st)), st
-}
-
-// authenticate runs the Authenticate stage once per request.
-func (p *Pipeline) authenticate(r *http.Request, st *state) (int64, error) {
-	if !st.authed {
-		st.uid, st.authErr = p.s.Authenticate(r)
-		st.authed = true
-	}
-	return st.uid, st.authErr
-}
-
-// Authenticated is the buyer routes' authentication (the .api's BuyerJWT middleware): the
-// verdict the front reached on this request, else Authenticate's; it answers 401 itself.
-func (p *Pipeline) Authenticated(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var uid int64
-		var err error
-		if st := stateOf(r.Context()); st != nil {
-			uid, err = p.authenticate(r, st)
-		} else {
-			uid, err = p.s.Authenticate(r)
-		}
-		if err != nil {
-			middleware.Refuse(w, r, err)
-			return
-		}
-		next(w, r.WithContext(auth.WithUID(r.Context(), uid)))
-	}
-}
-
-// Route is the reservation route's middleware (the .api's Reserve, after BuyerJWT): the
-// decode, the marks and the user limit the front did not run, then next with the
-// reservation (Request), then the marks learn from its answer.
-func (p *Pipeline) Route(next http.HandlerFunc) http.HandlerFunc {
-	p.mounted()
-	return func(w http.ResponseWriter, r *http.Request) {
-		r, st := with(r)
-		if err := p.check(r, st); err != nil {
-			p.write(w, r, err)
-			return
-		}
-		if err := p.allow(r.Context(), st.uid); err != nil {
-			httpx.ErrorCtx(r.Context(), w, err)
-			return
-		}
-		if p.s.ClientAddr != nil && st.addr == "" {
-			st.addr = p.s.ClientAddr(r)
-		}
-		next(w, r.WithContext(reply.WithOutcome(r.Context(), &st.Outcome)))
-		p.s.Gate.Observe(st.req.ActivityId, st.gen, st.Err)
-	}
-}
-
-// check decodes, validates and asks the marks, each stage once per request: the answer
-// when the request ends here.
-func (p *Pipeline) check(r *http.Request, st *state) error {
-	if !st.authed { // the buyer's authentication runs before: a wiring error
-		uid, err := auth.UID(r.Context())
-		if err != nil {
-			return err
-		}
-		st.uid, st.authed = uid, true
-	}
-	if !st.decoded {
-		req, _, err := p.s.Decode(r, false)
-		if err != nil {
-			return err
-		}
-		st.req, st.decoded = req, true
-	}
-	if !st.checked {
-		st.gen, st.checkErr = p.s.Gate.Check(r.Context(), st.uid, &st.req)
-		st.checked = true
-	}
-	return st.checkErr
-}
-
-// allow takes one reservation of the buyer's quota.
-func (p *Pipeline) allow(ctx context.Context, uid int64) error {
-	if p.s.UserQuota == nil {
-		return nil
-	}
-	ok, err := p.s.UserQuota.Allow(ctx, uid)
-	if err != nil {
-		return p.s.Failure.Failed(ctx, "user", err)
-	}
-	if !ok {
-		return errRateLimited
-	}
-	return nil
-}
-
-// Request is the reservation Route decoded and checked for ctx's request.
-func Request(ctx context.Context) (*types.ReserveReq, bool) {
-	st := stateOf(ctx)
-	if st == nil || !st.checked {
-		return nil, false
-	}
-	return &st.req, true
-}
-
 // Send asks the inventory service for ctx's reservation (Request): through the Coalescer
 // when there is one, else one Reserve call; an error is the item's own *xerr.Error.
 func (p *Pipeline) Send(ctx context.Context) (*inventoryclient.ReserveResp, error) {
@@ -239,17 +109,3 @@ func (p *Pipeline) Send(ctx context.Context) (*inventoryclient.ReserveResp, erro
 
 // errNoReservation: the route runs without Route (a wiring error).
 var errNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")
-
-// write writes err, the answer of check: a mark's pre-encoded, anything else as httpx.ErrorCtx.
-func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, err error) {
-	switch err {
-	case xerr.ErrSoldOut:
-		p.soldOut.Write(r.Context(), w)
-	case xerr.ErrNotStarted:
-		p.notStarted.Write(r.Context(), w)
-	case xerr.ErrEnded:
-		p.end.Write(r.Context(), w)
-	default:
-		httpx.ErrorCtx(r.Context(), w, err)
-	}
-}
