@@ -125,9 +125,8 @@ func (p *Pipeline) early(r *http.Request) (*http.Request, error) {
 	st.req, st.decoded = req, true
 	st.gen, st.checkErr = p.s.Gate.Check(r.Context(), uid, &st.req)
 	st.checked = true
-	switch st.checkErr {
-	case xerr.ErrSoldOut, xerr.ErrNotStarted, xerr.ErrEnded:
-		return r, st.checkErr
+	if err := st.checkErr; err == xerr.ErrSoldOut || err == xerr.ErrNotStarted || err == xerr.ErrEnded {
+		return r, err
 	}
 	return r, nil // no mark holds, or bad input: the route answers
 }
