@@ -93,6 +93,8 @@ gen: tools
 		--go_out=. --go-grpc_out=. --zrpc_out=. --style gozero -m=false
 	rm -rf rpc/etc
 	@if [ -f api/seckill.api ]; then $(GO) tool goctl api go -api api/seckill.api -dir api --style gozero; rm -rf api/etc; fi
+	@# goctl scaffolds a file for each middleware name; these two are api/internal/reserve's.
+	rm -f api/internal/middleware/buyerjwtmiddleware.go api/internal/middleware/reservemiddleware.go
 	gofmt -w model rpc api
 	rm -rf bin/swagger
 	$(GO) tool goctl api swagger --api api/seckill.api --dir bin/swagger

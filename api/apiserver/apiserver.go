@@ -74,20 +74,11 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
-	// Per-address limits sit outside go-zero's JWT middleware: they see requests before
-	// it and the 401s it writes.
-	var addrReserve middleware.ReserveLimiter
-	if ctx.AddrReserve != nil { // a nil *AddrLimiter in the interface would not be nil
-		addrReserve = ctx.AddrReserve
-	}
-	routes := router.NewRouter()
-	if c.Edge.Enabled && c.Edge.FastPath {
-		// Inside the per-address limits, in front of go-zero's route chain (DESIGN "The fast path").
-		routes = middleware.NewFastEdge(routes, ctx.Buyers, ctx.Edge, ctx.Answers, c.MaxBytes,
-			c.Middlewares.Trace, c.Name)
-	}
-	addrs, err := middleware.NewAddrLimit(routes, addrReserve, ctx.AddrAuthFail,
-		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, ctx.ClientIP, ctx.LimiterFailure)
+	// The reservation route's pipeline runs in front of go-zero's route chain (DESIGN "The
+	// fast path"), inside the per-address limits, which see requests before go-zero's JWT
+	// middleware and the 401s it writes.
+	addrs, err := middleware.NewAddrLimit(ctx.Pipeline.Front(router.NewRouter()), ctx.AddrAuthFail,
+		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, ctx.ClientIP)
 	if err != nil {
 		ctx.Close()
 		return nil, err
@@ -106,7 +97,11 @@ func New(c Config) (*Server, error) {
 		ctx.Close()
 		return nil, err
 	}
-	handler.RegisterHandlers(srv, ctx)
+	// The generated routes, with the reservation route's method and path taken from them.
+	if err := ctx.Pipeline.Mount(srv, func(srv *rest.Server) { handler.RegisterHandlers(srv, ctx) }); err != nil {
+		ctx.Close()
+		return nil, err
+	}
 	reply.RedactLogs() // after rest.NewServer set the logging up
 	return &Server{Config: c, svc: ctx, rest: srv, started: make(chan struct{})}, nil
 }

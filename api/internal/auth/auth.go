@@ -68,7 +68,7 @@ func WithMerchant(ctx context.Context) (context.Context, error) {
 	return context.WithValue(ctx, midKey, mid), nil
 }
 
-// UID is the buyer of the request (set by the BuyerClaim middleware).
+// UID is the buyer of the request (set by the BuyerJWT middleware, reserve.Pipeline.Authenticated).
 func UID(ctx context.Context) (int64, error) {
 	if uid, ok := ctx.Value(uidKey).(int64); ok {
 		return uid, nil

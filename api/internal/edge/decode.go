@@ -11,15 +11,23 @@ import (
 	"github.com/seckill/seckill/api/internal/validate"
 )
 
-// decode is r's reservation: a plain JSON body decoded without reflection
-// (validate.ReserveBody), anything else by go-zero's httpx.Parse from the same bytes.
-func decode(r *http.Request) (types.ReserveReq, error) {
-	if req, _, ok := decodePlain(r); ok {
-		return req, nil
+// Decode is r's reservation: a plain JSON body decoded without reflection
+// (validate.ReserveBody), anything else by go-zero's httpx.Parse from the same bytes; err is
+// Parse's answer. With plainOnly (in front of go-zero's chain, whose handlers bound and inflate
+// bodies) it decodes only a plain body: !ok leaves r's body as Parse would read it. A body it
+// decoded stays readable, as read.
+func Decode(r *http.Request, plainOnly bool) (req types.ReserveReq, ok bool, err error) {
+	if req, body, ok := decodePlain(r); ok {
+		replay(r, body)
+		return req, true, nil
 	}
-	var req types.ReserveReq
-	err := httpx.Parse(r, &req)
-	return req, err
+	if plainOnly {
+		return req, false, nil
+	}
+	if err = httpx.Parse(r, &req); err != nil {
+		return req, false, err
+	}
+	return req, true, nil
 }
 
 // decodePlain decodes r's body (returned) when it is a plain JSON reservation
@@ -50,7 +58,7 @@ func decodePlain(r *http.Request) (req types.ReserveReq, body []byte, ok bool) {
 	return req, nil, false
 }
 
-// replay gives the route back the body decodePlain decoded, then whatever the original
+// replay gives the body decodePlain decoded back, then whatever the original
 // body still has.
 func replay(r *http.Request, body []byte) {
 	r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}

@@ -15,9 +15,9 @@ import (
 type Conf struct {
 	// Enabled turns the gateway's own answers on.
 	Enabled bool `json:",default=true"`
-	// FastPath answers these before go-zero's route chain (middleware.FastEdge), for a
-	// buyer token that verifies without parsing; while traces are on it follows the
-	// sampling decision (a sampled answer gets the route's span).
+	// FastPath answers these before go-zero's route chain (reserve.Pipeline.Front), for a
+	// buyer token that verifies; while traces are on it follows the sampling decision (a
+	// sampled answer gets the route's span).
 	FastPath bool `json:",default=true"`
 	// SoldOutTTL bounds a sold-out mark: at most this long after stock came back is a
 	// buyer told SOLD_OUT, even if the stock-back message was lost.

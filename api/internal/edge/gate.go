@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/syncx"
 
-	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/internal/redisx"
@@ -27,8 +25,8 @@ const (
 	subscribeWait = 3 * time.Second
 )
 
-// A Gate is the reservation route's edge: it decodes and checks a reservation once
-// (Check) and learns from the inventory service's answer to it (Observe).
+// A Gate is the reservation route's marks: it checks a decoded reservation (Check) and
+// learns from the inventory service's answer to it (Observe).
 type Gate struct {
 	marks   *Marks   // nil: the edge answers nothing
 	holders *holders // nil (not connected): a mark answers without asking the buyers hash
@@ -62,24 +60,17 @@ func (g *Gate) Connect(c redis.RedisConf, keys stock.Keys) {
 	g.stopped = Subscribe(ctx, g.sub, keys.StockBack(), g.marks, wait.Done())
 }
 
-// Check decodes r's reservation, checks the buyer and the input and asks the marks: err is
-// the answer when the request ends here (bad input, or the marks know); gen goes to Observe.
-func (g *Gate) Check(r *http.Request) (req types.ReserveReq, gen uint64, err error) {
-	if req, err = decode(r); err != nil {
-		return req, 0, err
-	}
-	uid, err := auth.UID(r.Context())
-	if err != nil {
-		return req, 0, err
-	}
-	if err = validate.Reserve(&req); err != nil {
-		return req, 0, err
+// Check validates buyer uid's reservation req and asks the marks: err is the answer when
+// the request ends here (bad input, or the marks know); gen goes to Observe.
+func (g *Gate) Check(ctx context.Context, uid int64, req *types.ReserveReq) (gen uint64, err error) {
+	if err = validate.Reserve(req); err != nil {
+		return 0, err
 	}
 	gen = g.marks.Gen()
-	if err = g.answer(r.Context(), uid, &req); err != nil {
-		return req, 0, err
+	if err = g.answer(ctx, uid, req); err != nil {
+		return 0, err
 	}
-	return req, gen, nil
+	return gen, nil
 }
 
 // answer is the marks' answer to uid's reservation req, nil when none holds or when the
@@ -143,26 +134,4 @@ func (g *Gate) Close() {
 		<-g.stopped
 		_ = g.sub.Close()
 	}
-}
-
-// Peek answers buyer uid's reservation r before the route runs (the gateway's fast path):
-// the marks' answer to a plain JSON reservation (validate.ReserveBody) that passes
-// validate.Reserve, as Check would answer it after authentication. nil: no mark holds, or
-// the body is not of that shape; r's body is then as it was, for the route (Check reads it
-// again). It does not authenticate: the caller must have checked the buyer's token first.
-func (g *Gate) Peek(r *http.Request, uid int64) error {
-	if g.marks == nil {
-		return nil
-	}
-	req, body, ok := decodePlain(r)
-	if !ok {
-		return nil // the body is replayed already
-	}
-	if validate.Reserve(&req) == nil {
-		if err := g.answer(r.Context(), uid, &req); err != nil {
-			return err
-		}
-	}
-	replay(r, body)
-	return nil
 }

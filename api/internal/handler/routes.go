@@ -19,7 +19,7 @@ import (
 func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 	server.AddRoutes(
 		rest.WithMiddlewares(
-			[]rest.Middleware{serverCtx.BuyerClaim, serverCtx.ReserveEdge},
+			[]rest.Middleware{serverCtx.BuyerJWT, serverCtx.Reserve},
 			[]rest.Route{
 				{
 					// reserve stock
@@ -34,7 +34,7 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 
 	server.AddRoutes(
 		rest.WithMiddlewares(
-			[]rest.Middleware{serverCtx.BuyerClaim},
+			[]rest.Middleware{serverCtx.BuyerJWT},
 			[]rest.Route{
 				{
 					// an activity as buyers see it

@@ -2,10 +2,8 @@ package middleware
 
 import (
 	"bufio"
-	"context"
 	"net"
 	"net/http"
-	"path"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/collection"
@@ -17,56 +15,39 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// ReservePath is the route the per-address reservation limit applies to.
-const ReservePath = "/v1/seckill/orders"
+var errAddrBlocked = xerr.New(xerr.RateLimited, "too many failed authentications from this address, retry later")
 
-var (
-	errAddrRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts from this address, slow down")
-	errAddrBlocked     = xerr.New(xerr.RateLimited, "too many failed authentications from this address, retry later")
-)
-
-// AddrLimit limits reservations and 401 answers per client address, around the router so that
-// it sees requests before go-zero's JWT middleware (docs/DESIGN.md "Security").
+// AddrLimit limits 401 answers per client address, around the router so that it sees
+// requests before go-zero's JWT middleware (docs/DESIGN.md "Security"); the per-address
+// reservation quota is the reserve route's (api/internal/reserve), inside it.
 type AddrLimit struct {
 	httpx.Router
-	Reserve  ReserveLimiter     // nil: no reservation limit per address
 	AuthFail *limit.PeriodLimit // nil: no failed-authentication limit
 	blocked  *collection.Cache
 	Keys     stock.Keys
 	Client   ClientIP
-	Failure  FailurePolicy
-}
-
-// ReserveLimiter takes one reservation of an address's quota (svc.AddrLimiter: in memory,
-// then in Redis when shared): false when over it; an error is the shared limiter's
-// Redis failure.
-type ReserveLimiter interface {
-	Allow(ctx context.Context, addr string) (bool, error)
 }
 
 // NewAddrLimit wraps router. authFailPeriod is how long an address over its quota stays
 // blocked on this gateway.
 func NewAddrLimit(
 	router httpx.Router,
-	reserve ReserveLimiter,
 	authFail *limit.PeriodLimit,
 	authFailPeriod time.Duration,
 	keys stock.Keys,
 	client ClientIP,
-	failure FailurePolicy,
 ) (*AddrLimit, error) {
 	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))
 	if err != nil {
 		return nil, err
 	}
-	return &AddrLimit{Router: router, Reserve: reserve, AuthFail: authFail, blocked: blocked,
-		Keys: keys, Client: client, Failure: failure}, nil
+	return &AddrLimit{Router: router, AuthFail: authFail, blocked: blocked,
+		Keys: keys, Client: client}, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	reserve := m.Reserve != nil && r.Method == http.MethodPost && path.Clean(r.URL.Path) == ReservePath
-	if m.AuthFail == nil && !reserve {
+	if m.AuthFail == nil {
 		// Nothing to count: no address is ever blocked without a failed-authentication
 		// limit.
 		m.Router.ServeHTTP(w, r)
@@ -75,22 +56,6 @@ func (m *AddrLimit) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	addr := m.Client.Addr(r)
 	if _, ok := m.blocked.Get(addr); ok {
 		httpx.ErrorCtx(r.Context(), w, errAddrBlocked)
-		return
-	}
-	if reserve {
-		ok, err := m.Reserve.Allow(r.Context(), addr)
-		if err != nil {
-			if ferr := m.Failure.Failed(r.Context(), "address", err); ferr != nil {
-				httpx.ErrorCtx(r.Context(), w, ferr)
-				return
-			}
-		} else if !ok {
-			httpx.ErrorCtx(r.Context(), w, errAddrRateLimited)
-			return
-		}
-	}
-	if m.AuthFail == nil {
-		m.Router.ServeHTTP(w, r)
 		return
 	}
 	sw := &statusWriter{ResponseWriter: w}

@@ -1,13 +1,12 @@
 package middleware
 
 import (
-	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/golang-jwt/jwt/v4/request"
-	"github.com/zeromicro/go-zero/rest/handler"
 	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/token"
 
@@ -47,78 +46,59 @@ type verifiedToken struct {
 	id     int64
 }
 
-// Handle authenticates, stores the id with with and calls next; it answers 401 itself.
-// fallback is the route's chain as it ran behind go-zero's jwt middleware (the claim
-// checks on go-zero's context values, then next): go-zero's middleware runs it when it
-// accepts a token this parse refused a moment before (a token whose nbf was just reached).
-func (a *TokenAuth) Handle(next http.HandlerFunc, with func(context.Context, int64) context.Context,
-	fallback http.HandlerFunc) http.HandlerFunc {
-	goZero := handler.Authorize(a.secret, handler.WithUnauthorizedCallback(reply.Unauthorized))(fallback)
-	return func(w http.ResponseWriter, r *http.Request) {
-		raw, rawErr := request.AuthorizationHeaderExtractor.ExtractToken(r)
-		if rawErr == nil {
-			// A plain token is verified again at each use, never cached: its check costs
-			// less than a cache lookup (a miss and an insert cost more than two checks).
-			if id, ok := a.fast.verify(raw, jwtNow()); ok {
-				next(w, r.WithContext(with(r.Context(), id)))
-				return
+// Verify is the id of r's token, or the 401 answer: a plain token fastHS256 verifies (again
+// at each use, never cached: its check costs less than a cache lookup, and a miss and an
+// insert cost more than two checks), else one the parser verified before (cached) whose
+// claims are still valid, else go-zero's token parser (rest/token, what rest.WithJwt runs)
+// with the numeric exp and the id claim, cached once it passes.
+func (a *TokenAuth) Verify(r *http.Request) (int64, error) {
+	raw, rawErr := request.AuthorizationHeaderExtractor.ExtractToken(r)
+	if rawErr == nil {
+		if id, ok := a.fast.verify(raw, jwtNow()); ok {
+			return id, nil
+		}
+		if vt, ok := a.cache.get(raw); ok {
+			if vt.claims.Valid() == nil {
+				return vt.id, nil
 			}
-			if vt, ok := a.cache.get(raw); ok {
-				if vt.claims.Valid() == nil {
-					next(w, r.WithContext(with(r.Context(), vt.id)))
-					return
-				}
-				a.cache.del(raw)
-			}
+			a.cache.del(raw)
 		}
-		tok, err := a.parser.ParseToken(r, a.secret, "")
-		if err != nil || !tok.Valid {
-			goZero.ServeHTTP(w, r)
-			return
-		}
-		if err := auth.HS256(tok); err != nil {
-			refuse(w, r, err)
-			return
-		}
-		claims, ok := tok.Claims.(jwt.MapClaims)
-		if !ok {
-			goZero.ServeHTTP(w, r)
-			return
-		}
-		if err := auth.Expiry(claims); err != nil {
-			refuse(w, r, err)
-			return
-		}
-		id, ok := auth.ClaimID(claims[a.claim])
-		if !ok {
-			refuse(w, r, auth.ErrNoClaim)
-			return
-		}
-		if rawErr == nil {
-			a.cache.set(raw, &verifiedToken{claims: claims, id: id})
-		}
-		next(w, r.WithContext(with(r.Context(), id)))
 	}
+	tok, err := a.parser.ParseToken(r, a.secret, "")
+	switch {
+	case err != nil:
+		return 0, reply.InvalidToken(err)
+	case !tok.Valid:
+		return 0, reply.InvalidToken(errInvalidToken)
+	}
+	if err := auth.HS256(tok); err != nil {
+		return 0, err
+	}
+	claims, ok := tok.Claims.(jwt.MapClaims)
+	if !ok {
+		return 0, reply.InvalidToken(errNoClaims)
+	}
+	if err := auth.Expiry(claims); err != nil {
+		return 0, err
+	}
+	id, ok := auth.ClaimID(claims[a.claim])
+	if !ok {
+		return 0, auth.ErrNoClaim
+	}
+	if rawErr == nil {
+		a.cache.set(raw, &verifiedToken{claims: claims, id: id})
+	}
+	return id, nil
 }
 
-// Verified is the id of r's token when it is one Handle accepts without parsing it: a plain
-// token fastHS256 verifies, or one the parser verified before (cached) whose claims are
-// still valid. !ok says nothing about the token; it parses and caches nothing.
-func (a *TokenAuth) Verified(r *http.Request) (id int64, ok bool) {
-	raw, err := request.AuthorizationHeaderExtractor.ExtractToken(r)
-	if err != nil {
-		return 0, false
-	}
-	if id, ok := a.fast.verify(raw, jwtNow()); ok {
-		return id, true
-	}
-	if vt, ok := a.cache.get(raw); ok && vt.claims.Valid() == nil {
-		return vt.id, true
-	}
-	return 0, false
-}
+// The reasons go-zero's jwt middleware (rest/handler.Authorize) gives.
+var (
+	errInvalidToken = errors.New("invalid auth token")
+	errNoClaims     = errors.New("no auth params")
+)
 
-func refuse(w http.ResponseWriter, r *http.Request, err error) {
+// Refuse writes the 401 answer err of Verify, logged as go-zero's jwt middleware would (redacted).
+func Refuse(w http.ResponseWriter, r *http.Request, err error) {
 	reply.LogUnauthorized(r, err.Error())
 	httpx.ErrorCtx(r.Context(), w, err)
 }

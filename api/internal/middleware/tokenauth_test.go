@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/api/internal/reserve"
 	"github.com/seckill/seckill/internal/authtoken"
 )
 
@@ -23,12 +24,13 @@ const (
 	merchantSecret = "test-merchant-4e8b2f6a0c1d3e5f7a9b8c6d4e2f0a1b"
 )
 
-// buyerRoute is a buyer route behind BuyerClaim: it answers 200 with the uid.
-func buyerRoute(t *testing.T, limit int) (*middleware.TokenAuth, http.HandlerFunc) {
+// buyerRoute is a buyer route behind BuyerJWT (the pipeline's Authenticated with a's
+// Verify): it answers 200 with the uid.
+func buyerRoute(t testing.TB, limit int) (*middleware.TokenAuth, http.HandlerFunc) {
 	t.Helper()
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	a := middleware.NewTokenAuth(buyerSecret, authtoken.BuyerClaim, limit)
-	return a, middleware.NewBuyerClaimMiddleware(a).Handle(uidHandler)
+	return a, reserve.New(reserve.Stages{Authenticate: a.Verify}, reserve.Front{}).Authenticated(uidHandler)
 }
 
 func uidHandler(w http.ResponseWriter, r *http.Request) {
@@ -40,11 +42,22 @@ func uidHandler(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(strconv.FormatInt(uid, 10)))
 }
 
-// goZeroRoute is the same route as it was: go-zero's jwt middleware (rest.WithJwt) in
-// front of the claim checks.
+// goZeroRoute is the same route on go-zero's jwt middleware (rest.WithJwt), then the
+// claim checks on the claims it put in the context.
 func goZeroRoute() http.Handler {
 	return handler.Authorize(buyerSecret, handler.WithUnauthorizedCallback(reply.Unauthorized))(
-		middleware.NewBuyerClaimMiddleware(nil).Fallback(uidHandler))
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := auth.RequireExpiry(r); err != nil {
+				middleware.Refuse(w, r, err)
+				return
+			}
+			ctx, err := auth.WithBuyer(r.Context())
+			if err != nil {
+				middleware.Refuse(w, r, err)
+				return
+			}
+			uidHandler(w, r.WithContext(ctx))
+		}))
 }
 
 func get(h http.Handler, tok string) (int, string) {

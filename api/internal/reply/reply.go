@@ -105,12 +105,17 @@ func writeStatus(w http.ResponseWriter, code int, e *xerr.Error) {
 
 // Unauthorized is go-zero's jwt UnauthorizedCallback (rest.WithUnauthorizedCallback).
 func Unauthorized(w http.ResponseWriter, r *http.Request, err error) {
-	msg := "missing or invalid token"
-	if err != nil {
-		msg = "invalid token: " + Clip(err.Error())
+	e := InvalidToken(err)
+	LogUnauthorized(r, e.Msg)
+	Write(w, e)
+}
+
+// InvalidToken is the 401 answer to a token go-zero's parser refused with err (nil: no reason).
+func InvalidToken(err error) *xerr.Error {
+	if err == nil {
+		return xerr.New(xerr.Unauthorized, "missing or invalid token")
 	}
-	LogUnauthorized(r, msg)
-	Write(w, xerr.New(xerr.Unauthorized, msg))
+	return xerr.New(xerr.Unauthorized, "invalid token: "+Clip(err.Error()))
 }
 
 // NotFound answers unknown routes (rest.WithNotFoundHandler).

@@ -10,6 +10,7 @@ import (
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
+	"github.com/seckill/seckill/api/internal/reserve"
 	"github.com/seckill/seckill/internal/authtoken"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -22,15 +23,13 @@ type ServiceContext struct {
 	MerchantClaim rest.Middleware
 	// Idempotency answers a repeated Idempotency-Key of a merchant's write (after MerchantClaim).
 	Idempotency rest.Middleware
-	BuyerClaim  rest.Middleware
-	// ReserveEdge answers a reservation from the Edge marks before the handler parses it.
-	ReserveEdge rest.Middleware
+	// BuyerJWT authenticates the buyer routes (Pipeline.Authenticated); Reserve runs the
+	// reservation route's stages (Pipeline.Route).
+	BuyerJWT, Reserve rest.Middleware
 	// PaymentSignature lets through only notifications the payment provider signed.
 	PaymentSignature rest.Middleware
-	// Buyers authenticates the buyer routes (BuyerClaim); Answers writes ReserveEdge's
-	// answers (both shared with the FastEdge in front of the router).
-	Buyers  *middleware.TokenAuth
-	Answers *middleware.ReserveEdgeMiddleware
+	// Pipeline is the reservation route, in front of go-zero's router and on the route.
+	Pipeline *reserve.Pipeline
 
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
@@ -49,8 +48,8 @@ type ServiceContext struct {
 	// AddrReserve and AddrAuthFail count per client address (AddrLimit); nil when disabled.
 	AddrReserve  *AddrLimiter
 	AddrAuthFail *limit.PeriodLimit
-	// Edge is the reservation route's gate (sold-out marks, known windows; none when
-	// Edge.Enabled is false).
+	// Edge is the reservation route's marks (sold-out, known windows; none when Edge.Enabled
+	// is false).
 	Edge *edge.Gate
 	// Health is the cached dependency status /healthz and the admin view read.
 	Health *Health
@@ -104,14 +103,11 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	inv := inventoryclient.NewInventory(cli)
-	buyers := middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0)
 	s := &ServiceContext{
 		Config:           c,
 		MerchantClaim:    middleware.NewMerchantClaimMiddleware(merchantLimit).Handle,
 		Idempotency:      idem.Handle,
-		BuyerClaim:       middleware.NewBuyerClaimMiddleware(buyers).Handle,
 		PaymentSignature: middleware.NewPaymentSignatureMiddleware(c.PaymentAuth.Secret).Handle,
-		Buyers:           buyers,
 		RpcClient:        cli,
 		Inventory:        inv,
 		Keys:             keys,
@@ -133,11 +129,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	}
 	s.Edge = edge.NewGate(marks, s.Inventory)
 	s.Edge.Connect(c.Redis, keys)
-	s.Answers = middleware.NewReserveEdgeMiddleware(s.Edge)
-	if c.AddrLimit.Enabled { // the inventory service bounds a draw's entrants per address
-		s.Answers.ClientAddr = clientIP.Addr
-	}
-	s.ReserveEdge = s.Answers.Handle
+	s.Pipeline = newPipeline(c, s, middleware.NewTokenAuth(c.BuyerAuth.AccessSecret, authtoken.BuyerClaim, 0))
+	s.BuyerJWT, s.Reserve = s.Pipeline.Authenticated, s.Pipeline.Route
 	return s, nil
 }
 
@@ -145,4 +138,25 @@ func New(c config.Config) (*ServiceContext, error) {
 func (s *ServiceContext) Close() {
 	s.Edge.Close()
 	_ = s.RpcClient.Conn().Close()
+}
+
+// newPipeline builds the reservation route's pipeline from s's parts, authenticating buyers
+// with buyers.
+func newPipeline(c config.Config, s *ServiceContext, buyers *middleware.TokenAuth) *reserve.Pipeline {
+	st := reserve.Stages{Authenticate: buyers.Verify, Decode: edge.Decode, Failure: s.LimiterFailure,
+		Gate: s.Edge, Inventory: s.Inventory}
+	if c.AddrLimit.Enabled { // the inventory service bounds a draw's entrants per address
+		st.ClientAddr = s.ClientIP.Addr
+	}
+	if s.AddrReserve != nil { // a nil pointer in the interface would not be nil
+		st.AddrQuota = s.AddrReserve
+	}
+	if s.Limiter != nil {
+		st.UserQuota = s.Limiter
+	}
+	if s.Reservations != nil {
+		st.Coalescer = s.Reservations
+	}
+	return reserve.New(st, reserve.Front{Answer: c.Edge.Enabled && c.Edge.FastPath, MaxBytes: c.MaxBytes,
+		Trace: c.Middlewares.Trace, Name: c.Name})
 }

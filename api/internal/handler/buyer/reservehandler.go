@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/api/internal/logic/buyer"
-	"github.com/seckill/seckill/api/internal/middleware"
+	"github.com/seckill/seckill/api/internal/reserve"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/domain"
@@ -17,14 +17,14 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 )
 
-// errNoReservation: the route runs without the ReserveEdge middleware (a wiring error).
+// errNoReservation: the route runs without the Reserve middleware (a wiring error).
 var errNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")
 
 // reserve stock
 func ReserveHandler(svcCtx *svc.ServiceContext) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		// The ReserveEdge middleware decoded and checked the body (edge.Gate).
-		req, ok := middleware.Reservation(r.Context())
+		// The Reserve middleware (the reservation pipeline) decoded and checked the body.
+		req, ok := reserve.Request(r.Context())
 		if !ok {
 			httpx.ErrorCtx(r.Context(), w, errNoReservation)
 			return

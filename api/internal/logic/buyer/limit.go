@@ -10,7 +10,6 @@ import (
 
 // The answers of the per-buyer limits (RateLimit).
 var (
-	errRateLimited    = xerr.New(xerr.RateLimited, "too many reservation attempts, slow down")
 	errReadsLimited   = xerr.New(xerr.RateLimited, "too many reads, slow down")
 	errChangesLimited = xerr.New(xerr.RateLimited, "too many pay or cancel requests, slow down")
 )

@@ -5,13 +5,9 @@ import (
 
 	"github.com/zeromicro/go-zero/core/logx"
 
-	"github.com/seckill/seckill/api/internal/auth"
-	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 type ReserveLogic struct {
@@ -29,18 +25,11 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 	}
 }
 
-// Reserve applies the per-user limit to a reservation the edge checked (edge.Gate) and asks
-// the inventory service, coalesced with the activity's other reservations (coalesce), whose
-// Lua script decides (replay, window, per-user limit, stock).
+// Reserve asks the inventory service for a reservation the pipeline checked (marks and
+// limits, api/internal/reserve), coalesced with the activity's other reservations, whose Lua
+// script decides (replay, window, per-user limit, stock).
 func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error) {
-	uid, err := auth.UID(l.ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := allow(l.ctx, l.svcCtx, l.svcCtx.Limiter, errRateLimited); err != nil {
-		return nil, err
-	}
-	res, err := l.send(req, uid)
+	res, err := l.svcCtx.Pipeline.Send(l.ctx)
 	if err != nil {
 		return nil, err // the item's own *xerr.Error: reply.Outcome must see a SOLD_OUT as one
 	}
@@ -59,18 +48,4 @@ func (l *ReserveLogic) Reserve(req *types.ReserveReq) (*types.ReserveResp, error
 		RequestId:  res.RequestId,
 		DrawAt:     res.DrawAt,
 	}, nil
-}
-
-// send asks the inventory service: through the coalescer when it is on, else one Reserve call.
-func (l *ReserveLogic) send(req *types.ReserveReq, uid int64) (*inventoryclient.ReserveResp, error) {
-	if l.svcCtx.Reservations != nil {
-		return l.svcCtx.Reservations.Reserve(l.ctx, req.ActivityId, &inventoryclient.ReserveItem{
-			Uid: uid, Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: middleware.ClientAddr(l.ctx)})
-	}
-	res, err := l.svcCtx.Inventory.Reserve(l.ctx, &inventoryclient.ReserveReq{ActivityId: req.ActivityId, Uid: uid,
-		Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: middleware.ClientAddr(l.ctx)})
-	if err != nil {
-		return nil, xerr.FromStatus(err)
-	}
-	return res, nil
 }

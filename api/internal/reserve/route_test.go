@@ -1,4 +1,4 @@
-package middleware_test
+package reserve_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/edge"
-	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
+	"github.com/seckill/seckill/api/internal/reserve"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/api/internal/validate"
 	"github.com/seckill/seckill/internal/xerr"
@@ -30,16 +30,21 @@ func testMarks() *edge.Marks {
 	return edge.New(edge.Conf{Enabled: true, SoldOutTTL: time.Minute, WindowTTL: time.Minute, ClockMargin: time.Second})
 }
 
-// reserveEdge is the middleware with activity soldOutAID marked, before a handler that
-// echoes the reservation it was handed.
+// route is the Route middleware of a pipeline answering from marks.
+func route(marks *edge.Marks, next http.HandlerFunc) http.HandlerFunc {
+	return reserve.New(reserve.Stages{Decode: edge.Decode, Gate: edge.NewGate(marks, nil)}, reserve.Front{}).Route(next)
+}
+
+// reserveEdge is the route's middleware with activity soldOutAID marked, before a handler
+// that echoes the reservation it was handed.
 func reserveEdge(t *testing.T) (http.HandlerFunc, *edge.Marks) {
 	t.Helper()
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	marks := testMarks()
 	marks.SoldOut(soldOutAID, marks.Gen())
-	return middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
+	return route(marks,
 		func(w http.ResponseWriter, r *http.Request) {
-			req, ok := middleware.Reservation(r.Context())
+			req, ok := reserve.Request(r.Context())
 			if !ok {
 				t.Error("the handler got no reservation")
 				return
@@ -63,7 +68,7 @@ func buyerRequest(t *testing.T, body io.Reader, n int64) *http.Request {
 	return r.WithContext(ctx)
 }
 
-// viaParse is what the reservation route answered before edge.Gate: go-zero's httpx.Parse
+// viaParse is what the reservation route answered before the edge: go-zero's httpx.Parse
 // in the handler, then ReserveLogic's buyer, input and mark checks.
 func viaParse(r *http.Request, marks *edge.Marks) (*types.ReserveReq, error) {
 	var req types.ReserveReq
@@ -103,9 +108,9 @@ func sameAnswer(t *testing.T, name string, newReq func() *http.Request) {
 	}
 }
 
-// TestReserveEdgeAnswersSoldOut: a valid reservation of a marked activity is answered 409
+// TestRouteAnswersSoldOut: a valid reservation of a marked activity is answered 409
 // SOLD_OUT without the handler; of another activity it reaches the handler decoded.
-func TestReserveEdgeAnswersSoldOut(t *testing.T) {
+func TestRouteAnswersSoldOut(t *testing.T) {
 	h, _ := reserveEdge(t)
 	body := `{"activity_id":5,"quantity":1,"request_id":"abcdefgh"}`
 	w := httptest.NewRecorder()
@@ -123,9 +128,9 @@ func TestReserveEdgeAnswersSoldOut(t *testing.T) {
 	}
 }
 
-// TestReserveEdgeAnswersAsParse: whatever the fast decoder does not take (bad input, a body
+// TestRouteAnswersAsParse: whatever the fast decoder does not take (bad input, a body
 // it does not decode, another transfer) is answered as httpx.Parse and the checks answer it.
-func TestReserveEdgeAnswersAsParse(t *testing.T) {
+func TestRouteAnswersAsParse(t *testing.T) {
 	for _, body := range []string{
 		`{"activity_id":5,"quantity":0,"request_id":"abcdefgh"}`,                    // quantity out of bounds: 400
 		`{"activity_id":5,"request_id":"short"}`,                                    // request_id too short: 400
@@ -158,9 +163,9 @@ func TestReserveEdgeAnswersAsParse(t *testing.T) {
 	}
 }
 
-// TestReserveEdgeKeepsReadErrors: a body whose read fails is answered as httpx.Parse
+// TestRouteKeepsReadErrors: a body whose read fails is answered as httpx.Parse
 // answers the bytes read and then the same error.
-func TestReserveEdgeKeepsReadErrors(t *testing.T) {
+func TestRouteKeepsReadErrors(t *testing.T) {
 	boom := errors.New("connection reset")
 	prefix := `{"activity_id":5,`
 	sameAnswer(t, "read error", func() *http.Request {
@@ -172,18 +177,17 @@ type failing struct{ err error }
 
 func (f *failing) Read([]byte) (int, error) { return 0, f.err }
 
-// TestReserveEdgeAnswersAsErrorCtx: each answer of the middleware (sold out, not started,
+// TestRouteAnswersAsErrorCtx: each answer of the middleware (sold out, not started,
 // ended) is, status, headers and body bytes, what httpx.ErrorCtx writes for the same
 // error with the gateway's error handler.
-func TestReserveEdgeAnswersAsErrorCtx(t *testing.T) {
+func TestRouteAnswersAsErrorCtx(t *testing.T) {
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	now := time.Now()
 	marks := testMarks()
 	marks.SoldOut(1, marks.Gen())
 	marks.Window(2, now.Add(time.Hour).Unix(), now.Add(2*time.Hour).Unix(), marks.WindowGen())
 	marks.Window(3, now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix(), marks.WindowGen())
-	h := middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
-		func(w http.ResponseWriter, r *http.Request) { t.Error("the handler ran") })
+	h := route(marks, func(w http.ResponseWriter, r *http.Request) { t.Error("the handler ran") })
 	for aid, e := range map[int]*xerr.Error{1: xerr.ErrSoldOut, 2: xerr.ErrNotStarted, 3: xerr.ErrEnded} {
 		body := `{"activity_id":` + strconv.Itoa(aid) + `,"request_id":"abcdefgh"}`
 		got := httptest.NewRecorder()
@@ -198,17 +202,16 @@ func TestReserveEdgeAnswersAsErrorCtx(t *testing.T) {
 	}
 }
 
-// TestReserveEdgeObserves: a SOLD_OUT answer of the handler (the inventory service's)
+// TestRouteObserves: a SOLD_OUT answer of the handler (the inventory service's)
 // sets the activity's mark; another answer does not.
-func TestReserveEdgeObserves(t *testing.T) {
+func TestRouteObserves(t *testing.T) {
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	marks := testMarks()
 	answer := map[int64]error{7: xerr.ErrSoldOut, 8: xerr.New(xerr.LimitExceeded, "limit")}
-	h := middleware.NewReserveEdgeMiddleware(edge.NewGate(marks, nil)).Handle(
-		func(w http.ResponseWriter, r *http.Request) {
-			req, _ := middleware.Reservation(r.Context())
-			httpx.ErrorCtx(r.Context(), w, answer[req.ActivityId])
-		})
+	h := route(marks, func(w http.ResponseWriter, r *http.Request) {
+		req, _ := reserve.Request(r.Context())
+		httpx.ErrorCtx(r.Context(), w, answer[req.ActivityId])
+	})
 	for aid, want := range map[int64]error{7: xerr.ErrSoldOut, 8: nil} {
 		body := `{"activity_id":` + strconv.FormatInt(aid, 10) + `,"request_id":"abcdefgh"}`
 		h(httptest.NewRecorder(), buyerRequest(t, strings.NewReader(body), int64(len(body))))
