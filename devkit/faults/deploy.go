@@ -112,6 +112,8 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		w.Mysql.DataSource = inv.Mysql.DataSource
 	case "trace":
 		g.Telemetry.Endpoint = "" // the gateway's spans are made, not exported
+	case "trace-writer":
+		w.Telemetry.Endpoint = "" // the writers' spans (the Kafka hop's consumer) are not exported
 	case "apps-hash":
 		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
 	}
