@@ -78,6 +78,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
 	checks = append(checks, s.appTokensCheck(ctx))
 	checks = append(checks, s.kafkaCheck(ctx))
+	checks = append(checks, s.etcdCheck(ctx))
 	if s.Deploy.Break == "target" {
 		s.Writers[0].kill()
 		fmt.Fprintf(log, "BREAK: %s killed; waiting for SeckillTargetDown to fire\n", s.Writers[0].name)

@@ -79,9 +79,9 @@ func (r *traceReceiver) Export(_ context.Context, req *collectortrace.ExportTrac
 					r.dropped++
 					continue
 				}
-				r.spans = append(r.spans, span{service: service, name: sp.GetName(), trace: hex.EncodeToString(sp.GetTraceId()),
-					id: hex.EncodeToString(sp.GetSpanId()), from: hex.EncodeToString(sp.GetParentSpanId()),
-					kind: sp.GetKind()})
+				r.spans = append(r.spans, span{service: service, name: sp.GetName(),
+					trace: hex.EncodeToString(sp.GetTraceId()), id: hex.EncodeToString(sp.GetSpanId()),
+					from: hex.EncodeToString(sp.GetParentSpanId()), kind: sp.GetKind()})
 			}
 		}
 	}
@@ -128,7 +128,11 @@ func (r *traceReceiver) report(names map[string]string) traceReport {
 		switch {
 		case s.service == rpc && s.kind == tracepb.Span_SPAN_KIND_SERVER:
 			if p, ok := parentOf(s, api); ok {
-				crossing[s.trace] = api + " " + p.name + " -> " + rpc + " " + s.name
+				path := p.name
+				for up, ok := parentOf(p, api); ok; up, ok = parentOf(up, api) {
+					path = up.name + " > " + path // the gateway's route, above its zRPC client span
+				}
+				crossing[s.trace] = api + " " + path + " -> " + rpc + " " + s.name
 			}
 		case s.service == rpc && s.kind == tracepb.Span_SPAN_KIND_PRODUCER:
 			producer[s.trace] = s.name
