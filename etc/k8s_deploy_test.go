@@ -36,6 +36,17 @@ type k8sServiceConf struct {
 	InventoryTLS struct {
 		CAFile string `yaml:"CAFile"`
 	} `yaml:"InventoryTLS"`
+	Etcd      k8sEtcdTLS `yaml:"Etcd"` // the inventory service's registration
+	Inventory struct {
+		Etcd k8sEtcdTLS `yaml:"Etcd"` // the writer's discovery (the gateway's is k8s://)
+	} `yaml:"Inventory"`
+}
+
+// k8sEtcdTLS is an Etcd block's certificates (etcd over TLS).
+type k8sEtcdTLS struct {
+	CertFile    string `yaml:"CertFile"`
+	CertKeyFile string `yaml:"CertKeyFile"`
+	CACertFile  string `yaml:"CACertFile"`
 }
 
 // servePort is the port of the service's own server: 0 for the writer, which runs none.
@@ -108,9 +119,13 @@ func TestK8sDeploymentsMatchConfigs(t *testing.T) {
 			if conf.TLS.CertFile == "" && conf.InventoryTLS.CAFile == "" {
 				t.Error("no TLS file in its config (zRPC runs over TLS)")
 			}
-			for _, f := range []string{conf.TLS.CertFile, conf.TLS.KeyFile, conf.InventoryTLS.CAFile} {
+			files := []string{conf.TLS.CertFile, conf.TLS.KeyFile, conf.InventoryTLS.CAFile}
+			for _, e := range []k8sEtcdTLS{conf.Etcd, conf.Inventory.Etcd} {
+				files = append(files, e.CertFile, e.CertKeyFile, e.CACertFile)
+			}
+			for _, f := range files {
 				if f != "" && !k8sSecretFileMounted(d, f) {
-					t.Errorf("%s (its config's TLS) is not mounted from a Secret", f)
+					t.Errorf("%s (its config's TLS, zRPC or etcd) is not mounted from a Secret", f)
 				}
 			}
 		})
@@ -186,10 +201,21 @@ func k8sSecretFileMounted(d *appsv1.Deployment, file string) bool {
 	spec := d.Spec.Template.Spec
 	for _, m := range spec.Containers[0].VolumeMounts {
 		for _, v := range spec.Volumes {
-			if m.MountPath != path.Dir(file) || v.Name != m.Name || v.Secret == nil {
+			if m.MountPath != path.Dir(file) || v.Name != m.Name {
 				continue
 			}
-			for _, it := range v.Secret.Items {
+			var items []corev1.KeyToPath // a Secret's, or those of each Secret a projected volume takes
+			if v.Secret != nil {
+				items = v.Secret.Items
+			}
+			if v.Projected != nil {
+				for _, src := range v.Projected.Sources {
+					if src.Secret != nil {
+						items = append(items, src.Secret.Items...)
+					}
+				}
+			}
+			for _, it := range items {
 				if it.Path == path.Base(file) {
 					return true
 				}

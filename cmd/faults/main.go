@@ -40,7 +40,7 @@ func main() {
 	flag.BoolVar(&cfg.Cluster, "cluster", false, "the cluster table (deploy/multinode/topology.yaml) instead")
 	deploy := flag.Bool("deploy", false, "make deploy-test: deploy/'s files as deployed, a sale, Prometheus, checks")
 	flag.StringVar(&cfg.Break, "break", "", "with -deploy: break one thing to see its check fail "+
-		"(grant, redis-user, mysql-user, target, kafka-acl, trace, apps-hash)")
+		"(grant, redis-user, mysql-user, target, kafka-acl, trace, trace-writer, apps-hash, etcd-tls)")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
 	flag.Parse()
 	cfg.Scale = faults.Full

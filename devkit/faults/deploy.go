@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
@@ -29,6 +30,9 @@ type Deployment struct {
 	DB      string            // the database (seckill_<Suffix>)
 	Break   string            // Options.Break
 	Targets map[string]string // instance (rpc-1, the host name deploy/ gives it) -> its metrics address
+
+	etcdTLS    *tls.Config // the services' client certificate and the CA (deployetcd.go)
+	etcdctlEnv []string    // etcd-auth's ETCDCTL_CACERT, _CERT, _KEY, overlaid
 
 	traces     *traceReceiver    // where every service's Telemetry.Endpoint points
 	traceNames map[string]string // api, rpc, mq -> its Telemetry.Name (the spans' service.name)
@@ -74,10 +78,11 @@ func (d *Deployment) servers(ctx context.Context, s *System, log io.Writer) erro
 	}
 	fmt.Fprintf(log, "MariaDB: database %s, users seckill_{migrate,rpc,mq}_%s (deploy/mysql/migrator.sql, "+
 		"migrations, grants.sql)\n", d.DB, d.Suffix)
-	if err := etcdAuth(ctx, d.Dir, s.Etcd.Addr); err != nil {
+	if err := etcdAuth(ctx, d.Dir, s.Etcd.Addr, d.etcdctlEnv); err != nil {
 		return err
 	}
-	fmt.Fprintln(log, "etcd: auth on (deploy/etcd/auth.sh: users root, rpc, client)")
+	fmt.Fprintln(log, "etcd: TLS (x-etcd's certificates from tls/gen-certs.sh), auth on (deploy/etcd/auth.sh: users "+
+		"root, rpc, client)")
 	return nil
 }
 
@@ -85,6 +90,7 @@ func (d *Deployment) servers(ctx context.Context, s *System, log io.Writer) erro
 // run's OTLP receiver (the address only: Batcher and Sampler as deploy/ sets them); every
 // credential stays as deploy/ names it (from the environment).
 func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) error {
+	overlayEtcd(filepath.Join(s.Dir, "tls"), &inv.Etcd, &w.Inventory.Etcd, &g.Inventory.Etcd)
 	for _, dsn := range []*string{&inv.Mysql.DataSource, &w.Mysql.DataSource} {
 		v, err := overlayDSN(*dsn, s.MariaDB.Addr, d.DB, d.Suffix)
 		if err != nil {
@@ -112,6 +118,8 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		w.Mysql.DataSource = inv.Mysql.DataSource
 	case "trace":
 		g.Telemetry.Endpoint = "" // the gateway's spans are made, not exported
+	case "trace-writer":
+		w.Telemetry.Endpoint = "" // the writers' spans (the Kafka hop's consumer) are not exported
 	case "apps-hash":
 		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
 	}

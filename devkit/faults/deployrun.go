@@ -51,10 +51,10 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	logx.SetLevel(logx.ErrorLevel)
 	o := cfg.Options
 	switch o.Break {
-	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace", "apps-hash":
+	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace", "trace-writer", "apps-hash", "etcd-tls":
 	default:
-		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl, trace or apps-hash",
-			o.Break)
+		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl, trace, trace-writer, "+
+			"apps-hash or etcd-tls", o.Break)
 	}
 	o.Deploy = true
 	s, err := StartCluster(ctx, o)
@@ -78,6 +78,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
 	checks = append(checks, s.appTokensCheck(ctx))
 	checks = append(checks, s.kafkaCheck(ctx))
+	checks = append(checks, s.etcdCheck(ctx))
 	if s.Deploy.Break == "target" {
 		s.Writers[0].kill()
 		fmt.Fprintf(log, "BREAK: %s killed; waiting for SeckillTargetDown to fire\n", s.Writers[0].name)

@@ -23,6 +23,7 @@ const maxSpans = 500_000
 // span is what the receiver keeps of one exported span.
 type span struct {
 	service         string // the resource's service.name
+	name            string
 	trace, id, from string // hex trace id, span id, parent span id ("" for a root)
 	kind            tracepb.Span_SpanKind
 }
@@ -78,71 +79,102 @@ func (r *traceReceiver) Export(_ context.Context, req *collectortrace.ExportTrac
 					r.dropped++
 					continue
 				}
-				r.spans = append(r.spans, span{service: service, trace: hex.EncodeToString(sp.GetTraceId()),
-					id: hex.EncodeToString(sp.GetSpanId()), from: hex.EncodeToString(sp.GetParentSpanId()),
-					kind: sp.GetKind()})
+				r.spans = append(r.spans, span{service: service, name: sp.GetName(),
+					trace: hex.EncodeToString(sp.GetTraceId()), id: hex.EncodeToString(sp.GetSpanId()),
+					from: hex.EncodeToString(sp.GetParentSpanId()), kind: sp.GetKind()})
 			}
 		}
 	}
 	return &collectortrace.ExportTraceServiceResponse{}, nil
 }
 
-// traceReport is what the receiver holds: spans per service.name, and the traces that
-// cross from the gateway to the inventory service (an rpc span whose parent is an api
-// span of the same trace).
+// traceReport is what the receiver holds: spans per service.name, the traces that cross
+// from the gateway to the inventory service (an rpc server span whose parent is an api
+// span of the same trace), and of those the traces that go on through Kafka to the writer
+// (an rpc producer span, and an mq consumer span whose parent is an rpc span, in the trace).
 type traceReport struct {
 	exports   int
 	perName   map[string]int
 	traces    int
 	crossing  int
 	crossName string // one crossing trace's id
+	hops      int    // crossing traces that reach the writer through Kafka
+	hopsName  string // one of them
+	hopsPath  string // its spans, gateway to writer
 }
 
-// report sums up the spans: api and rpc are the services' Telemetry.Name.
-func (r *traceReceiver) report(api, rpc string) traceReport {
+// report sums up the spans: api, rpc and mq are the services' Telemetry.Name.
+func (r *traceReceiver) report(names map[string]string) traceReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	api, rpc, mq := names["api"], names["rpc"], names["mq"]
 	rep := traceReport{exports: r.exports, perName: map[string]int{}}
-	apiSpans := map[string]bool{} // trace/span of the gateway's spans
+	byID := map[string]span{} // trace/span -> span
 	traces := map[string]bool{}
 	for _, s := range r.spans {
 		rep.perName[s.service]++
 		traces[s.trace] = true
-		if s.service == api {
-			apiSpans[s.trace+"/"+s.id] = true
-		}
+		byID[s.trace+"/"+s.id] = s
 	}
 	rep.traces = len(traces)
-	crossing := map[string]bool{}
+	parentOf := func(s span, service string) (span, bool) {
+		p, ok := byID[s.trace+"/"+s.from]
+		return p, ok && s.from != "" && p.service == service
+	}
+	crossing := map[string]string{} // trace -> its hops so far
+	producer := map[string]string{}
+	consumer := map[string]string{}
 	for _, s := range r.spans {
-		if s.service == rpc && s.from != "" && apiSpans[s.trace+"/"+s.from] {
-			crossing[s.trace] = true
+		switch {
+		case s.service == rpc && s.kind == tracepb.Span_SPAN_KIND_SERVER:
+			if p, ok := parentOf(s, api); ok {
+				path := p.name
+				for up, ok := parentOf(p, api); ok; up, ok = parentOf(up, api) {
+					path = up.name + " > " + path // the gateway's route, above its zRPC client span
+				}
+				crossing[s.trace] = api + " " + path + " -> " + rpc + " " + s.name
+			}
+		case s.service == rpc && s.kind == tracepb.Span_SPAN_KIND_PRODUCER:
+			producer[s.trace] = s.name
+		case s.service == mq && s.kind == tracepb.Span_SPAN_KIND_CONSUMER:
+			if p, ok := parentOf(s, rpc); ok {
+				consumer[s.trace] = p.name + " -> " + mq + " " + s.name
+			}
 		}
 	}
 	rep.crossing = len(crossing)
-	for t := range crossing {
+	for t, path := range crossing {
 		if rep.crossName == "" || t < rep.crossName {
 			rep.crossName = t
+		}
+		if producer[t] == "" || consumer[t] == "" {
+			continue
+		}
+		rep.hops++
+		if rep.hopsName == "" || t < rep.hopsName {
+			rep.hopsName = t
+			rep.hopsPath = path + " ... (" + rpc + " " + producer[t] + ") ... " + consumer[t]
 		}
 	}
 	return rep
 }
 
 // traceCheck waits up to wait for spans of every service name of names (kind -> its
-// Telemetry.Name) and a trace crossing api -> rpc, then reports the row.
+// Telemetry.Name) and one trace across the 4 hops (gateway, inventory service, its Kafka
+// producer, the writer's consumer), then reports the row.
 func (r *traceReceiver) traceCheck(ctx context.Context, names map[string]string, sampler string,
 	wait time.Duration) Check {
 	var rep traceReport
 	var missing []string
 	for deadline := time.Now().Add(wait); ; {
-		rep = r.report(names["api"], names["rpc"])
+		rep = r.report(names)
 		missing = missing[:0]
 		for _, kind := range []string{"api", "rpc", "mq"} {
 			if rep.perName[names[kind]] == 0 {
 				missing = append(missing, kind+" ("+names[kind]+")")
 			}
 		}
-		if (len(missing) == 0 && rep.crossing > 0) || time.Now().After(deadline) || ctx.Err() != nil {
+		if (len(missing) == 0 && rep.hops > 0) || time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -153,14 +185,17 @@ func (r *traceReceiver) traceCheck(ctx context.Context, names map[string]string,
 	}
 	sort.Strings(per)
 	detail := fmt.Sprintf("OTLP/gRPC receiver on %s (Sampler %s as deploy/ sets it): %d exports, %d traces; "+
-		"spans by service.name: %s; traces crossing api -> rpc (an rpc span whose parent is an api span): %d",
-		r.addr, sampler, rep.exports, rep.traces, orNone(per), rep.crossing)
-	if rep.crossName != "" {
-		detail += " (e.g. " + rep.crossName + ")"
+		"spans by service.name: %s; traces crossing api -> rpc: %d; of those through Kafka to the writer "+
+		"(an rpc producer span and an mq consumer span under an rpc span): %d",
+		r.addr, sampler, rep.exports, rep.traces, orNone(per), rep.crossing, rep.hops)
+	if rep.hopsName != "" {
+		detail += " (e.g. " + rep.hopsName + ": " + rep.hopsPath + ")"
+	} else if rep.crossName != "" {
+		detail += " (a crossing one: " + rep.crossName + ")"
 	}
 	if len(missing) > 0 {
 		detail += "; no spans from " + strings.Join(missing, ", ")
 	}
-	return check("traces: every service exports, api -> rpc in one trace", len(missing) == 0 && rep.crossing > 0,
-		"%s", detail)
+	return check("traces: 4 hops in one trace (gateway, inventory, Kafka producer, writer)",
+		len(missing) == 0 && rep.hops > 0, "%s", detail)
 }

@@ -25,7 +25,9 @@ func provider(t *testing.T, addr, name string) *sdktrace.TracerProvider {
 }
 
 // The receiver speaks OTLP/gRPC to the exporter go-zero uses, keeps spans by service.name,
-// and finds a trace crossing api -> rpc only when an rpc span's parent is an api span.
+// and passes the row only for a trace that crosses api -> rpc and goes on through an rpc
+// producer span to an mq consumer span under it: a writer span in another trace, or a
+// consumer span that is a root, does not count.
 func TestTraceReceiver(t *testing.T) {
 	r, err := startTraceReceiver()
 	if err != nil {
@@ -35,41 +37,55 @@ func TestTraceReceiver(t *testing.T) {
 	names := map[string]string{"api": "seckill-api", "rpc": "inventory.rpc", "mq": "seckill.mq"}
 	api, rpc, mq := provider(t, r.addr, names["api"]), provider(t, r.addr, names["rpc"]), provider(t, r.addr, names["mq"])
 	ctx := context.Background()
-
-	// rpc alone (no api parent) and api alone: spans of every kind, no crossing.
-	_, s := rpc.Tracer("t").Start(ctx, "rpc root", trace.WithSpanKind(trace.SpanKindServer))
-	s.End()
-	actx, a := api.Tracer("t").Start(ctx, "api alone", trace.WithSpanKind(trace.SpanKindServer))
-	a.End()
-	_, m := mq.Tracer("t").Start(actx, "writer.apply") // mq's span under api's: not api -> rpc
-	m.End()
-	for _, p := range []*sdktrace.TracerProvider{api, rpc, mq} {
-		if err := p.ForceFlush(ctx); err != nil {
-			t.Fatal(err)
+	start := func(p *sdktrace.TracerProvider, ctx context.Context, name string, kind trace.SpanKind) (
+		context.Context, trace.Span) {
+		return p.Tracer("t").Start(ctx, name, trace.WithSpanKind(kind))
+	}
+	flush := func() {
+		for _, p := range []*sdktrace.TracerProvider{api, rpc, mq} {
+			if err := p.ForceFlush(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+
+	// api -> rpc -> producer in one trace; the writer's consumer span a root of its own (the
+	// traceparent not carried across Kafka): every service exports, the crossing is there,
+	// the 4 hops are not.
+	actx, a := start(api, ctx, "/v1/seckill/orders", trace.SpanKindServer)
+	sctx, s := start(rpc, actx, "inventory.Inventory/ReserveBatch", trace.SpanKindServer)
+	_, p := start(rpc, sctx, "kafka.produce", trace.SpanKindProducer)
+	_, m := start(mq, ctx, "kafka.consume", trace.SpanKindConsumer)
+	for _, sp := range []trace.Span{m, p, s, a} {
+		sp.End()
+	}
+	flush()
 	c := r.traceCheck(ctx, names, "1", 2*time.Second)
-	if c.Status != Fail || r.report(names["api"], names["rpc"]).crossing != 0 {
-		t.Fatalf("no rpc span under an api span, yet: %+v", c)
+	rep := r.report(names)
+	if c.Status != Fail || rep.crossing != 1 || rep.hops != 0 {
+		t.Fatalf("the writer's span in a trace of its own, yet: %+v %+v", c, rep)
 	}
 	t.Log(c.Detail)
 
-	// The gateway's span, the inventory service's span its child (the context propagated).
-	actx, a = api.Tracer("t").Start(ctx, "POST /v1/reservations", trace.WithSpanKind(trace.SpanKindServer))
-	_, s = rpc.Tracer("t").Start(actx, "inventory.Inventory/Reserve", trace.WithSpanKind(trace.SpanKindServer))
-	s.End()
-	a.End()
+	// The same with the consumer span under the producer span: 4 hops in one trace.
+	actx, a = start(api, ctx, "/v1/seckill/orders", trace.SpanKindServer)
+	sctx, s = start(rpc, actx, "inventory.Inventory/ReserveBatch", trace.SpanKindServer)
+	pctx, p := start(rpc, sctx, "kafka.produce", trace.SpanKindProducer)
+	_, m = start(mq, pctx, "kafka.consume", trace.SpanKindConsumer)
+	for _, sp := range []trace.Span{m, p, s, a} {
+		sp.End()
+	}
 	for _, p := range []*sdktrace.TracerProvider{api, rpc, mq} {
 		if err := p.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c = r.traceCheck(ctx, names, "1", 5*time.Second)
-	rep := r.report(names["api"], names["rpc"])
-	if c.Status != Pass || rep.crossing != 1 || rep.crossName != a.SpanContext().TraceID().String() {
-		t.Fatalf("want one crossing trace %s: %+v %+v", a.SpanContext().TraceID(), c, rep)
+	rep = r.report(names)
+	if c.Status != Pass || rep.crossing != 2 || rep.hops != 1 || rep.hopsName != a.SpanContext().TraceID().String() {
+		t.Fatalf("want one trace of 4 hops, %s: %+v %+v", a.SpanContext().TraceID(), c, rep)
 	}
-	if rep.perName["seckill-api"] != 2 || rep.perName["inventory.rpc"] != 2 || rep.perName["seckill.mq"] != 1 {
+	if rep.perName["seckill-api"] != 2 || rep.perName["inventory.rpc"] != 4 || rep.perName["seckill.mq"] != 2 {
 		t.Errorf("spans by service.name: %v", rep.perName)
 	}
 	t.Log(c.Detail)

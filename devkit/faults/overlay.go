@@ -24,9 +24,10 @@ import (
 //     mysql-primary) becomes a private server's loopback address; each service instance
 //     listens (zRPC, HTTP, DevServer metrics) on a free loopback port instead of its
 //     container's 0.0.0.0:port; prometheus.yml's targets become those addresses;
-//   - data directories: the TLS script's output, Redis, MariaDB, etcd and the broker's data
-//     in the run's directory; the database `seckill` becomes seckill_<suffix> and each
-//     MySQL user seckill_<name> becomes seckill_<name>_<suffix> (as devkit/opstest does);
+//   - data directories: the TLS script's output (deploy/'s /etc/etcd/tls and /etc/seckill/tls:
+//     deployetcd.go), Redis, MariaDB, etcd and the broker's data in the run's directory;
+//     the database `seckill` becomes seckill_<suffix> and each MySQL user seckill_<name>
+//     becomes seckill_<name>_<suffix> (as devkit/opstest does);
 //   - the trace receiver's address (jaeger:4317) becomes the run's OTLP/gRPC receiver
 //     (deploytrace.go); Batcher and Sampler stay as deploy/ sets them.
 // Everything else runs as deploy/ has it: the Redis ACL rules of the compose file's
@@ -167,10 +168,12 @@ func deployMySQL(ctx context.Context, rootDSN, deploy, db, suffix string) error 
 // quote is s as a SQL string literal (hex secrets: no quote inside).
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// etcdAuth runs deploy/etcd/auth.sh against the etcd at addr, as compose's etcd-auth does.
-func etcdAuth(ctx context.Context, deploy, addr string) error {
+// etcdAuth runs deploy/etcd/auth.sh against the etcd at addr over TLS, as compose's
+// etcd-auth does (tlsEnv: its ETCDCTL_CACERT, _CERT, _KEY, overlaid: deployetcd.go).
+func etcdAuth(ctx context.Context, deploy, addr string, tlsEnv []string) error {
 	cmd := exec.CommandContext(ctx, "sh", filepath.Join(deploy, "etcd", "auth.sh"))
-	cmd.Env = append(os.Environ(), "ETCDCTL_ENDPOINTS=http://"+addr, "ROOT="+os.Getenv("SECKILL_ETCD_ROOT_PASSWORD"),
+	cmd.Env = append(append(os.Environ(), tlsEnv...), "ETCDCTL_ENDPOINTS=https://"+addr,
+		"ROOT="+os.Getenv("SECKILL_ETCD_ROOT_PASSWORD"),
 		"RPC="+os.Getenv("SECKILL_ETCD_RPC_PASSWORD"), "CLIENT="+os.Getenv("SECKILL_ETCD_CLIENT_PASSWORD"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("deploy/etcd/auth.sh: %w\n%s", err, out)

@@ -77,8 +77,10 @@ func traced(base, traceID string) *apiclient.Client {
 // TestReservationTraceReachesTheWriter follows one reservation and then its pay, each in a
 // trace of its own, through the gateway, the inventory service (acknowledged once in
 // Kafka), kfake and the writer: each trace holds every span from the HTTP handler to the
-// script and the produce, and the writer's transaction span (writer.apply), parent of its
-// MySQL spans, links to both traces, which only the traceparent header carries across Kafka.
+// script, the produce and, under it, the writer's kafka.consume (only the traceparent header
+// carries the trace across Kafka); the writer's transaction span (writer.apply), parent of its
+// MySQL spans, is the child of one consume span and links to the other when both events
+// share a transaction.
 func TestReservationTraceReachesTheWriter(t *testing.T) {
 	p := pipelinetest.Start(t, pipelinetest.Options{})
 	base := gateway(t, p)
@@ -100,15 +102,8 @@ func TestReservationTraceReachesTheWriter(t *testing.T) {
 	}
 
 	// The writer applies both events after the answers: wait for its spans.
-	var applies tracetest.SpanStubs
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		applies = nil
-		for _, s := range exp.GetSpans() {
-			if s.Name == "writer.apply" {
-				applies = append(applies, s)
-			}
-		}
-		if linked(applies, reserveTrace) && linked(applies, payTrace) || time.Now().After(deadline) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if consumed(exp.GetSpans(), reserveTrace) && consumed(exp.GetSpans(), payTrace) {
 			break
 		}
 	}
@@ -119,9 +114,6 @@ func TestReservationTraceReachesTheWriter(t *testing.T) {
 				t.Logf("%s %-8s %-34s %9s", tr[:4], s.SpanKind, s.Name, s.EndTime.Sub(s.StartTime).Round(time.Microsecond))
 			}
 		}
-	}
-	for _, s := range applies {
-		t.Logf("writer.apply %v, %d links", s.EndTime.Sub(s.StartTime).Round(time.Microsecond), len(s.Links))
 	}
 
 	// Each request's chain, each span the child of the one before, in the caller's trace.
@@ -137,20 +129,34 @@ func TestReservationTraceReachesTheWriter(t *testing.T) {
 		{payTrace, rpcChain("/v1/seckill/orders/:order_no/pay", "Confirm", "stock.confirm")},
 	} {
 		server := chain(t, spans, c.traceID, "00f067aa0ba902b7", c.chain)[2]
-		chain(t, spans, c.traceID, server, []step{{oteltrace.SpanKindInternal, "relay.ack_wait"},
-			{oteltrace.SpanKindProducer, "kafka.produce"}})
-		if !linked(applies, c.traceID) {
-			t.Errorf("no writer.apply span links to trace %s (%d writer.apply spans)", c.traceID, len(applies))
+		consume := chain(t, spans, c.traceID, server, []step{{oteltrace.SpanKindInternal, "relay.ack_wait"},
+			{oteltrace.SpanKindProducer, "kafka.produce"}, {oteltrace.SpanKindConsumer, "kafka.consume"}})[2]
+		apply := slices.IndexFunc(spans, func(s tracetest.SpanStub) bool {
+			return s.Name == "writer.apply" && (s.Parent.SpanID().String() == consume || slices.ContainsFunc(s.Links,
+				func(l sdktrace.Link) bool { return l.SpanContext.SpanID().String() == consume }))
+		})
+		if apply < 0 {
+			t.Fatalf("no writer.apply span under or linked to kafka.consume %s of trace %s", consume, c.traceID)
 		}
-	}
-	for _, a := range applies {
-		id := a.SpanContext.SpanID()
+		id := spans[apply].SpanContext.SpanID()
 		if !slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
 			return s.Name == "sql" && s.Parent.SpanID() == id
 		}) {
 			t.Errorf("writer.apply span %s has no sql span under it", id)
 		}
 	}
+}
+
+// consumed reports whether the writer applied an event of trace traceID and answered it: a
+// writer.apply span in that trace or linked to it, and a kafka.consume span (ended after it).
+func consumed(spans tracetest.SpanStubs, traceID string) bool {
+	in := func(sc oteltrace.SpanContext) bool { return strings.EqualFold(sc.TraceID().String(), traceID) }
+	return slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
+		return s.Name == "kafka.consume" && in(s.SpanContext)
+	}) && slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
+		return s.Name == "writer.apply" && (in(s.SpanContext) ||
+			slices.ContainsFunc(s.Links, func(l sdktrace.Link) bool { return in(l.SpanContext) }))
+	})
 }
 
 // step is a span a chain expects.
@@ -176,13 +182,4 @@ func chain(t *testing.T, spans tracetest.SpanStubs, traceID, parent string, step
 		ids[i] = parent
 	}
 	return ids
-}
-
-// linked reports whether one of spans links to trace traceID.
-func linked(spans tracetest.SpanStubs, traceID string) bool {
-	return slices.ContainsFunc(spans, func(s tracetest.SpanStub) bool {
-		return slices.ContainsFunc(s.Links, func(l sdktrace.Link) bool {
-			return strings.EqualFold(l.SpanContext.TraceID().String(), traceID)
-		})
-	})
 }

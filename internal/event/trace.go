@@ -4,6 +4,7 @@ import (
 	"context"
 
 	ztrace "github.com/zeromicro/go-zero/core/trace"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
@@ -21,9 +22,14 @@ const HeaderTraceParent = "traceparent"
 // AttrActivity is the span attribute naming a change's activity.
 const AttrActivity = attribute.Key("seckill.activity_id")
 
-// TraceParent is the W3C traceparent of ctx's span, "" when ctx has no valid span.
+// Sampled reports whether ctx's span is sampled: only then does the system build a span,
+// an attribute or a traceparent (a span not sampled is never exported, and the services'
+// samplers follow their caller's decision; docs/DESIGN.md, "Traces").
+func Sampled(ctx context.Context) bool { return trace.SpanContextFromContext(ctx).IsSampled() }
+
+// TraceParent is the W3C traceparent of ctx's span, "" when ctx has no sampled span.
 func TraceParent(ctx context.Context) string {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	if !Sampled(ctx) {
 		return ""
 	}
 	c := propagation.MapCarrier{}
@@ -42,14 +48,25 @@ func SpanContextOf(traceParent string) trace.SpanContext {
 }
 
 // StartSpan starts a span named name under ctx's span, or, with no span in ctx, a root
-// span linked to links; nil (no work) when neither ctx nor any link is traced.
+// span linked to links; nil (no work) when ctx holds no sampled span and there is no link
+// (callers pass only sampled ones).
 func StartSpan(ctx context.Context, name string, kind trace.SpanKind, links []trace.Link,
 	attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	if len(links) == 0 && !trace.SpanContextFromContext(ctx).IsValid() {
+	if len(links) == 0 && !Sampled(ctx) {
 		return ctx, nil
 	}
-	return ztrace.TracerFromContext(ctx).Start(ctx, name, trace.WithSpanKind(kind),
+	return tracer(ctx).Start(ctx, name, trace.WithSpanKind(kind),
 		trace.WithLinks(links...), trace.WithAttributes(attrs...))
+}
+
+// tracer is the tracer of ctx's span when it records, else the process's (go-zero's
+// provider): a remote parent (a Kafka message's traceparent) has a no-op provider, through
+// which go-zero's TracerFromContext would start no span at all.
+func tracer(ctx context.Context) trace.Tracer {
+	if s := trace.SpanFromContext(ctx); s.IsRecording() {
+		return s.TracerProvider().Tracer(ztrace.TraceName)
+	}
+	return otel.Tracer(ztrace.TraceName)
 }
 
 // EndSpan ends a span started by StartSpan (nil: none), recording err.

@@ -94,7 +94,7 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 	}
 	aid := es[0].ActivityID
 	var span oteltrace.Span
-	if oteltrace.SpanContextFromContext(ctx).IsValid() { // before the attributes: untraced, no work
+	if event.Sampled(ctx) { // before the attributes: not sampled, no work
 		ctx, span = event.StartSpan(ctx, "relay.ack_wait", oteltrace.SpanKindInternal, nil,
 			event.AttrActivity.Int64(aid), attrSeq.Int64(es[0].Seq), attrBatchSize.Int(len(es)))
 	}

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	oteltrace "go.opentelemetry.io/otel/trace"
@@ -15,6 +16,7 @@ const (
 	attrSystem    = attribute.Key("messaging.system")
 	attrTopic     = attribute.Key("messaging.destination.name")
 	attrBatchSize = attribute.Key("messaging.batch.message_count")
+	attrOperation = attribute.Key("messaging.operation.type")
 	attrSeq       = attribute.Key("seckill.seq")
 	attrOutcome   = attribute.Key("seckill.outcome")
 )
@@ -47,18 +49,50 @@ func header(m kafkax.Message, key string) string {
 	return ""
 }
 
-// sendTraced is s.Send(msgs) in the span kafka.produce, linked to each message's trace.
+// sendTraced is s.Send(msgs) in the span kafka.produce (kind producer), linked to each
+// message's trace. A message of the span's own trace (the Acker's, under the request's
+// relay.ack_wait) carries the produce span as its traceparent, so that the writer's
+// consume span is its child; the others (the relay's, whose span is a root of its own)
+// keep their request's. Not sampled: no span, the messages as they are.
 func sendTraced(ctx context.Context, s kafkax.Sender, topic string, msgs []kafkax.Message,
 	traces []oteltrace.SpanContext) error {
 	var links []oteltrace.Link
 	for _, sc := range traces {
-		if sc.IsValid() {
+		if sc.IsSampled() {
 			links = append(links, oteltrace.Link{SpanContext: sc})
 		}
 	}
 	ctx, span := event.StartSpan(ctx, "kafka.produce", oteltrace.SpanKindProducer, links,
-		attrSystem.String("kafka"), attrTopic.String(topic), attrBatchSize.Int(len(msgs)))
+		attrSystem.String("kafka"), attrTopic.String(topic), attrOperation.String("send"),
+		attrBatchSize.Int(len(msgs)))
+	if span != nil {
+		msgs = underSpan(msgs, traces, span.SpanContext())
+	}
 	err := s.Send(ctx, msgs...)
 	event.EndSpan(span, err)
 	return err
+}
+
+// underSpan is msgs with the traceparent of each message of produce's trace set to produce
+// (a new slice and new headers for those: the callers' messages are not changed).
+func underSpan(msgs []kafkax.Message, traces []oteltrace.SpanContext, produce oteltrace.SpanContext) []kafkax.Message {
+	if !produce.IsSampled() {
+		return msgs
+	}
+	var out []kafkax.Message
+	var tp string
+	for i, sc := range traces {
+		if sc.TraceID() != produce.TraceID() {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+			tp = event.TraceParent(oteltrace.ContextWithSpanContext(context.Background(), produce))
+		}
+		out[i], _ = withTraceHeader(msgs[i], tp)
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }

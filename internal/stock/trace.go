@@ -13,9 +13,10 @@ import (
 const attrCode = attribute.Key("seckill.code")
 
 // startScript starts the span stock.<script> of one script run under ctx's span; nil (no
-// work) when ctx has none (tracing off, or a caller outside any trace).
+// work) when ctx has none that is sampled (tracing off, a caller outside any trace, or one
+// its sampler left out).
 func startScript(ctx context.Context, sc *script, aid int64) (context.Context, oteltrace.Span) {
-	if !oteltrace.SpanContextFromContext(ctx).IsValid() {
+	if !event.Sampled(ctx) {
 		return ctx, nil // before the attribute: the untraced path allocates nothing
 	}
 	return event.StartSpan(ctx, "stock."+sc.name, oteltrace.SpanKindInternal, nil, event.AttrActivity.Int64(aid))

@@ -14,14 +14,12 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/zeromicro/go-queue/kq"
 	"github.com/zeromicro/go-zero/core/logx"
-	oteltrace "go.opentelemetry.io/otel/trace"
-
-	"github.com/seckill/seckill/internal/event"
 )
 
 // Handler takes a message and calls done exactly once: nil when it is durable (the
 // offset may be committed), an error when it is not (the member stops committing). ctx
-// carries the trace context of the message's headers (docs/DESIGN.md, "Traces").
+// carries the trace context of the message's headers: the span kafka.consume, when it is
+// sampled (docs/DESIGN.md, "Traces").
 // Reject takes, in the same way, a message that must not be applied (why: the reason).
 type Handler interface {
 	Submit(ctx context.Context, key, value string, done func(error))
@@ -122,7 +120,7 @@ func New(kc kq.KqConf, c Conf, h Handler, opts ...Option) (*Group, error) {
 			HeartbeatInterval: c.HeartbeatInterval,
 			Dialer:            o.dialer,
 		})
-		g.members = append(g.members, &member{r: r, h: h, verify: o.verify, slots: make(chan struct{}, c.MaxInFlight),
+		g.members = append(g.members, &member{r: r, group: kc.Group, h: h, verify: o.verify, slots: make(chan struct{}, c.MaxInFlight),
 			parts: map[int]chan *entry{}, handed: g.handed})
 	}
 	return g, nil
@@ -153,6 +151,7 @@ func (g *Group) Stop() {
 // member is one Reader in the group: a fetch loop and one committer per partition.
 type member struct {
 	r      *kafka.Reader
+	group  string // the consumer group, for traces
 	h      Handler
 	verify func(kafka.Message) error // nil: every message goes to Submit
 	slots  chan struct{}             // in-flight bound
@@ -205,7 +204,8 @@ func (m *member) run(ctx context.Context) {
 		if err := m.check(msg); err != nil {
 			m.h.Reject(string(msg.Key), string(msg.Value), err.Error(), done)
 		} else {
-			m.h.Submit(traceContext(msg), string(msg.Key), string(msg.Value), done)
+			tctx, tdone := m.consume(msg, done)
+			m.h.Submit(tctx, string(msg.Key), string(msg.Value), tdone)
 		}
 		m.handed.note(msg.Partition, msg.Offset)
 	}
@@ -277,18 +277,4 @@ func (m *member) commit(ctx context.Context, q chan *entry) {
 			logx.Errorf("consumer: commit partition %d offset %d: %v", last.msg.Partition, last.msg.Offset, err)
 		}
 	}
-}
-
-// traceContext is a context holding the trace context of msg's traceparent header, as a
-// remote parent (none when the header is absent or invalid).
-func traceContext(msg kafka.Message) context.Context {
-	ctx := context.Background()
-	for _, h := range msg.Headers {
-		if h.Key == event.HeaderTraceParent {
-			if sc := event.SpanContextOf(string(h.Value)); sc.IsValid() {
-				return oteltrace.ContextWithRemoteSpanContext(ctx, sc)
-			}
-		}
-	}
-	return ctx
 }

@@ -12,14 +12,25 @@ import (
 // attrEvents is the span attribute holding how many events a transaction applies.
 const attrEvents = attribute.Key("seckill.events")
 
-// startApply starts the span writer.apply of a batch's transaction, a root span linked to
-// the trace of each event in the batch; nil (no work) when no event is traced.
+// startApply starts the span writer.apply of a batch's transaction: the child of the first
+// sampled event's span (its kafka.consume, which the consumer started), linked to the
+// others' (a batch holds the events of many requests, as a coalesced zRPC call does); nil
+// (no work) when no event is sampled. go-zero's sql spans are its children.
 func startApply(ctx context.Context, batch []*request) (context.Context, oteltrace.Span) {
+	var parent oteltrace.SpanContext
 	var links []oteltrace.Link
 	for _, r := range batch {
-		if r.trace.IsValid() {
+		switch {
+		case !r.trace.IsSampled():
+		case !parent.IsValid():
+			parent = r.trace
+		default:
 			links = append(links, oteltrace.Link{SpanContext: r.trace})
 		}
 	}
+	if !parent.IsValid() {
+		return ctx, nil
+	}
+	ctx = oteltrace.ContextWithSpanContext(ctx, parent)
 	return event.StartSpan(ctx, "writer.apply", oteltrace.SpanKindInternal, links, attrEvents.Int(len(batch)))
 }

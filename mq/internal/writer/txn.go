@@ -15,7 +15,7 @@ import (
 
 // apply runs one transaction for the batch: order rows moved by the transition table,
 // adjustments recorded once per event_id, inventory changed once per activity. When an
-// event is traced, the transaction runs in the span writer.apply, linked to each event's trace.
+// event is sampled, the transaction runs in the span writer.apply (startApply).
 func (w *Writer) apply(batch []*request) (res outcome, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.c.TxTimeout)
 	defer cancel()

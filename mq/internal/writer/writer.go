@@ -125,7 +125,8 @@ func (w *Writer) Consume(ctx context.Context, key, value string) error {
 
 // Submit hands one message to the writer, blocking only while its queue is full: done is called
 // once, with nil once the event is committed (or dead-lettered), else with why not (ErrStopped).
-// The transaction that applies it links to ctx's span context, if any.
+// The transaction that applies it runs under ctx's span, when it is sampled, or links to it
+// (startApply).
 func (w *Writer) Submit(ctx context.Context, key, value string, done func(error)) {
 	ev, err := event.Unmarshal([]byte(value))
 	if err != nil {
