@@ -94,6 +94,9 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		addr := devenv.Loopback(ports[1+i])
 		s.Inventories = append(s.Inventories, s.service(fmt.Sprintf("rpc-%d", i+1), "rpc", f,
 			func(ctx context.Context) error { return dialOK(ctx, addr) }))
+		if s.Deploy != nil && i == cutInventory {
+			s.Inventories[i].gid = cutGID()
+		}
 	}
 	for i, f := range files.writer {
 		s.Writers = append(s.Writers, s.service(fmt.Sprintf("mq-%d", i+1), "mq", f, nil))

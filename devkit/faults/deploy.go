@@ -114,6 +114,8 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		g.Telemetry.Endpoint = "" // the gateway's spans are made, not exported
 	case "apps-hash":
 		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
+	case breakAck:
+		inv.Relay.Acknowledge = "redis" // changes answered before their event is in Kafka
 	}
 	s.BuyerSecret, s.MerchantSecret = os.Getenv("SECKILL_BUYER_SECRET"), os.Getenv("SECKILL_MERCHANT_SECRET")
 	return nil
