@@ -55,6 +55,7 @@ func deployRows(p *prometheus, brk string) []Row {
 		{Name: "fault: kill -9 a gateway mid-sale, restarted (its buyers dial the other)",
 			Burst: func(b *Burst) {
 				noPay(b)
+				b.Arrive = 2 * time.Second // denser: more requests in flight at the kill
 				if brk != "failover" {
 					b.Failover = moved
 				}
@@ -70,7 +71,8 @@ func deployRows(p *prometheus, brk string) []Row {
 				if n == 0 {
 					return []string{"no buyer's connection moved to the other gateway: the kill did not bite"}, nil
 				}
-				return nil, []string{fmt.Sprintf("%d connections the killed gateway refused dialled the other", n)}
+				return nil, []string{fmt.Sprintf("%d connections the killed gateway refused dialled the other "+
+					"(TRANSPORT answers: requests in flight at the kill, retried)", n)}
 			}},
 		{Name: "fault: kill -9 an inventory service mid-sale, restarted", Burst: noPay, Statuses: answers,
 			Inject: func(ctx context.Context, s *System, _ Scale) error {
@@ -89,7 +91,7 @@ func deployRows(p *prometheus, brk string) []Row {
 			Inject: func(ctx context.Context, s *System, _ Scale) error { return alert.killWriter(ctx, s, p) },
 			Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
 				v, n := writerLag(ctx, s, aid)
-				return append(v, alert.cleared(ctx, s, p)...), append(n, alert.String())
+				return append(v, alert.cleared(ctx, p)...), append(n, alert.String())
 			}},
 		{Name: "fault: the sale's Redis master killed -9, its replica (1 s behind) promoted", Expect: apiclient.CodeBusy,
 			Burst: noPay, Inject: recording(&shard, killMaster), Check: notes(&shard)},
@@ -191,7 +193,7 @@ func (a *alertTimes) killWriter(ctx context.Context, s *System, p *prometheus) e
 }
 
 // cleared waits for SeckillTargetDown to clear after the restart; a violation if not.
-func (a *alertTimes) cleared(ctx context.Context, s *System, p *prometheus) []string {
+func (a *alertTimes) cleared(ctx context.Context, p *prometheus) []string {
 	err := p.waitAlert(ctx, "SeckillTargetDown", a.inst, false)
 	a.clears = time.Since(a.restarted)
 	if err != nil {
