@@ -125,7 +125,11 @@ func (s *System) startServers(ctx context.Context, o Options, deploy string) err
 	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
 		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
 	if s.Deploy != nil {
-		if err := s.Deploy.prepare(&spec); err != nil {
+		err := s.Deploy.prepare(&spec)
+		if s.Deploy.traces != nil {
+			s.closers = append(s.closers, s.Deploy.traces.close)
+		}
+		if err != nil {
 			return err
 		}
 	}
