@@ -56,7 +56,8 @@ faults-cluster:
 ## deploy-test: deploy/'s own files as a multi-node system (2+ of each service, Redis Cluster 3+3 with its ACL
 ## users, MariaDB with grants.sql's users, etcd auth, zRPC TLS, kfake with SCRAM users and ACLs, Prometheus with
 ## alerts.yml, an OTLP trace receiver), one overlay of addresses/ports/data dirs (devkit/faults/overlay.go), a sale,
-## a table of checks
+## fault rows (kill -9 of a gateway, an inventory service and a writer, a Redis master killed, rpc-2 cut off from
+## Redis), a table of checks
 deploy-test:
 	$(GO) run $(GOFLAGS_T) ./cmd/faults -deploy -short
 

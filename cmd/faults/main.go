@@ -10,7 +10,7 @@
 // ACL users, mysql/grants.sql, etcd/auth.sh, kafka/users.txt and acls.txt, tls/gen-certs.sh,
 // prometheus/) through one overlay of addresses, ports and data directories
 // (devkit/faults/overlay.go), a sale through every gateway, Prometheus's targets and alerts,
-// and a table of checks.
+// the fault rows on that topology (-only selects among them), and a table of checks.
 //
 //	make faults
 //	make faults-cluster
@@ -40,7 +40,8 @@ func main() {
 	flag.BoolVar(&cfg.Cluster, "cluster", false, "the cluster table (deploy/multinode/topology.yaml) instead")
 	deploy := flag.Bool("deploy", false, "make deploy-test: deploy/'s files as deployed, a sale, Prometheus, checks")
 	flag.StringVar(&cfg.Break, "break", "", "with -deploy: break one thing to see its check fail "+
-		"(grant, redis-user, mysql-user, target, kafka-acl, trace, trace-writer, apps-hash, etcd-tls)")
+		"(grant, redis-user, mysql-user, target, kafka-acl, trace, trace-writer, apps-hash, etcd-tls, ack, failover, "+
+		"partition)")
 	noInstall := flag.Bool("no-install", false, "never apt-get install a missing redis-server / mariadb-server")
 	flag.Parse()
 	cfg.Scale = faults.Full

@@ -52,6 +52,9 @@ type Options struct {
 	// Pinned, when set, is the one address ("ip:port") every connection dials, whatever
 	// the URL's host resolves to later.
 	Pinned string
+	// Dial, when set, makes every connection (Pinned is then ignored): a load balancer's
+	// choice of gateway, say.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// OnStatus, when set, is told every exchange's HTTP status (0: no answer came).
 	OnStatus func(status int)
 }
@@ -81,6 +84,9 @@ func New(base string, o Options) *Client {
 		dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, pinned)
 		}
+	}
+	if o.Dial != nil {
+		dial = o.Dial
 	}
 	hc := &http.Client{Transport: newTransport(o.Conns, dial),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	mrand "math/rand/v2"
+	"net"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seckill/seckill/devkit/apiclient"
@@ -23,13 +25,17 @@ type client struct {
 	statuses map[int]int // every answer's HTTP status (0: none came), by status
 }
 
-func newClient(base string) *client {
+func newClient(base string) *client { return newClientDial(base, nil) }
+
+// newClientDial is newClient with its connections made by dial (nil: to base's address).
+func newClientDial(base string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *client {
 	c := &client{statuses: map[int]int{}}
-	c.Client = apiclient.New(base, apiclient.Options{Conns: 128, Timeout: 5 * time.Second, OnStatus: func(st int) {
-		c.mu.Lock()
-		c.statuses[st]++
-		c.mu.Unlock()
-	}})
+	c.Client = apiclient.New(base, apiclient.Options{Conns: 128, Timeout: 5 * time.Second, Dial: dial,
+		OnStatus: func(st int) {
+			c.mu.Lock()
+			c.statuses[st]++
+			c.mu.Unlock()
+		}})
 	return c
 }
 
@@ -75,6 +81,9 @@ type Burst struct {
 	// DrawSeconds > 0: the activity opens with a draw of that window (draw.go); the buyers
 	// enter in it and poll for the outcome.
 	DrawSeconds int64
+	// Failover, when set, is a load balancer in front of the gateways: a buyer's connection
+	// that its gateway refuses goes to the next one (failoverDial); it counts those moved.
+	Failover *atomic.Int64
 }
 
 type buyerKey struct {

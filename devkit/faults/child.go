@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/seckill/seckill/devkit/devenv"
@@ -19,6 +20,9 @@ type child struct {
 	log  string
 	// ready is what "started" means (a port listens, /healthz answers); nil: none.
 	ready func(ctx context.Context) error
+	// gid, when set, is the group the process runs as (its user stays the suite's): what the
+	// deploy test's partition matches its packets by (deployfaultrows.go).
+	gid uint32
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -35,6 +39,9 @@ func (c *child) start(ctx context.Context) error {
 	cmd := exec.Command(c.bin, c.args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = devenv.ChildProcAttr()
+	if c.gid != 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(os.Getuid()), Gid: c.gid, NoSetGroups: true}
+	}
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
 		return fmt.Errorf("start %s: %w", c.name, err)

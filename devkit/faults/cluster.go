@@ -94,6 +94,9 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		addr := devenv.Loopback(ports[1+i])
 		s.Inventories = append(s.Inventories, s.service(fmt.Sprintf("rpc-%d", i+1), "rpc", f,
 			func(ctx context.Context) error { return dialOK(ctx, addr) }))
+		if s.Deploy != nil && i == cutInventory {
+			s.Inventories[i].gid = cutGID()
+		}
 	}
 	for i, f := range files.writer {
 		s.Writers = append(s.Writers, s.service(fmt.Sprintf("mq-%d", i+1), "mq", f, nil))
@@ -122,7 +125,11 @@ func (s *System) startServers(ctx context.Context, o Options, deploy string) err
 	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
 		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
 	if s.Deploy != nil {
-		if err := s.Deploy.prepare(&spec); err != nil {
+		err := s.Deploy.prepare(&spec)
+		if s.Deploy.traces != nil {
+			s.closers = append(s.closers, s.Deploy.traces.close)
+		}
+		if err != nil {
 			return err
 		}
 	}

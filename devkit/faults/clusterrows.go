@@ -81,7 +81,7 @@ func shardOf(ctx context.Context, s *System, aid int64) (master, replica int, er
 			live = n.Addr
 		}
 	}
-	c := redis.NewClient(&redis.Options{Addr: live, DisableIdentity: true})
+	c := redis.NewClient(s.nodeOptions(live))
 	defer c.Close()
 	slot, err := c.ClusterKeySlot(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.Stock(aid)).Result()
 	if err != nil {
@@ -146,7 +146,7 @@ func killMaster(ctx context.Context, s *System) ([]string, error) {
 		}
 	}()
 	// The replica holds what was sent before the cut; the master goes on acknowledging.
-	if err := redisDo(ctx, master.Addr, "CLIENT", "KILL", "TYPE", "replica"); err != nil {
+	if err := s.nodeDo(ctx, master.Addr, "CLIENT", "KILL", "TYPE", "replica"); err != nil {
 		return nil, fmt.Errorf("cut the replication link: %w", err)
 	}
 	time.Sleep(replicaLag)
@@ -157,13 +157,13 @@ func killMaster(ctx context.Context, s *System) ([]string, error) {
 		return nil, err
 	}
 	how := "elected"
-	if err := waitRoleFor(ctx, replica.Addr, "master", electionBound); err != nil {
+	if err := s.waitRoleFor(ctx, replica.Addr, "master", electionBound); err != nil {
 		// No election came (seen in some runs): the operator's way, a takeover without votes.
 		how = fmt.Sprintf("not elected within %s, then CLUSTER FAILOVER TAKEOVER", electionBound)
-		if err := redisDo(ctx, replica.Addr, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
+		if err := s.nodeDo(ctx, replica.Addr, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
 			return nil, fmt.Errorf("takeover: %w", err)
 		}
-		if err := waitRole(ctx, replica.Addr, "master"); err != nil {
+		if err := s.waitRoleFor(ctx, replica.Addr, "master", clusterBound); err != nil {
 			log, _ := os.ReadFile(replica.Log)
 			return nil, fmt.Errorf("%w; its log ends:\n%s", err, log[max(0, len(log)-3000):])
 		}
@@ -187,10 +187,10 @@ func failover(ctx context.Context, s *System) ([]string, error) {
 		return nil, err
 	}
 	start := time.Now()
-	if err := redisDo(ctx, s.Cluster.Nodes[r].Addr, "CLUSTER", "FAILOVER"); err != nil {
+	if err := s.nodeDo(ctx, s.Cluster.Nodes[r].Addr, "CLUSTER", "FAILOVER"); err != nil {
 		return nil, err
 	}
-	if err := waitRole(ctx, s.Cluster.Nodes[r].Addr, "master"); err != nil {
+	if err := s.waitRoleFor(ctx, s.Cluster.Nodes[r].Addr, "master", clusterBound); err != nil {
 		return nil, err
 	}
 	return []string{fmt.Sprintf("activity %d: replica %s took over from %s in %s", s.Hot, s.Cluster.Nodes[r].Addr,
@@ -200,14 +200,10 @@ func failover(ctx context.Context, s *System) ([]string, error) {
 // electionBound is how long row 1 waits for the replica's own election before a takeover.
 const electionBound = 20 * time.Second
 
-// waitRole waits until the node at addr reports role (ROLE's first element).
-func waitRole(ctx context.Context, addr, role string) error {
-	return waitRoleFor(ctx, addr, role, clusterBound)
-}
-
-// waitRoleFor is waitRole for at most bound.
-func waitRoleFor(ctx context.Context, addr, role string, bound time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1})
+// waitRoleFor waits, at most bound, until the node at addr reports role (ROLE's first
+// element).
+func (s *System) waitRoleFor(ctx context.Context, addr, role string, bound time.Duration) error {
+	c := redis.NewClient(s.nodeOptions(addr))
 	defer c.Close()
 	deadline := time.Now().Add(bound)
 	for {
@@ -225,11 +221,14 @@ func waitRoleFor(ctx context.Context, addr, role string, bound time.Duration) er
 // writerLag waits until the writers' consumer group has committed everything on the events
 // topic: lag 0.
 func writerLag(ctx context.Context, s *System, _ int64) ([]string, []string) {
-	p := kafkax.NewProgress([]string{s.KafkaAddr}, s.invCfg.Relay.Topic, s.invCfg.Reconcile.WriterGroup)
+	p, err := kafkax.NewProgress([]string{s.KafkaAddr}, s.invCfg.Relay.Topic, s.invCfg.Reconcile.WriterGroup).
+		WithAuth(s.kafkaAdmin())
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
 	start := time.Now()
 	var lag int64
 	for {
-		var err error
 		lag, err = groupLag(ctx, p)
 		if err == nil && lag == 0 {
 			return nil, []string{"writer group lag 0 after " + time.Since(start).Round(100*time.Millisecond).String() + " more"}
@@ -306,7 +305,37 @@ func relayDrained(ctx context.Context, s *System, aid int64) ([]string, []string
 }
 
 func (s *System) clusterClient() *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: s.Cluster.Addrs(), DisableIdentity: true})
+	o := s.nodeOptions("")
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: s.Cluster.Addrs(), DisableIdentity: true,
+		Username: o.Username, Password: o.Password})
+}
+
+// nodeOptions are a client's of the Redis node at addr: logged in as deploy/'s admin on
+// the deploy test's system (its default user is off), as nobody on the cluster table's.
+func (s *System) nodeOptions(addr string) *redis.Options {
+	o := &redis.Options{Addr: addr, DisableIdentity: true, MaxRetries: -1}
+	if s.Deploy != nil {
+		o.Username, o.Password = "admin", adminPass()
+	}
+	return o
+}
+
+// nodeDo sends one command to the Redis node at addr (redisDo, logged in as nodeOptions).
+func (s *System) nodeDo(ctx context.Context, addr string, args ...any) error {
+	c := redis.NewClient(s.nodeOptions(addr))
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.Do(ctx, args...).Err()
+}
+
+// kafkaAdmin is how the suite's own Kafka clients log in: deploy/kafka's admin (the
+// superuser) on the deploy test's broker, as nobody on the cluster table's.
+func (s *System) kafkaAdmin() kafkax.Auth {
+	if s.Deploy == nil {
+		return kafkax.Auth{}
+	}
+	return kafkax.Auth{Mechanism: "SCRAM-SHA-512", User: "admin", Pass: os.Getenv("SECKILL_KAFKA_ADMIN_PASSWORD")}
 }
 
 // markCleared is how soon, after a cancel on one gateway, the returned unit must sell on

@@ -39,7 +39,8 @@ type Deployment struct {
 	sampler    string            // the services' Telemetry.Sampler, as deploy/ sets them
 }
 
-// prepare sets deploy/'s secrets and gives the Redis Cluster the compose file's ACL users.
+// prepare sets deploy/'s secrets, gives the Redis Cluster the compose file's ACL users and
+// starts the trace receiver.
 func (d *Deployment) prepare(spec *devenv.ClusterSpec) error {
 	if err := setDeploySecrets(); err != nil {
 		return err
@@ -55,7 +56,10 @@ func (d *Deployment) prepare(spec *devenv.ClusterSpec) error {
 	}
 	d.Suffix = hex.EncodeToString(b[:])
 	d.DB = "seckill_" + d.Suffix
-	return nil
+	// The trace receiver listens before any port is handed out (freePorts closes what it
+	// found): started later, it took an instance's metrics port once, and that target was down.
+	d.traces, err = startTraceReceiver()
+	return err
 }
 
 // servers gives MariaDB deploy/mysql's users and grants and etcd deploy/etcd's; the
@@ -98,12 +102,7 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		}
 		*dsn = v
 	}
-	r, err := startTraceReceiver()
-	if err != nil {
-		return err
-	}
-	s.closers = append(s.closers, r.close)
-	d.traces = r
+	r := d.traces // started by prepare
 	d.traceNames = map[string]string{"api": g.Telemetry.Name, "rpc": inv.Telemetry.Name, "mq": w.Telemetry.Name}
 	d.sampler = fmt.Sprintf("api %g, rpc %g, mq %g", g.Telemetry.Sampler, inv.Telemetry.Sampler, w.Telemetry.Sampler)
 	for _, sc := range []*service.ServiceConf{&inv.ServiceConf, &w.ServiceConf, &g.ServiceConf} {
@@ -122,6 +121,8 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		w.Telemetry.Endpoint = "" // the writers' spans (the Kafka hop's consumer) are not exported
 	case "apps-hash":
 		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
+	case breakAck:
+		inv.Relay.Acknowledge = "redis" // changes answered before their event is in Kafka
 	}
 	s.BuyerSecret, s.MerchantSecret = os.Getenv("SECKILL_BUYER_SECRET"), os.Getenv("SECKILL_MERCHANT_SECRET")
 	return nil

@@ -33,10 +33,10 @@ func check(name string, ok bool, format string, args ...any) Check {
 var NotDone = []string{
 	"Kafka: no real Kafka can be installed here; the in-process kfake broker runs instead, " +
 		"with deploy/kafka/users.txt's SCRAM-SHA-512 users and acls.txt's ACLs enforced",
-	"network namespaces: not done; every process shares this host's loopback (no per-host address, no link to cut)",
+	"network namespaces: not done; every process shares this host's loopback (no per-host address)",
 	"Kubernetes: not done; no manifests are started",
-	"fault rows besides the target-down alert (kill -9 of a gateway or inventory service, Redis failover, " +
-		"partition): not in this slice (make faults-cluster has kill -9 and failover on the cluster table's system)",
+	"the partition: no network namespace per host; rpc-2 is cut off from Redis by an iptables rule dropping " +
+		"its packets (matched by its group id) to the Redis ports, not by taking a link down",
 	"each process is given the environment of every service (compose and systemd give each only its own)",
 }
 
@@ -51,10 +51,11 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	logx.SetLevel(logx.ErrorLevel)
 	o := cfg.Options
 	switch o.Break {
-	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace", "trace-writer", "apps-hash", "etcd-tls":
+	case "", "grant", "redis-user", "mysql-user", "target", "kafka-acl", "trace", "trace-writer", "apps-hash",
+		"etcd-tls", breakAck, "failover", "partition":
 	default:
 		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl, trace, trace-writer, "+
-			"apps-hash or etcd-tls", o.Break)
+			"apps-hash, etcd-tls, ack, failover or partition", o.Break)
 	}
 	o.Deploy = true
 	s, err := StartCluster(ctx, o)
@@ -88,7 +89,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	}
 	checks = append(checks, prom.checks(ctx)...)
 	checks = append(checks, s.Deploy.traces.traceCheck(ctx, s.Deploy.traceNames, s.Deploy.sampler, 20*time.Second))
-	return append(checks, s.targetDownRow(ctx, prom, log)), nil
+	return append(checks, s.faultRows(ctx, prom, cfg, log)...), nil
 }
 
 func reasons(rs []string) string {

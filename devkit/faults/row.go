@@ -95,8 +95,13 @@ func rowBurst(row Row, sc Scale) Burst {
 // setUp makes the row's clients and creates its activity; on failure, what failed (a
 // prefix of the reason) and why.
 func (r *rowRun) setUp(ctx context.Context) (string, error) {
-	for _, u := range r.s.gatewayURLs() {
-		r.cs = append(r.cs, newClient(u))
+	urls := r.s.gatewayURLs()
+	for i, u := range urls {
+		if r.b.Failover != nil {
+			r.cs = append(r.cs, newClientDial(u, failoverDial(urls, i, r.b.Failover)))
+		} else {
+			r.cs = append(r.cs, newClient(u))
+		}
 	}
 	mt, err := authtoken.Merchant(r.s.MerchantSecret, 1, 24*time.Hour)
 	if err != nil {

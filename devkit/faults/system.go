@@ -93,7 +93,9 @@ type Options struct {
 	// logs in to Redis as rpc), "mysql-user" (the writer connects as seckill_rpc),
 	// "target" (one writer killed before Prometheus is asked, once its SeckillTargetDown
 	// fires), "kafka-acl" (mq also allowed to write the events topic), "trace" (the
-	// gateway exports no spans), "apps-hash" (rpc's LegacyAppsHash on).
+	// gateway exports no spans), "apps-hash" (rpc's LegacyAppsHash on), and for the fault rows
+	// (deployfaultrows.go) "ack" (rpc's Relay.Acknowledge redis), "failover" (the gateway
+	// row's buyers without a load balancer), "partition" (the cut matches no process).
 	Break string
 }
 
