@@ -33,6 +33,8 @@ type Deployment struct {
 	traces     *traceReceiver    // where every service's Telemetry.Endpoint points
 	traceNames map[string]string // api, rpc, mq -> its Telemetry.Name (the spans' service.name)
 	sampler    string            // the services' Telemetry.Sampler, as deploy/ sets them
+	// change is Options.Configure, applied after the overlay.
+	change func(*rpcserver.Config, *mqserver.Config, *apiserver.Config)
 }
 
 // prepare sets deploy/'s secrets and gives the Redis Cluster the compose file's ACL users.
@@ -114,6 +116,9 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		g.Telemetry.Endpoint = "" // the gateway's spans are made, not exported
 	case "apps-hash":
 		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
+	}
+	if d.change != nil {
+		d.change(inv, w, g)
 	}
 	s.BuyerSecret, s.MerchantSecret = os.Getenv("SECKILL_BUYER_SECRET"), os.Getenv("SECKILL_MERCHANT_SECRET")
 	return nil

@@ -95,6 +95,10 @@ type Options struct {
 	// fires), "kafka-acl" (mq also allowed to write the events topic), "trace" (the
 	// gateway exports no spans), "apps-hash" (rpc's LegacyAppsHash on).
 	Break string
+	// Configure (the deploy test's system only) changes the configs after the overlay,
+	// before they are written: make bench's production profile (devkit/benchrun), which
+	// lists every change it makes.
+	Configure func(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config)
 }
 
 // Start builds the mains and brings the system up.
