@@ -121,15 +121,19 @@ func (p *prodSystem) describe() string {
 		tls = fmt.Sprintf("zRPC over TLS (deploy/tls/gen-certs.sh's certificate, checked by api and mq against its CA "+
 			"as %s)", g.InventoryTLS.ServerName)
 	}
+	shed := "go-zero's load shedding on above them"
+	if g.CpuThreshold == 0 && inv.CpuThreshold == 0 {
+		shed = "no load shedder"
+	}
 	return fmt.Sprintf("deploy/multinode's files and topology: Redis Cluster %d masters x %d replicas "+
 		"(deploy/redis/redis-cluster.conf), etcd discovery with auth, MariaDB with grants.sql's users, the events "+
 		"topic in %d partitions, %d rpc, %d mq and %d api processes; go-zero Mode api %s, rpc %s, mq %s, "+
-		"CpuThreshold api %d, rpc %d (load shedding on); Telemetry on: Batcher %s, Sampler api %g, rpc %g, mq %g; "+
+		"CpuThreshold api %d, rpc %d (%s); Telemetry on: Batcher %s, Sampler api %g, rpc %g, mq %g; "+
 		"%s, app tokens (Auth %v); Redis ACL users %s, %s, %s; Kafka SASL %s as users %s, %s; RateLimit %d per %d s "+
 		"per buyer (Shared %v), AddrLimit on (ReserveShared %v), Coalesce InFlight %d MaxBatch %d; Log %s %s at "+
 		"level %s",
 		t.Redis.Masters, t.Redis.ReplicasPerMaster, t.Kafka.Partitions, t.Instances.Inventory, t.Instances.Writer,
-		t.Instances.Gateway, g.Mode, inv.Mode, w.Mode, g.CpuThreshold, inv.CpuThreshold, g.Telemetry.Batcher,
+		t.Instances.Gateway, g.Mode, inv.Mode, w.Mode, g.CpuThreshold, inv.CpuThreshold, shed, g.Telemetry.Batcher,
 		g.Telemetry.Sampler, inv.Telemetry.Sampler, w.Telemetry.Sampler, tls, inv.Auth, g.Redis.User,
 		inv.StockRedis.User, w.Outbox.Redis.User, inv.Relay.Kafka.Mechanism, inv.Relay.Kafka.User, w.Kafka.User,
 		g.RateLimit.Quota, g.RateLimit.Period, g.RateLimit.Shared, g.AddrLimit.ReserveShared, g.Coalesce.InFlight,

@@ -188,10 +188,16 @@ func TestProdDetail(t *testing.T) {
 	sys.Topology.Instances.Inventory, sys.Topology.Instances.Writer, sys.Topology.Instances.Gateway = 2, 3, 2
 	p := &prodSystem{sys: sys, inv: inv, w: w, g: g, changed: changed}
 	text := prodDetail(p.describe(), changed, 2)
+	shed := map[bool]string{true: "(no load shedder)", false: "(go-zero's load shedding on above them)"}
+	p.g.CpuThreshold, p.inv.CpuThreshold = 900, 900
+	if pro := p.describe(); !strings.Contains(pro, "CpuThreshold api 900, rpc 900 "+shed[false]) {
+		t.Errorf("CpuThreshold 900 described as %q", pro)
+	}
 	for _, want := range []string{
+		fmt.Sprintf("CpuThreshold api %d, rpc %d %s", g.CpuThreshold, inv.CpuThreshold,
+			shed[g.CpuThreshold == 0 && inv.CpuThreshold == 0]),
 		"Redis Cluster 3 masters x 1 replicas", "2 rpc, 3 mq and 2 api processes",
-		"go-zero Mode api pro, rpc pro, mq pro", fmt.Sprintf("CpuThreshold api %d, rpc %d", g.CpuThreshold,
-			inv.CpuThreshold), "Telemetry on: Batcher otlpgrpc, Sampler api 0.25, rpc 0.5, mq 0.75",
+		"go-zero Mode api pro, rpc pro, mq pro", "Telemetry on: Batcher otlpgrpc, Sampler api 0.25, rpc 0.5, mq 0.75",
 		"zRPC over TLS", "as inventory.rpc", "Redis ACL users api, rpc, mq", "Kafka SASL SCRAM-SHA-512 as users rpc, mq",
 		"Log console json at level info", "the first of the 2 gateways only",
 	} {
