@@ -36,13 +36,12 @@ fuzz:
 test-short:
 	$(GO) test $(GOFLAGS_T) -count=1 ./...
 
-## bench: the ratios in the benchmark profile (noshed-dev), then the HTTP rows again in
-## go-zero's shedding profile (Mode pro; a separate process: load shedding is process-wide;
-## degrade mode is measured in the first run only).
-## Shed requests fail the pro run's sale checks by design: its exit status is reported, not fatal.
+## bench: the ratios in the benchmark profile (noshed-dev, in-process), with the rows "prod reservations" and
+## "prod sold-out" in the same run: the same sales on deploy/'s files run as separate processes (the production
+## profile: Mode pro with its shedding, Telemetry, TLS zRPC, ACL Redis users, SASL broker; devkit/faults' overlay),
+## each ÷ the dev profile's in the same round; the rows list every setting changed from deploy/ (-no-prod: none).
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
-	-$(GO) run $(GOFLAGS_T) ./cmd/bench -mode pro -no-go -no-degrade -no-redis -no-capacity
 
 ## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
 faults:

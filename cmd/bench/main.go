@@ -8,8 +8,10 @@
 // highest open-loop rate of reservations, and of the bare handler, with p99 <= 50 ms and
 // no errors: loadgen's capacity search), printed as ratios from one run
 // (devkit/benchrun); -json prints the document alone on stdout (go-zero's log lines go to
-// -logs). Run it from the repository root. `make bench` runs it twice: in the benchmark
-// profile, then with -mode pro -no-go (go-zero's load shedding on).
+// -logs). Beside the HTTP rows, "prod reservations" and "prod sold-out" repeat the same
+// sales on deploy/'s own files run as separate processes (the production profile: pro mode,
+// Telemetry, TLS zRPC, ACL Redis users, a SASL broker; -no-prod leaves them out), each ÷
+// the dev profile's in the same round. Run it from the repository root.
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
@@ -73,6 +75,8 @@ func parseFlags(cfg *benchrun.Config) options {
 	flag.IntVar(&cfg.WriterN, "writer-n", 4000, "-benchtime (x) of the writer benchmarks")
 	flag.BoolVar(&cfg.SkipGo, "no-go", false, "leave out the Go benchmarks")
 	flag.BoolVar(&cfg.SkipHTTP, "no-http", false, "leave out the HTTP measurements")
+	flag.BoolVar(&cfg.SkipProd, "no-prod", false,
+		"leave out the production profile's rows (deploy/'s files as processes, the dev profile's sales on them)")
 	flag.BoolVar(&cfg.SkipRedis, "no-redis", false, "leave out the Redis time per reservation (INFO commandstats)")
 	flag.IntVar(&cfg.RedisN, "redis-n", 4096, "Redis time per reservation: reservations per measurement")
 	flag.IntVar(&cfg.RedisBatch, "redis-batch", 32,
@@ -95,7 +99,7 @@ func parseFlags(cfg *benchrun.Config) options {
 	flag.DurationVar(&cfg.CapacityBudget, "capacity-budget", 80*time.Second,
 		"capacity row: both searches together (half each; a step begun goes on past it)")
 	flag.StringVar(&cfg.Go, "go", "go", "the go command")
-	flag.DurationVar(&opt.timeout, "timeout", 10*time.Minute, "bound on the whole run")
+	flag.DurationVar(&opt.timeout, "timeout", 20*time.Minute, "bound on the whole run")
 	flag.BoolVar(&opt.asJSON, "json", false, "print the result as JSON instead of the table")
 	flag.BoolVar(&opt.quiet, "q", false, "no progress on stderr")
 	flag.BoolVar(&opt.noInstall, "no-install", false, "never apt-get install a missing redis-server / mariadb-server")

@@ -26,8 +26,8 @@ const requestTimeout = 10 * time.Second
 // bare handler, the gateway's sold-out rejections, and the sold-out storm (a sale of
 // Config.StormStock units to Config.StormBuyers buyers: every answer, reserved or sold out, counts)
 // beside the same bare handler; the reservations are a row beside the bare handler too.
-func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, logf func(string, ...any),
-	notes *[]string) ([]Row, *Sale) {
+func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, prod *prodSystem,
+	logf func(string, ...any), notes *[]string) ([]Row, *Sale) {
 	// Distinct buyers per measurement and round (as the load generator derives them), so
 	// that neither per-user limits nor the per-user rate limit carry over.
 	uidBase := time.Now().Unix() % 1_000_000 * 1_000_000
@@ -38,7 +38,7 @@ func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserv
 	for round := range c.Rounds {
 		logf("HTTP rows: round %d of %d", round+1, c.Rounds)
 		var got []string
-		rows, v := httpRound(ctx, c, sys, ac, logf, &got, uidBase+int64(round)*stride)
+		rows, v := httpRound(ctx, c, sys, ac, prod, logf, &got, uidBase+int64(round)*stride)
 		for _, n := range got { // each round's notes once
 			if !seen[n] {
 				seen[n] = true
@@ -66,12 +66,12 @@ func httpRows(ctx context.Context, c *Config, sys *standalone.System, ac apiserv
 
 // httpRound measures the HTTP rows once, each subject right after its baseline, with
 // buyers from uidBase on.
-func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config,
+func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiserver.Config, prod *prodSystem,
 	logf func(string, ...any), notes *[]string, uidBase int64) ([]Row, *Sale) {
 	// The baselines get the gateway's own RestConf: the same Mode, timeouts, middlewares.
 	bc := ac.RestConf
 	bc.Name, bc.Port = "seckill-bench-baseline", 0
-	r := &round{c: c, sys: sys, ac: ac, bc: bc, logf: logf, notes: notes, uidBase: uidBase, n: int64(c.Requests),
+	r := &round{c: c, sys: sys, prod: prod, ac: ac, bc: bc, logf: logf, notes: notes, uidBase: uidBase, n: int64(c.Requests),
 		lc: baseline.LoadConfig{Concurrency: c.Concurrency, Requests: c.Requests, MaxDuration: c.MaxDuration,
 			Timeout: requestTimeout},
 		sale: loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret, MerchantSecret: sys.MerchantSecret,
@@ -85,7 +85,14 @@ func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiser
 		Subject:  Measurement{Name: "sold-out rejections via the gateway", Unit: "/s"},
 		Baseline: Measurement{Name: "bare go-zero handler (fixed JSON)", Unit: "/s"}}
 	verdict := r.reservations(ctx, &reserve)
+	var prodRows []Row // each right after the dev profile's measurement it is the ratio to
+	if r.prod != nil {
+		prodRows = append(prodRows, r.prodReservations(ctx, reserve))
+	}
 	r.rejections(ctx, &rejects)
+	if r.prod != nil {
+		prodRows = append(prodRows, r.prodRejections(ctx, rejects))
+	}
 	storm := r.storm(ctx, rejects)
 
 	// The same reservations beside the bare handler: the whole stack's cost over go-zero's floor.
@@ -106,13 +113,14 @@ func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiser
 		"counted: gateway reservations = 200 with a decoded reservation body (each then paid and read back by its "+
 			"order_no in the sale's checks), gateway rejections = SOLD_OUT; echo = 200 with a non-empty order_no; "+
 			"bare = 200 {\"code\":\"SOLD_OUT\"}; everything else is listed as other and not counted")
-	return []Row{reserve, vsBare, rejects, storm}, verdict
+	return append([]Row{reserve, vsBare, rejects, storm}, prodRows...), verdict
 }
 
 // round is one round of the HTTP rows.
 type round struct {
 	c       *Config
 	sys     *standalone.System
+	prod    *prodSystem // the production profile's system (nil: its rows left out)
 	ac      apiserver.Config
 	bc      rest.RestConf // the baselines' server config
 	lc      baseline.LoadConfig

@@ -74,6 +74,9 @@ type Row struct {
 	// P99Ratio is subject p99 / baseline p99 (HTTP rows).
 	P99Ratio float64 `json:"p99_ratio,omitempty"`
 	Error    string  `json:"error,omitempty"` // the row could not be measured
+	// Detail says more of what was measured (the production profile's rows: the profile
+	// and every setting changed from deploy/'s files).
+	Detail string `json:"detail,omitempty"`
 	// Rounds: each round's ratio, in the order measured, when the row was measured in
 	// several rounds (Config.Rounds; in each round subject and baseline run back to back).
 	// Ratio is then their median, and Subject, Baseline and P99Ratio are the median round's.
@@ -176,6 +179,9 @@ func (r *Result) WriteText(w io.Writer) {
 			continue
 		}
 		p("%s: %s", row.Label, detail(row))
+		if row.Detail != "" {
+			p("  %s", row.Detail)
+		}
 	}
 	if r.Degrade != nil && len(r.Degrade.Points) > 0 {
 		p("")

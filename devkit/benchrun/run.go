@@ -74,6 +74,9 @@ type Config struct {
 	SkipHTTP    bool // leave out the HTTP measurements
 	SkipDegrade bool // leave out degrade mode
 	SkipRedis   bool // leave out the Redis time per reservation
+	// SkipProd leaves out the production profile's rows (prod.go): deploy/'s files run as
+	// separate processes, the dev profile's sales repeated on them in each round.
+	SkipProd bool
 
 	// The "capacity at p99" row (capacity.go): the highest open-loop rate with p99 <=
 	// CapacityP99 and no errors, of the reservations and of the bare handler, each searched
@@ -238,7 +241,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Rows = append(res.Rows, redisRow(ctx, &cfg, sys.RedisAddr, logf, &res.Notes))
 	}
 	if !cfg.SkipHTTP {
-		rows, sale := httpRows(ctx, &cfg, sys, ac, logf, &res.Notes)
+		var prod *prodSystem
+		if !cfg.SkipProd && ctx.Err() == nil {
+			if prod, err = startProd(ctx, &cfg, logf); err != nil {
+				return nil, err
+			}
+			defer prod.close()
+		}
+		rows, sale := httpRows(ctx, &cfg, sys, ac, prod, logf, &res.Notes)
 		res.Rows, res.Sale = append(res.Rows, rows...), sale
 		if w, ok := extra[writerBatched]; ok {
 			res.Rows = append(res.Rows, drainRow(w, rows))

@@ -24,7 +24,9 @@ func TestRunTiny(t *testing.T) {
 	const n = 150
 	res, err := Run(ctx, Config{
 		Dir: "../..", SkipGo: true, SkipDegrade: true, SkipRedis: true, SkipCapacity: true, // TestRunDegradeTiny,
-		// TestRedisRowTiny, TestCapacityRowFromTwoSearches
+		// TestRedisRowTiny, TestCapacityRowFromTwoSearches; the production profile's system (deploy/'s
+		// multi-node files as processes) is too big for a unit test: prod_test.go tests its rows and configs
+		SkipProd:    true,
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
 		Rounds: 2, Log: &progress,

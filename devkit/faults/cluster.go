@@ -70,7 +70,7 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		if err := ensureTools(ctx, o, devenv.EtcdClientPackage, devenv.PrometheusPackage); err != nil {
 			return nil, err
 		}
-		s.Deploy = &Deployment{Dir: deploy, Break: o.Break}
+		s.Deploy = &Deployment{Dir: deploy, Break: o.Break, change: o.Configure}
 	}
 	if err := s.startServers(ctx, o, deploy); err != nil {
 		return nil, err

@@ -37,6 +37,8 @@ type Deployment struct {
 	traces     *traceReceiver    // where every service's Telemetry.Endpoint points
 	traceNames map[string]string // api, rpc, mq -> its Telemetry.Name (the spans' service.name)
 	sampler    string            // the services' Telemetry.Sampler, as deploy/ sets them
+	// change is Options.Configure, applied after the overlay.
+	change func(*rpcserver.Config, *mqserver.Config, *apiserver.Config)
 }
 
 // prepare sets deploy/'s secrets, gives the Redis Cluster the compose file's ACL users and
@@ -123,6 +125,9 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 		inv.LegacyAppsHash = true // the app tokens written to Redis, in clear
 	case breakAck:
 		inv.Relay.Acknowledge = "redis" // changes answered before their event is in Kafka
+	}
+	if d.change != nil {
+		d.change(inv, w, g)
 	}
 	s.BuyerSecret, s.MerchantSecret = os.Getenv("SECKILL_BUYER_SECRET"), os.Getenv("SECKILL_MERCHANT_SECRET")
 	return nil

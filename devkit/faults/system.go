@@ -97,6 +97,10 @@ type Options struct {
 	// (deployfaultrows.go) "ack" (rpc's Relay.Acknowledge redis), "failover" (the gateway
 	// row's buyers without a load balancer), "partition" (the cut matches no process).
 	Break string
+	// Configure (the deploy test's system only) changes the configs after the overlay,
+	// before they are written: make bench's production profile (devkit/benchrun), which
+	// lists every change it makes.
+	Configure func(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config)
 }
 
 // Start builds the mains and brings the system up.
