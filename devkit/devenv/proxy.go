@@ -2,7 +2,6 @@ package devenv
 
 import (
 	"errors"
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -26,19 +25,24 @@ type Proxy struct {
 	closed bool
 	wg     sync.WaitGroup
 	delay  atomic.Int64 // SetDelay: each chunk from the target waits this long (ns)
+	send   atomic.Int64 // SetSendDelay: each chunk to the target waits this long (ns)
 }
 
 // SetDelay makes every chunk the target sends wait d before it is passed on (0: none): a
 // slow server, or a slow link back from it.
 func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
-// slow copies src to dst, each chunk held for the proxy's delay.
-func (p *Proxy) slow(dst, src net.Conn) {
+// SetSendDelay makes every chunk a client sends wait d before it is passed on to the target
+// (0: none): a link that holds requests and delivers them late, as one that heals does.
+func (p *Proxy) SetSendDelay(d time.Duration) { p.send.Store(int64(d)) }
+
+// slow copies src to dst, each chunk held for delay.
+func slow(dst, src net.Conn, delay *atomic.Int64) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if d := p.delay.Load(); d > 0 {
+			if d := delay.Load(); d > 0 {
 				time.Sleep(time.Duration(d))
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
@@ -113,11 +117,11 @@ func (p *Proxy) forward(c net.Conn) {
 	}
 	done := make(chan struct{}, 2)
 	go func() {
-		_, _ = io.Copy(up, c)
+		slow(up, c, &p.send)
 		done <- struct{}{}
 	}()
 	go func() {
-		p.slow(c, up)
+		slow(c, up, &p.delay)
 		done <- struct{}{}
 	}()
 	<-done // one direction ended: close both, which ends the other

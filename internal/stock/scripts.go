@@ -3,11 +3,14 @@ package stock
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
 	pkgerrors "github.com/pkg/errors"
+	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/xerr"
@@ -108,7 +111,11 @@ func (s *Store) run(ctx context.Context, sc *script, aid int64, keys []string, a
 		// An infrastructure error enters logic here: keep where it happened (the edge,
 		// xerr's interceptor, logs it once with this stack) and type it as a dependency
 		// failure (BUSY, never INTERNAL).
-		return nil, xerr.Unavailable(pkgerrors.Wrapf(err, "stock script %s", sc.name))
+		err = pkgerrors.Wrapf(err, "stock script %s", sc.name)
+		if mayRun(err) {
+			err = &unsureError{err}
+		}
+		return nil, xerr.Unavailable(err)
 	}
 	res, ok := v.([]any)
 	if !ok || len(res) == 0 {
@@ -174,4 +181,27 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// An unsureError is a script call that failed once the script may have been sent: it may
+// still reach Redis and run (a request held in a partitioned link, delivered when it heals).
+type unsureError struct{ error }
+
+func (e *unsureError) Unwrap() error { return e.error }
+
+// Unsure reports whether err is a script call that failed with the script perhaps still on its
+// way to Redis (not refused by the breaker, not a failed dial): its effect is unknown until the
+// sell-by the call carried has passed on Redis's clock.
+func Unsure(err error) bool {
+	var u *unsureError
+	return errors.As(err, &u)
+}
+
+// mayRun reports whether a script call that failed with err may have been sent.
+func mayRun(err error) bool {
+	var op *net.OpError
+	if errors.Is(err, breaker.ErrServiceUnavailable) || errors.As(err, &op) && op.Op == "dial" {
+		return false
+	}
+	return true
 }

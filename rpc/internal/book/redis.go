@@ -42,13 +42,52 @@ func (r Redis) Reserve(ctx context.Context, aid, uid, qty int64, requestID strin
 	return res[0].Reservation, res[0].Err
 }
 
-// ReserveBatch reserves items of activity aid in order, each answered as Reserve would.
+// answerMargin: a reservation's script sells nothing later than this before its call's
+// deadline, so that no script still on its way (a partitioned link) sells after the caller
+// was answered (docs/DESIGN.md, "Failure stance").
+const answerMargin = 100 * time.Millisecond
+
+// ReserveBatch reserves items of activity aid in order, each answered as Reserve would. The
+// script sells nothing past the call's deadline (less answerMargin) or the fence's SellBy,
+// whichever is first; a call that failed with its script perhaps still on its way is answered
+// only once that sell-by has passed, so the answer (BUSY) is never contradicted by a late
+// script and a retry with the same request id finds what is true from then on.
 func (r Redis) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error) {
-	res, err := r.Store.ReserveBatch(ctx, aid, items, r.SellBy)
+	sellBy := r.sellBy(ctx)
+	res, err := r.Store.ReserveBatch(ctx, aid, items, sellBy)
 	if err != nil {
+		if stock.Unsure(err) {
+			waitPast(ctx, sellBy)
+		}
 		return nil, err
 	}
 	return r.settle(ctx, aid, res), nil
+}
+
+// sellBy is the earlier of the fence's SellBy and ctx's deadline less answerMargin (zero: neither).
+func (r Redis) sellBy(ctx context.Context) time.Time {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return r.SellBy
+	}
+	if by := d.Add(-answerMargin); r.SellBy.IsZero() || by.Before(r.SellBy) {
+		return by
+	}
+	return r.SellBy
+}
+
+// waitPast returns once t has passed (at once for a zero t) or ctx is done.
+func waitPast(ctx context.Context, t time.Time) {
+	d := time.Until(t)
+	if t.IsZero() || d <= 0 {
+		return
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-ctx.Done():
+	}
 }
 
 // ServeDraw reserves the draw's entrants items of activity aid in order (stock.Store.ServeDraw).
