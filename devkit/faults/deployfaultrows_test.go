@@ -24,7 +24,7 @@ func TestFailoverDialMovesOffARefusingGateway(t *testing.T) {
 		ls = append(ls, l)
 		urls = append(urls, "http://"+l.Addr().String())
 	}
-	defer ls[1].Close()
+	defer func() { _ = ls[1].Close() }()
 	var moved atomic.Int64
 	dial := failoverDial(urls, 0, &moved)
 	c, err := dial(context.Background(), "tcp", "ignored:1")
