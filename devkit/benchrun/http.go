@@ -71,7 +71,8 @@ func httpRound(ctx context.Context, c *Config, sys *standalone.System, ac apiser
 	// The baselines get the gateway's own RestConf: the same Mode, timeouts, middlewares.
 	bc := ac.RestConf
 	bc.Name, bc.Port = "seckill-bench-baseline", 0
-	r := &round{c: c, sys: sys, prod: prod, ac: ac, bc: bc, logf: logf, notes: notes, uidBase: uidBase, n: int64(c.Requests),
+	r := &round{c: c, sys: sys, prod: prod, ac: ac, bc: bc, logf: logf, notes: notes, uidBase: uidBase,
+		n: int64(c.Requests),
 		lc: baseline.LoadConfig{Concurrency: c.Concurrency, Requests: c.Requests, MaxDuration: c.MaxDuration,
 			Timeout: requestTimeout},
 		sale: loadgen.Config{BaseURL: sys.APIURL, BuyerSecret: sys.BuyerSecret, MerchantSecret: sys.MerchantSecret,

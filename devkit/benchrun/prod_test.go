@@ -152,7 +152,8 @@ func TestProdRows(t *testing.T) {
 		row.Detail != "the profile" || row.Error != "" {
 		t.Fatalf("row %+v", row)
 	}
-	if r := prodRow(labelProdSoldOut, "", Measurement{Rate: 5}, "", Row{Error: "load generator: refused"}); r.Error == "" ||
+	noDev := Row{Error: "load generator: refused"}
+	if r := prodRow(labelProdSoldOut, "", Measurement{Rate: 5}, "", noDev); r.Error == "" ||
 		!strings.Contains(r.Error, "refused") || r.Ratio != 0 || r.Label != "prod sold-out" {
 		t.Errorf("without the dev measurement: %+v", r)
 	}
