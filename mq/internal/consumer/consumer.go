@@ -120,7 +120,8 @@ func New(kc kq.KqConf, c Conf, h Handler, opts ...Option) (*Group, error) {
 			HeartbeatInterval: c.HeartbeatInterval,
 			Dialer:            o.dialer,
 		})
-		g.members = append(g.members, &member{r: r, group: kc.Group, h: h, verify: o.verify, slots: make(chan struct{}, c.MaxInFlight),
+		g.members = append(g.members, &member{r: r, group: kc.Group, h: h, verify: o.verify,
+			slots: make(chan struct{}, c.MaxInFlight),
 			parts: map[int]chan *entry{}, handed: g.handed})
 	}
 	return g, nil
