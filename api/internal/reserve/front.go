@@ -76,17 +76,17 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Router.ServeHTTP(w, r)
 		return
 	}
-	r, err := p.early(r)
-	if err == nil {
+	r, answer := p.early(r)
+	if answer == nil {
 		f.Router.ServeHTTP(w, r)
 		return
 	}
-	code := xerr.CodeOf(err)
+	code := answer.Code
 	fastAnswers.WithLabelValues(string(code)).Inc()
 	if f.traced() {
-		f.writeTraced(w, r, err, xerr.HTTPStatus(code))
+		f.writeTraced(w, r, answer, xerr.HTTPStatus(code))
 	} else {
-		p.write(w, r, err)
+		p.write(w, r, answer)
 	}
 	// go-zero's access log line (rest/handler LogHandler), built only at level info.
 	logx.Infofn(func() any {
@@ -111,12 +111,12 @@ func (p *Pipeline) addrAllow(r *http.Request) error {
 }
 
 // early runs the first stages on r: authenticate, decode (a plain body only) and the marks.
-// err is a mark's answer; otherwise r goes on carrying what they learned.
-func (p *Pipeline) early(r *http.Request) (*http.Request, error) {
+// answer is a mark's; nil: r goes on carrying what they learned.
+func (p *Pipeline) early(r *http.Request) (_ *http.Request, answer *xerr.Error) {
 	r, st := with(r)
-	uid, err := p.authenticate(r, st)
-	if err != nil {
-		return r, nil // the route answers 401
+	uid, _ := p.authenticate(r, st)
+	if st.authErr != nil {
+		return r, nil //nolint:nilerr // the route answers the refusal (BuyerJWT, from the verdict in st)
 	}
 	req, ok, _ := p.s.Decode(r, true)
 	if !ok {
@@ -125,8 +125,10 @@ func (p *Pipeline) early(r *http.Request) (*http.Request, error) {
 	st.req, st.decoded = req, true
 	st.gen, st.checkErr = p.s.Gate.Check(r.Context(), uid, &st.req)
 	st.checked = true
-	if err := st.checkErr; err == xerr.ErrSoldOut || err == xerr.ErrNotStarted || err == xerr.ErrEnded {
-		return r, err
+	for _, mark := range []*xerr.Error{xerr.ErrSoldOut, xerr.ErrNotStarted, xerr.ErrEnded} {
+		if st.checkErr == error(mark) {
+			return r, mark
+		}
 	}
 	return r, nil // no mark holds, or bad input: the route answers
 }
