@@ -11,6 +11,7 @@ import (
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
@@ -96,7 +97,7 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 	var span oteltrace.Span
 	if event.Sampled(ctx) { // before the attributes: not sampled, no work
 		ctx, span = event.StartSpan(ctx, "relay.ack_wait", oteltrace.SpanKindInternal, nil,
-			event.AttrActivity.Int64(aid), attrSeq.Int64(es[0].Seq), attrBatchSize.Int(len(es)))
+			event.AttrActivity.Int64(aid), attrSeq.Int64(es[0].Seq), semconv.MessagingBatchMessageCount(len(es)))
 	}
 	outcome := "acknowledged"
 	defer func() {

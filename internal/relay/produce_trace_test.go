@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/devkit/testenv"
@@ -49,8 +50,9 @@ func TestProduceInjectsItsSpan(t *testing.T) {
 		t.Fatalf("kafka.produce: kind %v, parent %v; want producer under the request's span", produce.SpanKind,
 			produce.Parent.SpanID())
 	}
-	for _, kv := range []attribute.KeyValue{attrSystem.String("kafka"), attrTopic.String("events"),
-		attrOperation.String("send"), attrBatchSize.Int(2)} {
+	for _, kv := range []attribute.KeyValue{semconv.MessagingSystemKafka,
+		semconv.MessagingDestinationName("events"), semconv.MessagingOperationTypeSend,
+		semconv.MessagingBatchMessageCount(2)} {
 		if !hasAttr(produce.Attributes, kv) {
 			t.Errorf("kafka.produce lacks %s=%s: %v", kv.Key, kv.Value.Emit(), produce.Attributes)
 		}

@@ -5,20 +5,17 @@ import (
 	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 )
 
-// Span attributes of the produce (OpenTelemetry's messaging conventions) and of the wait.
+// Span attributes of the wait (the produce's are OpenTelemetry's messaging conventions, semconv).
 const (
-	attrSystem    = attribute.Key("messaging.system")
-	attrTopic     = attribute.Key("messaging.destination.name")
-	attrBatchSize = attribute.Key("messaging.batch.message_count")
-	attrOperation = attribute.Key("messaging.operation.type")
-	attrSeq       = attribute.Key("seckill.seq")
-	attrOutcome   = attribute.Key("seckill.outcome")
+	attrSeq     = attribute.Key("seckill.seq")
+	attrOutcome = attribute.Key("seckill.outcome")
 )
 
 // withTraceHeader is m with the header event.HeaderTraceParent set to tp (replacing one it
@@ -63,8 +60,8 @@ func sendTraced(ctx context.Context, s kafkax.Sender, topic string, msgs []kafka
 		}
 	}
 	ctx, span := event.StartSpan(ctx, "kafka.produce", oteltrace.SpanKindProducer, links,
-		attrSystem.String("kafka"), attrTopic.String(topic), attrOperation.String("send"),
-		attrBatchSize.Int(len(msgs)))
+		semconv.MessagingSystemKafka, semconv.MessagingDestinationName(topic), semconv.MessagingOperationTypeSend,
+		semconv.MessagingBatchMessageCount(len(msgs)))
 	if span != nil {
 		msgs = underSpan(msgs, traces, span.SpanContext())
 	}

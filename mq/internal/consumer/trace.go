@@ -5,20 +5,10 @@ import (
 	"strconv"
 
 	"github.com/segmentio/kafka-go"
-	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
-)
-
-// Span attributes of the consume span (OpenTelemetry's messaging conventions).
-const (
-	attrSystem    = attribute.Key("messaging.system")
-	attrTopic     = attribute.Key("messaging.destination.name")
-	attrGroup     = attribute.Key("messaging.consumer.group.name")
-	attrPartition = attribute.Key("messaging.destination.partition.id")
-	attrOffset    = attribute.Key("messaging.kafka.offset")
-	attrOperation = attribute.Key("messaging.operation.type")
 )
 
 // traceContext is a context holding the trace context of msg's traceparent header, as a
@@ -46,9 +36,10 @@ func (m *member) consume(msg kafka.Message, done func(error)) (context.Context, 
 		return ctx, done
 	}
 	ctx, span := event.StartSpan(ctx, "kafka.consume", oteltrace.SpanKindConsumer, nil,
-		attrSystem.String("kafka"), attrTopic.String(msg.Topic), attrGroup.String(m.group),
-		attrPartition.String(strconv.Itoa(msg.Partition)), attrOffset.Int64(msg.Offset),
-		attrOperation.String("process"))
+		semconv.MessagingSystemKafka, semconv.MessagingDestinationName(msg.Topic),
+		semconv.MessagingConsumerGroupName(m.group),
+		semconv.MessagingDestinationPartitionID(strconv.Itoa(msg.Partition)),
+		semconv.MessagingKafkaOffset(int(msg.Offset)), semconv.MessagingOperationTypeProcess)
 	return ctx, func(err error) {
 		event.EndSpan(span, err)
 		done(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/devkit/testenv"
@@ -69,9 +70,10 @@ func TestConsumeSpanContinuesTheTrace(t *testing.T) {
 		t.Errorf("span %q kind %v parent %v status %v; want kafka.consume, consumer, under %s, error", s.Name,
 			s.SpanKind, s.Parent, s.Status, tp[36:52])
 	}
-	for _, kv := range []attribute.KeyValue{attrSystem.String("kafka"), attrTopic.String("events"),
-		attrGroup.String("seckill-writer"), attrPartition.String("3"), attrOffset.Int64(42),
-		attrOperation.String("process")} {
+	for _, kv := range []attribute.KeyValue{semconv.MessagingSystemKafka,
+		semconv.MessagingDestinationName("events"), semconv.MessagingConsumerGroupName("seckill-writer"),
+		semconv.MessagingDestinationPartitionID("3"), semconv.MessagingKafkaOffset(42),
+		semconv.MessagingOperationTypeProcess} {
 		if !slices.Contains(s.Attributes, kv) {
 			t.Errorf("kafka.consume lacks %s=%s: %v", kv.Key, kv.Value.Emit(), s.Attributes)
 		}
