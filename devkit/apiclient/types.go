@@ -198,7 +198,7 @@ type Health struct {
 // (OrderNo, Status "paid", TradeNo).
 type Payment struct {
 	OrderNo string `json:"order_no"`
-	Amount  int64  `json:"amount,omitempty"`
+	Amount  int64  `json:"amount"` // always sent: a free order's is 0, and the API requires the field
 	TradeNo string `json:"trade_no"`
 	Status  string `json:"status,omitempty"`
 }

@@ -43,7 +43,6 @@ func cutGID() uint32 { return uint32(40000 + os.Getpid()%20000) }
 // deployRows are the fault rows, in order; p is the run's Prometheus (the writer's row
 // waits for its alert).
 func deployRows(p *prometheus, brk string) []Row {
-	noPay := func(b *Burst) { b.Pay, b.Cancel = 0, 0.3 } // deploy/'s buyers cannot pay (403 FORBIDDEN)
 	// A wrong answer is none of these: 429 is deploy's AddrLimit (every buyer here comes from
 	// 127.0.0.1), 503 BUSY, 409 SOLD_OUT or LIMIT_EXCEEDED.
 	answers := []int{200, 409, 429, 503}
@@ -54,7 +53,7 @@ func deployRows(p *prometheus, brk string) []Row {
 	return []Row{
 		{Name: "fault: kill -9 a gateway mid-sale, restarted (its buyers dial the other)",
 			Burst: func(b *Burst) {
-				noPay(b)
+				providerPays(b)
 				b.Arrive = 2 * time.Second // denser: more requests in flight at the kill
 				if brk != "failover" {
 					b.Failover = moved
@@ -74,7 +73,7 @@ func deployRows(p *prometheus, brk string) []Row {
 				return nil, []string{fmt.Sprintf("%d connections the killed gateway refused dialled the other "+
 					"(TRANSPORT answers: requests in flight at the kill, retried)", n)}
 			}},
-		{Name: "fault: kill -9 an inventory service mid-sale, restarted", Burst: noPay, Statuses: answers,
+		{Name: "fault: kill -9 an inventory service mid-sale, restarted", Burst: providerPays, Statuses: answers,
 			Inject: func(ctx context.Context, s *System, _ Scale) error {
 				var err error
 				if held, err = killInventory(ctx, s); err != nil {
@@ -87,16 +86,16 @@ func deployRows(p *prometheus, brk string) []Row {
 				v, n := relayDrained(ctx, s, aid)
 				return v, append(held, n...)
 			}},
-		{Name: "fault: kill -9 a writer mid-sale, restarted; SeckillTargetDown fires and clears", Burst: noPay,
+		{Name: "fault: kill -9 a writer mid-sale, restarted; SeckillTargetDown fires and clears", Burst: providerPays,
 			Inject: func(ctx context.Context, s *System, _ Scale) error { return alert.killWriter(ctx, s, p) },
 			Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
 				v, n := writerLag(ctx, s, aid)
 				return append(v, alert.cleared(ctx, p)...), append(n, alert.String())
 			}},
 		{Name: "fault: the sale's Redis master killed -9, its replica (1 s behind) promoted", Expect: apiclient.CodeBusy,
-			Burst: noPay, Inject: recording(&shard, killMaster), Check: notes(&shard)},
+			Burst: providerPays, Inject: recording(&shard, killMaster), Check: notes(&shard)},
 		{Name: "fault: rpc-2 cut off from Redis (iptables DROP of its packets to the Redis ports), healed",
-			Expect: apiclient.CodeBusy, Burst: noPay, Statuses: answers,
+			Expect: apiclient.CodeBusy, Burst: providerPays, Statuses: answers,
 			Inject: func(ctx context.Context, s *System, sc Scale) error {
 				var err error
 				cut, cutFailed, err = s.partition(ctx, sc.RedisDown, brk == "partition")
@@ -310,3 +309,8 @@ func rpcCodes(ctx context.Context, addr string) (map[string]float64, error) {
 // (Relay.Acknowledge redis), not once its event is in Kafka: the Redis master's row loses
 // what the killed master acknowledged and its replica never received.
 const breakAck = "ack"
+
+// providerPays makes a burst's orders paid by the payment provider's signed notification
+// (deploy/'s Pay.BuyerConfirms is false: the buyer's own pay is 403 FORBIDDEN), signed with
+// the gateways' SECKILL_PAYMENT_SECRET.
+func providerPays(b *Burst) { b.PaymentSecret = []byte(os.Getenv("SECKILL_PAYMENT_SECRET")) }

@@ -70,7 +70,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 	fmt.Fprintf(log, "prometheus on %s (deploy/prometheus/prometheus.yml, its targets replaced; alerts.yml)\n", prom.base)
 	var checks []Check
 	fmt.Fprintf(log, "sale through %d gateways: %s\n", len(s.APIURLs), strings.Join(s.APIURLs, ", "))
-	r := runRow(ctx, s, Row{Name: "sale"}, cfg.Scale)
+	r := runRow(ctx, s, Row{Name: "sale", Burst: providerPays}, cfg.Scale)
 	checks = append(checks, check(fmt.Sprintf("sale through %d gateways", len(s.APIURLs)), r.Status == Pass,
 		"acknowledged %d, oversold %d, lost %d, duplicated %d, told no %d, reconcile consistent %v in %s%s",
 		r.Acknowledged, r.Oversold, r.Lost, r.Duplicated, r.ToldNo, r.Consistent,
