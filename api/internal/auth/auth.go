@@ -50,15 +50,6 @@ func WithUID(ctx context.Context, uid int64) context.Context {
 	return context.WithValue(ctx, uidKey, uid)
 }
 
-// WithBuyer checks the buyer claim and stores it typed; Unauthorized when absent.
-func WithBuyer(ctx context.Context) (context.Context, error) {
-	uid, ok := Claim(ctx, authtoken.BuyerClaim)
-	if !ok {
-		return ctx, errNoClaim
-	}
-	return context.WithValue(ctx, uidKey, uid), nil
-}
-
 // WithMerchant checks the merchant claim and stores it typed; Unauthorized when absent.
 func WithMerchant(ctx context.Context) (context.Context, error) {
 	mid, ok := Claim(ctx, authtoken.MerchantClaim)

@@ -51,12 +51,12 @@ func goZeroRoute() http.Handler {
 				middleware.Refuse(w, r, err)
 				return
 			}
-			ctx, err := auth.WithBuyer(r.Context())
-			if err != nil {
-				middleware.Refuse(w, r, err)
+			uid, ok := auth.Claim(r.Context(), authtoken.BuyerClaim)
+			if !ok {
+				middleware.Refuse(w, r, auth.ErrNoClaim)
 				return
 			}
-			uidHandler(w, r.WithContext(ctx))
+			uidHandler(w, r.WithContext(auth.WithUID(r.Context(), uid)))
 		}))
 }
 
