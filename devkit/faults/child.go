@@ -23,6 +23,9 @@ type child struct {
 	// gid, when set, is the group the process runs as (its user stays the suite's): what the
 	// deploy test's partition matches its packets by (deployfaultrows.go).
 	gid uint32
+	// env, when not nil, is the process's whole environment (the deploy test: its
+	// service's, deployenv.go); nil: the suite's.
+	env []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -38,6 +41,7 @@ func (c *child) start(ctx context.Context) error {
 	fmt.Fprintf(out, "\n=== %s start %s\n", c.name, time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(c.bin, c.args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = c.env
 	cmd.SysProcAttr = devenv.ChildProcAttr()
 	if c.gid != 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(os.Getuid()), Gid: c.gid, NoSetGroups: true}

@@ -164,10 +164,15 @@ func (s *System) startServers(ctx context.Context, o Options, deploy string) err
 	return nil
 }
 
-// service is a service process running bin with the config file f.
+// service is a service process running bin with the config file f; in the deploy test's
+// system with its service's environment only.
 func (s *System) service(name, bin, f string, ready func(context.Context) error) *child {
-	return &child{name: name, bin: filepath.Join(s.Dir, bin), log: filepath.Join(s.Dir, name+".log"),
+	c := &child{name: name, bin: filepath.Join(s.Dir, bin), log: filepath.Join(s.Dir, name+".log"),
 		args: []string{"-f", f}, ready: ready}
+	if s.Deploy != nil {
+		c.env = s.Deploy.env[bin] // only its service's (deployenv.go)
+	}
+	return c
 }
 
 type clusterFiles struct {

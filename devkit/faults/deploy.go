@@ -31,6 +31,8 @@ type Deployment struct {
 	Break   string            // Options.Break
 	Targets map[string]string // instance (rpc-1, the host name deploy/ gives it) -> its metrics address
 
+	env map[string][]string // rpc, api, mq -> its processes' whole environment (deployenv.go)
+
 	etcdTLS    *tls.Config // the services' client certificate and the CA (deployetcd.go)
 	etcdctlEnv []string    // etcd-auth's ETCDCTL_CACERT, _CERT, _KEY, overlaid
 
@@ -41,13 +43,18 @@ type Deployment struct {
 	change func(*rpcserver.Config, *mqserver.Config, *apiserver.Config)
 }
 
-// prepare sets deploy/'s secrets, gives the Redis Cluster the compose file's ACL users and
-// starts the trace receiver.
+// prepare sets deploy/'s secrets, reads each service's environment from the compose file,
+// gives the Redis Cluster the compose file's ACL users and starts the trace receiver.
 func (d *Deployment) prepare(spec *devenv.ClusterSpec) error {
-	if err := setDeploySecrets(); err != nil {
+	err := setDeploySecrets()
+	if err != nil {
 		return err
 	}
-	args, err := redisACLArgs(filepath.Join(d.Dir, "docker-compose.yml"))
+	compose := filepath.Join(d.Dir, "docker-compose.yml")
+	if d.env, err = serviceEnv(compose); err != nil {
+		return err
+	}
+	args, err := redisACLArgs(compose)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,6 @@ var NotDone = []string{
 	"Kubernetes: not done; no manifests are started",
 	"the partition: no network namespace per host; rpc-2 is cut off from Redis by an iptables rule dropping " +
 		"its packets (matched by its group id) to the Redis ports, not by taking a link down",
-	"each process is given the environment of every service (compose and systemd give each only its own)",
 }
 
 // RunDeploy is make deploy-test: deploy/'s files started through the overlay (overlay.go)
@@ -77,6 +76,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		r.TimeToConsistent.Round(100*time.Millisecond), reasons(r.Reasons)))
 	checks = append(checks, s.gatewaysServed(r))
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
+	checks = append(checks, envCheck(s.children()[1:], s.Deploy.env))
 	checks = append(checks, s.appTokensCheck(ctx))
 	checks = append(checks, s.kafkaCheck(ctx))
 	checks = append(checks, s.etcdCheck(ctx))

@@ -84,21 +84,29 @@ func redisACLArgs(compose string) ([]string, error) {
 		return nil, fmt.Errorf("%s: x-redis command %q: want redis-server <conf> <args>", compose, cmd)
 	}
 	var missing []string
-	v := regexp.MustCompile(`\$\{(\w+)(:\?)?\}`)
 	out := make([]string, 0, len(cmd)-2)
 	for _, a := range cmd[2:] {
-		out = append(out, v.ReplaceAllStringFunc(a, func(m string) string {
-			name := v.FindStringSubmatch(m)[1]
-			if os.Getenv(name) == "" {
-				missing = append(missing, name)
-			}
-			return os.Getenv(name)
-		}))
+		out = append(out, expandCompose(a, &missing))
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: x-redis needs %s", compose, strings.Join(missing, ", "))
 	}
 	return out, nil
+}
+
+// composeVar is a variable in a compose file's value: ${NAME} or ${NAME:?} (required).
+var composeVar = regexp.MustCompile(`\$\{(\w+)(:\?)?\}`)
+
+// expandCompose is value with each ${NAME} expanded from the environment, as compose does;
+// the names unset are appended to missing.
+func expandCompose(value string, missing *[]string) string {
+	return composeVar.ReplaceAllStringFunc(value, func(m string) string {
+		name := composeVar.FindStringSubmatch(m)[1]
+		if os.Getenv(name) == "" {
+			*missing = append(*missing, name)
+		}
+		return os.Getenv(name)
+	})
 }
 
 // overlaySQL renames the schema `seckill` to db and each user seckill_<name> to
