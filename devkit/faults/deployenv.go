@@ -113,8 +113,8 @@ func envCheck(children []*child, want map[string][]string) Check {
 				lacking = append(lacking, envName(kv))
 			}
 		}
-		bad = append(bad, fmt.Sprintf("%s (%s) holds %d variables beyond its own (%s), lacks %s", c.name, filepath.Base(c.bin),
-			len(extra), strings.Join(firstNList(extra, 4), ", "), orNone(lacking)))
+		bad = append(bad, fmt.Sprintf("%s (%s) holds %d variables beyond its own (%s), lacks %s", c.name,
+			filepath.Base(c.bin), len(extra), strings.Join(firstNList(extra, 4), ", "), orNone(lacking)))
 	}
 	return check(name, n > 0 && n == len(children) && len(bad) == 0,
 		"%d processes' /proc/<pid>/environ against compose's environment per service (rpc %d, api %d, mq %d "+
