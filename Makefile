@@ -54,7 +54,7 @@ faults-cluster:
 
 ## deploy-test: deploy/'s own files as a multi-node system (2+ of each service, Redis Cluster 3+3 with its ACL
 ## users, MariaDB with grants.sql's users, etcd auth, zRPC TLS, kfake with SCRAM users and ACLs, Prometheus with
-## alerts.yml, an OTLP trace receiver), one overlay of addresses/ports/data dirs (devkit/faults/overlay.go), a sale,
+## alerts.yml, an OTLP trace receiver), each instance on a host of its own (a network namespace; needs root), one overlay of addresses/ports/data dirs (devkit/faults/overlay.go), a sale,
 ## fault rows (kill -9 of a gateway, an inventory service and a writer, a Redis master killed, rpc-2 cut off from
 ## Redis), a table of checks
 deploy-test:

@@ -71,10 +71,13 @@ type ClusterSpec struct {
 	// AdminUser and AdminPass log redis-cli in (create, CLUSTER INFO) where Args turn the
 	// default user off.
 	AdminUser, AdminPass string
+	// Host is the address every node binds and announces to clients and to the other nodes
+	// (cluster-announce-ip); "": loopback.
+	Host string
 }
 
 // StartRedisClusterOf runs Masters x (1 + Replicas) cluster-enabled redis-servers on free
-// loopback ports, joins them with `redis-cli --cluster create --cluster-replicas` and waits
+// ports of Host, joins them with `redis-cli --cluster create --cluster-replicas` and waits
 // until every node reports the cluster ok.
 func StartRedisClusterOf(ctx context.Context, spec ClusterSpec) (*RedisCluster, error) {
 	n := spec.Masters * (1 + spec.Replicas)
@@ -87,8 +90,11 @@ func StartRedisClusterOf(ctx context.Context, spec ClusterSpec) (*RedisCluster, 
 	}
 	c := &RedisCluster{user: spec.AdminUser, auth: spec.AdminPass}
 	for i := 0; i < n; i++ {
-		p, err := startRedis(ctx, "redis-cluster", spec.Conf, func(dir string) []string {
+		p, err := startRedis(ctx, "redis-cluster", spec.Conf, spec.Host, func(dir string) []string {
 			args := []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf")}
+			if spec.Host != "" {
+				args = append(args, "--cluster-announce-ip", spec.Host)
+			}
 			if spec.Conf == "" {
 				args = append(args, "--appendonly", "no", "--cluster-node-timeout", "5000")
 			}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -29,6 +31,8 @@ type EtcdOptions struct {
 	// AlsoPlain serves plain http on the client port beside https (the deploy test's
 	// -break etcd-tls: what deploy/ must not do).
 	AlsoPlain bool
+	// Host is the address etcd listens on and advertises; "": loopback.
+	Host string
 }
 
 // StartEtcd runs a single-member etcd on free loopback ports (client and peer) with its
@@ -45,6 +49,11 @@ func StartEtcdOf(ctx context.Context, o EtcdOptions) (*Proc, error) {
 	if o.TLS {
 		scheme = "https://"
 	}
+	host := o.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	at := func(port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 	return startOnFreePort(ctx, func(ctx context.Context, port int) (*Proc, error) {
 		peer, err := FreePort()
 		if err != nil {
@@ -54,18 +63,18 @@ func StartEtcdOf(ctx context.Context, o EtcdOptions) (*Proc, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := scheme + Loopback(port)
+		client := scheme + at(port)
 		listen := client
 		if o.AlsoPlain {
-			listen += ",http://" + Loopback(port)
+			listen += ",http://" + at(port)
 		}
-		peerURL := scheme + Loopback(peer)
+		peerURL := scheme + at(peer)
 		cmd := exec.Command(bin, "--name", "default", "--data-dir", filepath.Join(dir, "data"),
 			"--listen-client-urls", listen, "--advertise-client-urls", client,
 			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 			"--initial-cluster", "default="+peerURL, "--log-level", "error")
 		cmd.Env = append(os.Environ(), o.Env...)
-		p, err := startProc("etcd", Loopback(port), dir, filepath.Join(dir, "etcd.log"), cmd)
+		p, err := startProc("etcd", at(port), dir, filepath.Join(dir, "etcd.log"), cmd)
 		if err != nil {
 			_ = os.RemoveAll(dir)
 			return nil, err

@@ -35,7 +35,15 @@ type MariaDB struct {
 //
 // The server trades durability for speed (innodb_flush_log_at_trx_commit=2, no binary
 // log): its data is thrown away on exit anyway.
-func StartMariaDB(ctx context.Context) (*MariaDB, error) {
+func StartMariaDB(ctx context.Context) (*MariaDB, error) { return StartMariaDBAlsoOn(ctx, "") }
+
+// StartMariaDBAlsoOn is StartMariaDB listening on address also beside loopback ("": none),
+// for clients elsewhere (the deploy test's hosts); root stays reachable on loopback only.
+func StartMariaDBAlsoOn(ctx context.Context, also string) (*MariaDB, error) {
+	bind := "127.0.0.1"
+	if also != "" {
+		bind += "," + also
+	}
 	server, err := LookFirst(MariaDBPackage.Binaries...)
 	if err != nil {
 		return nil, notInstalled(MariaDBPackage, "no mariadbd or mysqld in PATH or sbin")
@@ -57,7 +65,7 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 			"--no-defaults",
 			"--datadir=" + data,
 			"--port=" + strconv.Itoa(port),
-			"--bind-address=127.0.0.1",
+			"--bind-address=" + bind,
 			"--socket=" + filepath.Join(dir, "sock"),
 			"--pid-file=" + filepath.Join(dir, "pid"),
 			"--log-error=" + filepath.Join(dir, "server.log"),

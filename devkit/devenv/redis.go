@@ -41,13 +41,13 @@ func (p Persistence) args() []string {
 
 // StartRedisPersist is StartRedis with the given persistence.
 func StartRedisPersist(ctx context.Context, p Persistence) (*Proc, error) {
-	return startRedis(ctx, "redis", "", func(string) []string { return p.args() })
+	return startRedis(ctx, "redis", "", "", func(string) []string { return p.args() })
 }
 
 // StartRedisACL is StartRedis without persistence, its default user off and one ACL user,
 // user with password pass, allowed every key, channel and command.
 func StartRedisACL(ctx context.Context, user, pass string) (*Proc, error) {
-	return startRedis(ctx, "redis", "", func(string) []string {
+	return startRedis(ctx, "redis", "", "", func(string) []string {
 		return append(PersistNone.args(), "--user", "default", "off",
 			"--user", user, "on", ">"+pass, "~*", "&*", "+@all")
 	})
@@ -66,12 +66,13 @@ func StartRedisOn(ctx context.Context, old *Proc, p Persistence) (*Proc, error) 
 		return nil, err
 	}
 	port, _ := strconv.Atoi(portStr)
-	return runRedis(ctx, bin, old.Name, "", old.Dir, port, p.args())
+	host, _, _ := net.SplitHostPort(old.Addr)
+	return runRedis(ctx, bin, old.Name, "", host, old.Dir, port, p.args())
 }
 
-// startRedis runs redis-server on a free loopback port in a fresh temporary directory
-// with the arguments of every private server plus extra(dir), and waits for PING.
-func startRedis(ctx context.Context, name, conf string, extra func(dir string) []string) (*Proc, error) {
+// startRedis runs redis-server on a free port of host ("": loopback) in a fresh temporary
+// directory with the arguments of every private server plus extra(dir), and waits for PING.
+func startRedis(ctx context.Context, name, conf, host string, extra func(dir string) []string) (*Proc, error) {
 	bin, err := LookPath("redis-server")
 	if err != nil {
 		return nil, notInstalled(RedisPackage, "not found in PATH or sbin")
@@ -81,7 +82,7 @@ func startRedis(ctx context.Context, name, conf string, extra func(dir string) [
 		if err != nil {
 			return nil, err
 		}
-		p, err := runRedis(ctx, bin, name, conf, dir, port, extra(dir))
+		p, err := runRedis(ctx, bin, name, conf, host, dir, port, extra(dir))
 		if err != nil {
 			_ = os.RemoveAll(dir)
 		}
@@ -89,8 +90,12 @@ func startRedis(ctx context.Context, name, conf string, extra func(dir string) [
 	})
 }
 
-// runRedis runs redis-server on port with its data in dir and waits for PING.
-func runRedis(ctx context.Context, bin, name, conf, dir string, port int, extra []string) (*Proc, error) {
+// runRedis runs redis-server on host:port ("": loopback) with its data in dir and waits
+// for PING.
+func runRedis(ctx context.Context, bin, name, conf, host, dir string, port int, extra []string) (*Proc, error) {
+	if host == "" {
+		host = "127.0.0.1"
+	}
 	{
 		var args []string
 		if conf != "" {
@@ -98,7 +103,7 @@ func runRedis(ctx context.Context, bin, name, conf, dir string, port int, extra 
 		}
 		args = append(args, []string{
 			"--port", strconv.Itoa(port),
-			"--bind", "127.0.0.1",
+			"--bind", host,
 			"--protected-mode", "yes",
 			"--dir", dir,
 			"--pidfile", filepath.Join(dir, "pid"), // for SweepStale
@@ -107,7 +112,8 @@ func runRedis(ctx context.Context, bin, name, conf, dir string, port int, extra 
 			"--logfile", "",
 		}...)
 		args = append(args, extra...)
-		p, err := startProc(name, Loopback(port), dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		p, err := startProc(name, addr, dir, filepath.Join(dir, "redis.log"), exec.Command(bin, args...))
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/seckill/seckill/devkit/devenv"
@@ -20,9 +19,12 @@ type child struct {
 	log  string
 	// ready is what "started" means (a port listens, /healthz answers); nil: none.
 	ready func(ctx context.Context) error
-	// gid, when set, is the group the process runs as (its user stays the suite's): what the
-	// deploy test's partition matches its packets by (deployfaultrows.go).
-	gid uint32
+	// hosts, when set, has the process run on its host (the network namespace named
+	// name: ip netns exec, deployhosts.go).
+	hosts *devenv.Hosts
+	// env, when not nil, is the process's whole environment (the deploy test: its
+	// service's, deployenv.go); nil: the suite's.
+	env []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -36,12 +38,14 @@ func (c *child) start(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(out, "\n=== %s start %s\n", c.name, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(c.bin, c.args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = devenv.ChildProcAttr()
-	if c.gid != 0 {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(os.Getuid()), Gid: c.gid, NoSetGroups: true}
+	bin, args := c.bin, c.args
+	if c.hosts != nil {
+		bin, args = c.hosts.Command(c.name, bin, args...)
 	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = c.env
+	cmd.SysProcAttr = devenv.ChildProcAttr()
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
 		return fmt.Errorf("start %s: %w", c.name, err)

@@ -71,6 +71,11 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 			return nil, err
 		}
 		s.Deploy = &Deployment{Dir: deploy, Break: o.Break, change: o.Configure}
+		if o.NetNS {
+			if err := s.startHosts(o); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := s.startServers(ctx, o, deploy); err != nil {
 		return nil, err
@@ -81,7 +86,7 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s.KafkaAddr = devenv.Loopback(ports[0])
+	s.KafkaAddr = s.shared(devenv.Loopback(ports[0]))
 	if err := s.startKafka(ctx, topo.Kafka.Partitions); err != nil {
 		return nil, err
 	}
@@ -91,20 +96,19 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 		return nil, err
 	}
 	for i, f := range files.inventory {
-		addr := devenv.Loopback(ports[1+i])
-		s.Inventories = append(s.Inventories, s.service(fmt.Sprintf("rpc-%d", i+1), "rpc", f,
+		name := fmt.Sprintf("rpc-%d", i+1)
+		addr := s.at(name, ports[1+i])
+		s.Inventories = append(s.Inventories, s.service(name, "rpc", f,
 			func(ctx context.Context) error { return dialOK(ctx, addr) }))
-		if s.Deploy != nil && i == cutInventory {
-			s.Inventories[i].gid = cutGID()
-		}
 	}
 	for i, f := range files.writer {
 		s.Writers = append(s.Writers, s.service(fmt.Sprintf("mq-%d", i+1), "mq", f, nil))
 	}
 	for i, f := range files.gateway {
-		url := "http://" + devenv.Loopback(ports[1+ni+i])
+		name := fmt.Sprintf("api-%d", i+1)
+		url := "http://" + s.at(name, ports[1+ni+i])
 		s.APIURLs = append(s.APIURLs, url)
-		s.Gateways = append(s.Gateways, s.service(fmt.Sprintf("api-%d", i+1), "api", f,
+		s.Gateways = append(s.Gateways, s.service(name, "api", f,
 			func(ctx context.Context) error { return healthy(ctx, url) }))
 	}
 	s.Inventory, s.Writer, s.Gateway, s.APIURL = s.Inventories[0], s.Writers[0], s.Gateways[0], s.APIURLs[0]
@@ -124,8 +128,11 @@ func (s *System) startServers(ctx context.Context, o Options, deploy string) err
 	topo := s.Topology
 	spec := devenv.ClusterSpec{Masters: topo.Redis.Masters, Replicas: topo.Redis.ReplicasPerMaster,
 		Conf: filepath.Join(deploy, "redis", "redis-cluster.conf")}
+	if s.hosts != nil {
+		spec.Host = s.hosts.RedisIP // the Redis network's bridge: each host's second link
+	}
 	if s.Deploy != nil {
-		err := s.Deploy.prepare(&spec)
+		err := s.Deploy.prepare(&spec, s.sharedIP())
 		if s.Deploy.traces != nil {
 			s.closers = append(s.closers, s.Deploy.traces.close)
 		}
@@ -140,18 +147,23 @@ func (s *System) startServers(ctx context.Context, o Options, deploy string) err
 	s.closers = append(s.closers, func() { _ = s.Cluster.Close() })
 	fmt.Fprintf(o.Log, "private Redis Cluster (%d masters x %d replicas) on %s\n", topo.Redis.Masters,
 		topo.Redis.ReplicasPerMaster, strings.Join(s.Cluster.Addrs(), ","))
-	if s.MariaDB, err = devenv.StartMariaDB(ctx); err != nil {
+	if s.MariaDB, err = devenv.StartMariaDBAlsoOn(ctx, s.sharedIP()); err != nil {
 		return err
 	}
 	s.closers = append(s.closers, func() { _ = s.MariaDB.Close() })
 	var eo devenv.EtcdOptions
 	if s.Deploy != nil { // etcd over TLS, the certificates from deploy/'s script
-		if _, _, _, err := genCerts(deploy, s.Dir); err != nil {
+		var env []string
+		if s.hosts != nil { // etcd's host names (etcd-1, ...) by the address it listens on here
+			env = []string{"ETCD_SANS=DNS:localhost,IP:127.0.0.1,IP:" + s.hosts.ServiceIP}
+		}
+		if _, _, _, err := genCerts(deploy, s.Dir, env...); err != nil {
 			return err
 		}
 		if eo, err = s.Deploy.etcdOptions(filepath.Join(s.Dir, "tls")); err != nil {
 			return err
 		}
+		eo.Host = s.sharedIP()
 	}
 	if s.Etcd, err = devenv.StartEtcdOf(ctx, eo); err != nil {
 		return err
@@ -164,10 +176,16 @@ func (s *System) startServers(ctx context.Context, o Options, deploy string) err
 	return nil
 }
 
-// service is a service process running bin with the config file f.
+// service is a service process running bin with the config file f; in the deploy test's
+// system with its service's environment only, and with NetNS on its own host.
 func (s *System) service(name, bin, f string, ready func(context.Context) error) *child {
-	return &child{name: name, bin: filepath.Join(s.Dir, bin), log: filepath.Join(s.Dir, name+".log"),
+	c := &child{name: name, bin: filepath.Join(s.Dir, bin), log: filepath.Join(s.Dir, name+".log"),
 		args: []string{"-f", f}, ready: ready}
+	if s.Deploy != nil {
+		c.env = s.Deploy.env[bin] // only its service's (deployenv.go)
+	}
+	c.hosts = s.hosts
+	return c
 }
 
 type clusterFiles struct {
@@ -268,12 +286,12 @@ func (s *System) writeClusterFiles(inv rpcserver.Config, w mqserver.Config, g ap
 	listen, metrics := ports[:t.Inventory+t.Gateway], ports[t.Inventory+t.Gateway:]
 	next := func(sc *service.ServiceConf, name string) {
 		if s.Deploy != nil {
-			s.Deploy.metrics(sc, name, metrics[0])
+			s.Deploy.metrics(sc, name, s.hostIP(name), metrics[0])
 			metrics = metrics[1:]
 		}
 	}
 	for i := range t.Inventory {
-		inv.ListenOn = devenv.Loopback(listen[i])
+		inv.ListenOn = s.at(fmt.Sprintf("rpc-%d", i+1), listen[i])
 		next(&inv.ServiceConf, fmt.Sprintf("rpc-%d", i+1))
 		f := filepath.Join(s.Dir, fmt.Sprintf("rpc-%d.json", i+1))
 		if err := writeConfig(f, inv, rpcserver.LoadConfig); err != nil {
@@ -290,7 +308,7 @@ func (s *System) writeClusterFiles(inv rpcserver.Config, w mqserver.Config, g ap
 		files.writer = append(files.writer, f)
 	}
 	for i := range t.Gateway {
-		g.Host, g.Port = "127.0.0.1", listen[t.Inventory+i]
+		g.Host, g.Port = s.hostIP(fmt.Sprintf("api-%d", i+1)), listen[t.Inventory+i]
 		next(&g.ServiceConf, fmt.Sprintf("api-%d", i+1))
 		f := filepath.Join(s.Dir, fmt.Sprintf("api-%d.json", i+1))
 		if err := writeConfig(f, g, apiserver.LoadConfig); err != nil {
@@ -318,14 +336,17 @@ func freshSecrets() error {
 }
 
 // genCerts runs deploy/tls/gen-certs.sh (the operator's script) into dir/tls once: the CA
-// the clients trust, the inventory service's certificate and key (and etcd's certificates).
-func genCerts(deploy, dir string) (ca, cert, key string, err error) {
+// the clients trust, the inventory service's certificate and key (and etcd's certificates);
+// env is added to the script's environment (ETCD_SANS: the deploy test's etcd address).
+func genCerts(deploy, dir string, env ...string) (ca, cert, key string, err error) {
 	out := filepath.Join(dir, "tls")
 	ca, cert, key = filepath.Join(out, "ca.crt"), filepath.Join(out, "rpc.crt"), filepath.Join(out, "rpc.key")
 	if _, err := os.Stat(key); err == nil {
 		return ca, cert, key, nil // made for etcd already (the deploy test)
 	}
-	if b, err := exec.Command("bash", filepath.Join(deploy, "tls", "gen-certs.sh"), out).CombinedOutput(); err != nil {
+	cmd := exec.Command("bash", filepath.Join(deploy, "tls", "gen-certs.sh"), out)
+	cmd.Env = append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", "", "", fmt.Errorf("deploy/tls/gen-certs.sh: %w: %s", err, b)
 	}
 	return ca, cert, key, nil

@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/zeromicro/go-zero/core/service"
@@ -31,6 +33,8 @@ type Deployment struct {
 	Break   string            // Options.Break
 	Targets map[string]string // instance (rpc-1, the host name deploy/ gives it) -> its metrics address
 
+	env map[string][]string // rpc, api, mq -> its processes' whole environment (deployenv.go)
+
 	etcdTLS    *tls.Config // the services' client certificate and the CA (deployetcd.go)
 	etcdctlEnv []string    // etcd-auth's ETCDCTL_CACERT, _CERT, _KEY, overlaid
 
@@ -41,13 +45,18 @@ type Deployment struct {
 	change func(*rpcserver.Config, *mqserver.Config, *apiserver.Config)
 }
 
-// prepare sets deploy/'s secrets, gives the Redis Cluster the compose file's ACL users and
-// starts the trace receiver.
-func (d *Deployment) prepare(spec *devenv.ClusterSpec) error {
-	if err := setDeploySecrets(); err != nil {
+// prepare sets deploy/'s secrets, reads each service's environment from the compose file,
+// gives the Redis Cluster the compose file's ACL users and starts the trace receiver.
+func (d *Deployment) prepare(spec *devenv.ClusterSpec, host string) error {
+	err := setDeploySecrets()
+	if err != nil {
 		return err
 	}
-	args, err := redisACLArgs(filepath.Join(d.Dir, "docker-compose.yml"))
+	compose := filepath.Join(d.Dir, "docker-compose.yml")
+	if d.env, err = serviceEnv(compose); err != nil {
+		return err
+	}
+	args, err := redisACLArgs(compose)
 	if err != nil {
 		return err
 	}
@@ -60,7 +69,7 @@ func (d *Deployment) prepare(spec *devenv.ClusterSpec) error {
 	d.DB = "seckill_" + d.Suffix
 	// The trace receiver listens before any port is handed out (freePorts closes what it
 	// found): started later, it took an instance's metrics port once, and that target was down.
-	d.traces, err = startTraceReceiver()
+	d.traces, err = startTraceReceiver(host)
 	return err
 }
 
@@ -98,7 +107,7 @@ func (d *Deployment) servers(ctx context.Context, s *System, log io.Writer) erro
 func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) error {
 	overlayEtcd(filepath.Join(s.Dir, "tls"), &inv.Etcd, &w.Inventory.Etcd, &g.Inventory.Etcd)
 	for _, dsn := range []*string{&inv.Mysql.DataSource, &w.Mysql.DataSource} {
-		v, err := overlayDSN(*dsn, s.MariaDB.Addr, d.DB, d.Suffix)
+		v, err := overlayDSN(*dsn, s.shared(s.MariaDB.Addr), d.DB, d.Suffix)
 		if err != nil {
 			return err
 		}
@@ -133,14 +142,14 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 	return nil
 }
 
-// metrics puts instance name's DevServer (metrics, /healthz) on port of the loopback
-// address and records it for Prometheus's target name:<deploy's port>.
-func (d *Deployment) metrics(sc *service.ServiceConf, name string, port int) {
-	sc.DevServer.Host, sc.DevServer.Port = "127.0.0.1", port
+// metrics puts instance name's DevServer (metrics, /healthz) on port of its host's address
+// (ip) and records it for Prometheus's target name:<deploy's port>.
+func (d *Deployment) metrics(sc *service.ServiceConf, name, ip string, port int) {
+	sc.DevServer.Host, sc.DevServer.Port = ip, port
 	if d.Targets == nil {
 		d.Targets = map[string]string{}
 	}
-	d.Targets[name] = devenv.Loopback(port)
+	d.Targets[name] = net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
 // breakGrant revokes user's INSERT on seckill_order (Options.Break "grant").

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,15 +35,11 @@ const gatewayDown = 2 * time.Second
 // from Redis (rpc-2; killInventory kills rpc-1).
 const cutInventory = 1
 
-// cutGID is the group the cut instance runs as (child.gid): the partition's rule matches
-// its packets by it (iptables' owner match), and no other process of the machine's.
-func cutGID() uint32 { return uint32(40000 + os.Getpid()%20000) }
-
 // deployRows are the fault rows, in order; p is the run's Prometheus (the writer's row
 // waits for its alert).
 func deployRows(p *prometheus, brk string) []Row {
 	// A wrong answer is none of these: 429 is deploy's AddrLimit (every buyer here comes from
-	// 127.0.0.1), 503 BUSY, 409 SOLD_OUT or LIMIT_EXCEEDED.
+	// one address, the suite's), 503 BUSY, 409 SOLD_OUT or LIMIT_EXCEEDED.
 	answers := []int{200, 409, 429, 503}
 	moved := new(atomic.Int64)
 	var held, shard, cut []string
@@ -94,7 +89,7 @@ func deployRows(p *prometheus, brk string) []Row {
 			}},
 		{Name: "fault: the sale's Redis master killed -9, its replica (1 s behind) promoted", Expect: apiclient.CodeBusy,
 			Burst: providerPays, Inject: recording(&shard, killMaster), Check: notes(&shard)},
-		{Name: "fault: rpc-2 cut off from Redis (iptables DROP of its packets to the Redis ports), healed",
+		{Name: "fault: rpc-2 cut off from Redis (its host's Redis link taken down), healed",
 			Expect: apiclient.CodeBusy, Burst: providerPays, Statuses: answers,
 			Inject: func(ctx context.Context, s *System, sc Scale) error {
 				var err error
@@ -206,44 +201,34 @@ func (a *alertTimes) String() string {
 		a.inst, a.fired.Round(time.Second), a.clears.Round(time.Second))
 }
 
-// partition cuts the cut instance off from every Redis node for d: an iptables rule drops
-// each packet its sockets (matched by its group, cutGID) send to a node's port, so its
-// connections to Redis get no answer and new ones no SYN-ACK, while its zRPC server, etcd
-// lease and Kafka producer go on (a link to Redis taken down, not a process stopped). noop
-// (-break partition) matches another group: nothing is cut. It returns notes: the rule, and
-// how the cut instance answered its callers meanwhile (its zRPC codes other than OK), and
-// how many such answers it gave.
+// partition takes the cut instance's link to the Redis network down for d (the root end
+// of its host's second veth, devenv.Hosts.CutRedis: its host sees the carrier lost, its
+// packets to Redis go nowhere, so its connections to Redis get no answer and new ones no
+// SYN-ACK), then up again. Its service link stays up: its zRPC server, etcd lease and Kafka
+// producer go on, and the gateways keep routing to it. noop (-break partition) takes no link
+// down. It returns notes: the link, and how the cut instance answered its callers meanwhile
+// (its zRPC codes other than OK), and how many such answers it gave.
 func (s *System) partition(ctx context.Context, d time.Duration, noop bool) ([]string, float64, error) {
 	c := s.Inventories[cutInventory]
-	gid := c.gid
-	if noop {
-		gid++
+	if s.hosts == nil {
+		return nil, 0, errors.New("the partition row needs the hosts (Options.NetNS): a link to take down")
 	}
-	var ports []string
-	for _, a := range s.Cluster.Addrs() {
-		_, p, _ := strings.Cut(a, ":")
-		ports = append(ports, p)
-	}
-	rule := []string{"OUTPUT", "-o", "lo", "-p", "tcp", "-m", "owner", "--gid-owner", strconv.Itoa(int(gid)),
-		"-m", "multiport", "--dports", strings.Join(ports, ","), "-m", "comment", "--comment",
-		"seckill deploy-test partition", "-j", "DROP"}
+	link := s.hosts.RedisLink(c.name)
 	metrics := s.Deploy.Targets[c.name]
 	before, err := rpcCodes(ctx, metrics)
 	if err != nil {
 		return nil, 0, err
 	}
-	if out, err := exec.CommandContext(ctx, "iptables", append([]string{"-w", "-I"}, rule...)...).
-		CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("iptables -I: %w: %s", err, out)
+	how := "taken down"
+	if noop {
+		how = "left up (-break partition)"
+	} else if err := s.hosts.CutRedis(c.name, true); err != nil {
+		return nil, 0, err
 	}
 	var once sync.Once
 	heal := func() error {
 		var err error
-		once.Do(func() {
-			if out, e := exec.Command("iptables", append([]string{"-w", "-D"}, rule...)...).CombinedOutput(); e != nil {
-				err = fmt.Errorf("iptables -D: %w: %s", e, out)
-			}
-		})
+		once.Do(func() { err = s.hosts.CutRedis(c.name, false) })
 		return err
 	}
 	s.closers = append(s.closers, func() { _ = heal() }) // should the run stop during the cut
@@ -267,9 +252,9 @@ func (s *System) partition(ctx context.Context, d time.Duration, noop bool) ([]s
 	if len(failed) == 0 {
 		failed = []string{"none"}
 	}
-	return []string{fmt.Sprintf("%s (group %d) cut from Redis ports %s for %s by iptables -I %s; "+
-		"its zRPC answers other than OK meanwhile: %s", c.name, c.gid, strings.Join(ports, ","), d,
-		strings.Join(rule, " "), strings.Join(failed, ", "))}, total, nil
+	return []string{fmt.Sprintf("%s (host %s) cut from Redis for %s: its Redis link %s %s, its service link up; "+
+		"its zRPC answers other than OK meanwhile: %s", c.name, s.hostIP(c.name), d, link, how,
+		strings.Join(failed, ", "))}, total, nil
 }
 
 // rpcCodes reads an inventory service's zRPC answers by code, summed over its methods

@@ -33,11 +33,10 @@ func check(name string, ok bool, format string, args ...any) Check {
 var NotDone = []string{
 	"Kafka: no real Kafka can be installed here; the in-process kfake broker runs instead, " +
 		"with deploy/kafka/users.txt's SCRAM-SHA-512 users and acls.txt's ACLs enforced",
-	"network namespaces: not done; every process shares this host's loopback (no per-host address)",
 	"Kubernetes: not done; no manifests are started",
-	"the partition: no network namespace per host; rpc-2 is cut off from Redis by an iptables rule dropping " +
-		"its packets (matched by its group id) to the Redis ports, not by taking a link down",
-	"each process is given the environment of every service (compose and systemd give each only its own)",
+	"hosts: each service instance is a network namespace of this machine with its own address; the shared " +
+		"servers (Redis, MariaDB, etcd, the broker, Prometheus, the trace receiver) run in this machine's own " +
+		"namespace, reached through two bridges (the service network and the Redis network), not on hosts of their own",
 }
 
 // RunDeploy is make deploy-test: deploy/'s files started through the overlay (overlay.go)
@@ -57,7 +56,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		return nil, fmt.Errorf("-break %q: want grant, redis-user, mysql-user, target, kafka-acl, trace, trace-writer, "+
 			"apps-hash, etcd-tls, ack, failover or partition", o.Break)
 	}
-	o.Deploy = true
+	o.Deploy, o.NetNS = true, true
 	s, err := StartCluster(ctx, o)
 	if err != nil {
 		return nil, err
@@ -77,6 +76,7 @@ func RunDeploy(ctx context.Context, cfg Config) ([]Check, error) {
 		r.TimeToConsistent.Round(100*time.Millisecond), reasons(r.Reasons)))
 	checks = append(checks, s.gatewaysServed(r))
 	checks = append(checks, s.usersCheck(ctx)...) // after the sale: every service has connected
+	checks = append(checks, envCheck(s.children()[1:], s.Deploy.env))
 	checks = append(checks, s.appTokensCheck(ctx))
 	checks = append(checks, s.kafkaCheck(ctx))
 	checks = append(checks, s.etcdCheck(ctx))

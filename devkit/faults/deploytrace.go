@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,13 +43,17 @@ type traceReceiver struct {
 	exports int
 }
 
-// startTraceReceiver serves the TraceService on a free loopback port.
-func startTraceReceiver() (*traceReceiver, error) {
+// startTraceReceiver serves the TraceService on a free port of host ("": loopback).
+func startTraceReceiver(host string) (*traceReceiver, error) {
 	port, err := devenv.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	r := &traceReceiver{addr: devenv.Loopback(port), srv: grpc.NewServer()}
+	addr := devenv.Loopback(port)
+	if host != "" {
+		addr = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	r := &traceReceiver{addr: addr, srv: grpc.NewServer()}
 	lis, err := net.Listen("tcp", r.addr)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func provider(t *testing.T, addr, name string) *sdktrace.TracerProvider {
 // producer span to an mq consumer span under it: a writer span in another trace, or a
 // consumer span that is a root, does not count.
 func TestTraceReceiver(t *testing.T) {
-	r, err := startTraceReceiver()
+	r, err := startTraceReceiver("")
 	if err != nil {
 		t.Fatal(err)
 	}

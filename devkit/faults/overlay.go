@@ -21,9 +21,11 @@ import (
 // The deploy test's overlay (make deploy-test, docs/OPERATIONS.md "Run as deployed"): the
 // one place where what deploy/ ships is changed before it runs here. It substitutes
 //   - addresses and ports: every host name of deploy/ (redis-N, etcd-N, kafka-N,
-//     mysql-primary) becomes a private server's loopback address; each service instance
-//     listens (zRPC, HTTP, DevServer metrics) on a free loopback port instead of its
-//     container's 0.0.0.0:port; prometheus.yml's targets become those addresses;
+//     mysql-primary) becomes a private server's address (a bridge's, with Options.NetNS:
+//     deployhosts.go; else loopback); each service instance listens (zRPC, HTTP, DevServer
+//     metrics) on a free port of its host's address instead of its container's
+//     0.0.0.0:port; prometheus.yml's targets become those addresses; gen-certs.sh's
+//     ETCD_SANS names etcd's address here;
 //   - data directories: the TLS script's output (deploy/'s /etc/etcd/tls and /etc/seckill/tls:
 //     deployetcd.go), Redis, MariaDB, etcd and the broker's data in the run's directory;
 //     the database `seckill` becomes seckill_<suffix> and each MySQL user seckill_<name>
@@ -33,7 +35,8 @@ import (
 // Everything else runs as deploy/ has it: the Redis ACL rules of the compose file's
 // x-redis command, mysql/migrator.sql and grants.sql, etcd/auth.sh, kafka/users.txt and
 // acls.txt, tls/gen-certs.sh, the multinode YAMLs' modes, logs, limits and credentials
-// (the secrets themselves are fresh, in the environment, as compose passes them).
+// (the secrets themselves are fresh, in the environment, as compose passes them, each
+// process given only its service's: deployenv.go).
 
 // deploySecrets are the variables deploy/ reads from the environment (deploy/README.md's
 // list), each set to a fresh value where unset.
@@ -84,21 +87,29 @@ func redisACLArgs(compose string) ([]string, error) {
 		return nil, fmt.Errorf("%s: x-redis command %q: want redis-server <conf> <args>", compose, cmd)
 	}
 	var missing []string
-	v := regexp.MustCompile(`\$\{(\w+)(:\?)?\}`)
 	out := make([]string, 0, len(cmd)-2)
 	for _, a := range cmd[2:] {
-		out = append(out, v.ReplaceAllStringFunc(a, func(m string) string {
-			name := v.FindStringSubmatch(m)[1]
-			if os.Getenv(name) == "" {
-				missing = append(missing, name)
-			}
-			return os.Getenv(name)
-		}))
+		out = append(out, expandCompose(a, &missing))
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%s: x-redis needs %s", compose, strings.Join(missing, ", "))
 	}
 	return out, nil
+}
+
+// composeVar is a variable in a compose file's value: ${NAME} or ${NAME:?} (required).
+var composeVar = regexp.MustCompile(`\$\{(\w+)(:\?)?\}`)
+
+// expandCompose is value with each ${NAME} expanded from the environment, as compose does;
+// the names unset are appended to missing.
+func expandCompose(value string, missing *[]string) string {
+	return composeVar.ReplaceAllStringFunc(value, func(m string) string {
+		name := composeVar.FindStringSubmatch(m)[1]
+		if os.Getenv(name) == "" {
+			*missing = append(*missing, name)
+		}
+		return os.Getenv(name)
+	})
 }
 
 // overlaySQL renames the schema `seckill` to db and each user seckill_<name> to

@@ -75,6 +75,7 @@ type System struct {
 
 	rpcAddr string
 	invCfg  rpcserver.Config // what rpc runs with, unless a row says otherwise
+	hosts   *devenv.Hosts    // Options.NetNS: a network namespace per instance (deployhosts.go)
 	closers []func()
 }
 
@@ -95,12 +96,16 @@ type Options struct {
 	// fires), "kafka-acl" (mq also allowed to write the events topic), "trace" (the
 	// gateway exports no spans), "apps-hash" (rpc's LegacyAppsHash on), and for the fault rows
 	// (deployfaultrows.go) "ack" (rpc's Relay.Acknowledge redis), "failover" (the gateway
-	// row's buyers without a load balancer), "partition" (the cut matches no process).
+	// row's buyers without a load balancer), "partition" (no link is taken down).
 	Break string
 	// Configure (the deploy test's system only) changes the configs after the overlay,
 	// before they are written: make bench's production profile (devkit/benchrun), which
 	// lists every change it makes.
 	Configure func(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config)
+	// NetNS (the deploy test's system only; make deploy-test sets it): each instance on a
+	// host of its own, a network namespace with its own address (deployhosts.go); needs
+	// root. Without it every process shares this machine's loopback.
+	NetNS bool
 }
 
 // Start builds the mains and brings the system up.
