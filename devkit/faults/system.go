@@ -101,6 +101,10 @@ type Options struct {
 	// before they are written: make bench's production profile (devkit/benchrun), which
 	// lists every change it makes.
 	Configure func(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config)
+	// Topology (StartCluster only), when set, is run instead of the counts of
+	// deploy/multinode/topology.yaml, from the same files: make bench's one-instance
+	// production profile (devkit/benchrun).
+	Topology *Topology
 }
 
 // Start builds the mains and brings the system up.
