@@ -10,8 +10,10 @@
 // (devkit/benchrun); -json prints the document alone on stdout (go-zero's log lines go to
 // -logs). Beside the HTTP rows, "prod reservations" and "prod sold-out" repeat the same
 // sales on deploy/'s own files run as separate processes (the production profile: pro mode,
-// Telemetry, TLS zRPC, ACL Redis users, a SASL broker; -no-prod leaves them out), each ÷
-// the dev profile's in the same round. Run it from the repository root.
+// Telemetry, TLS zRPC, ACL Redis users, a SASL broker; one api, rpc and mq on a 3-master Redis
+// Cluster unless -prod-topology deploy; -prod-pprof DIR writes CPU profiles of the first
+// round's sales; -no-prod leaves them out), each ÷ the dev profile's in the same round. Run it
+// from the repository root.
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
