@@ -184,7 +184,7 @@ func (p *prodSystem) describe() string {
 	if g.CpuThreshold == 0 && inv.CpuThreshold == 0 {
 		shed = "no load shedder"
 	}
-	return fmt.Sprintf("deploy/multinode's files and topology: Redis Cluster %d masters x %d replicas "+
+	return fmt.Sprintf("deploy/multinode's files; topology: Redis Cluster %d masters x %d replicas "+
 		"(deploy/redis/redis-cluster.conf), etcd discovery with auth, MariaDB with grants.sql's users, the events "+
 		"topic in %d partitions, %d rpc, %d mq and %d api processes; go-zero Mode api %s, rpc %s, mq %s, "+
 		"CpuThreshold api %d, rpc %d (%s); Telemetry on: Batcher %s, Sampler api %g, rpc %g, mq %g; "+
