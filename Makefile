@@ -38,7 +38,8 @@ test-short:
 
 ## bench: the ratios in the benchmark profile (noshed-dev, in-process), with the rows "prod reservations" and
 ## "prod sold-out" in the same run: the same sales on deploy/'s files run as separate processes (the production
-## profile: Mode pro with its shedding, Telemetry, TLS zRPC, ACL Redis users, SASL broker; devkit/faults' overlay),
+## profile: Mode pro with its shedding, Telemetry, TLS zRPC, ACL Redis users, SASL broker; devkit/faults' overlay;
+## one api, rpc and mq on a 3-master Redis Cluster unless -prod-topology deploy),
 ## each ÷ the dev profile's in the same round; the rows list every setting changed from deploy/ (-no-prod: none).
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench

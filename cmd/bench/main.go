@@ -10,8 +10,10 @@
 // (devkit/benchrun); -json prints the document alone on stdout (go-zero's log lines go to
 // -logs). Beside the HTTP rows, "prod reservations" and "prod sold-out" repeat the same
 // sales on deploy/'s own files run as separate processes (the production profile: pro mode,
-// Telemetry, TLS zRPC, ACL Redis users, a SASL broker; -no-prod leaves them out), each ÷
-// the dev profile's in the same round. Run it from the repository root.
+// Telemetry, TLS zRPC, ACL Redis users, a SASL broker; one api, rpc and mq on a 3-master Redis
+// Cluster unless -prod-topology deploy; -prod-pprof DIR writes CPU profiles of the first
+// round's sales; -no-prod leaves them out), each ÷ the dev profile's in the same round. Run it
+// from the repository root.
 //
 //	make bench
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
@@ -77,6 +79,12 @@ func parseFlags(cfg *benchrun.Config) options {
 	flag.BoolVar(&cfg.SkipHTTP, "no-http", false, "leave out the HTTP measurements")
 	flag.BoolVar(&cfg.SkipProd, "no-prod", false,
 		"leave out the production profile's rows (deploy/'s files as processes, the dev profile's sales on them)")
+	flag.StringVar(&cfg.ProdTopology, "prod-topology", benchrun.ProdOne, "production profile's topology: "+
+		benchrun.ProdOne+" (1 api, 1 rpc, 1 mq, Redis Cluster 3 masters without replicas) or "+benchrun.ProdDeploy+
+		" (deploy/multinode/topology.yaml's counts)")
+	flag.StringVar(&cfg.ProdPprof, "prod-pprof", "", "directory for CPU profiles of the first round's dev and prod "+
+		"sales (dev: this process; prod: api, rpc and mq, DevServer pprof turned on and listed)")
+	flag.DurationVar(&cfg.ProdPprofFor, "prod-pprof-for", 4*time.Second, "length of each -prod-pprof profile")
 	flag.BoolVar(&cfg.SkipRedis, "no-redis", false, "leave out the Redis time per reservation (INFO commandstats)")
 	flag.IntVar(&cfg.RedisN, "redis-n", 4096, "Redis time per reservation: reservations per measurement")
 	flag.IntVar(&cfg.RedisBatch, "redis-batch", 32,

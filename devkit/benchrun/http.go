@@ -150,11 +150,18 @@ func (r *round) reservations(ctx context.Context, row *Row) *Sale {
 	var verdict *Sale
 	cfg := r.sale
 	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.Requests, n, r.uidBase
+	var prof *profiling
+	if r.profiling() {
+		prof = profileSelf(ctx, c.ProdPprof, "dev", c.ProdPprofFor)
+	}
 	if rep, err := loadgen.Run(ctx, cfg); err != nil {
 		row.Error = "load generator: " + err.Error()
 	} else {
 		row.Subject = fromLoadgen(row.Subject, rep, loadgen.CodeOK)
 		verdict = saleVerdict(rep)
+	}
+	if prof != nil {
+		r.noteProfiles("the dev profile's sale (the bench's one process: gateway, rpc, mq, load generator)", prof)
 	}
 	return verdict
 }

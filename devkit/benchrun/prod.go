@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zeromicro/go-zero/core/service"
 
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/faults"
@@ -24,6 +27,39 @@ const (
 	labelProdReservations = "prod reservations"
 	labelProdSoldOut      = "prod sold-out"
 )
+
+// The production profile's topologies (Config.ProdTopology).
+const (
+	// ProdOne is deploy/'s files on one process of each service (api, rpc, mq) and the
+	// smallest Redis Cluster redis-cli creates, 3 masters without replicas: the same
+	// processes as the dev profile's one, so that prod ÷ dev is the cost of the settings.
+	// The default.
+	ProdOne = "one"
+	// ProdDeploy is deploy/multinode/topology.yaml's counts (2 rpc, 3 mq, 2 api, 3 masters x
+	// 1 replica): on the bench's one machine it adds the topology's cost to the settings'.
+	ProdDeploy = "deploy"
+)
+
+// oneInstance is t with one instance of each service and a Redis Cluster of 3 masters
+// without replicas; the Kafka partitions stay t's.
+func oneInstance(t faults.Topology) faults.Topology {
+	t.Instances.Inventory, t.Instances.Writer, t.Instances.Gateway = 1, 1, 1
+	t.Redis.Masters, t.Redis.ReplicasPerMaster = 3, 0
+	return t
+}
+
+// prodTopology is the topology Config.ProdTopology names (nil: deploy/'s file as it is).
+func prodTopology(c *Config) (*faults.Topology, error) {
+	if c.ProdTopology != ProdOne {
+		return nil, nil
+	}
+	t, err := faults.LoadTopology(filepath.Join(c.Dir, "deploy", "multinode", "topology.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	t = oneInstance(t)
+	return &t, nil
+}
 
 // prodAddrQuota is api's AddrLimit.ReserveQuota in the production profile: every buyer of the
 // bench comes from 127.0.0.1, which deploy/'s 50 per second would refuse.
@@ -52,20 +88,38 @@ var overlayChanges = []string{
 
 // prodSystem is the production profile's system and what it runs with.
 type prodSystem struct {
-	sys     *faults.System
-	sale    loadgen.Config // the load generator's sales on it (BaseURL: the first gateway)
-	inv     rpcserver.Config
-	w       mqserver.Config
-	g       apiserver.Config
-	changed []string // the bench's own changes (benchChanges)
-	detail  string   // the rows' text: the profile and every change to deploy/'s files
+	sys      *faults.System
+	sale     loadgen.Config // the load generator's sales on it (BaseURL: the first gateway)
+	topology string         // Config.ProdTopology
+	inv      rpcserver.Config
+	w        mqserver.Config
+	g        apiserver.Config
+	changed  []string // the bench's own changes (benchChanges)
+	detail   string   // the rows' text: the profile and every change to deploy/'s files
+	profiled bool     // the CPU profiles of Config.ProdPprof are taken
+}
+
+// profiling reports whether this round's sales are profiled (Config.ProdPprof): the
+// first round's, dev's and then prod's.
+func (r *round) profiling() bool {
+	return r.prod != nil && r.c.ProdPprof != "" && !r.prod.profiled
 }
 
 // benchChanges makes the bench's own changes to deploy/'s configs (after the overlay) and
 // returns each in words: a change not returned here would be a silent override
-// (TestBenchChangesAreListed).
-func benchChanges(_ *rpcserver.Config, _ *mqserver.Config, g *apiserver.Config) []string {
+// (TestBenchChangesAreListed). pprof: Config.ProdPprof is set.
+func benchChanges(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config, pprof bool) []string {
 	var out []string
+	for _, d := range []struct {
+		svc string
+		dev *service.DevServerConfig
+	}{{"api", &g.DevServer}, {"rpc", &inv.DevServer}, {"mq", &w.DevServer}} {
+		if pprof && !d.dev.EnablePprof {
+			out = append(out, d.svc+" DevServer.EnablePprof false -> true: -prod-pprof takes CPU profiles of the "+
+				"first round's sales from it (pprof costs nothing until a profile is asked for)")
+			d.dev.EnablePprof = true
+		}
+	}
 	if a := &g.AddrLimit; a.Enabled && a.ReserveQuota < prodAddrQuota {
 		out = append(out, fmt.Sprintf("api AddrLimit.ReserveQuota %d -> %d per %d s: every buyer of the bench comes "+
 			"from 127.0.0.1; the per-address count still runs (in memory, and in Redis: ReserveShared %v)",
@@ -87,13 +141,18 @@ func startProd(ctx context.Context, c *Config, logf func(string, ...any)) (*prod
 			return nil, err
 		}
 	}
-	p := &prodSystem{}
-	o := faults.Options{Root: c.Dir, Log: c.Log, Install: c.Standalone.Install, Deploy: true,
+	topo, err := prodTopology(c)
+	if err != nil {
+		return nil, err
+	}
+	p := &prodSystem{topology: c.ProdTopology}
+	o := faults.Options{Root: c.Dir, Log: c.Log, Install: c.Standalone.Install, Deploy: true, Topology: topo,
 		Configure: func(inv *rpcserver.Config, w *mqserver.Config, g *apiserver.Config) {
-			p.changed = benchChanges(inv, w, g)
+			p.changed = benchChanges(inv, w, g, c.ProdPprof != "")
 			p.inv, p.w, p.g = *inv, *w, *g
 		}}
-	logf("production profile: deploy/'s files through the deploy test's overlay (building the mains)")
+	logf("production profile: deploy/'s files through the deploy test's overlay, topology %s (building the mains)",
+		c.ProdTopology)
 	s, err := faults.StartCluster(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("the production profile's system: %w", err)
@@ -103,7 +162,7 @@ func startProd(ctx context.Context, c *Config, logf func(string, ...any)) (*prod
 		PaymentSecret: os.Getenv(envPaymentSecret), Price: prodPrice, Concurrency: c.Concurrency, MaxDuration: c.MaxDuration,
 		Timeout: requestTimeout, PayFraction: 1, ExpiryGrace: 10 * time.Second, ReconcileWait: time.Minute,
 		Progress: c.Log}
-	p.detail = prodDetail(p.describe(), p.changed, len(s.APIURLs))
+	p.detail = prodDetail(p.describe(), p.changed, p.topology, len(s.APIURLs))
 	logf("production profile: gateways %s", strings.Join(s.APIURLs, ", "))
 	return p, nil
 }
@@ -125,7 +184,7 @@ func (p *prodSystem) describe() string {
 	if g.CpuThreshold == 0 && inv.CpuThreshold == 0 {
 		shed = "no load shedder"
 	}
-	return fmt.Sprintf("deploy/multinode's files and topology: Redis Cluster %d masters x %d replicas "+
+	return fmt.Sprintf("deploy/multinode's files; topology: Redis Cluster %d masters x %d replicas "+
 		"(deploy/redis/redis-cluster.conf), etcd discovery with auth, MariaDB with grants.sql's users, the events "+
 		"topic in %d partitions, %d rpc, %d mq and %d api processes; go-zero Mode api %s, rpc %s, mq %s, "+
 		"CpuThreshold api %d, rpc %d (%s); Telemetry on: Batcher %s, Sampler api %g, rpc %g, mq %g; "+
@@ -142,11 +201,23 @@ func (p *prodSystem) describe() string {
 
 // prodDetail is the prod rows' text: the profile, then every setting changed from deploy/'s
 // files (the overlay's, then the bench's own).
-func prodDetail(profile string, changed []string, gateways int) string {
+func prodDetail(profile string, changed []string, topology string, gateways int) string {
 	all := append(append([]string{}, overlayChanges...), changed...)
 	all = append(all, fmt.Sprintf("load: the load generator (in the bench's process) drives the first of the %d "+
 		"gateways only, without a balancer", gateways))
-	return "production profile: " + profile + ". Changed from deploy/'s files: " + strings.Join(all, "; ")
+	return "production profile: " + profile + ". " + topologyWhy[topology] + " Changed from deploy/'s files: " +
+		strings.Join(all, "; ")
+}
+
+// topologyWhy says, in the rows' text, what the topology compares.
+var topologyWhy = map[string]string{
+	ProdOne: "Topology " + ProdOne + " (the default): topology.yaml's counts changed to 1 rpc, 1 mq and 1 api on a " +
+		"Redis Cluster of 3 masters without replicas (the fewest redis-cli creates; every node on deploy/'s " +
+		"redis-cluster.conf and ACL users), so that prod / dev compares deploy/'s settings on as many service " +
+		"processes as the dev profile's one, not 7 processes and 6 Redis nodes against one on the same cores; " +
+		"-prod-topology " + ProdDeploy + " runs topology.yaml's counts.",
+	ProdDeploy: "Topology " + ProdDeploy + ": topology.yaml's counts as they are, every process on the bench's " +
+		"machine, so that prod / dev is the settings' cost and the topology's together.",
 }
 
 // prodRow is the production profile's measurement beside the dev profile's of the same
@@ -167,7 +238,17 @@ func (r *round) prodReservations(ctx context.Context, dev Row) Row {
 	cfg := r.prod.sale
 	cfg.Buyers, cfg.Stock, cfg.UIDBase = r.c.Requests, r.n, r.uidBase
 	r.logf("production profile: a sale of %d units to %d buyers, %d clients", r.n, r.n, r.c.Concurrency)
+	var prof *profiling
+	if r.profiling() {
+		t := r.prod.sys.Deploy.Targets
+		prof = profileRemote(ctx, r.c.ProdPprof, "prod", map[string]string{"api": t["api-1"], "rpc": t["rpc-1"],
+			"mq": t["mq-1"]}, r.c.ProdPprofFor)
+		r.prod.profiled = true
+	}
 	rep, err := loadgen.Run(ctx, cfg)
+	if prof != nil {
+		r.noteProfiles("the production profile's sale (api-1, rpc-1, mq-1)", prof)
+	}
 	if err != nil {
 		return prodRow(labelProdReservations, r.prod.detail, m, "load generator: "+err.Error(), dev)
 	}

@@ -103,12 +103,18 @@ func diff(a, b map[string]string) []string {
 // never overrides a deploy setting silently, nor claims a change it did not make. And the
 // change is what the bench's buyers, all from 127.0.0.1, need.
 func TestBenchChangesAreListed(t *testing.T) {
+	for _, pprof := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pprof %v", pprof), func(t *testing.T) { benchChangesAreListed(t, pprof) })
+	}
+}
+
+func benchChangesAreListed(t *testing.T, pprof bool) {
 	inv, w, g := deployConfigs(t)
 	before := map[string]string{}
 	flatten(t, "rpc", inv, before)
 	flatten(t, "mq", w, before)
 	flatten(t, "api", g, before)
-	lines := benchChanges(&inv, &w, &g)
+	lines := benchChanges(&inv, &w, &g, pprof)
 	after := map[string]string{}
 	flatten(t, "rpc", inv, after)
 	flatten(t, "mq", w, after)
@@ -137,7 +143,11 @@ func TestBenchChangesAreListed(t *testing.T) {
 	if g.AddrLimit.Enabled && g.AddrLimit.ReserveQuota < prodAddrQuota {
 		t.Errorf("AddrLimit.ReserveQuota %d: the bench's buyers would be refused", g.AddrLimit.ReserveQuota)
 	}
-	if again := benchChanges(&inv, &w, &g); len(again) != 0 {
+	if pprof != (inv.DevServer.EnablePprof && w.DevServer.EnablePprof && g.DevServer.EnablePprof) {
+		t.Errorf("pprof %v: DevServer.EnablePprof rpc %v, mq %v, api %v", pprof, inv.DevServer.EnablePprof,
+			w.DevServer.EnablePprof, g.DevServer.EnablePprof)
+	}
+	if again := benchChanges(&inv, &w, &g, pprof); len(again) != 0 {
 		t.Errorf("a second pass changed %q: the list must describe the file's values, not the bench's", again)
 	}
 }
@@ -182,13 +192,13 @@ func TestProdRows(t *testing.T) {
 // every change: the overlay's, the bench's own, and the load on one gateway.
 func TestProdDetail(t *testing.T) {
 	inv, w, g := deployConfigs(t)
-	changed := benchChanges(&inv, &w, &g)
+	changed := benchChanges(&inv, &w, &g, false)
 	g.Telemetry.Sampler, inv.Telemetry.Sampler, w.Telemetry.Sampler = 0.25, 0.5, 0.75
 	sys := &faults.System{}
 	sys.Topology.Redis.Masters, sys.Topology.Redis.ReplicasPerMaster = 3, 1
 	sys.Topology.Instances.Inventory, sys.Topology.Instances.Writer, sys.Topology.Instances.Gateway = 2, 3, 2
 	p := &prodSystem{sys: sys, inv: inv, w: w, g: g, changed: changed}
-	text := prodDetail(p.describe(), changed, 2)
+	text := prodDetail(p.describe(), changed, ProdDeploy, 2)
 	shed := map[bool]string{true: "(no load shedder)", false: "(go-zero's load shedding on above them)"}
 	p.g.CpuThreshold, p.inv.CpuThreshold = 900, 900
 	if pro := p.describe(); !strings.Contains(pro, "CpuThreshold api 900, rpc 900 "+shed[false]) {
@@ -200,7 +210,7 @@ func TestProdDetail(t *testing.T) {
 		"Redis Cluster 3 masters x 1 replicas", "2 rpc, 3 mq and 2 api processes",
 		"go-zero Mode api pro, rpc pro, mq pro", "Telemetry on: Batcher otlpgrpc, Sampler api 0.25, rpc 0.5, mq 0.75",
 		"zRPC over TLS", "as inventory.rpc", "Redis ACL users api, rpc, mq", "Kafka SASL SCRAM-SHA-512 as users rpc, mq",
-		"Log console json at level info", "the first of the 2 gateways only",
+		"Log console json at level info", "the first of the 2 gateways only", "Topology deploy: topology.yaml's counts",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the text lacks %q:\n%s", want, text)
@@ -209,6 +219,44 @@ func TestProdDetail(t *testing.T) {
 	for _, c := range append(slices.Clone(overlayChanges), changed...) {
 		if !strings.Contains(text, c) {
 			t.Errorf("the text lacks the change %q", c)
+		}
+	}
+}
+
+// TestProdTopology: the default production profile runs one process of each service on a
+// Redis Cluster of 3 masters without replicas, from deploy/'s topology file otherwise; the
+// deploy topology is the file's; the rows say which and why.
+func TestProdTopology(t *testing.T) {
+	c := Config{Dir: filepath.Join("..", "..")}
+	c.defaults()
+	if c.ProdTopology != ProdOne {
+		t.Fatalf("default topology %q, want %q", c.ProdTopology, ProdOne)
+	}
+	file, err := faults.LoadTopology(filepath.Join(c.Dir, "deploy", "multinode", "topology.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := prodTopology(&c)
+	if err != nil || one == nil {
+		t.Fatalf("one: %v, %v", one, err)
+	}
+	want := file
+	want.Instances.Inventory, want.Instances.Writer, want.Instances.Gateway = 1, 1, 1
+	want.Redis.Masters, want.Redis.ReplicasPerMaster = 3, 0
+	if *one != want {
+		t.Errorf("one: %+v, want %+v", *one, want)
+	}
+	c.ProdTopology = ProdDeploy
+	if d, err := prodTopology(&c); err != nil || d != nil {
+		t.Errorf("deploy: %+v, %v; want nil (the file as it is)", d, err)
+	}
+	c.ProdTopology = "two"
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "two") {
+		t.Errorf("topology two: %v", err)
+	}
+	for _, topo := range []string{ProdOne, ProdDeploy} {
+		if text := prodDetail("p", nil, topo, 1); !strings.Contains(text, "Topology "+topo) {
+			t.Errorf("%s: %s", topo, text)
 		}
 	}
 }

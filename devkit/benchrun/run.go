@@ -77,6 +77,15 @@ type Config struct {
 	// SkipProd leaves out the production profile's rows (prod.go): deploy/'s files run as
 	// separate processes, the dev profile's sales repeated on them in each round.
 	SkipProd bool
+	// ProdTopology is the production profile's topology: ProdOne (default), one process of
+	// each service, or ProdDeploy, deploy/multinode/topology.yaml's counts (prod.go).
+	ProdTopology string
+	// ProdPprof, when set, is a directory for CPU profiles of the first round's sales, each
+	// ProdPprofFor long from the sale's start (default 4s): the dev profile's process
+	// (runtime/pprof, the load generator included) and the production profile's api, rpc and
+	// mq (their DevServer's pprof, which the bench then turns on and lists).
+	ProdPprof    string
+	ProdPprofFor time.Duration
 
 	// The "capacity at p99" row (capacity.go): the highest open-loop rate with p99 <=
 	// CapacityP99 and no errors, of the reservations and of the bare handler, each searched
@@ -143,6 +152,12 @@ func (c *Config) defaults() {
 		c.DegradeSweep = []int{4, 16, 64}
 	}
 	c.capacityDefaults()
+	if c.ProdTopology == "" {
+		c.ProdTopology = ProdOne
+	}
+	if c.ProdPprofFor == 0 {
+		c.ProdPprofFor = 4 * time.Second
+	}
 	if c.Standalone.Mode == "" {
 		c.Standalone.Mode = "dev"
 	}
@@ -180,6 +195,9 @@ func (c *Config) validate() error {
 	if c.DegradeClients < 1 || c.DegradeRequests < 1 || c.DegradeDuration <= 0 {
 		return fmt.Errorf("degrade clients (%d), requests (%d) and duration (%s) must be positive", c.DegradeClients,
 			c.DegradeRequests, c.DegradeDuration)
+	}
+	if c.ProdTopology != ProdOne && c.ProdTopology != ProdDeploy {
+		return fmt.Errorf("production profile topology %q: want %s or %s", c.ProdTopology, ProdOne, ProdDeploy)
 	}
 	if c.Rounds < 1 {
 		return fmt.Errorf("rounds (%d) must be positive", c.Rounds)

@@ -44,8 +44,9 @@ func aclRules(t *testing.T, name string) []string {
 }
 
 // TestGatewayACLCoversItsKeys: the gateway, logged in to Redis as deploy's api user, can do
-// every call it makes: the per-user, per-address and per-merchant limits (go-zero's
-// PeriodLimit), the Idempotency-Key record, the read of a request id's holder before a mark
+// every call it makes: the per-user and per-address counts (pipelined INCR, EXPIRE NX), the
+// per-merchant limit and the failed authentications (go-zero's PeriodLimit), the
+// Idempotency-Key record, the read of a request id's holder before a mark
 // answers. A call refused (NOPERM) fails open in the gateway, so
 // nothing else would show the rule missing (the merchant limit's key was outside it).
 func TestGatewayACLCoversItsKeys(t *testing.T) {
@@ -66,11 +67,25 @@ func TestGatewayACLCoversItsKeys(t *testing.T) {
 	keys := stock.Keys{} // deploy/ runs without a key prefix
 	aid, id := 900_000_000+time.Now().Unix()%1000, time.Now().UnixNano()
 	defer admin.Del(ctx, keys.RateLimit(id), keys.RateLimitAddr("reserve", "198.51.100.9"),
+		keys.RateLimitAddr("authfail", "198.51.100.9"),
 		keys.RateLimitMerchant(id), keys.Idempotency(id, "acl-test-key"))
 	pl := limit.NewPeriodLimit(1, 10, rds, "")
-	for name, key := range map[string]string{"buyer limit": keys.RateLimit(id),
-		"address limit": keys.RateLimitAddr("reserve", "198.51.100.9"), "merchant limit": keys.RateLimitMerchant(id)} {
+	for name, key := range map[string]string{"merchant limit": keys.RateLimitMerchant(id),
+		"failed authentications": keys.RateLimitAddr("authfail", "198.51.100.9")} {
 		if _, err := pl.TakeCtx(ctx, key); err != nil {
+			t.Errorf("%s (%s): %v", name, key, err)
+		}
+	}
+	// The shared buyer and address counts (api/internal/svc SharedCounts): INCR and EXPIRE NX
+	// in a pipeline.
+	for name, key := range map[string]string{"buyer limit": keys.RateLimit(id),
+		"address limit": keys.RateLimitAddr("reserve", "198.51.100.9")} {
+		err := rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+			p.Incr(ctx, key)
+			p.ExpireNX(ctx, key, time.Second)
+			return nil
+		})
+		if err != nil {
 			t.Errorf("%s (%s): %v", name, key, err)
 		}
 	}

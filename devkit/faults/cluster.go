@@ -46,6 +46,23 @@ func LoadTopology(file string) (Topology, error) {
 	return t, err
 }
 
+// clusterTopology is deploy/multinode/topology.yaml's counts, or override (Options.Topology)
+// when set: at least one instance of each service, and a Redis Cluster redis-cli can create.
+func clusterTopology(deploy string, override *Topology) (Topology, error) {
+	t, err := LoadTopology(filepath.Join(deploy, "multinode", "topology.yaml"))
+	if err != nil || override == nil {
+		return t, err
+	}
+	o := *override
+	i := o.Instances
+	if i.Inventory < 1 || i.Writer < 1 || i.Gateway < 1 || o.Redis.Masters < 3 || o.Redis.ReplicasPerMaster < 0 ||
+		o.Kafka.Partitions < 1 {
+		return t, fmt.Errorf("topology %+v: want at least one instance of each service, 3 Redis masters (redis-cli's "+
+			"least), no negative replica count and a partition", o)
+	}
+	return o, nil
+}
+
 // StartCluster builds the mains and brings up the multi-node topology of deploy/ on this
 // machine: a Redis Cluster of masters and replicas (each node on
 // deploy/redis/redis-cluster.conf), a single-member etcd, MariaDB, the kfake broker with
@@ -59,7 +76,7 @@ func StartCluster(ctx context.Context, o Options) (s *System, err error) {
 	s = sys
 	defer sys.closeOnError(&err)
 	deploy := filepath.Join(o.Root, "deploy")
-	if s.Topology, err = LoadTopology(filepath.Join(deploy, "multinode", "topology.yaml")); err != nil {
+	if s.Topology, err = clusterTopology(deploy, o.Topology); err != nil {
 		return nil, err
 	}
 	if err := ensureTools(ctx, o, devenv.RedisPackage, devenv.MariaDBPackage, devenv.EtcdPackage,

@@ -106,6 +106,10 @@ type Options struct {
 	// host of its own, a network namespace with its own address (deployhosts.go); needs
 	// root. Without it every process shares this machine's loopback.
 	NetNS bool
+	// Topology (StartCluster only), when set, is run instead of the counts of
+	// deploy/multinode/topology.yaml, from the same files: make bench's one-instance
+	// production profile (devkit/benchrun).
+	Topology *Topology
 }
 
 // Start builds the mains and brings the system up.

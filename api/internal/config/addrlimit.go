@@ -4,7 +4,8 @@ package config
 // (many accounts behind one address) and failed authentications (token guessing, log
 // flooding). Failed authentications are counted in Redis (go-zero PeriodLimit), shared by
 // every gateway; reservations in the gateway's memory, and with ReserveShared in Redis as
-// well (a Redis round trip per reservation, before the sold-out mark can answer).
+// well (svc.SharedCounts: a share of a pipelined round trip per reservation, before the
+// sold-out mark can answer).
 type AddrLimitConf struct {
 	Enabled bool `json:",default=true"`
 	// At most ReserveQuota reservations per Period seconds from one address.

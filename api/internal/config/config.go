@@ -102,7 +102,7 @@ type AuthConf struct {
 
 // RateLimitConf limits reservations per buyer: at most Quota requests per Period seconds,
 // counted in the gateway's memory (no Redis call per request). With Shared, a request
-// that passes the local count is also counted in Redis (go-zero core/limit PeriodLimit),
+// that passes the local count is also counted in Redis (svc.SharedCounts, pipelined),
 // so that a buyer's quota is shared by every gateway instance; without it each gateway
 // counts alone (a buyer reaching k gateways gets k quotas; the inventory script's per-user
 // limit still bounds what anyone can buy).

@@ -10,9 +10,10 @@ import (
 )
 
 // addrLimiters builds the per-address limiters (config AddrLimit): reservations counted in
-// memory (and in Redis with ReserveShared), failed authentications in the limiter Redis;
+// memory (and in Redis with ReserveShared: counts), failed authentications in the limiter Redis;
 // nils when disabled. The keys are complete already (stock.Keys), so no extra prefix.
-func addrLimiters(c config.Config, keys stock.Keys) (reserve *AddrLimiter, authFail *limit.PeriodLimit, err error) {
+func addrLimiters(c config.Config, keys stock.Keys, counts *SharedCounts) (reserve *AddrLimiter,
+	authFail *limit.PeriodLimit, err error) {
 	if !c.AddrLimit.Enabled {
 		return nil, nil, nil
 	}
@@ -21,12 +22,25 @@ func addrLimiters(c config.Config, keys stock.Keys) (reserve *AddrLimiter, authF
 		return nil, nil, err
 	}
 	a := c.AddrLimit
-	var shared *limit.PeriodLimit
+	var shared *SharedCounts
 	if a.ReserveShared {
-		shared = limit.NewPeriodLimit(a.Period, a.ReserveQuota, rds, "")
+		shared = counts
 	}
 	return NewAddrLimiter(a.Period, a.ReserveQuota, shared, keys),
 		limit.NewPeriodLimit(a.AuthFailPeriod, a.AuthFailQuota, rds, ""), nil
+}
+
+// newSharedCounts is the gateway's one SharedCounts, in the limiter Redis, when a limit is
+// shared (nil when none is): the per-buyer and the per-address counts share its pipelines.
+func newSharedCounts(c config.Config) (*SharedCounts, error) {
+	if !(c.RateLimit.Enabled && c.RateLimit.Shared) && !(c.AddrLimit.Enabled && c.AddrLimit.ReserveShared) {
+		return nil, nil
+	}
+	rds, err := redis.NewRedis(c.Redis)
+	if err != nil {
+		return nil, err
+	}
+	return NewSharedCounts(rds), nil
 }
 
 // newMerchantLimit builds the per-merchant limit of writes and heavy reads (config

@@ -2,7 +2,6 @@ package svc
 
 import (
 	"github.com/zeromicro/go-zero/core/limit"
-	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
@@ -71,22 +70,21 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
+	counts, err := newSharedCounts(c)
+	if err != nil {
+		return nil, err
+	}
 	var limiter, reads, changes *UserLimiter
 	if c.RateLimit.Enabled {
-		var shared *limit.PeriodLimit
+		var shared *SharedCounts
 		if c.RateLimit.Shared {
-			rds, err := redis.NewRedis(c.Redis)
-			if err != nil {
-				return nil, err
-			}
-			// The key is complete already (stock.Keys builds it), so no extra prefix.
-			shared = limit.NewPeriodLimit(c.RateLimit.Period, c.RateLimit.Quota, rds, "")
+			shared = counts
 		}
 		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, keys)
 		reads = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ReadQuota, nil, keys)
 		changes = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ChangeQuota, nil, keys)
 	}
-	addrReserve, addrAuthFail, err := addrLimiters(c, keys)
+	addrReserve, addrAuthFail, err := addrLimiters(c, keys, counts)
 	if err != nil {
 		return nil, err
 	}

@@ -6,21 +6,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/limit"
-
 	"github.com/seckill/seckill/internal/stock"
 )
 
 // UserLimiter is a per-buyer limit of Quota per Period, counted in this gateway's memory and,
-// when shared is set, in Redis by go-zero's PeriodLimit (docs/DESIGN.md "Security").
+// when shared is set, in Redis (SharedCounts; docs/DESIGN.md "Security").
 type UserLimiter struct {
 	*local[int64]
-	shared *limit.PeriodLimit // nil: local only
+	shared *SharedCounts // nil: local only
 	keys   stock.Keys
 }
 
-// NewUserLimiter counts quota per period seconds; shared (may be nil) is the Redis limiter.
-func NewUserLimiter(period, quota int, shared *limit.PeriodLimit, keys stock.Keys) *UserLimiter {
+// NewUserLimiter counts quota per period seconds; shared (may be nil) counts in Redis.
+func NewUserLimiter(period, quota int, shared *SharedCounts, keys stock.Keys) *UserLimiter {
 	return &UserLimiter{local: newLocal(period, quota, func(uid int64) uint64 { return uint64(uid) }),
 		shared: shared, keys: keys}
 }
@@ -31,7 +29,7 @@ func (l *UserLimiter) Allow(ctx context.Context, uid int64) (bool, error) {
 	if !l.take(uid) {
 		return false, nil
 	}
-	return takeShared(ctx, l.shared, l.keys.RateLimit(uid))
+	return l.takeShared(ctx, l.shared, l.keys.RateLimit(uid))
 }
 
 // AddrLimiter is the per-client-address reservation limit, counted like UserLimiter: in
@@ -39,14 +37,14 @@ func (l *UserLimiter) Allow(ctx context.Context, uid int64) (bool, error) {
 // rejections cost no Redis round trip at the edge.
 type AddrLimiter struct {
 	*local[string]
-	shared *limit.PeriodLimit // nil: local only
+	shared *SharedCounts // nil: local only
 	keys   stock.Keys
 }
 
 var addrSeed = maphash.MakeSeed()
 
 // NewAddrLimiter counts quota per period seconds per address; shared may be nil.
-func NewAddrLimiter(period, quota int, shared *limit.PeriodLimit, keys stock.Keys) *AddrLimiter {
+func NewAddrLimiter(period, quota int, shared *SharedCounts, keys stock.Keys) *AddrLimiter {
 	return &AddrLimiter{local: newLocal(period, quota, func(a string) uint64 { return maphash.String(addrSeed, a) }),
 		shared: shared, keys: keys}
 }
@@ -56,18 +54,16 @@ func (l *AddrLimiter) Allow(ctx context.Context, addr string) (bool, error) {
 	if !l.take(addr) {
 		return false, nil
 	}
-	return takeShared(ctx, l.shared, l.keys.RateLimitAddr("reserve", addr))
+	return l.takeShared(ctx, l.shared, l.keys.RateLimitAddr("reserve", addr))
 }
 
-func takeShared(ctx context.Context, shared *limit.PeriodLimit, key string) (bool, error) {
+// takeShared counts key in Redis against the local count's quota and period (shared nil:
+// allowed).
+func (l *local[K]) takeShared(ctx context.Context, shared *SharedCounts, key string) (bool, error) {
 	if shared == nil {
 		return true, nil
 	}
-	state, err := shared.TakeCtx(ctx, key)
-	if err != nil {
-		return true, err
-	}
-	return state != limit.OverQuota, nil
+	return shared.Take(ctx, key, int(l.period/int64(time.Second)), l.quota)
 }
 
 // local counts quota per period per key in memory, sharded.

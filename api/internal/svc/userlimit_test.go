@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zeromicro/go-zero/core/limit"
-
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -76,7 +74,7 @@ func TestAddrLimiterLocalThenShared(t *testing.T) {
 	}
 
 	rds, keys := testenv.Redis(t)
-	shared := func() *AddrLimiter { return NewAddrLimiter(60, 4, limit.NewPeriodLimit(60, 4, rds, ""), keys) }
+	shared := func() *AddrLimiter { return NewAddrLimiter(60, 4, NewSharedCounts(rds), keys) }
 	a, b := shared(), shared() // two gateways
 	passed := 0
 	for range 3 {
