@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short fuzz bench faults faults-cluster deploy-test gen gen-check build vet lint fmt tools
+.PHONY: run test test-short fuzz bench tenm faults faults-cluster deploy-test gen gen-check build vet lint fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured);
 ## flags through ARGS, e.g. make run ARGS="-trace otlpgrpc://127.0.0.1:4317"
@@ -43,6 +43,14 @@ test-short:
 ## each ÷ the dev profile's in the same round; the rows list every setting changed from deploy/ (-no-prod: none).
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
+
+## tenm: the ten-million-buyer sale (10,000,000 buyers, 100,000 stock, reserve phase bounded at 15 min) against the
+## system as make run starts it, with what it costs: Redis bytes per order, the services' RSS after 1,000,000 and
+## after 10,000,000 buyers, the writer's lag after the reserve phase (devkit/loadgen/tenm.sh; reports in bin/tenm;
+## BUYERS, STOCK, BOUND_SECONDS, CONC, CHECKPOINT, RETRIES, OUT override)
+tenm:
+	$(GO) build $(GOFLAGS_T) -o bin/ ./cmd/standalone ./cmd/loadgen
+	bash devkit/loadgen/tenm.sh
 
 ## faults: the fault suite against the services as separate processes (private Redis, MariaDB, kfake)
 faults:

@@ -15,6 +15,10 @@
 // -find-capacity searches for the highest such rate whose p99 stays within -p99-bound
 // (default 50ms) with no errors, and reports each step and the rate found.
 //
+// -cost-redis, -cost-pids and -cost-lag-wait report what the sale costs the system: Redis
+// memory per order, the services' RSS at -cost-checkpoint buyers and at the end, the
+// writer's lag after the reserve phase (make tenm: ten million buyers).
+//
 // -draw-seconds D runs the opening draw's sales instead (-draw-seeds N of them, then one
 // without a draw for contrast) and reports win rates by arrival and by requests sent.
 package main
@@ -28,6 +32,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -87,6 +93,7 @@ func main() {
 	flag.DurationVar(&cfg.DrawArrival, "draw-arrival", 0,
 		"draw mode: buyers arrive evenly over this span (default 80% of the window)")
 	findCapacity, search := capacityFlags()
+	costFlags(&cfg.Cost)
 	quiet := flag.Bool("q", false, "no progress bar")
 	cpuProfile := flag.String("cpuprofile", "", "write the load generator's own CPU profile to this file")
 	flag.Parse()
@@ -107,6 +114,30 @@ func capacityFlags() (*bool, *loadgen.CapacitySearch) {
 		"find-capacity: bound on the whole search (the best rate so far when spent)")
 	flag.Float64Var(&s.MaxRate, "max-rate", 200_000, "find-capacity: the ramp stops here")
 	return on, &s
+}
+
+// costFlags are the flags of what the sale costs the system (loadgen.CostConfig).
+func costFlags(c *loadgen.CostConfig) {
+	flag.StringVar(&c.RedisAddr, "cost-redis", "", "cost: the services' Redis (host:port, used by no one else): "+
+		"used_memory per order, MEMORY USAGE of the activity's keys")
+	flag.StringVar(&c.KeyPrefix, "cost-key-prefix", "", "cost: the services' Redis key prefix")
+	flag.Func("cost-pids", "cost: the services' process ids, comma-separated: their RSS and CPU at "+
+		"-cost-checkpoint buyers and at the reserve phase's end", func(s string) error {
+		for _, f := range strings.Split(s, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return err
+			}
+			c.PIDs = append(c.PIDs, pid)
+		}
+		return nil
+	})
+	flag.IntVar(&c.Checkpoint, "cost-checkpoint", 0, "cost: buyers answered at the first readings (default buyers/10)")
+	flag.DurationVar(&c.LagWait, "cost-lag-wait", 0, "cost: after the reserve phase, wait up to this long for "+
+		"MySQL's books to equal Redis's and report the writer's lag (0: not measured)")
+	flag.Float64Var(&c.MaxBytesPerOrder, "cost-max-bytes", 350, "cost: target of Redis bytes per order")
+	flag.Float64Var(&c.MaxRSSGrowth, "cost-max-rss-growth", 1.5, "cost: target of RSS at the end ÷ at the checkpoint")
+	flag.DurationVar(&c.MaxLag, "cost-max-lag", 5*time.Second, "cost: target of the writer's lag")
 }
 
 // run is the command after its flags; it returns the exit status.

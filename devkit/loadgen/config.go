@@ -80,6 +80,10 @@ type Config struct {
 	DrawArrival   time.Duration
 	DrawWait      time.Duration
 
+	// Cost: what the sale costs the system (Redis memory per order, the services' RSS, the
+	// writer's lag; cost.go), when asked.
+	Cost CostConfig
+
 	Progress io.Writer // progress bar and phase lines; nil for none
 }
 
@@ -181,6 +185,9 @@ func (c *Config) Validate() error {
 	if c.Rate < 0 || c.MaxInFlight < 0 || c.MaxInFlight > MaxConcurrency {
 		errs = append(errs, fmt.Errorf("rate (%g) must be >= 0 and max in flight (%d) within 0..%d", c.Rate,
 			c.MaxInFlight, MaxConcurrency))
+	}
+	if err := c.Cost.validate(c.Buyers); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Retries < 0 || c.MaxDuration <= 0 {
 		errs = append(errs, errors.New("retries must be >= 0 and max duration > 0"))

@@ -207,6 +207,7 @@ func label(b *strings.Builder, x, y float64, anchor, text string) {
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"d":     d,
 	"codes": FormatCounts,
+	"mib":   mib,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>seckill load test: activity {{.R.ActivityID}}</title>
@@ -251,6 +252,20 @@ p99 {{d .R.Cancel.Latency.P99}}</td></tr>
 <tr><th>MySQL</th><td>available {{.R.FinalDB.Remaining}}, locked {{.R.FinalDB.Locked}},
 sold {{.R.FinalDB.Sold}}</td></tr>
 </table>
+{{with .R.Cost}}<h2>Cost</h2>
+<p>{{.Reached}} of {{.Buyers}} buyers answered; the first readings at {{.Checkpoint}}.</p>
+{{if .Processes}}<table><tr><th>process</th><th>at the checkpoint</th><th>at the end</th></tr>
+{{range .Processes}}<tr><td>{{.Name}} (pid {{.PID}})</td>
+<td>{{with .At}}RSS {{mib .RSS}}, CPU {{d .CPU}} after {{.Buyers}} buyers{{end}}</td>
+<td>{{with .End}}RSS {{mib .RSS}}, CPU {{d .CPU}} after {{.Buyers}} buyers{{end}}</td>
+</tr>{{end}}</table>{{end}}
+{{with .Redis}}<table><tr><th>Redis</th><th>bytes</th><th>per order</th></tr>
+{{with .End}}<tr><td>used_memory growth over {{.Orders}} orders</td>{{end}}<td>{{.Growth}}</td>
+<td>{{printf "%.0f" .PerOrder}}</td></tr>
+{{range .Keys}}<tr><td>{{.Kind}}</td><td>{{.Bytes}}</td><td>{{printf "%.1f" .PerOrder}}</td></tr>{{end}}
+</table>{{end}}
+{{with .WriterLag}}<p>Writer lag after the reserve phase: {{d .Lag}} (caught up: {{.CaughtUp}}).</p>{{end}}
+{{end}}
 <h2>Checks</h2>
 <table>
 {{range .R.Checks}}<tr><td>{{if .Skip}}<span class="na">n/a</span>{{else if .OK}}<span class="pass">PASS</span>

@@ -86,6 +86,9 @@ type Report struct {
 	FinalRedis     *Books         `json:"final_redis"` // nil when not warm
 	FinalDB        Books          `json:"final_db"`
 
+	// Cost: what the sale cost the system (Config.Cost), when asked.
+	Cost *CostReport `json:"cost,omitempty"`
+
 	Checks   []Check  `json:"checks"`
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -162,6 +165,9 @@ func (r *Report) WriteText(w io.Writer) {
 		p("redis: not warm")
 	}
 	p("mysql: available %d locked %d sold %d", r.FinalDB.Remaining, r.FinalDB.Locked, r.FinalDB.Sold)
+	if r.Cost != nil {
+		r.Cost.writeText(p)
+	}
 	for _, w := range r.Warnings {
 		p("warning: %s", w)
 	}

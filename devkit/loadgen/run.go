@@ -48,6 +48,7 @@ type run struct {
 	id       string // distinguishes this run's request_ids
 	r        *Report
 	prog     *progress
+	cost     *coster // nil unless Config.Cost asks
 }
 
 // Run simulates one sale and returns its report. An error means the sale could not be
@@ -59,10 +60,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer g.c.Close()
+	defer g.cost.close()
 	if err := g.setup(ctx); err != nil {
 		return nil, err
 	}
+	if err := g.cost.before(ctx); err != nil {
+		return nil, err
+	}
 	orders := g.reserve(ctx)
+	g.measureCost(ctx)
 	g.settle(ctx, orders)
 	g.awaitExpiry(ctx, orders)
 	g.readBack(ctx, orders)
@@ -94,6 +100,7 @@ func newRun(ctx context.Context, cfg Config) (*run, error) {
 		r: &Report{Target: cfg.BaseURL, Started: time.Now(), Buyers: cfg.Buyers, Concurrency: cfg.Concurrency,
 			Quantity: cfg.Quantity, Errors: map[string]int{}, Rate: cfg.Rate, MaxInFlight: cfg.openCap()},
 		prog: newProgress(cfg.Progress),
+		cost: newCoster(cfg.Cost, cfg.Buyers),
 	}
 	g.merchant = cfg.MerchantToken
 	if g.merchant == "" {
@@ -167,10 +174,17 @@ func (g *run) reserve(ctx context.Context) []*held {
 		}
 		mu.Unlock()
 		g.prog.buyerDone(code)
+		if g.cost.counted() {
+			mu.Lock()
+			reserved := g.r.Reserved
+			mu.Unlock()
+			g.cost.checkpoint(ctx, reserved)
+		}
 		return code
 	})
 	g.r.ReserveDuration = time.Since(start)
 	g.prog.endBar()
+	g.cost.reserveEnded()
 
 	for _, n := range codes {
 		g.r.Requests += n

@@ -76,6 +76,7 @@ func (g *run) verify() {
 		r.check("books add up", *r.FinalRedis == want && r.FinalDB == want, "want %+v (stock %d - paid %d)", want,
 			r.StockAtStart, paidQty)
 	}
+	r.costChecks()
 	if n := sum(r.Errors); n > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%d buyers ended with an error: %s", n, FormatCounts(r.Errors)))
 	}
