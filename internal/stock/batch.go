@@ -169,7 +169,7 @@ func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem,
 		it := items[i]
 		nos[j], qty[j] = domain.NewOrderNo(aid, s.orderKey), it.Qty
 		group[j] = reserveItemArgs{OrderNo: nos[j], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {

@@ -17,10 +17,10 @@ const (
 	MaxExpireBatch = 1000
 	// MaxReserveBatch bounds the items of one ReserveBatch.
 	MaxReserveBatch = 512
-	DefaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
+	defaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
 	orderNoAttempts = 3
-	// RestoreBatch is how many orders one restore script call writes.
-	RestoreBatch = 500
+	// restoreBatch is how many orders one restore script call writes.
+	restoreBatch = 500
 	// maxKeyLife bounds how far out a key may be set to expire (the scripts check the
 	// same 20 years): twice domain.MaxHorizon, so a 10-year activity plus its pay timeout
 	// and grace fits and a nanosecond end does not.
@@ -42,7 +42,7 @@ type Store struct {
 
 // NewStore returns a Store using keys under the given naming.
 func NewStore(rds *redis.Redis, keys Keys, opts ...Option) *Store {
-	s := &Store{rds: rds, keys: keys, reqTTL: DefaultReqTTL}
+	s := &Store{rds: rds, keys: keys, reqTTL: defaultReqTTL}
 	for _, o := range opts {
 		o(s)
 	}
