@@ -198,8 +198,8 @@ func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]ite
 		case string: // reserved: its entry id
 			remaining -= qty[j]
 			r.entryID = v
-			r.res = Reservation{OrderNo: nos[j], Quantity: qty[j], Remaining: remaining, ExpireAt: head.ExpireAtMs,
-				CreatedAt: head.CreatedMs, State: domain.StateReserved}
+			r.res = Reservation{Order: Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
+				CreatedAt: head.CreatedMs, State: domain.StateReserved}, Remaining: remaining}
 			if withEntries {
 				var ok bool
 				if r.entry, ok = res[reserveHead+n+j].(string); !ok {
@@ -238,8 +238,8 @@ func (r *itemReply) reservation() (Reservation, error) {
 		if r.replayGone { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound
 		}
-		return Reservation{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
-			CreatedAt: v.CreatedMs, Remaining: v.Remaining, Replay: true}, nil
+		return Reservation{Order: Order{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
+			CreatedAt: v.CreatedMs}, Remaining: v.Remaining, Replay: true}, nil
 	}
 	return r.res, nil
 }

@@ -129,8 +129,8 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			out[i].Err = codeError(a.Code)
 			continue
 		}
-		out[i].Reservation = Reservation{Quantity: a.Qty, RequestID: a.RequestID, DrawAt: a.DrawAtMs,
-			State: domain.StateQueued}
+		out[i].Reservation = Reservation{Order: Order{Quantity: a.Qty, RequestID: a.RequestID,
+			State: domain.StateQueued}, DrawAt: a.DrawAtMs}
 		if out[i].Entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
 			out[i].Reservation = Reservation{}
 		}

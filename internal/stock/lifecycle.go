@@ -74,20 +74,15 @@ func (s *Store) StockBack(ctx context.Context, aid int64) error {
 	return dep(err)
 }
 
-// Reservation is a successful (or replayed) reservation.
+// Reservation is a successful (or replayed) reservation: its order (State is the order's state
+// now: reserved for a new reservation; for a replay whatever it has become, paid, cancelled or
+// expired; domain.StateQueued for an entry of the draw, with the buyer's first RequestID and no
+// OrderNo; ActivityID and UID are the caller's, not set), and the stock left right after it.
 type Reservation struct {
-	OrderNo   string
-	Quantity  int64
+	Order
 	Remaining int64
-	ExpireAt  int64 // ms
-	CreatedAt int64 // ms
 	Replay    bool
-	// State is the order's state now: reserved for a new reservation; for a replay whatever
-	// it has become (paid, cancelled, expired); StateQueued for an entry of the draw.
-	State string
-	// RequestID and DrawAt (ms) are an entry's (State StateQueued): the buyer's first.
-	RequestID string
-	DrawAt    int64
+	DrawAt    int64 // an entry's (State domain.StateQueued): when the draw is decided (ms)
 }
 
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). The
