@@ -13,7 +13,7 @@ import (
 
 // stockSurfaceBudget is the most exported identifiers internal/stock and the packages under it
 // may have together (the issue "One reservation pipeline": at most half of the 235 it had).
-const stockSurfaceBudget = 198
+const stockSurfaceBudget = 197
 
 // surface counts the exported identifiers of the non-test Go files under root, every package
 // there included: exported top-level types, funcs, vars and consts, exported methods (on any
