@@ -58,6 +58,13 @@ type Option func(*Store)
 // the entries' ids, which costs Redis less; the other changes always return their entries.
 func WithEntries() Option { return func(s *Store) { s.entries = true } }
 
+// WithEntriesPerAddress bounds an opening draw's entrants per client address (0: none).
+func WithEntriesPerAddress(n int) Option { return func(s *Store) { s.entriesPerAddr = n } }
+
+// WithOrderKey sets the key that tags order numbers (config OrderKey). Without one, the tag is
+// an unkeyed checksum.
+func WithOrderKey(key []byte) Option { return func(s *Store) { s.orderKey = key } }
+
 // now is Redis's clock in ms: the same clock the scripts use.
 func (s *Store) now(ctx context.Context) (int64, error) {
 	v, err := s.rds.EvalCtx(ctx, "local t = redis.call('TIME') return t[1] * 1000 + math.floor(t[2] / 1000)", nil)
@@ -74,14 +81,6 @@ func (s *Store) orderActivity(orderNo string, uid int64) (int64, error) {
 	}
 	return s.CheckOrderNo(orderNo)
 }
-
-// SetEntriesPerAddress bounds an opening draw's entrants per client address (0: none);
-// call it before use.
-func (s *Store) SetEntriesPerAddress(n int) { s.entriesPerAddr = n }
-
-// SetOrderKey sets the key that tags order numbers (config OrderKey); call it before use.
-// Without one, the tag is an unkeyed checksum.
-func (s *Store) SetOrderKey(key []byte) { s.orderKey = key }
 
 // CheckOrderNo returns the activity of an order number this service could have issued:
 // INVALID_ARGUMENT for a malformed one, ORDER_NOT_FOUND for one whose tag is wrong
