@@ -66,8 +66,8 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r, err := stocktest.Reserve(ctx, st, aid, first.UID, 1, first.RequestID); err != nil || !r.Replay || r.State != "paid" ||
-				r.OrderNo != orders[0] {
+			r, err := stocktest.Reserve(ctx, st, aid, first.UID, 1, first.RequestID)
+			if err != nil || !r.Replay || r.State != "paid" || r.OrderNo != orders[0] {
 				t.Fatalf("replay on the cluster: %+v %v", r, err)
 			}
 			if _, err := st.Release(ctx, orders[1], owner(orders[1]), domain.StateCancelled); err != nil {

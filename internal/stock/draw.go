@@ -51,8 +51,9 @@ func parseEntry(uid, v string) (DrawEntry, bool) {
 }
 
 // DrawOrder is the draw's order of entries: ascending by each uid's key, HMAC-SHA256 keyed with
-// the seed's bytes over the uid in decimal ASCII, as byte strings (by uid on the impossible tie). The same entries and seed give the same order, whatever
-// order they come in (rpc/internal/draw serves it; anyone holding the audit recomputes it).
+// the seed's bytes over the uid in decimal ASCII, as byte strings (by uid on the impossible
+// tie). The same entries and seed give the same order, whatever order they come in
+// (rpc/internal/draw serves it; anyone holding the audit recomputes it).
 func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
 	type keyed struct {
 		key [sha256.Size]byte

@@ -211,6 +211,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 	unknownOrder := fmt.Sprintf("%d-1700000000000deadbeef", aid)
 	adjust := func(aid, delta int64) error { _, _, err := e.Store.Adjust(ctx, aid, delta, "", ""); return err }
+	reserve := func(aid, uid int64, requestID string) error {
+		_, err := stocktest.Reserve(ctx, e.Store, aid, uid, 1, requestID)
+		return err
+	}
 	calls := []struct {
 		name string
 		call func() error
@@ -222,16 +226,16 @@ func TestBadInputChangesNothing(t *testing.T) {
 			xerr.InvalidArgument},
 		{"huge quantity", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1<<62, reqID(2)); return err },
 			xerr.InvalidArgument},
-		{"empty request id", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, ""); return err },
+		{"empty request id", func() error { return reserve(aid, 2, "") },
 			xerr.InvalidArgument},
-		{"short request id", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, "abc"); return err },
+		{"short request id", func() error { return reserve(aid, 2, "abc") },
 			xerr.InvalidArgument},
-		{"oversized request id", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, string(long)); return err },
+		{"oversized request id", func() error { return reserve(aid, 2, string(long)) },
 			xerr.InvalidArgument},
-		{"request id with bad chars", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, "abc def ghi"); return err },
+		{"request id with bad chars", func() error { return reserve(aid, 2, "abc def ghi") },
 			xerr.InvalidArgument},
-		{"zero uid", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 0, 1, reqID(2)); return err }, xerr.InvalidArgument},
-		{"zero activity", func() error { _, err := stocktest.Reserve(ctx, e.Store, 0, 2, 1, reqID(2)); return err },
+		{"zero uid", func() error { return reserve(aid, 0, reqID(2)) }, xerr.InvalidArgument},
+		{"zero activity", func() error { return reserve(0, 2, reqID(2)) },
 			xerr.InvalidArgument},
 		{"confirm malformed order", func() error { _, err := e.Store.Confirm(ctx, "nope", 1); return err },
 			xerr.InvalidArgument},
