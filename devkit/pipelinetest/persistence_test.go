@@ -145,7 +145,7 @@ func TestPersistenceLossOnKill(t *testing.T) {
 				t.Fatalf("selling after the restart: %v", err)
 			}
 			// A rebuild may still run (the Acker rebuilds a hash back behind what it acknowledged): BUSY meanwhile.
-			snap, err := pipelinetest.Retry(t, 30*time.Second, func() (stock.Snapshot, error) {
+			snap, err := pipelinetest.Retry(t, 30*time.Second, func() (stock.Meta, error) {
 				return p.Store.Stock(ctx, aid)
 			})
 			if err != nil || snap.Remaining+snap.Locked+snap.Sold != snap.Total {

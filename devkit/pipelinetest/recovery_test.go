@@ -12,6 +12,7 @@ import (
 	red "github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/devkit/pipelinetest"
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -376,7 +377,7 @@ func TestRecoveryTimeFor10000Orders(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for uid := int64(w + 1); uid <= n; uid += 8 {
-				if _, err := p.Store.Reserve(ctx, aid, uid, 1, rid(uid, "m")); err != nil {
+				if _, err := stocktest.Reserve(ctx, p.Store, aid, uid, 1, rid(uid, "m")); err != nil {
 					t.Errorf("reserve %d: %v", uid, err)
 					return
 				}

@@ -87,7 +87,7 @@ func (e *Env) CheckInvariant(aid int64) stock.Counters {
 		e.T.Errorf("invariant: read stock of %d: %v", aid, err)
 		return stock.Counters{}
 	}
-	c := snap.Counters()
+	c := stock.Counters{Total: snap.Total, Remaining: snap.Remaining, Locked: snap.Locked, Sold: snap.Sold}
 	if c.Remaining < 0 || c.Locked < 0 || c.Sold < 0 || c.Remaining+c.Locked+c.Sold != c.Total {
 		e.T.Errorf("invariant broken for activity %d: %+v", aid, c)
 	}
@@ -182,4 +182,14 @@ func drawAt(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// Reserve reserves qty for uid under requestID as production does: a ReserveBatch of one item
+// (no sell-by), its answer or refusal.
+func Reserve(ctx context.Context, s *stock.Store, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
+	res, err := s.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
+	if err != nil {
+		return stock.Reservation{}, err
+	}
+	return res[0].Reservation, res[0].Err
 }

@@ -21,7 +21,7 @@ func BenchmarkRun10kOrders(b *testing.B) {
 	var rows []string
 	var args []any
 	for uid := int64(1); uid <= n; uid++ {
-		r, err := env.Store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("bench-req-%d", uid))
+		r, err := stocktest.Reserve(ctx, env.Store, aid, uid, 1, fmt.Sprintf("bench-req-%d", uid))
 		if err != nil {
 			b.Fatal(err)
 		}

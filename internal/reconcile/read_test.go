@@ -31,7 +31,7 @@ func bigActivity(tb testing.TB, env *stocktest.Env, db *testenv.Database, n, spa
 		go func() {
 			defer wg.Done()
 			for uid := w + 1; uid <= n; uid += workers {
-				r, err := env.Store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("big-req-%d", uid))
+				r, err := stocktest.Reserve(ctx, env.Store, aid, uid, 1, fmt.Sprintf("big-req-%d", uid))
 				if err != nil {
 					tb.Error(err)
 					return
@@ -99,7 +99,7 @@ func TestChunkedSnapshotDuringABurst(t *testing.T) {
 					return
 				default:
 				}
-				r, err := env.Store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("burst-%d", uid))
+				r, err := stocktest.Reserve(ctx, env.Store, aid, uid, 1, fmt.Sprintf("burst-%d", uid))
 				if err != nil {
 					t.Error(err)
 					return
@@ -203,7 +203,7 @@ func BenchmarkReserveDuringReconcile100k(b *testing.B) {
 				for time.Now().Before(end) {
 					u := uid.Add(1)
 					t0 := time.Now()
-					if _, err := env.Store.Reserve(ctx, aid, u, 1, fmt.Sprintf("lat-%d", u)); err != nil {
+					if _, err := stocktest.Reserve(ctx, env.Store, aid, u, 1, fmt.Sprintf("lat-%d", u)); err != nil {
 						b.Error(err)
 						return
 					}

@@ -37,7 +37,7 @@ func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
 	f := &fixture{env: env, db: db, rec: reconcile.New(recConf(t, confirmAfter), env.Store, db.Conn)}
 	f.aid = env.Warm(stocktest.Spec{Total: 10, Limit: 1})
 	for uid := int64(1); uid <= 4; uid++ {
-		r, err := env.Store.Reserve(ctx, f.aid, uid, 1, fmt.Sprintf("unit-req-%d", uid))
+		r, err := stocktest.Reserve(ctx, env.Store, f.aid, uid, 1, fmt.Sprintf("unit-req-%d", uid))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,12 +125,12 @@ func TestCompare(t *testing.T) {
 			}
 		}, reconcile.InFlight, 1, "redis paid, mysql reserved (event in the outbox)", 0},
 		{"an adjustment still in the outbox", func(f *fixture) {
-			if _, err := f.env.Store.Adjust(ctx, f.aid, 5); err != nil {
+			if _, _, err := f.env.Store.Adjust(ctx, f.aid, 5, "", ""); err != nil {
 				t.Fatal(err)
 			}
 		}, reconcile.InFlight, 1, "total: redis 15, mysql 10 (redis +5)", 0},
 		{"an adjustment applied, its entry still in the outbox", func(f *fixture) {
-			if _, err := f.env.Store.Adjust(ctx, f.aid, 5); err != nil {
+			if _, _, err := f.env.Store.Adjust(ctx, f.aid, 5, "", ""); err != nil {
 				t.Fatal(err)
 			}
 			last, err := f.env.Raw.XRevRangeN(ctx, f.env.Keys.Events(f.aid), "+", "-", 1).Result()

@@ -68,7 +68,7 @@ func (s *Single) Run(ctx context.Context, aid int64) (Report, error) {
 // runOrWait takes aid's lock and runs, or waits for the holder's report finished at or
 // after asked (unix ms); it takes the lock itself when the holder left none.
 func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error) {
-	lock := s.audit.ReconcileLock(aid)
+	lock := s.r.store.Lock(stock.Keys.ReconLock, aid)
 	lock.SetExpire(int(lockLease / time.Second))
 	for {
 		if rep, ok := s.shared(ctx, aid, asked); ok {

@@ -55,7 +55,7 @@ func (a acked) Release(ctx context.Context, orderNo string, uid int64, target st
 }
 
 func (a acked) Adjust(ctx context.Context, aid, delta int64) (stock.Counters, error) {
-	c, es, err := a.store.AdjustOnce(ctx, aid, delta, "", "")
+	c, es, err := a.store.Adjust(ctx, aid, delta, "", "")
 	return c, a.answer(ctx, es, err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
@@ -68,7 +69,7 @@ func TestRetryingActivityDoesNotDelayOthers(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the stuck activity is retrying now
 	var fine []string
 	for i := range 20 {
-		res, err := e.store.Reserve(ctx, other, int64(100+i), 1, fmt.Sprintf("other-%04d", i))
+		res, err := stocktest.Reserve(ctx, e.store, other, int64(100+i), 1, fmt.Sprintf("other-%04d", i))
 		if err != nil {
 			t.Fatal(err)
 		}

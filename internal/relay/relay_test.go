@@ -13,6 +13,7 @@ import (
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -89,7 +90,7 @@ func (e *env) reserve(n, firstUID int) []string {
 	e.t.Helper()
 	out := make([]string, n)
 	for i := range out {
-		res, err := e.store.Reserve(context.Background(), aid, int64(firstUID+i), 1,
+		res, err := stocktest.Reserve(context.Background(), e.store, aid, int64(firstUID+i), 1,
 			fmt.Sprintf("req-%08d", firstUID+i))
 		if err != nil {
 			e.t.Fatalf("reserve: %v", err)

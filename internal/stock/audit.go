@@ -9,7 +9,6 @@ import (
 	"time"
 
 	red "github.com/redis/go-redis/v9"
-	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
 )
@@ -25,7 +24,7 @@ func (s *Store) Audit() Audit { return Audit{s: s} }
 // outbox entry, Redis's clock and the reconciliation history.
 type Sighting struct {
 	Warm    bool // the stock hash exists
-	Stock   Snapshot
+	Stock   Meta
 	Seq     int64             // the stock hash's change count 'seq'
 	LastID  string            // the newest outbox entry's id; "" when the outbox is empty
 	NowMs   int64             // Redis's clock
@@ -104,11 +103,6 @@ func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]strin
 	}
 	_, err = pipe.Exec(ctx)
 	return err
-}
-
-// ReconcileLock returns the lock one instance holds while it compares activity aid's books.
-func (a Audit) ReconcileLock(aid int64) *redis.RedisLock {
-	return redis.NewRedisLock(a.s.rds, a.s.keys.ReconLock(aid))
 }
 
 // SaveReport records activity aid's last comparison report, finished at finishedMs, for ttl.

@@ -169,7 +169,7 @@ func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem,
 		it := items[i]
 		nos[j], qty[j] = domain.NewOrderNo(aid, s.orderKey), it.Qty
 		group[j] = reserveItemArgs{OrderNo: nos[j], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {
@@ -198,8 +198,8 @@ func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]ite
 		case string: // reserved: its entry id
 			remaining -= qty[j]
 			r.entryID = v
-			r.res = Reservation{OrderNo: nos[j], Quantity: qty[j], Remaining: remaining, ExpireAt: head.ExpireAtMs,
-				CreatedAt: head.CreatedMs, State: domain.StateReserved}
+			r.res = Reservation{Order: Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
+				CreatedAt: head.CreatedMs, State: domain.StateReserved}, Remaining: remaining}
 			if withEntries {
 				var ok bool
 				if r.entry, ok = res[reserveHead+n+j].(string); !ok {
@@ -238,8 +238,8 @@ func (r *itemReply) reservation() (Reservation, error) {
 		if r.replayGone { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound
 		}
-		return Reservation{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
-			CreatedAt: v.CreatedMs, Remaining: v.Remaining, Replay: true}, nil
+		return Reservation{Order: Order{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
+			CreatedAt: v.CreatedMs}, Remaining: v.Remaining, Replay: true}, nil
 	}
 	return r.res, nil
 }

@@ -22,7 +22,7 @@ import (
 func singles(e *stocktest.Env, aid int64, items []stock.ReserveItem) []stock.ReserveResult {
 	out := make([]stock.ReserveResult, len(items))
 	for i, it := range items {
-		out[i].Reservation, out[i].Err = e.Store.Reserve(ctx, aid, it.UID, it.Qty, it.RequestID)
+		out[i].Reservation, out[i].Err = stocktest.Reserve(ctx, e.Store, aid, it.UID, it.Qty, it.RequestID)
 	}
 	return out
 }
@@ -128,7 +128,7 @@ func TestReserveBatchWindow(t *testing.T) {
 	}
 	end := time.Now().Add(1500 * time.Millisecond).Truncate(time.Second).Add(time.Second)
 	late := e.Warm(stocktest.Spec{Total: 5, End: end})
-	sold, err := e.Store.Reserve(ctx, late, 1, 1, reqID(1))
+	sold, err := stocktest.Reserve(ctx, e.Store, late, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestReserveBatchFailsWhole(t *testing.T) {
 func TestReserveBatchTakenOrderNo(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 5})
-	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestReserveBatchTakenOrderNo(t *testing.T) {
 	if err != nil || codes[0] != -12 || codes[1] != 0 {
 		t.Fatalf("batch with a taken number: %v, %v; want [-12 0]", codes, err)
 	}
-	if res, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); err != nil || res.Replay {
+	if res, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, reqID(2)); err != nil || res.Replay {
 		t.Fatalf("the collided item afterwards: %+v, %v; want a new reservation", res, err)
 	}
 	if c := e.CheckInvariant(aid); c.Locked != 3 {
@@ -193,7 +193,7 @@ func TestReserveBatchTakenOrderNo(t *testing.T) {
 func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10})
-	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func BenchmarkReserve(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			u := uid.Add(1)
-			if _, err := e.Store.Reserve(ctx, aid, u, 1, fmt.Sprintf("bench-%08d", u)); err != nil {
+			if _, err := stocktest.Reserve(ctx, e.Store, aid, u, 1, fmt.Sprintf("bench-%08d", u)); err != nil {
 				b.Error(err)
 				return
 			}

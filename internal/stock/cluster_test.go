@@ -9,6 +9,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
@@ -33,7 +34,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			}
 			var ok, soldOut atomic.Int64
 			race(200, func(i int) {
-				_, err := st.Reserve(ctx, aid, int64(i+1), 1, reqID(i))
+				_, err := stocktest.Reserve(ctx, st, aid, int64(i+1), 1, reqID(i))
 				switch {
 				case err == nil:
 					ok.Add(1)
@@ -65,14 +66,14 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r, err := st.Reserve(ctx, aid, first.UID, 1, first.RequestID); err != nil || !r.Replay || r.State != "paid" ||
-				r.OrderNo != orders[0] {
+			r, err := stocktest.Reserve(ctx, st, aid, first.UID, 1, first.RequestID)
+			if err != nil || !r.Replay || r.State != "paid" || r.OrderNo != orders[0] {
 				t.Fatalf("replay on the cluster: %+v %v", r, err)
 			}
 			if _, err := st.Release(ctx, orders[1], owner(orders[1]), domain.StateCancelled); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := st.Adjust(ctx, aid, 5); err != nil {
+			if _, _, err := st.Adjust(ctx, aid, 5, "", ""); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(1100 * time.Millisecond)

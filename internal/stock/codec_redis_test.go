@@ -79,7 +79,7 @@ func TestScriptRepliesByName(t *testing.T) {
 	if err != nil || len(again) != 2 || again[0].ID != res[0].Entries[0].ID || again[1].ID != paid[0].ID {
 		t.Fatalf("pay again: entries %+v, %v", again, err)
 	}
-	c, es, err := e.Store.AdjustOnce(ctx, aid, 4, "", "")
+	c, es, err := e.Store.Adjust(ctx, aid, 4, "", "")
 	if err != nil || c != (stock.Counters{Total: 14, Remaining: 9, Locked: 2, Sold: 3}) || len(es) != 1 {
 		t.Fatalf("adjust: %+v, %v, %v", c, es, err)
 	}

@@ -42,11 +42,11 @@ var (
 	// or answer BUSY; it is never a client's fault.
 	// It is a BUSY outcome (xerr.CodeOf(ErrNotWarm) == xerr.Busy) when it reaches a client.
 	ErrNotWarm = fmt.Errorf("%w: activity is not warm", xerr.ErrBusy)
-	// ErrUnknownCode: a script replied with a code this build does not know.
-	ErrUnknownCode = errors.New("stock: unknown script result code")
-	// ErrCorrupt: the stock hash holds a value a script refuses to apply (nothing was
+	// errUnknownCode: a script replied with a code this build does not know.
+	errUnknownCode = errors.New("stock: unknown script result code")
+	// errCorrupt: the stock hash holds a value a script refuses to apply (nothing was
 	// written). Not the client's fault, and not a dependency failure: INTERNAL.
-	ErrCorrupt = errors.New("stock: the stock hash holds a value the script cannot apply")
+	errCorrupt = errors.New("stock: the stock hash holds a value the script cannot apply")
 	// ErrAlreadyWarm: a restore batch found the stock hash present (another rebuild
 	// finished and selling resumed); nothing was written.
 	ErrAlreadyWarm = errors.New("stock: the activity is warm again")
@@ -56,16 +56,16 @@ var (
 	// re-reads the mode.
 	ErrLeaseLapsed = xerr.Sentinel(xerr.Busy,
 		"the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
-	// ErrFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
+	// errFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
 	// later loss rebuild claimed (Recovery.Fence): nothing written. BUSY: that rebuild
 	// writes the book.
-	ErrFenced = xerr.Sentinel(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
-	// ErrDrawBusy: the draw is being decided and the buyer has no entry: BUSY for the
+	errFenced = xerr.Sentinel(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
+	// errDrawBusy: the draw is being decided and the buyer has no entry: BUSY for the
 	// second or so the draw takes, then reservations are served in arrival order.
-	ErrDrawBusy = xerr.Sentinel(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
-	// ErrEntriesPerAddress: the buyer's client address has as many entrants in the draw as
+	errDrawBusy = xerr.Sentinel(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
+	// errEntriesPerAddress: the buyer's client address has as many entrants in the draw as
 	// one address may (Draw.EntriesPerAddress); nothing was written.
-	ErrEntriesPerAddress = xerr.Sentinel(xerr.RateLimited, "too many entries of the opening draw from this client address")
+	errEntriesPerAddress = xerr.Sentinel(xerr.RateLimited, "too many entries of the opening draw from this client address")
 	// ErrIdempotencyConflict: a merchant's Idempotency-Key used again with another request.
 	ErrIdempotencyConflict = xerr.Sentinel(xerr.IdempotencyConflict,
 		"this Idempotency-Key was used with another route or body")
@@ -85,7 +85,7 @@ func codeError(code int64) error {
 	case codeNotWarm:
 		return ErrNotWarm
 	case codeFenced:
-		return ErrFenced
+		return errFenced
 	case codeNotStarted:
 		return xerr.ErrNotStarted
 	case codeEnded:
@@ -111,7 +111,7 @@ func codeError(code int64) error {
 	case codeOrderNoTaken:
 		return errOrderNoTaken
 	case codeCorrupt:
-		return ErrCorrupt
+		return errCorrupt
 	case codeAlreadyWarm:
 		return ErrAlreadyWarm
 	case codeLeaseLapsed:
@@ -119,18 +119,18 @@ func codeError(code int64) error {
 	case codeDrawPending:
 		return errDrawPending
 	case codeDrawBusy:
-		return ErrDrawBusy
+		return errDrawBusy
 	case codeDrawMoved:
 		return errDrawMoved
 	case codeDrawDone:
 		return errDrawDone
 	case codeEntryAddr:
-		return ErrEntriesPerAddress
+		return errEntriesPerAddress
 	case codeAmount:
 		return xerr.ErrAmountMismatch
 	case codeStarted:
 		return xerr.ErrStarted
 	default:
-		return fmt.Errorf("%w: %d", ErrUnknownCode, code)
+		return fmt.Errorf("%w: %d", errUnknownCode, code)
 	}
 }

@@ -25,8 +25,6 @@ const (
 	DrawPending = "pending"
 	DrawDrawing = "drawing"
 	DrawDone    = "done"
-	// StateQueued is an entry's reservation answer before the draw is done.
-	StateQueued = domain.StateQueued
 	// lostMark is the request id's value in the buyers hash of an entrant the draw left
 	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
 	lostMark = "~lost"
@@ -52,9 +50,10 @@ func parseEntry(uid, v string) (DrawEntry, bool) {
 	return DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
 }
 
-// DrawOrder is the draw's order of entries: ascending by DrawKey(seed, uid) as byte strings
-// (by uid on the impossible tie). The same entries and seed give the same order, whatever
-// order they come in (rpc/internal/draw serves it; anyone holding the audit recomputes it).
+// DrawOrder is the draw's order of entries: ascending by each uid's key, HMAC-SHA256 keyed with
+// the seed's bytes over the uid in decimal ASCII, as byte strings (by uid on the impossible
+// tie). The same entries and seed give the same order, whatever order they come in
+// (rpc/internal/draw serves it; anyone holding the audit recomputes it).
 func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
 	type keyed struct {
 		key [sha256.Size]byte
@@ -82,14 +81,6 @@ func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
 	return out
 }
 
-// DrawKey is uid's place in the draw of seed: HMAC-SHA256 keyed with the seed's bytes over the
-// uid in decimal ASCII.
-func DrawKey(seed []byte, uid int64) []byte {
-	mac := hmac.New(sha256.New, seed)
-	mac.Write([]byte(strconv.FormatInt(uid, 10)))
-	return mac.Sum(nil)
-}
-
 // DrawCommitment is what an activity's view shows of its seed before the draw is done: the
 // lowercase hex SHA-256 of its bytes ("" when it has none).
 func DrawCommitment(seed []byte) string {
@@ -101,7 +92,7 @@ func DrawCommitment(seed []byte) string {
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
-// buyer's entry (State StateQueued) and, WithEntries, the outbox entry the answer waits on.
+// buyer's entry (State domain.StateQueued) and, WithEntries, the outbox entry the answer waits on.
 func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult, error) {
 	out := make([]ReserveResult, len(items))
 	var todo []int
@@ -139,8 +130,8 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			out[i].Err = codeError(a.Code)
 			continue
 		}
-		out[i].Reservation = Reservation{Quantity: a.Qty, RequestID: a.RequestID, DrawAt: a.DrawAtMs,
-			State: StateQueued}
+		out[i].Reservation = Reservation{Order: Order{Quantity: a.Qty, RequestID: a.RequestID,
+			State: domain.StateQueued}, DrawAt: a.DrawAtMs}
 		if out[i].Entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
 			out[i].Reservation = Reservation{}
 		}
@@ -195,7 +186,7 @@ func (s *Store) EntryCount(ctx context.Context, aid int64) (int64, error) {
 // EntryStatus is a buyer's entry and what the draw made of it.
 type EntryStatus struct {
 	DrawEntry
-	Status  string // StateQueued, "won" or "lost"
+	Status  string // domain.StateQueued, "won" or "lost"
 	OrderNo string // when won
 }
 
@@ -212,7 +203,7 @@ func (s *Store) Entry(ctx context.Context, aid, uid int64) (EntryStatus, error) 
 	if !ok {
 		return EntryStatus{}, fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
 	}
-	st := EntryStatus{DrawEntry: e, Status: StateQueued}
+	st := EntryStatus{DrawEntry: e, Status: domain.StateQueued}
 	d, err := s.Draw(ctx, aid)
 	if err != nil || d.Status != DrawDone {
 		return st, err
@@ -276,19 +267,14 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 // ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).
 var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the activity")
 
-// DrawLock returns the lease one instance holds while it draws activity aid.
-func (s *Store) DrawLock(aid int64) *redis.RedisLock {
-	return redis.NewRedisLock(s.rds, s.keys.DrawLock(aid))
-}
-
 // RestoreEntries writes the draw's entries (and, for a done draw, its losers' marks) into Redis
 // while the stock hash is absent, keys expiring at expireAt (unix s): the rebuild after a loss.
 func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
 	s := r.s
 	k := s.keys
-	for i := 0; i < len(entries); i += RestoreBatch {
+	for i := 0; i < len(entries); i += restoreBatch {
 		args := []any{expireAt, 0}
-		for _, e := range entries[i:min(i+RestoreBatch, len(entries))] {
+		for _, e := range entries[i:min(i+restoreBatch, len(entries))] {
 			args = append(args, e.UID, e.value())
 		}
 		args[1] = (len(args) - 2) / 2
@@ -297,9 +283,9 @@ func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entri
 			return err
 		}
 	}
-	for i := 0; i < len(lost); i += RestoreBatch {
+	for i := 0; i < len(lost); i += restoreBatch {
 		args := []any{expireAt, 0}
-		for _, e := range lost[i:min(i+RestoreBatch, len(lost))] {
+		for _, e := range lost[i:min(i+restoreBatch, len(lost))] {
 			args = append(args, ReqField(e.UID, e.RequestID))
 		}
 		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -19,16 +20,16 @@ func TestEntryRules(t *testing.T) {
 	e := stocktest.New(t)
 	drawAt := time.Now().Add(time.Hour)
 	aid := e.Warm(stocktest.Spec{Total: 5, Limit: 2, DrawAt: drawAt})
-	r, err := e.Store.Reserve(ctx, aid, 1, 2, reqID(1))
-	if err != nil || r.State != stock.StateQueued || r.RequestID != reqID(1) || r.Quantity != 2 ||
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 2, reqID(1))
+	if err != nil || r.State != domain.StateQueued || r.RequestID != reqID(1) || r.Quantity != 2 ||
 		r.DrawAt != drawAt.UnixMilli() || r.OrderNo != "" {
 		t.Fatalf("entry: %+v, %v; want queued %s qty 2 draw_at %d", r, err, reqID(1), drawAt.UnixMilli())
 	}
-	again, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(2))
-	if err != nil || again.State != stock.StateQueued || again.RequestID != reqID(1) || again.Quantity != 2 {
+	again, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(2))
+	if err != nil || again.State != domain.StateQueued || again.RequestID != reqID(1) || again.Quantity != 2 {
 		t.Fatalf("a further reservation of an entrant: %+v, %v; want the first entry", again, err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 2, 3, reqID(3)); xerr.CodeOf(err) != xerr.LimitExceeded {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 3, reqID(3)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("quantity above the limit: %v, want LIMIT_EXCEEDED", err)
 	}
 	if n, _ := e.Store.EntryCount(ctx, aid); n != 1 {
@@ -45,7 +46,7 @@ func TestEntryRules(t *testing.T) {
 		t.Fatalf("entered event %+v", ev)
 	}
 	st, err := e.Store.Entry(ctx, aid, 1)
-	if err != nil || st.Status != stock.StateQueued || st.RequestID != reqID(1) {
+	if err != nil || st.Status != domain.StateQueued || st.RequestID != reqID(1) {
 		t.Fatalf("entry status %+v, %v", st, err)
 	}
 	if _, err := e.Store.Entry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
@@ -73,7 +74,7 @@ func TestEntriesConcurrentBatches(t *testing.T) {
 				return
 			}
 			for _, r := range res {
-				if r.Err != nil || r.State != stock.StateQueued {
+				if r.Err != nil || r.State != domain.StateQueued {
 					t.Errorf("item: %+v", r)
 				}
 			}
@@ -98,14 +99,14 @@ func TestDrawPendingSellsNothing(t *testing.T) {
 	e := stocktest.New(t)
 	drawAt := time.Now().Add(700 * time.Millisecond)
 	aid := e.Warm(stocktest.Spec{Total: 3, Limit: 1, DrawAt: drawAt})
-	if _, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1)); err != nil {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(drawAt) + 50*time.Millisecond)
-	if r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1)); err != nil || r.State != stock.StateQueued {
+	if r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1)); err != nil || r.State != domain.StateQueued {
 		t.Fatalf("entrant after draw_at: %+v, %v; want queued", r, err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); !errors.Is(err, stock.ErrDrawBusy) {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, reqID(2)); !errors.Is(err, stock.ErrDrawBusy) {
 		t.Fatalf("non-entrant before the draw is done: %v, want BUSY", err)
 	}
 	if c := e.CheckInvariant(aid); c.Remaining != 3 {

@@ -15,7 +15,7 @@ import (
 func TestEnd(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10})
-	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestEnd(t *testing.T) {
 	if s, err := e.Store.Stock(ctx, aid); err != nil || s.End != now {
 		t.Fatalf("stock after the end: %+v %v", s, err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(2)); !errors.Is(err, xerr.ErrEnded) {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, reqID(2)); !errors.Is(err, xerr.ErrEnded) {
 		t.Fatalf("reserve after the end: %v", err)
 	}
 	if _, err := e.Store.Confirm(ctx, r.OrderNo, 1); err != nil {

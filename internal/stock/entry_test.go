@@ -98,7 +98,7 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 	if err := keep(e.Store.Release(ctx, res[1].OrderNo, 2, domain.StateCancelled)); err != nil {
 		t.Fatal(err)
 	}
-	if _, es, err := e.Store.AdjustOnce(traced, aid, 3, "", ""); keep(es, err) != nil {
+	if _, es, err := e.Store.Adjust(traced, aid, 3, "", ""); keep(es, err) != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond)
@@ -108,7 +108,7 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 	draw := e.Warm(stocktest.Spec{ID: aid + 1, Total: 10, DrawAt: time.Now().Add(time.Hour), Epoch: 3})
 	entrant, err := e.Store.ReserveBatch(traced, draw, []stock.ReserveItem{{UID: 4, Qty: 1, RequestID: reqID(4)}},
 		time.Time{})
-	if err != nil || keep(entrant[0].Entries, entrant[0].Err) != nil || entrant[0].State != stock.StateQueued {
+	if err != nil || keep(entrant[0].Entries, entrant[0].Err) != nil || entrant[0].State != domain.StateQueued {
 		t.Fatalf("entry: %+v, %v", entrant, err)
 	}
 	var types []event.Type

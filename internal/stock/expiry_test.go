@@ -32,12 +32,12 @@ func TestReservationKeysExpireWithTheActivity(t *testing.T) {
 			}
 		}
 	}
-	r1, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r1, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	check("first reservation")
-	r2, _ := e.Store.Reserve(ctx, aid, 1, 1, reqID(2))
+	r2, _ := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(2))
 	check("second reservation")
 	if _, err := e.Store.Release(ctx, r1.OrderNo, 1, domain.StateCancelled); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestReservationKeysExpireWithTheActivity(t *testing.T) {
 	if n, _ := e.Raw.Exists(ctx, e.Keys.Pending(aid)).Result(); n != 0 {
 		t.Fatal("pending still exists with nothing reserved, after the expiry")
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 2, 1, reqID(3)); err != nil {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1, reqID(3)); err != nil {
 		t.Fatal(err)
 	}
 	check("a reservation after pending emptied")

@@ -2,15 +2,18 @@ package stock
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"reflect"
+	"strconv"
 )
 
-// ReserveAs runs reserve.lua for one item with a given order number (Reserve draws a fresh
+// ReserveAs runs reserve.lua for one item with a given order number (ReserveBatch draws a fresh
 // one), so a test can make one collide: the script's whole reply, or the item's refusal.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv([]reserveItemArgs{{OrderNo: orderNo,
-		UID: uid, Qty: qty, RequestID: requestID, HeldField: HeldField(uid), ReqField: ReqField(uid, requestID)}})...)
+		UID: uid, Qty: qty, RequestID: requestID, HeldField: heldField(uid), ReqField: ReqField(uid, requestID)}})...)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +32,7 @@ func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveIt
 	qty := make([]int64, len(items))
 	for i, it := range items {
 		group[i] = reserveItemArgs{OrderNo: orderNos[i], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
 		qty[i] = it.Qty
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
@@ -78,7 +81,7 @@ func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []Reser
 	group := make([]reserveItemArgs, len(items))
 	for i, it := range items {
 		group[i] = reserveItemArgs{OrderNo: orderNos[i], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: HeldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {
@@ -109,3 +112,20 @@ func byName(v any) map[string]any {
 	}
 	return out
 }
+
+// ErrDrawBusy is errDrawBusy, for tests.
+var ErrDrawBusy = errDrawBusy
+
+// DrawKey is uid's place in the draw of seed (DrawOrder): HMAC-SHA256 keyed with the seed's
+// bytes over the uid in decimal ASCII.
+func DrawKey(seed []byte, uid int64) []byte {
+	mac := hmac.New(sha256.New, seed)
+	mac.Write([]byte(strconv.FormatInt(uid, 10)))
+	return mac.Sum(nil)
+}
+
+// WindowMessage is windowMessage, for tests.
+var WindowMessage = windowMessage
+
+// HeldField is heldField, for tests.
+var HeldField = heldField

@@ -36,7 +36,7 @@ func FuzzStoreArguments(f *testing.F) {
 		switch op % 5 {
 		case 0:
 			var res stock.Reservation
-			res, err = env.Store.Reserve(ctx, a, uid, qty, reqID)
+			res, err = stocktest.Reserve(ctx, env.Store, a, uid, qty, reqID)
 			if err == nil && !res.Replay {
 				orders = append(orders, res.OrderNo)
 			}
@@ -45,7 +45,7 @@ func FuzzStoreArguments(f *testing.F) {
 		case 2:
 			_, err = env.Store.Release(ctx, orderNo, uid, domain.StateCancelled)
 		case 3:
-			_, err = env.Store.Adjust(ctx, a, delta)
+			_, _, err = env.Store.Adjust(ctx, a, delta, "", "")
 		case 4:
 			_, err = env.Store.Order(ctx, orderNo)
 		}

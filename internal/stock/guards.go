@@ -6,14 +6,11 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 )
 
-// ModeLock returns the lock one instance holds while it hands activity aid back to Redis.
-func (s *Store) ModeLock(aid int64) *redis.RedisLock {
-	return redis.NewRedisLock(s.rds, s.keys.ModeLock(aid))
-}
-
-// RebuildLock returns the lock one instance holds while it loads or rebuilds activity aid.
-func (s *Store) RebuildLock(aid int64) *redis.RedisLock {
-	return redis.NewRedisLock(s.rds, s.keys.Lock(aid))
+// Lock returns the lock on activity aid's key of the given name (a Keys method: Keys.ModeLock,
+// while one instance hands the activity back to Redis; Keys.Lock, while one loads or rebuilds
+// it; Keys.DrawLock, while one draws it; Keys.ReconLock, while one compares its books).
+func (s *Store) Lock(key func(Keys, int64) string, aid int64) *redis.RedisLock {
+	return redis.NewRedisLock(s.rds, key(s.keys, aid))
 }
 
 // Ping says whether Redis answers.

@@ -30,18 +30,18 @@ func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 // state, uid, quantity, expire_at, created_at, request id, cseq, useq and its entry ids).
 func (k Keys) OrdersHash(aid int64) string { return k.base(aid) + "o" }
 
-// Buyers is the activity's buyers hash: HeldField(uid) -> the quantity the buyer holds in the
+// Buyers is the activity's buyers hash: heldField(uid) -> the quantity the buyer holds in the
 // activity (reserved + paid), and ReqField(uid, request id) -> order_no per request
 // (idempotency, scoped by buyer as well as activity, so one buyer's request id can never
 // return another's order).
 func (k Keys) Buyers(aid int64) string { return k.base(aid) + "u" }
 
-// heldPrefix starts every HeldField: the scripts that find a buyer from an order (expiry)
+// heldPrefix starts every heldField: the scripts that find a buyer from an order (expiry)
 // are handed it.
 const heldPrefix = "h:"
 
-// HeldField is the buyers hash's field of the quantity uid holds.
-func HeldField(uid int64) string { return heldPrefix + strconv.FormatInt(uid, 10) }
+// heldField is the buyers hash's field of the quantity uid holds.
+func heldField(uid int64) string { return heldPrefix + strconv.FormatInt(uid, 10) }
 
 // ReqField is the buyers hash's field of uid's request id.
 func ReqField(uid int64, requestID string) string {

@@ -74,36 +74,15 @@ func (s *Store) StockBack(ctx context.Context, aid int64) error {
 	return dep(err)
 }
 
-// Reservation is a successful (or replayed) reservation.
+// Reservation is a successful (or replayed) reservation: its order (State is the order's state
+// now: reserved for a new reservation; for a replay whatever it has become, paid, cancelled or
+// expired; domain.StateQueued for an entry of the draw, with the buyer's first RequestID and no
+// OrderNo; ActivityID and UID are the caller's, not set), and the stock left right after it.
 type Reservation struct {
-	OrderNo   string
-	Quantity  int64
+	Order
 	Remaining int64
-	ExpireAt  int64 // ms
-	CreatedAt int64 // ms
 	Replay    bool
-	// State is the order's state now: reserved for a new reservation; for a replay whatever
-	// it has become (paid, cancelled, expired); StateQueued for an entry of the draw.
-	State string
-	// RequestID and DrawAt (ms) are an entry's (State StateQueued): the buyer's first.
-	RequestID string
-	DrawAt    int64
-}
-
-// Reserve moves qty from remaining to locked for uid, idempotent per request id.
-func (s *Store) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (Reservation, error) {
-	return s.ReserveBy(ctx, aid, uid, qty, requestID, time.Time{})
-}
-
-// ReserveBy is Reserve that sells nothing once Redis's clock is past sellBy (zero: no limit),
-// answering ErrLeaseLapsed (degrade mode passes the end of its lease on the activity's mode).
-func (s *Store) ReserveBy(ctx context.Context, aid, uid, qty int64, requestID string,
-	sellBy time.Time) (Reservation, error) {
-	res, err := s.ReserveBatch(ctx, aid, []ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, sellBy)
-	if err != nil {
-		return Reservation{}, err
-	}
-	return res[0].Reservation, res[0].Err
+	DrawAt    int64 // an entry's (State domain.StateQueued): when the draw is decided (ms)
 }
 
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). The
@@ -169,7 +148,7 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 	error) {
 	k := s.keys
 	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
-		k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx), HeldField(owner))
+		k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx), heldField(owner))
 	if err != nil {
 		return nil, err
 	}
@@ -255,17 +234,12 @@ type Counters struct {
 	Total, Remaining, Locked, Sold int64
 }
 
-// Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock.
-func (s *Store) Adjust(ctx context.Context, aid, delta int64) (Counters, error) {
-	c, _, err := s.AdjustOnce(ctx, aid, delta, "", "")
-	return c, err
-}
-
-// AdjustOnce is Adjust under a merchant's Idempotency-Key (key "mid:key", "" for none) and the
-// request's fingerprint fp, recorded in the same script as the change: the key again answers
-// the first result without applying it again, with another fp ErrIdempotencyConflict. The
+// Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock, under a merchant's
+// Idempotency-Key (key "mid:key", "" for none) and the request's fingerprint fp, recorded in the
+// same script as the change: the key again answers the first result without applying it again,
+// with another fp ErrIdempotencyConflict. The
 // entries are those the answer waits on: the change's, or the first's still in the outbox.
-func (s *Store) AdjustOnce(ctx context.Context, aid, delta int64, key, fp string) (Counters, []Entry, error) {
+func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (Counters, []Entry, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
 		return Counters{}, nil, err
 	}

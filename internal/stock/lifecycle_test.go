@@ -21,7 +21,7 @@ func TestOrderTransitions(t *testing.T) {
 	aid := e.Warm(stocktest.Spec{Total: 100, Limit: 100, PayTimeout: 1})
 	reserve := func(t *testing.T, uid int64) string {
 		t.Helper()
-		r, err := e.Store.Reserve(ctx, aid, uid, 2, fmt.Sprintf("req-%d-%d", uid, time.Now().UnixNano()))
+		r, err := stocktest.Reserve(ctx, e.Store, aid, uid, 2, fmt.Sprintf("req-%d-%d", uid, time.Now().UnixNano()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,17 +95,17 @@ func TestOrderTransitions(t *testing.T) {
 func TestUserLimitReturnsOnRelease(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 2})
-	r, err := e.Store.Reserve(ctx, aid, 9, 2, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 9, 2, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 9, 1, reqID(2)); xerr.CodeOf(err) != xerr.LimitExceeded {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 9, 1, reqID(2)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("want limit exceeded, got %v", err)
 	}
 	if _, err := e.Store.Release(ctx, r.OrderNo, 9, domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Store.Reserve(ctx, aid, 9, 2, reqID(3)); err != nil {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 9, 2, reqID(3)); err != nil {
 		t.Fatalf("after cancel the limit is free again: %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestPayRacingExpiry(t *testing.T) {
 	nos := make([]string, n)
 	due := make([]time.Time, n)
 	for i := range nos {
-		r, err := e.Store.Reserve(ctx, aid, int64(i+1), 1, reqID(i))
+		r, err := stocktest.Reserve(ctx, e.Store, aid, int64(i+1), 1, reqID(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestExpireDueConcurrentJobsReleaseOnce(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 300, PayTimeout: 1})
 	for i := 0; i < 300; i++ {
-		if _, err := e.Store.Reserve(ctx, aid, int64(i+1), 1, reqID(i)); err != nil {
+		if _, err := stocktest.Reserve(ctx, e.Store, aid, int64(i+1), 1, reqID(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -228,18 +228,18 @@ func TestExpireDueConcurrentJobsReleaseOnce(t *testing.T) {
 func TestAdjust(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10})
-	c, err := e.Store.Adjust(ctx, aid, 5)
+	c, _, err := e.Store.Adjust(ctx, aid, 5, "", "")
 	if err != nil || c.Total != 15 || c.Remaining != 15 {
 		t.Fatalf("add: %+v %v", c, err)
 	}
-	c, err = e.Store.Adjust(ctx, aid, -15)
+	c, _, err = e.Store.Adjust(ctx, aid, -15, "", "")
 	if err != nil || c.Total != 0 || c.Remaining != 0 {
 		t.Fatalf("withdraw all: %+v %v", c, err)
 	}
-	if _, err := e.Store.Adjust(ctx, aid, -1); xerr.CodeOf(err) != xerr.InsufficientStock {
+	if _, _, err := e.Store.Adjust(ctx, aid, -1, "", ""); xerr.CodeOf(err) != xerr.InsufficientStock {
 		t.Fatalf("withdraw below zero: %v", err)
 	}
-	if _, err := e.Store.Adjust(ctx, aid+1, 1); !errors.Is(err, stock.ErrNotWarm) {
+	if _, _, err := e.Store.Adjust(ctx, aid+1, 1, "", ""); !errors.Is(err, stock.ErrNotWarm) {
 		t.Fatalf("cold activity: %v", err)
 	}
 	evs := e.Outbox(aid)
@@ -253,7 +253,7 @@ func TestWarmupNeverOverwritesAndExpires(t *testing.T) {
 	e := stocktest.New(t)
 	end := time.Now().Add(2 * time.Second)
 	aid := e.Warm(stocktest.Spec{Total: 10, End: end})
-	if _, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1)); err != nil {
+	if _, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1)); err != nil {
 		t.Fatal(err)
 	}
 	created, remaining, err := e.Store.Warmup(ctx, stock.Meta{ActivityID: aid, Total: 50, Remaining: 50,

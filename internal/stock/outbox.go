@@ -21,16 +21,14 @@ func (s *Store) Outbox() Outbox { return Outbox{s: s} }
 
 // Entry is an outbox entry as a script wrote it: its stream id and values (one field,
 // event.FieldEntry, for an entry written since entries are packed), and, read from them, the
-// epoch of the stock hash it was written under (event.FieldEpoch).
+// epoch of the stock hash it was written under (event.FieldEpoch) and the change's seq; the
+// request's traceparent stays in the values (event.FieldTraceParent), where the relay reads it.
 type Entry struct {
 	ActivityID int64
 	ID         string
 	Values     map[string]any
 	Epoch      int64
 	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
-	// TraceParent is the W3C traceparent of the request that made the change
-	// (event.FieldTraceParent; "": not traced).
-	TraceParent string
 }
 
 // wantEntry is reserve's and enter's ARGV[3]: "1" when the script is to return its outbox
@@ -101,7 +99,6 @@ func newEntry(aid int64, id string, v any) (Entry, error) {
 	if a, err := event.Attributes(values); err == nil {
 		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
 		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)
-		e.TraceParent = a[event.FieldTraceParent]
 	}
 	return e, nil
 }

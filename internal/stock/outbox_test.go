@@ -17,7 +17,7 @@ func TestStreamReadClaimAckDrop(t *testing.T) {
 	e := stocktest.New(t)
 	aid := warmUnchecked(t, e, 10)
 	for i := 1; i <= 3; i++ {
-		if _, err := e.Store.Reserve(ctx, aid, int64(i), 1, reqID(i)); err != nil {
+		if _, err := stocktest.Reserve(ctx, e.Store, aid, int64(i), 1, reqID(i)); err != nil {
 			t.Fatal(err)
 		}
 	}

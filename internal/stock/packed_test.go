@@ -35,7 +35,7 @@ func TestPackedOrderRoundTrip(t *testing.T) {
 func TestScriptsReadGoPackedOrders(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	r, err := e.Store.Reserve(ctx, aid, 1, 2, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 2, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestScriptsReadGoPackedOrders(t *testing.T) {
 	if err := e.Raw.HSet(ctx, e.Keys.OrdersHash(aid), r.OrderNo, stock.PackOrder(o, 0, 0, "", "")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	again, err := e.Store.Reserve(ctx, aid, 1, 2, reqID(1))
+	again, err := stocktest.Reserve(ctx, e.Store, aid, 1, 2, reqID(1))
 	if err != nil || !again.Replay || again.ExpireAt != o.ExpireAt || again.Quantity != 2 ||
 		again.State != domain.StateReserved {
 		t.Fatalf("replay of a Go-packed order: %+v, %v; want expire-at %d", again, err, o.ExpireAt)

@@ -17,10 +17,10 @@ type Payment struct {
 	Price   int64
 }
 
-// TradeClaimTTL is how long a trade_no stays claimed by the order it paid: a trade_no is refused
+// tradeClaimTTL is how long a trade_no stays claimed by the order it paid: a trade_no is refused
 // for any other order in that time (TRADE_NO_REUSED), in any activity. The activity's own
 // record (Keys.Trades) and MySQL's keep it with the order for longer.
-const TradeClaimTTL = 30 * 24 * time.Hour
+const tradeClaimTTL = 30 * 24 * time.Hour
 
 // Pay confirms orderNo as the provider's payment p, through confirm.lua like the buyer's own pay
 // (the same entry, with the trade_no): the same trade_no again is a replay (nil), another one
@@ -62,7 +62,7 @@ func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) ([]Entry, er
 // claimed by another order.
 func (s *Store) claimTrade(ctx context.Context, tradeNo, orderNo string) (claimed bool, err error) {
 	key := s.keys.TradeClaim(tradeNo)
-	ok, err := s.rds.SetnxExCtx(ctx, key, orderNo, int(TradeClaimTTL/time.Second))
+	ok, err := s.rds.SetnxExCtx(ctx, key, orderNo, int(tradeClaimTTL/time.Second))
 	if err != nil {
 		return false, dep(err)
 	}

@@ -13,22 +13,14 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Snapshot is the stock hash as read.
-type Snapshot = Meta
-
-// Counters returns the stock numbers of m.
-func (m Meta) Counters() Counters {
-	return Counters{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold}
-}
-
 // Stock reads an activity's stock hash; ErrNotWarm when absent.
-func (s *Store) Stock(ctx context.Context, aid int64) (Snapshot, error) {
+func (s *Store) Stock(ctx context.Context, aid int64) (Meta, error) {
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Stock(aid))
 	if err != nil {
-		return Snapshot{}, dep(err)
+		return Meta{}, dep(err)
 	}
 	if _, ok := m["remaining"]; !ok {
-		return Snapshot{}, ErrNotWarm
+		return Meta{}, ErrNotWarm
 	}
 	return parseStock(aid, m), nil
 }
@@ -49,9 +41,9 @@ func (s *Store) Price(ctx context.Context, aid int64) (price, start int64, err e
 }
 
 // parseStock reads a stock hash's fields (absent ones are 0).
-func parseStock(aid int64, m map[string]string) Snapshot {
+func parseStock(aid int64, m map[string]string) Meta {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
-	return Snapshot{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
+	return Meta{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
 		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
 		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch"),
 		DrawAt: n("draw_at"), Drawn: m["drawn"] == "1", Price: n("price")}

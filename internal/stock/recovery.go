@@ -23,7 +23,7 @@ func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
 }
 
 // Restore writes an activity's orders and its buyers' holdings (uid -> quantity) into Redis in
-// batches of RestoreBatch, keys expiring at expireAt (unix s); ErrAlreadyWarm once the stock hash exists.
+// batches of restoreBatch, keys expiring at expireAt (unix s); ErrAlreadyWarm once the stock hash exists.
 func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Order, holdings map[int64]int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
@@ -31,8 +31,8 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 	}
 	k := s.keys
 	keys := []string{k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid)}
-	for i := 0; i < len(orders); i += RestoreBatch {
-		batch := orders[i:min(i+RestoreBatch, len(orders))]
+	for i := 0; i < len(orders); i += restoreBatch {
+		batch := orders[i:min(i+restoreBatch, len(orders))]
 		args := []any{expireAt, len(batch), s.reqTTL}
 		for _, o := range batch {
 			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt,
@@ -49,10 +49,10 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 		}
 	}
 	slices.Sort(uids)
-	for i := 0; i < len(uids); i += RestoreBatch {
+	for i := 0; i < len(uids); i += restoreBatch {
 		args := []any{expireAt, 0, s.reqTTL}
-		for _, uid := range uids[i:min(i+RestoreBatch, len(uids))] {
-			args = append(args, HeldField(uid), holdings[uid])
+		for _, uid := range uids[i:min(i+restoreBatch, len(uids))] {
+			args = append(args, heldField(uid), holdings[uid])
 		}
 		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
 			return err

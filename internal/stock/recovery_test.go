@@ -18,11 +18,11 @@ func TestWipe(t *testing.T) {
 	other := e.Warm(stocktest.Spec{Total: 10, Limit: 1, PayTimeout: 900})
 	const n = 600
 	for i := 1; i <= n; i++ {
-		if _, err := e.Store.Reserve(ctx, aid, int64(i), 1, reqID(i)); err != nil {
+		if _, err := stocktest.Reserve(ctx, e.Store, aid, int64(i), 1, reqID(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Store.Reserve(ctx, other, 1, 1, reqID(1)); err != nil {
+	if _, err := stocktest.Reserve(ctx, e.Store, other, 1, 1, reqID(1)); err != nil {
 		t.Fatal(err)
 	}
 	before := e.Dump()

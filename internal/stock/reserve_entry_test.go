@@ -17,7 +17,7 @@ import (
 func TestReserveTakenOrderNoWritesNothing(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestReserveTakenOrderNoWritesNothing(t *testing.T) {
 func TestReserveEntryOnlyWithEntries(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	plain, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	plain, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil || plain.OrderNo == "" || plain.Remaining != 9 || plain.ExpireAt <= plain.CreatedAt {
 		t.Fatalf("reserve without entries: %+v, %v", plain, err)
 	}

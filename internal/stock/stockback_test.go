@@ -36,13 +36,13 @@ func TestStockBackIsPublished(t *testing.T) {
 		}
 	}
 	aid := e.Warm(stocktest.Spec{Total: 5, Limit: 5, PayTimeout: 1})
-	r1, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r1, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	expect("reserve", aid, false)
-	r2, _ := e.Store.Reserve(ctx, aid, 2, 1, reqID(2))
-	r3, _ := e.Store.Reserve(ctx, aid, 3, 1, reqID(3))
+	r2, _ := stocktest.Reserve(ctx, e.Store, aid, 2, 1, reqID(2))
+	r3, _ := stocktest.Reserve(ctx, e.Store, aid, 3, 1, reqID(3))
 	if _, err := e.Store.Confirm(ctx, r3.OrderNo, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +55,11 @@ func TestStockBackIsPublished(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("a repeated cancel", aid, false)
-	if _, err := e.Store.Adjust(ctx, aid, -1); err != nil {
+	if _, _, err := e.Store.Adjust(ctx, aid, -1, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	expect("adjust -", aid, false)
-	if _, err := e.Store.Adjust(ctx, aid, 2); err != nil {
+	if _, _, err := e.Store.Adjust(ctx, aid, 2, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	expect("adjust +", aid, true)

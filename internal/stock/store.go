@@ -17,10 +17,10 @@ const (
 	MaxExpireBatch = 1000
 	// MaxReserveBatch bounds the items of one ReserveBatch.
 	MaxReserveBatch = 512
-	DefaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
+	defaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
 	orderNoAttempts = 3
-	// RestoreBatch is how many orders one restore script call writes.
-	RestoreBatch = 500
+	// restoreBatch is how many orders one restore script call writes.
+	restoreBatch = 500
 	// maxKeyLife bounds how far out a key may be set to expire (the scripts check the
 	// same 20 years): twice domain.MaxHorizon, so a 10-year activity plus its pay timeout
 	// and grace fits and a nanosecond end does not.
@@ -42,7 +42,7 @@ type Store struct {
 
 // NewStore returns a Store using keys under the given naming.
 func NewStore(rds *redis.Redis, keys Keys, opts ...Option) *Store {
-	s := &Store{rds: rds, keys: keys, reqTTL: DefaultReqTTL}
+	s := &Store{rds: rds, keys: keys, reqTTL: defaultReqTTL}
 	for _, o := range opts {
 		o(s)
 	}
@@ -57,6 +57,13 @@ type Option func(*Store)
 // (docs/DESIGN.md, "Acknowledged only once in Kafka"). Without it those scripts return only
 // the entries' ids, which costs Redis less; the other changes always return their entries.
 func WithEntries() Option { return func(s *Store) { s.entries = true } }
+
+// WithEntriesPerAddress bounds an opening draw's entrants per client address (0: none).
+func WithEntriesPerAddress(n int) Option { return func(s *Store) { s.entriesPerAddr = n } }
+
+// WithOrderKey sets the key that tags order numbers (config OrderKey). Without one, the tag is
+// an unkeyed checksum.
+func WithOrderKey(key []byte) Option { return func(s *Store) { s.orderKey = key } }
 
 // now is Redis's clock in ms: the same clock the scripts use.
 func (s *Store) now(ctx context.Context) (int64, error) {
@@ -74,14 +81,6 @@ func (s *Store) orderActivity(orderNo string, uid int64) (int64, error) {
 	}
 	return s.CheckOrderNo(orderNo)
 }
-
-// SetEntriesPerAddress bounds an opening draw's entrants per client address (0: none);
-// call it before use.
-func (s *Store) SetEntriesPerAddress(n int) { s.entriesPerAddr = n }
-
-// SetOrderKey sets the key that tags order numbers (config OrderKey); call it before use.
-// Without one, the tag is an unkeyed checksum.
-func (s *Store) SetOrderKey(key []byte) { s.orderKey = key }
 
 // CheckOrderNo returns the activity of an order number this service could have issued:
 // INVALID_ARGUMENT for a malformed one, ORDER_NOT_FOUND for one whose tag is wrong

@@ -45,7 +45,7 @@ func TestReserveNeverOversells(t *testing.T) {
 	orders := map[string]bool{}
 	var soldOut, other atomic.Int64
 	race(1000, func(i int) {
-		r, err := e.Store.Reserve(ctx, aid, int64(i+1), 1, reqID(i))
+		r, err := stocktest.Reserve(ctx, e.Store, aid, int64(i+1), 1, reqID(i))
 		switch {
 		case err == nil:
 			mu.Lock()
@@ -82,7 +82,7 @@ func TestReserveRandomQuantitiesWithLimits(t *testing.T) {
 	race(2000, func(i int) {
 		uid := int64(rand.Intn(users) + 1)
 		qty := int64(rand.Intn(5) + 1)
-		r, err := e.Store.Reserve(ctx, aid, uid, qty, reqID(i))
+		r, err := stocktest.Reserve(ctx, e.Store, aid, uid, qty, reqID(i))
 		switch {
 		case err == nil:
 			held[uid].Add(r.Quantity)
@@ -121,7 +121,7 @@ func TestReserveIsIdempotentPerRequestID(t *testing.T) {
 	seen := map[string]int{}
 	var replays atomic.Int64
 	race(50, func(int) {
-		r, err := e.Store.Reserve(ctx, aid, 42, 2, "same-request-id")
+		r, err := stocktest.Reserve(ctx, e.Store, aid, 42, 2, "same-request-id")
 		if err != nil {
 			t.Errorf("reserve: %v", err)
 			return
@@ -147,7 +147,7 @@ func TestReserveIsIdempotentPerRequestID(t *testing.T) {
 		t.Fatalf("outbox %v, want exactly one reserved", got)
 	}
 	// Another user with the same request id gets an order of their own.
-	r, err := e.Store.Reserve(ctx, aid, 43, 1, "same-request-id")
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 43, 1, "same-request-id")
 	if err != nil || r.Replay {
 		t.Fatalf("other user: %+v %v", r, err)
 	}
@@ -161,7 +161,7 @@ func TestReserveRules(t *testing.T) {
 	ended := e.Warm(stocktest.Spec{ID: live + 2, Total: 5, Start: time.Now().Add(-2 * time.Hour),
 		End: time.Now().Add(-time.Second)})
 
-	if _, err := e.Store.Reserve(ctx, live, 1, 2, reqID(1)); err != nil {
+	if _, err := stocktest.Reserve(ctx, e.Store, live, 1, 2, reqID(1)); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -182,7 +182,7 @@ func TestReserveRules(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := e.Dump()
-			_, err := e.Store.Reserve(ctx, tc.aid, tc.uid, tc.qty, reqID(100+i))
+			_, err := stocktest.Reserve(ctx, e.Store, tc.aid, tc.uid, tc.qty, reqID(100+i))
 			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
@@ -201,7 +201,7 @@ func TestReserveRules(t *testing.T) {
 func TestBadInputChangesNothing(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 5, Limit: 5})
-	r, err := e.Store.Reserve(ctx, aid, 1, 1, reqID(1))
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,27 +210,32 @@ func TestBadInputChangesNothing(t *testing.T) {
 		long[i] = 'a'
 	}
 	unknownOrder := fmt.Sprintf("%d-1700000000000deadbeef", aid)
+	adjust := func(aid, delta int64) error { _, _, err := e.Store.Adjust(ctx, aid, delta, "", ""); return err }
+	reserve := func(aid, uid int64, requestID string) error {
+		_, err := stocktest.Reserve(ctx, e.Store, aid, uid, 1, requestID)
+		return err
+	}
 	calls := []struct {
 		name string
 		call func() error
 		want xerr.Code
 	}{
-		{"zero quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 0, reqID(2)); return err },
+		{"zero quantity", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 0, reqID(2)); return err },
 			xerr.InvalidArgument},
-		{"negative quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, -1, reqID(2)); return err },
+		{"negative quantity", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, -1, reqID(2)); return err },
 			xerr.InvalidArgument},
-		{"huge quantity", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1<<62, reqID(2)); return err },
+		{"huge quantity", func() error { _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 1<<62, reqID(2)); return err },
 			xerr.InvalidArgument},
-		{"empty request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, ""); return err },
+		{"empty request id", func() error { return reserve(aid, 2, "") },
 			xerr.InvalidArgument},
-		{"short request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, "abc"); return err },
+		{"short request id", func() error { return reserve(aid, 2, "abc") },
 			xerr.InvalidArgument},
-		{"oversized request id", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, string(long)); return err },
+		{"oversized request id", func() error { return reserve(aid, 2, string(long)) },
 			xerr.InvalidArgument},
-		{"request id with bad chars", func() error { _, err := e.Store.Reserve(ctx, aid, 2, 1, "abc def ghi"); return err },
+		{"request id with bad chars", func() error { return reserve(aid, 2, "abc def ghi") },
 			xerr.InvalidArgument},
-		{"zero uid", func() error { _, err := e.Store.Reserve(ctx, aid, 0, 1, reqID(2)); return err }, xerr.InvalidArgument},
-		{"zero activity", func() error { _, err := e.Store.Reserve(ctx, 0, 2, 1, reqID(2)); return err },
+		{"zero uid", func() error { return reserve(aid, 0, reqID(2)) }, xerr.InvalidArgument},
+		{"zero activity", func() error { return reserve(0, 2, reqID(2)) },
 			xerr.InvalidArgument},
 		{"confirm malformed order", func() error { _, err := e.Store.Confirm(ctx, "nope", 1); return err },
 			xerr.InvalidArgument},
@@ -245,10 +250,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"release to a bad state", func() error { _, err := e.Store.Release(ctx, r.OrderNo, 1, "paid"); return err },
 			xerr.InvalidArgument},
 		{"expire before due", func() error { _, err := e.Store.Expire(ctx, r.OrderNo); return err }, xerr.NotDue},
-		{"adjust by zero", func() error { _, err := e.Store.Adjust(ctx, aid, 0); return err }, xerr.InvalidArgument},
-		{"adjust by huge", func() error { _, err := e.Store.Adjust(ctx, aid, 1<<40); return err }, xerr.InvalidArgument},
-		{"withdraw more than remaining", func() error { _, err := e.Store.Adjust(ctx, aid, -5); return err },
-			xerr.InsufficientStock},
+		{"adjust by zero", func() error { return adjust(aid, 0) }, xerr.InvalidArgument},
+		{"adjust by huge", func() error { return adjust(aid, 1<<40) }, xerr.InvalidArgument},
+		{"withdraw more than remaining", func() error { return adjust(aid, -5) }, xerr.InsufficientStock},
 		{"expire batch too large", func() error { _, err := e.Store.ExpireDue(ctx, aid, 5000); return err },
 			xerr.InvalidArgument},
 		{"expire batch zero", func() error { _, err := e.Store.ExpireDue(ctx, aid, 0); return err }, xerr.InvalidArgument},
@@ -281,19 +285,28 @@ func TestParseOrderNo(t *testing.T) {
 	}
 }
 
-// ReserveBy sells nothing once Redis's clock is past its sell-by (degrade mode's lease):
+// reserveBy is a ReserveBatch of one item with a sell-by.
+func reserveBy(e *stocktest.Env, aid, uid int64, requestID string, sellBy time.Time) (stock.Reservation, error) {
+	res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: 1, RequestID: requestID}}, sellBy)
+	if err != nil {
+		return stock.Reservation{}, err
+	}
+	return res[0].Reservation, res[0].Err
+}
+
+// A reservation with a sell-by sells nothing once Redis's clock is past its sell-by (degrade mode's lease):
 // ErrLeaseLapsed (BUSY without a cause: not Redis down), nothing written; before it, and
 // with no sell-by, it sells; a replay of a request id that already sold answers the order
 // whatever the sell-by (nothing is sold again).
 func TestReserveBySellBy(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	first, err := e.Store.ReserveBy(ctx, aid, 1, 1, "sell-by-0001", time.Now().Add(time.Minute))
+	first, err := reserveBy(e, aid, 1, "sell-by-0001", time.Now().Add(time.Minute))
 	if err != nil || first.Replay {
 		t.Fatalf("inside the lease: %+v %v", first, err)
 	}
 	before := e.Dump()
-	_, err = e.Store.ReserveBy(ctx, aid, 2, 1, "sell-by-0002", time.Now().Add(-time.Second))
+	_, err = reserveBy(e, aid, 2, "sell-by-0002", time.Now().Add(-time.Second))
 	var xe *xerr.Error
 	if !errors.Is(err, stock.ErrLeaseLapsed) || !errors.As(err, &xe) || xe.Code != xerr.Busy || xe.Cause != nil {
 		t.Fatalf("past the lease: %v, want ErrLeaseLapsed", err)
@@ -301,11 +314,11 @@ func TestReserveBySellBy(t *testing.T) {
 	if after := e.Dump(); len(after) != len(before) {
 		t.Fatalf("a lapsed reservation wrote: %d keys -> %d", len(before), len(after))
 	}
-	if r, err := e.Store.ReserveBy(ctx, aid, 1, 1, "sell-by-0001", time.Now().Add(-time.Second)); err != nil ||
+	if r, err := reserveBy(e, aid, 1, "sell-by-0001", time.Now().Add(-time.Second)); err != nil ||
 		!r.Replay || r.OrderNo != first.OrderNo {
 		t.Fatalf("replay past the lease: %+v %v, want the first order", r, err)
 	}
-	if _, err := e.Store.ReserveBy(ctx, aid, 3, 1, "sell-by-0003", time.Time{}); err != nil {
+	if _, err := reserveBy(e, aid, 3, "sell-by-0003", time.Time{}); err != nil {
 		t.Fatalf("no sell-by: %v", err)
 	}
 	if c := e.CheckInvariant(aid); c.Remaining != 8 || c.Locked != 2 {

@@ -53,9 +53,12 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := a[event.FieldTraceParent]
-		if got != wantTP || acked[i].TraceParent != wantTP {
-			t.Errorf("entry %d: tp %q, acknowledged with %q; want %q", i, got, acked[i].TraceParent, wantTP)
+		ack, err := event.Attributes(acked[i].Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := a[event.FieldTraceParent]; got != wantTP || ack[event.FieldTraceParent] != wantTP {
+			t.Errorf("entry %d: tp %q, acknowledged with %q; want %q", i, got, ack[event.FieldTraceParent], wantTP)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/zeromicro/go-zero/core/conf"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
@@ -326,7 +327,7 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 			defer wg.Done()
 			<-startCh
 			for uid := w + 1; uid <= n; uid += workers {
-				if _, err := store.Reserve(ctx, aid, int64(uid), 1, fmt.Sprintf("e2e-req-%06d", uid)); err != nil {
+				if _, err := stocktest.Reserve(ctx, store, aid, int64(uid), 1, fmt.Sprintf("e2e-req-%06d", uid)); err != nil {
 					failed.Add(1)
 				}
 			}

@@ -377,7 +377,7 @@ func TestReconcileOutlivesTheServerTimeout(t *testing.T) {
 	db := testenv.MySQL(t)
 	aid := env.Warm(stocktest.Spec{Total: 2000, Limit: 1, PayTimeout: 900})
 	for uid := int64(1); uid <= 1200; uid++ { // ZSCAN COUNT 500: three chunks, two pauses
-		if _, err := env.Store.Reserve(ctx, aid, uid, 1, fmt.Sprintf("slow-req-%d", uid)); err != nil {
+		if _, err := stocktest.Reserve(ctx, env.Store, aid, uid, 1, fmt.Sprintf("slow-req-%d", uid)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	red "github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
@@ -56,7 +57,7 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 	}
 	orders = append(orders, reserve(901, 1001)...)
 	for _, d := range []int64{-30, 20} {
-		if _, err := store.Adjust(ctx, testAID, d); err != nil {
+		if _, _, err := store.Adjust(ctx, testAID, d, "", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +109,7 @@ func reserveUIDs(t *testing.T, store *stock.Store, from, to int) []string {
 	t.Helper()
 	var out []string
 	for uid := from; uid < to; uid++ {
-		r, err := store.Reserve(context.Background(), testAID, int64(uid), 1, fmt.Sprintf("request-%06d", uid))
+		r, err := stocktest.Reserve(context.Background(), store, testAID, int64(uid), 1, fmt.Sprintf("request-%06d", uid))
 		if err != nil {
 			t.Fatalf("reserve %d: %v", uid, err)
 		}

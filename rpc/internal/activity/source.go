@@ -158,7 +158,7 @@ func (l *Loader) KeysExpireAt(a model.Activity) int64 {
 
 // Warmup loads the activity's stock into Redis if it is absent and marks it active; ENDED after
 // the activity's end, unless it is a lost one, which is rebuilt (BUSY until it is).
-func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Snapshot, err error) {
+func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Meta, err error) {
 	if err := domain.CheckActivityID(id); err != nil {
 		return false, snap, err
 	}
@@ -201,9 +201,9 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 
 // Stock returns the activity's stock from Redis; a miss is resolved by one rebuild per activity,
 // which the caller waits for up to Wait (then BUSY).
-func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
+func (l *Loader) Stock(ctx context.Context, id int64) (stock.Meta, error) {
 	if err := domain.CheckActivityID(id); err != nil {
-		return stock.Snapshot{}, err
+		return stock.Meta{}, err
 	}
 	snap, err := l.Store.Stock(ctx, id)
 	if !errors.Is(err, stock.ErrNotWarm) {
@@ -218,23 +218,23 @@ func (l *Loader) Stock(ctx context.Context, id int64) (stock.Snapshot, error) {
 
 // ensure starts the activity's rebuild unless one runs (here or on another instance) and
 // waits for the stock hash up to Wait. created: this call's rebuild wrote the hash.
-func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Snapshot, error) {
+func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Meta, error) {
 	run, started, err := l.rebuilds.start(l, id)
 	if err != nil {
-		return false, stock.Snapshot{}, err
+		return false, stock.Meta{}, err
 	}
 	wait := time.NewTimer(l.Wait)
 	defer wait.Stop()
 	if run != nil {
 		select {
 		case <-ctx.Done():
-			return false, stock.Snapshot{}, ctx.Err()
+			return false, stock.Meta{}, ctx.Err()
 		case <-wait.C:
-			return false, stock.Snapshot{}, stock.ErrNotWarm
+			return false, stock.Meta{}, stock.ErrNotWarm
 		case <-run.done:
 		}
 		if run.err != nil {
-			return false, stock.Snapshot{}, run.err
+			return false, stock.Meta{}, run.err
 		}
 		snap, err := l.Store.Stock(ctx, id)
 		return started && run.created, snap, err
@@ -245,9 +245,9 @@ func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Snapshot, er
 	for {
 		select {
 		case <-ctx.Done():
-			return false, stock.Snapshot{}, ctx.Err()
+			return false, stock.Meta{}, ctx.Err()
 		case <-wait.C:
-			return false, stock.Snapshot{}, stock.ErrNotWarm
+			return false, stock.Meta{}, stock.ErrNotWarm
 		case <-tick.C:
 		}
 		snap, err := l.Store.Stock(ctx, id)

@@ -153,7 +153,7 @@ func TestWarmup(t *testing.T) {
 	if err != nil || !created || snap.Remaining != 50 || snap.Limit != 2 || snap.PayTimeout != 60 {
 		t.Fatalf("warmup: %v %+v %v", created, snap, err)
 	}
-	if _, err := f.env.Store.Adjust(ctx, id, -10); err != nil {
+	if _, _, err := f.env.Store.Adjust(ctx, id, -10, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	created, snap, err = f.loader.Warmup(ctx, id)
@@ -177,7 +177,7 @@ func TestWarmup(t *testing.T) {
 	if err != nil || snap.Remaining != 5 {
 		t.Fatalf("ended read: %+v %v", snap, err)
 	}
-	if _, err := f.env.Store.Reserve(ctx, ended, 1, 1, "req-ended-1"); xerr.CodeOf(err) != xerr.Ended {
+	if _, err := stocktest.Reserve(ctx, f.env.Store, ended, 1, 1, "req-ended-1"); xerr.CodeOf(err) != xerr.Ended {
 		t.Fatalf("reserve on ended: %v", err)
 	}
 	ids, _ := f.env.Store.ActiveIDs(ctx, 0)

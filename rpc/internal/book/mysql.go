@@ -197,8 +197,9 @@ func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity
 				ActivityId: uint64(aid), Uid: uint64(it.UID), Quantity: uint64(it.Qty), Status: domain.StateReserved,
 				ExpireAt: expireAt / 1000, PlacedAt: nowMs / 1000}
 			orders[reqs[n]], placed = o, append(placed, o)
-			out[i] = stock.ReserveResult{Reservation: stock.Reservation{OrderNo: o.OrderNo, Quantity: it.Qty,
-				Remaining: remaining, ExpireAt: expireAt, CreatedAt: nowMs, State: domain.StateReserved}}
+			out[i] = stock.ReserveResult{Reservation: stock.Reservation{Order: stock.Order{OrderNo: o.OrderNo,
+				Quantity: it.Qty, ExpireAt: expireAt, CreatedAt: nowMs, State: domain.StateReserved},
+				Remaining: remaining}}
 		}
 	}
 	if taken > 0 {
@@ -231,8 +232,8 @@ func (b *MySQL) holdings(ctx context.Context, s sqlx.Session, aid int64, closed 
 
 // replay is the answer to a request that made order o: the order as it is, with remaining.
 func replay(o *model.SeckillOrder, remaining int64) stock.Reservation {
-	return stock.Reservation{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
-		ExpireAt: o.ExpireAt * 1000, CreatedAt: o.PlacedAt * 1000, Remaining: remaining, Replay: true}
+	return stock.Reservation{Order: stock.Order{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
+		ExpireAt: o.ExpireAt * 1000, CreatedAt: o.PlacedAt * 1000}, Remaining: remaining, Replay: true}
 }
 
 // Confirm pays a reserved order of uid, with the Redis book's answers.

@@ -126,7 +126,7 @@ func (r Redis) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, e
 // Adjust adds (delta > 0) or withdraws (delta < 0) activity aid's sellable stock under a
 // merchant's idempotency key and fingerprint (stock.Store.AdjustOnce).
 func (r Redis) Adjust(ctx context.Context, aid, delta int64, key, fp string) (stock.Counters, error) {
-	c, es, err := r.Store.AdjustOnce(ctx, aid, delta, key, fp)
+	c, es, err := r.Store.Adjust(ctx, aid, delta, key, fp)
 	if err == nil {
 		err = firstError(r.acknowledge(ctx, aid, es))
 	}

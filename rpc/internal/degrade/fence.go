@@ -64,7 +64,7 @@ type Conf struct {
 
 // Rebuilder rebuilds an activity's Redis book from MySQL (activity.Loader.Stock).
 type Rebuilder interface {
-	Stock(ctx context.Context, id int64) (stock.Snapshot, error)
+	Stock(ctx context.Context, id int64) (stock.Meta, error)
 }
 
 // A Fence says which book sells an activity now and moves activities between the books; one per process.

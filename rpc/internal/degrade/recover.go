@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/threading"
 
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -25,7 +26,7 @@ const (
 // forget what Redis holds of it, rebuild it from MySQL, mode redis.
 func (f *Fence) Recover(ctx context.Context, aid int64) error {
 	// A short lease, renewed while this runs: a holder that died holds it up for modeLockSeconds at most.
-	lock := f.Store.ModeLock(aid)
+	lock := f.Store.Lock(stock.Keys.ModeLock, aid)
 	lock.SetExpire(modeLockSeconds)
 	ok, err := lock.AcquireCtx(ctx)
 	if err != nil || !ok {

@@ -83,7 +83,7 @@ func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
 	if err != nil || now < snap.DrawAt {
 		return nil, err // entries are still coming in (by Redis's clock, the one enter.lua reads)
 	}
-	lock := d.Store.DrawLock(aid)
+	lock := d.Store.Lock(stock.Keys.DrawLock, aid)
 	lock.SetExpire(max(int(d.lease()/time.Second), 1))
 	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 		return nil, err

@@ -63,7 +63,7 @@ func (f *fixture) activity(t *testing.T, total int64, n int, seed []byte, window
 			t.Fatal(err)
 		}
 		for _, r := range res {
-			if r.Err != nil || r.State != stock.StateQueued {
+			if r.Err != nil || r.State != domain.StateQueued {
 				t.Fatalf("entry: %+v", r)
 			}
 		}
@@ -163,7 +163,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 		t.Fatalf("winners %v, want the seeded order's %v", got, want)
 	}
 	for uid := int64(1); uid <= 40; uid++ {
-		r, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid))
+		r, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid))
 		st, serr := f.e.Store.Entry(ctx, aid, uid)
 		if serr != nil {
 			t.Fatal(serr)
@@ -191,7 +191,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	if _, err := f.e.Store.Release(ctx, won[want[0]], want[0], domain.StateCancelled); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := f.e.Store.Reserve(ctx, aid, 99, 1, reqID(99)); err != nil || r.State != domain.StateReserved {
+	if r, err := stocktest.Reserve(ctx, f.e.Store, aid, 99, 1, reqID(99)); err != nil || r.State != domain.StateReserved {
 		t.Fatalf("after the draw: %+v, %v; want a reserved order", r, err)
 	}
 	f.e.CheckInvariant(aid)
@@ -218,7 +218,7 @@ func TestDrawMarksThousandsOfLosers(t *testing.T) {
 		if _, ok := won[uid]; ok {
 			continue
 		}
-		if _, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid)); xerr.CodeOf(err) != xerr.SoldOut {
+		if _, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid)); xerr.CodeOf(err) != xerr.SoldOut {
 			t.Fatalf("loser %d replay: %v, want SOLD_OUT", uid, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -78,7 +79,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 			t.Fatalf("entrant %d, passed over before the cursor %d (MySQL's), won %s after the loss", e.UID,
 				p.Cursor, no)
 		}
-		if _, err := f.e.Store.Reserve(ctx, aid, e.UID, e.Qty, e.RequestID); xerr.CodeOf(err) != xerr.SoldOut {
+		if _, err := stocktest.Reserve(ctx, f.e.Store, aid, e.UID, e.Qty, e.RequestID); xerr.CodeOf(err) != xerr.SoldOut {
 			t.Fatalf("entrant %d's replay after the draw: %v, want SOLD_OUT", e.UID, err)
 		}
 	}
@@ -111,8 +112,8 @@ func TestWinnerReplayQueuedMidDraw(t *testing.T) {
 		t.Fatal("no winner in the first chunk")
 	}
 	for uid := range won {
-		res, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid))
-		if err != nil || res.State != stock.StateQueued || res.OrderNo != "" || res.RequestID != reqID(uid) {
+		res, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid))
+		if err != nil || res.State != domain.StateQueued || res.OrderNo != "" || res.RequestID != reqID(uid) {
 			t.Fatalf("winner %d's replay mid-draw: %+v, %v; want its entry, queued", uid, res, err)
 		}
 	}
@@ -122,7 +123,7 @@ func TestWinnerReplayQueuedMidDraw(t *testing.T) {
 		}
 	}
 	for uid, no := range won {
-		if res, err := f.e.Store.Reserve(ctx, aid, uid, 1+uid%2, reqID(uid)); err != nil || res.OrderNo != no {
+		if res, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid)); err != nil || res.OrderNo != no {
 			t.Fatalf("winner %d's replay after the draw: %+v, %v; want order %s", uid, res, err, no)
 		}
 	}

@@ -19,7 +19,7 @@ const (
 )
 
 // Status is the buyer-facing status of an activity at now (unix seconds).
-func Status(s stock.Snapshot, now int64) string {
+func Status(s stock.Meta, now int64) string {
 	switch {
 	case now >= s.End:
 		return StatusEnded
@@ -32,12 +32,12 @@ func Status(s stock.Snapshot, now int64) string {
 	}
 }
 
-func toStock(s stock.Snapshot) *inventory.Stock {
+func toStock(s stock.Meta) *inventory.Stock {
 	return &inventory.Stock{ActivityId: s.ActivityID, Total: s.Total, Remaining: s.Remaining,
 		Locked: s.Locked, Sold: s.Sold}
 }
 
-func toActivity(s stock.Snapshot) *inventory.Activity {
+func toActivity(s stock.Meta) *inventory.Activity {
 	return &inventory.Activity{ActivityId: s.ActivityID, SkuId: s.SkuID, Name: s.Name, StartTime: s.Start,
 		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total, Price: s.Price}
 }
@@ -49,7 +49,7 @@ func toReserveResp(res stock.Reservation, price int64, err error) (*inventory.Re
 		return nil, err
 	}
 	var amount int64
-	if res.State != stock.StateQueued {
+	if res.State != domain.StateQueued {
 		amount = res.Quantity * price
 	}
 	return &inventory.ReserveResp{OrderNo: res.OrderNo, Quantity: res.Quantity, ExpireAt: res.ExpireAt / 1000,
@@ -61,7 +61,7 @@ func toReserveResp(res stock.Reservation, price int64, err error) (*inventory.Re
 // else 0 without a read: a refusal (NOT_STARTED before the start above all) never reads MySQL.
 func priceFor(ctx context.Context, prices *activity.Prices, aid int64, res []stock.ReserveResult) (int64, error) {
 	for _, r := range res {
-		if r.Err == nil && r.State != stock.StateQueued {
+		if r.Err == nil && r.State != domain.StateQueued {
 			return prices.Price(ctx, aid)
 		}
 	}

@@ -158,15 +158,14 @@ func newStore(c config.Config) (*redis.Redis, stock.Keys, *stock.Store, error) {
 		return nil, stock.Keys{}, nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
-	var opts []stock.Option
+	opts := []stock.Option{stock.WithEntriesPerAddress(c.Draw.EntriesPerAddress)}
 	if c.Relay.Active() && c.Relay.AckAfterKafka() {
 		opts = append(opts, stock.WithEntries()) // for the Acker (New)
 	}
-	store := stock.NewStore(rds, keys, opts...)
-	store.SetEntriesPerAddress(c.Draw.EntriesPerAddress)
 	if c.OrderKey != "" {
-		store.SetOrderKey([]byte(c.OrderKey))
+		opts = append(opts, stock.WithOrderKey([]byte(c.OrderKey)))
 	}
+	store := stock.NewStore(rds, keys, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := store.LoadScripts(ctx); err != nil {

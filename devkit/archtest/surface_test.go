@@ -1,0 +1,128 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// stockSurfaceBudget is the most exported identifiers internal/stock and the packages under it
+// may have together (the issue "One reservation pipeline": at most half of the 235 it had).
+const stockSurfaceBudget = 197
+
+// surface counts the exported identifiers of the non-test Go files under root, every package
+// there included: exported top-level types, funcs, vars and consts, exported methods (on any
+// receiver), and the named exported fields of exported struct types. Fields of unexported
+// structs (the script codec's, read by reflection) and embedded fields are not counted.
+// It returns the count per package directory, relative to root.
+func surface(t *testing.T, root string) map[string]int {
+	t.Helper()
+	count := map[string]int{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if filepath.Ext(path) != ".go" || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		count[dir] += exported(f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return count
+}
+
+// exported counts one file's exported identifiers (surface).
+func exported(f *ast.File) int {
+	n := 0
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Name.IsExported() {
+				n++
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.ValueSpec:
+					for _, name := range s.Names {
+						if name.IsExported() {
+							n++
+						}
+					}
+				case *ast.TypeSpec:
+					if !s.Name.IsExported() {
+						continue
+					}
+					n++
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, fl := range st.Fields.List {
+							for _, name := range fl.Names {
+								if name.IsExported() {
+									n++
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+func TestStockSurface(t *testing.T) {
+	count := surface(t, filepath.Join(moduleRoot(t), "internal", "stock"))
+	total := 0
+	for dir, n := range count {
+		t.Logf("internal/stock/%s: %d exported identifiers", filepath.ToSlash(dir), n)
+		total += n
+	}
+	t.Logf("internal/stock and below: %d exported identifiers (budget %d)", total, stockSurfaceBudget)
+	if total > stockSurfaceBudget {
+		t.Errorf("internal/stock and below export %d identifiers, more than the budget %d", total, stockSurfaceBudget)
+	}
+}
+
+// The counter must count each kind once, and skip test files and what is not exported.
+func TestSurfaceCounts(t *testing.T) {
+	dir := t.TempDir()
+	src := "package x\n\ntype A struct{ F, G int; h int; B }\n\ntype B struct{ F int }\n\ntype c struct{ F int }\n\n" +
+		"type D = A\n\nfunc (A) M() {}\n\nfunc (c) N() {}\n\nfunc (*A) m() {}\n\nfunc E() {}\n\nfunc e() {}\n\n" +
+		"var V, w = 1, 2\n\nconst K = 1\n"
+	write := func(name, s string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("x.go", src)
+	write("x_test.go", "package x\n\nfunc T() {}\n")
+	write("sub/y.go", "package sub\n\nfunc Y() {}\n")
+	write("testdata/z.go", "package z\n\nfunc Z() {}\n")
+	// A, F, G, B, B.F, D, M, N, E, V, K: 11; sub: Y.
+	got := surface(t, dir)
+	if got["."] != 11 || got["sub"] != 1 || len(got) != 2 {
+		t.Errorf("counted %v, want map[.:11 sub:1]", got)
+	}
+}
