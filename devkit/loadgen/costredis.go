@@ -107,8 +107,8 @@ func readRedisEnd(ctx context.Context, rds *red.Client, rc *RedisCost, prefix st
 	return nil
 }
 
-// heldPrefix starts every stock.HeldField.
-var heldPrefix = strings.TrimSuffix(stock.HeldField(0), "0")
+// reqPrefix starts every stock.ReqField; the buyers hash's other fields are holdings.
+var reqPrefix = strings.TrimSuffix(stock.ReqField(0, "x"), "0:x")
 
 // buyerFields walks the buyers hash (HSCAN) and sums its fields by kind.
 func buyerFields(ctx context.Context, rds *red.Client, key string) (held, reqs FieldCost, err error) {
@@ -120,9 +120,9 @@ func buyerFields(ctx context.Context, rds *red.Client, key string) (held, reqs F
 			return held, reqs, fmt.Errorf("HSCAN %s: %w", key, err)
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
-			fc := &reqs
-			if strings.HasPrefix(kv[i], heldPrefix) {
-				fc = &held
+			fc := &held
+			if strings.HasPrefix(kv[i], reqPrefix) {
+				fc = &reqs
 			}
 			fc.Fields++
 			fc.Bytes += int64(len(kv[i]) + len(kv[i+1]))
