@@ -94,7 +94,7 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) ([]Entry
 	}
 	k := s.keys
 	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Events(aid)},
-		aid, orderNo, uid, event.TraceParent(ctx))
+		argvOf(confirmArgs{ActivityID: aid, OrderNo: orderNo, UID: uid, TraceParent: event.TraceParent(ctx)})...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	pkgerrors "github.com/pkg/errors"
@@ -56,22 +57,22 @@ var (
 	//go:embed scripts/edit_meta.lua
 	editMetaLua string
 
-	warmupScript         = newScript("warmup", warmupLua)
-	reserveScript        = newScript("reserve", reserveLuaConstants+orderLua+entryLua+unsentLua+reserveLua)
-	confirmScript        = newScript("confirm", orderLua+entryLua+unsentLua+confirmLua)
-	releaseScript        = newScript("release", orderLua+entryLua+unsentLua+releaseLua)
-	expireDueScript      = newScript("expire_due", orderLua+entryLua+expireDueLua)
-	adjustScript         = newScript("adjust", entryLua+unsentLua+adjustLua)
-	restoreScript        = newScript("restore", orderLua+restoreLua)
-	ackedScript          = newScript("acked", ackedLua)
-	fenceScript          = newScript("fence", fenceLua)
-	lostScript           = newScript("lost", lostLua)
-	wipeScript           = newScript("wipe", wipeLua)
-	enterScript          = newScript("enter", entryLua+unsentLua+enterLua)
-	drawMarkScript       = newScript("draw_mark", drawMarkLua)
-	restoreEntriesScript = newScript("restore_entries", restoreEntriesLua)
-	endSaleScript        = newScript("end_sale", endSaleLua)
-	editMetaScript       = newScript("edit_meta", editMetaLua)
+	warmupScript         = newScript("warmup", nil, warmupLua)
+	reserveScript        = newScript("reserve", nil, reserveLuaConstants, orderLua, entryLua, unsentLua, reserveLua)
+	confirmScript        = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
+	releaseScript        = newScript("release", nil, orderLua, entryLua, unsentLua, releaseLua)
+	expireDueScript      = newScript("expire_due", nil, orderLua, entryLua, expireDueLua)
+	adjustScript         = newScript("adjust", nil, entryLua, unsentLua, adjustLua)
+	restoreScript        = newScript("restore", nil, orderLua, restoreLua)
+	ackedScript          = newScript("acked", nil, ackedLua)
+	fenceScript          = newScript("fence", nil, fenceLua)
+	lostScript           = newScript("lost", nil, lostLua)
+	wipeScript           = newScript("wipe", nil, wipeLua)
+	enterScript          = newScript("enter", nil, entryLua, unsentLua, enterLua)
+	drawMarkScript       = newScript("draw_mark", nil, drawMarkLua)
+	restoreEntriesScript = newScript("restore_entries", nil, restoreEntriesLua)
+	endSaleScript        = newScript("end_sale", nil, endSaleLua)
+	editMetaScript       = newScript("edit_meta", nil, editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript,
@@ -89,15 +90,24 @@ func (s *Store) LoadScripts(ctx context.Context) error {
 	return nil
 }
 
-// script is one embedded Lua file: its name (for errors), its source (for SCRIPT LOAD)
-// and go-zero's EVALSHA wrapper around it.
+// script is one embedded Lua file: its name (for errors), its own file (own), its arguments
+// struct (args, nil while it reads ARGV by number), its source (for SCRIPT LOAD) and go-zero's
+// EVALSHA wrapper around it.
 type script struct {
-	name, src string
+	name, own, src string
+	args           any
 	*redis.Script
 }
 
-func newScript(name, src string) *script {
-	return &script{name: name, src: src, Script: redis.NewScript(src)}
+// newScript is the script whose own file is the last of parts, after the shared files it
+// uses. With an arguments struct args, the source starts with the constants ARG_<NAME> of
+// args's fields (luaConstants), which the script reads ARGV by.
+func newScript(name string, args any, parts ...string) *script {
+	src := strings.Join(parts, "")
+	if args != nil {
+		src = luaConstants("ARG", args) + src
+	}
+	return &script{name: name, own: parts[len(parts)-1], src: src, args: args, Script: redis.NewScript(src)}
 }
 
 // run executes a script of activity aid (in the span stock.<script> when ctx is traced) and

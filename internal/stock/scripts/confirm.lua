@@ -2,11 +2,11 @@
 -- payment provider's notification both pay here: the same script, the same outbox entry.
 -- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] events stream  KEYS[4] trades hash
 -- (order_no -> trade_no, Keys.Trades)
--- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the caller (>= 1; the order must be
--- theirs: there is no "any owner"), or '0' for the payment provider (ARGV[5] set)
--- ARGV[4] the caller's W3C traceparent ('' for none): written as the entry's 'tp'
--- ARGV[5] the provider's trade_no ('' for the buyer's own pay): kept in the trades hash and
--- written as the entry's 'tn'  ARGV[6] the notification's amount  ARGV[7] the unit price
+-- ARGV (stock.confirmArgs, read by the ARG_ names prepended): ACTIVITY_ID, ORDER_NO, UID of the
+-- caller (>= 1; the order must be theirs: there is no "any owner"), or '0' for the payment
+-- provider (TRADE_NO set), TRACEPARENT the caller's W3C traceparent ('' for none): written as the
+-- entry's 'tp', TRADE_NO the provider's trade_no ('' for the buyer's own pay): kept in the trades
+-- hash and written as the entry's 'tn', AMOUNT the notification's amount, PRICE the unit price
 -- Returns {0, 'paid', entry_id, entry} paid now (the outbox entry as written: entry.lua);
 -- {0, 'paid', '', unsent} already paid (for the provider: by this trade_no), with the order's
 -- entries still in the outbox (unsent: the caller acknowledges only once they are in Kafka);
@@ -17,16 +17,16 @@
 -- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
 -- the expire job will release it, so a pay and an expiry never both win. The order stays in
 -- its pending member (reserve.lua): the expiry job passes over it.
-local trade = ARGV[5] or ''
+local trade = ARGV[ARG_TRADE_NO] or ''
 if trade ~= '' then
-  if ARGV[3] ~= '0' or not string.match(trade, '^[A-Za-z0-9_-]+$') or
-    not string.match(ARGV[6], '^[0-9]+$') or not string.match(ARGV[7], '^[0-9]+$') then
+  if ARGV[ARG_UID] ~= '0' or not string.match(trade, '^[A-Za-z0-9_-]+$') or
+    not string.match(ARGV[ARG_AMOUNT], '^[0-9]+$') or not string.match(ARGV[ARG_PRICE], '^[0-9]+$') then
     return {-11}
   end
-elseif not string.match(ARGV[3], '^[1-9][0-9]*$') then
+elseif not string.match(ARGV[ARG_UID], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[2]))
+local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_ORDER_NO]))
 if not o then
   -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -34,15 +34,15 @@ if not o then
   end
   return {-6}
 end
-if trade == '' and o.uid ~= ARGV[3] then
+if trade == '' and o.uid ~= ARGV[ARG_UID] then
   return {-6}
 end
 if trade ~= '' then
   -- exact: quantity x price <= per-user limit x price <= 2^53 - 1 (domain.MaxAmount)
-  if tonumber(o.qty) * tonumber(ARGV[7]) ~= tonumber(ARGV[6]) then
+  if tonumber(o.qty) * tonumber(ARGV[ARG_PRICE]) ~= tonumber(ARGV[ARG_AMOUNT]) then
     return {-22}
   end
-  local paidBy = redis.call('HGET', KEYS[4], ARGV[2])
+  local paidBy = redis.call('HGET', KEYS[4], ARGV[ARG_ORDER_NO])
   if paidBy == trade then
     return {0, 'paid', '', unsent(KEYS[3], o.er, o.es)}
   end
@@ -74,13 +74,14 @@ local seqS = string.format('%d', seq)
 local tn = ''
 if trade ~= '' then
   tn = ' tn=' .. trade -- between 'sq' and 'tp', entryKeys' order
-  redis.call('HSET', KEYS[4], ARGV[2], trade)
+  redis.call('HSET', KEYS[4], ARGV[ARG_ORDER_NO], trade)
   if h[3] then
     redis.call('EXPIREAT', KEYS[4], h[3]) -- with the activity's keys
   end
 end
-local e = packOrderEntry('paid', ARGV[1], sku, ARGV[2], o.uid, o.qty, string.format('%d', now), o.request_id,
-  o.created_at, o.expire_at, h[2] or '0', seqS, tn .. entryTrace(ARGV[4]))
+local e = packOrderEntry('paid', ARGV[ARG_ACTIVITY_ID], sku, ARGV[ARG_ORDER_NO], o.uid, o.qty,
+  string.format('%d', now), o.request_id, o.created_at, o.expire_at, h[2] or '0', seqS,
+  tn .. entryTrace(ARGV[ARG_TRACEPARENT]))
 local id = addEntry(KEYS[3], e)
-redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
+redis.call('HSET', KEYS[2], ARGV[ARG_ORDER_NO], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
 return {0, 'paid', id, e}

@@ -1,0 +1,31 @@
+package stock
+
+import "reflect"
+
+// The other scripts' ARGV, named once like reserve's (codec.go): each struct below is one
+// script's arguments, its fields in order the positions and each `lua` tag the name. Go builds
+// the ARGV from the struct (argvOf); the script reads ARGV[ARG_<NAME>] through the constants
+// newScript renders from the same struct and prepends to it. TestScriptArgsByName and
+// TestScriptsReadArgvByName check both sides.
+
+// confirmArgs is confirm.lua's ARGV: the buyer's own pay (UID >= 1, TradeNo "") or the
+// payment provider's (UID 0 and the notification's fields).
+type confirmArgs struct {
+	ActivityID  int64  `lua:"activity_id"`
+	OrderNo     string `lua:"order_no"`
+	UID         int64  `lua:"uid"`         // the caller, whose order it must be; 0: the provider
+	TraceParent string `lua:"traceparent"` // the caller's W3C traceparent ("": none), the entry's 'tp'
+	TradeNo     string `lua:"trade_no"`    // the provider's payment id, the entry's 'tn'
+	Amount      int64  `lua:"amount"`      // the notification's amount
+	Price       int64  `lua:"price"`       // the activity's unit price
+}
+
+// argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
+func argvOf(v any) []any {
+	rv := reflect.ValueOf(v)
+	out := make([]any, rv.NumField())
+	for i := range out {
+		out[i] = rv.Field(i).Interface()
+	}
+	return out
+}
