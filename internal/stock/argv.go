@@ -20,6 +20,17 @@ type confirmArgs struct {
 	Price       int64  `lua:"price"`       // the activity's unit price
 }
 
+// releaseArgs is release.lua's ARGV.
+type releaseArgs struct {
+	ActivityID  int64  `lua:"activity_id"`
+	OrderNo     string `lua:"order_no"`
+	UID         int64  `lua:"uid"`         // the order's owner (>= 1)
+	Target      string `lua:"target"`      // domain.StateCancelled or domain.StateExpired
+	StockBack   string `lua:"stock_back"`  // the channel the activity id is published on (Keys.StockBack)
+	TraceParent string `lua:"traceparent"` // the caller's W3C traceparent ("": none), the entry's 'tp'
+	HeldField   string `lua:"held_field"`  // the owner's holding's field in the buyers hash (heldField)
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)

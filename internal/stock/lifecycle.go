@@ -148,7 +148,8 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 	error) {
 	k := s.keys
 	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
-		k.Events(aid)}, aid, orderNo, owner, target, k.StockBack(), event.TraceParent(ctx), heldField(owner))
+		k.Events(aid)}, argvOf(releaseArgs{ActivityID: aid, OrderNo: orderNo, UID: owner, Target: target,
+		StockBack: k.StockBack(), TraceParent: event.TraceParent(ctx), HeldField: heldField(owner)})...)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ var (
 	warmupScript         = newScript("warmup", nil, warmupLua)
 	reserveScript        = newScript("reserve", nil, reserveLuaConstants, orderLua, entryLua, unsentLua, reserveLua)
 	confirmScript        = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
-	releaseScript        = newScript("release", nil, orderLua, entryLua, unsentLua, releaseLua)
+	releaseScript        = newScript("release", releaseArgs{}, orderLua, entryLua, unsentLua, releaseLua)
 	expireDueScript      = newScript("expire_due", nil, orderLua, entryLua, expireDueLua)
 	adjustScript         = newScript("adjust", nil, entryLua, unsentLua, adjustLua)
 	restoreScript        = newScript("restore", nil, orderLua, restoreLua)

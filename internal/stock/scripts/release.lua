@@ -2,26 +2,26 @@
 -- locked -= qty, remaining += qty, the buyer's holding -= qty.
 -- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] buyers hash  KEYS[4] events stream
 -- (the order stays in its pending member, reserve.lua: the expiry job passes over it)
--- ARGV[1] activity id  ARGV[2] order_no  ARGV[3] uid of the order's owner (>= 1; it must
--- match: there is no "any owner"; expiry passes the owner it read)
--- ARGV[4] target state: 'cancelled' or 'expired' (expiry only once expire_at <= now)
--- ARGV[5] stock-back channel: the activity id is PUBLISHed there once stock returned
--- ARGV[6] the caller's W3C traceparent ('' for none): written as the entry's 'tp'
--- ARGV[7] the owner's holding field in the buyers hash (stock.HeldField of ARGV[3])
+-- ARGV (stock.releaseArgs, read by the ARG_ names prepended): ACTIVITY_ID, ORDER_NO, UID of the
+-- order's owner (>= 1; it must match: there is no "any owner"; expiry passes the owner it read),
+-- TARGET state: 'cancelled' or 'expired' (expiry only once expire_at <= now), STOCK_BACK the
+-- stock-back channel: the activity id is PUBLISHed there once stock returned, TRACEPARENT the
+-- caller's W3C traceparent ('' for none): written as the entry's 'tp', HELD_FIELD the owner's
+-- holding field in the buyers hash (stock.HeldField of UID)
 -- Returns {0, state, entry_id, entry} released now (the outbox entry as written: entry.lua);
 -- {0, state, '', unsent} already in the target state, with the order's entries still in
 -- the outbox (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0:
 -- -11 bad target or uid, -6 no such order or another user's, -8 paid, -7 closed,
 -- -10 expiry not due, -1 neither the order nor the stock hash exists (not warm: the caller
 -- backfills or rebuilds and tries again).
-local target = ARGV[4]
+local target = ARGV[ARG_TARGET]
 if target ~= 'cancelled' and target ~= 'expired' then
   return {-11}
 end
-if not string.match(ARGV[3], '^[1-9][0-9]*$') then
+if not string.match(ARGV[ARG_UID], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[2]))
+local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_ORDER_NO]))
 if not o then
   -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -29,7 +29,7 @@ if not o then
   end
   return {-6}
 end
-if o.uid ~= ARGV[3] then
+if o.uid ~= ARGV[ARG_UID] then
   return {-6}
 end
 if o.state == target then
@@ -54,12 +54,13 @@ if not sku then
 end
 redis.call('HINCRBY', KEYS[1], 'locked', 0 - qty)
 redis.call('HINCRBY', KEYS[1], 'remaining', qty)
-redis.call('HINCRBY', KEYS[3], ARGV[7], 0 - qty)
+redis.call('HINCRBY', KEYS[3], ARGV[ARG_HELD_FIELD], 0 - qty)
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1) -- the activity's change count (see reserve.lua)
 local seqS = string.format('%d', seq)
-local e = packOrderEntry(target, ARGV[1], sku, ARGV[2], o.uid, o.qty, string.format('%d', now), o.request_id,
-  o.created_at, o.expire_at, h[2] or '0', seqS, entryTrace(ARGV[6]))
+local e = packOrderEntry(target, ARGV[ARG_ACTIVITY_ID], sku, ARGV[ARG_ORDER_NO], o.uid, o.qty,
+  string.format('%d', now), o.request_id, o.created_at, o.expire_at, h[2] or '0', seqS,
+  entryTrace(ARGV[ARG_TRACEPARENT]))
 local id = addEntry(KEYS[4], e)
-redis.call('HSET', KEYS[2], ARGV[2], repackOrder(o, target, seqS, id)) -- 'es': see unsent
-redis.call('PUBLISH', ARGV[5], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[ARG_ORDER_NO], repackOrder(o, target, seqS, id)) -- 'es': see unsent
+redis.call('PUBLISH', ARGV[ARG_STOCK_BACK], ARGV[ARG_ACTIVITY_ID])
 return {0, target, id, e}
