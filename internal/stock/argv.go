@@ -31,6 +31,16 @@ type releaseArgs struct {
 	HeldField   string `lua:"held_field"`  // the owner's holding's field in the buyers hash (heldField)
 }
 
+// adjustArgs is adjust.lua's ARGV.
+type adjustArgs struct {
+	ActivityID     int64  `lua:"activity_id"`
+	Delta          int64  `lua:"delta"`           // non-zero
+	StockBack      string `lua:"stock_back"`      // the channel the activity id is published on when Delta > 0
+	TraceParent    string `lua:"traceparent"`     // the caller's W3C traceparent ("": none), the entry's 'tp'
+	IdempotencyKey string `lua:"idempotency_key"` // the merchant's Idempotency-Key ("mid:key"; "": none)
+	Fingerprint    string `lua:"fingerprint"`     // the request's, recorded with the key's result
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)

@@ -245,7 +245,8 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (C
 		return Counters{}, nil, err
 	}
 	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.AdjustKeys(aid)},
-		aid, delta, s.keys.StockBack(), event.TraceParent(ctx), key, fp)
+		argvOf(adjustArgs{ActivityID: aid, Delta: delta, StockBack: s.keys.StockBack(),
+			TraceParent: event.TraceParent(ctx), IdempotencyKey: key, Fingerprint: fp})...)
 	if err != nil {
 		return Counters{}, nil, err
 	}

@@ -62,7 +62,7 @@ var (
 	confirmScript        = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
 	releaseScript        = newScript("release", releaseArgs{}, orderLua, entryLua, unsentLua, releaseLua)
 	expireDueScript      = newScript("expire_due", nil, orderLua, entryLua, expireDueLua)
-	adjustScript         = newScript("adjust", nil, entryLua, unsentLua, adjustLua)
+	adjustScript         = newScript("adjust", adjustArgs{}, entryLua, unsentLua, adjustLua)
 	restoreScript        = newScript("restore", nil, orderLua, restoreLua)
 	ackedScript          = newScript("acked", nil, ackedLua)
 	fenceScript          = newScript("fence", nil, fenceLua)
