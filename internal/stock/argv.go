@@ -41,6 +41,25 @@ type adjustArgs struct {
 	Fingerprint    string `lua:"fingerprint"`     // the request's, recorded with the key's result
 }
 
+// warmupArgs is warmup.lua's ARGV: the stock hash's fields (Meta's).
+type warmupArgs struct {
+	Total      int64  `lua:"total"`
+	Remaining  int64  `lua:"remaining"`
+	Locked     int64  `lua:"locked"`
+	Sold       int64  `lua:"sold"`
+	Start      int64  `lua:"start"` // unix seconds
+	End        int64  `lua:"end"`   // unix seconds
+	Limit      int64  `lua:"limit"`
+	PayTimeout int64  `lua:"pay_timeout"` // seconds
+	SkuID      int64  `lua:"sku_id"`
+	ExpireAt   int64  `lua:"expire_at"` // unix seconds
+	Name       string `lua:"name"`
+	Epoch      int64  `lua:"epoch"`
+	DrawAt     int64  `lua:"draw_at"` // ms; 0: no draw
+	Drawn      string `lua:"drawn"`   // "1": the draw is done
+	Price      int64  `lua:"price"`
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)

@@ -57,7 +57,7 @@ var (
 	//go:embed scripts/edit_meta.lua
 	editMetaLua string
 
-	warmupScript         = newScript("warmup", nil, warmupLua)
+	warmupScript         = newScript("warmup", warmupArgs{}, warmupLua)
 	reserveScript        = newScript("reserve", nil, reserveLuaConstants, orderLua, entryLua, unsentLua, reserveLua)
 	confirmScript        = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
 	releaseScript        = newScript("release", releaseArgs{}, orderLua, entryLua, unsentLua, releaseLua)
