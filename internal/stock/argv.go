@@ -60,6 +60,22 @@ type warmupArgs struct {
 	Price      int64  `lua:"price"`
 }
 
+// editMetaArgs is edit_meta.lua's ARGV: the activity's new window and terms, then where and
+// what to tell the gateways.
+type editMetaArgs struct {
+	Start      int64  `lua:"start"` // unix seconds
+	End        int64  `lua:"end"`   // unix seconds
+	Limit      int64  `lua:"limit"`
+	PayTimeout int64  `lua:"pay_timeout"` // seconds
+	SkuID      int64  `lua:"sku_id"`
+	ExpireAt   int64  `lua:"expire_at"` // unix seconds
+	Name       string `lua:"name"`
+	DrawAt     int64  `lua:"draw_at"` // ms; 0: no draw
+	Price      int64  `lua:"price"`
+	StockBack  string `lua:"stock_back"` // the channel (Keys.StockBack)
+	Message    string `lua:"message"`    // windowMessage
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)

@@ -72,7 +72,7 @@ var (
 	drawMarkScript       = newScript("draw_mark", nil, drawMarkLua)
 	restoreEntriesScript = newScript("restore_entries", nil, restoreEntriesLua)
 	endSaleScript        = newScript("end_sale", nil, endSaleLua)
-	editMetaScript       = newScript("edit_meta", nil, editMetaLua)
+	editMetaScript       = newScript("edit_meta", editMetaArgs{}, editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript,
