@@ -76,6 +76,11 @@ type editMetaArgs struct {
 	Message    string `lua:"message"`    // windowMessage
 }
 
+// endSaleArgs is end_sale.lua's ARGV.
+type endSaleArgs struct {
+	End int64 `lua:"end"` // the new end (unix seconds)
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)

@@ -118,7 +118,7 @@ func (s *Store) End(ctx context.Context, aid, end int64) (moved bool, err error)
 	if err := domain.CheckActivityID(aid); err != nil {
 		return false, err
 	}
-	res, err := s.run(ctx, endSaleScript, aid, []string{s.keys.Stock(aid)}, end)
+	res, err := s.run(ctx, endSaleScript, aid, []string{s.keys.Stock(aid)}, argvOf(endSaleArgs{End: end})...)
 	if errors.Is(err, ErrNotWarm) {
 		return false, nil
 	}

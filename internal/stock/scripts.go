@@ -71,7 +71,7 @@ var (
 	enterScript          = newScript("enter", nil, entryLua, unsentLua, enterLua)
 	drawMarkScript       = newScript("draw_mark", nil, drawMarkLua)
 	restoreEntriesScript = newScript("restore_entries", nil, restoreEntriesLua)
-	endSaleScript        = newScript("end_sale", nil, endSaleLua)
+	endSaleScript        = newScript("end_sale", endSaleArgs{}, endSaleLua)
 	editMetaScript       = newScript("edit_meta", editMetaArgs{}, editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
