@@ -81,12 +81,29 @@ type endSaleArgs struct {
 	End int64 `lua:"end"` // the new end (unix seconds)
 }
 
-// argvOf is a script's ARGV built from its arguments struct v: the fields' values in order.
+// expireDueArgs is expire_due.lua's ARGV: these, then the pending members, from ARG_MEMBERS.
+type expireDueArgs struct {
+	ActivityID int64    `lua:"activity_id"`
+	StockBack  string   `lua:"stock_back"`  // the channel the activity id is published on (Keys.StockBack)
+	HeldPrefix string   `lua:"held_prefix"` // a buyer's holding field is it and the uid (heldField)
+	Limit      int      `lua:"limit"`       // the most orders to expire
+	Members    []string `lua:"members"`     // pending members: one reservation batch's order numbers each
+}
+
+// argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
+// slice (the last field) as its elements, the first at the field's position.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)
-	out := make([]any, rv.NumField())
-	for i := range out {
-		out[i] = rv.Field(i).Interface()
+	out := make([]any, 0, rv.NumField())
+	for i := range rv.NumField() {
+		f := rv.Field(i)
+		if f.Kind() != reflect.Slice {
+			out = append(out, f.Interface())
+			continue
+		}
+		for j := range f.Len() {
+			out = append(out, f.Index(j).Interface())
+		}
 	}
 	return out
 }

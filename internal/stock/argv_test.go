@@ -39,7 +39,8 @@ func luaPositions(t *testing.T, prelude string) map[string]int {
 }
 
 // Each converted script's ARGV, built by argvOf from its arguments struct, holds every field at
-// the position the script's prepended constant of that field's name gives it.
+// the position the script's prepended constant of that field's name gives it (a list's first
+// element there, the next after it).
 func TestScriptArgsByName(t *testing.T) {
 	for _, sc := range argScripts() {
 		prelude := luaConstants("ARG", sc.args)
@@ -50,43 +51,63 @@ func TestScriptArgsByName(t *testing.T) {
 		p := reflect.New(reflect.TypeOf(sc.args))
 		distinct(p.Interface(), 1)
 		args := p.Elem()
-		argv := argvOf(args.Interface())
-		if len(argv) != args.NumField() || len(pos) != args.NumField() {
-			t.Fatalf("%s: %d values and %d constants for %d fields", sc.name, len(argv), len(pos), args.NumField())
-		}
+		want := map[string][]string{} // constant -> the values Lua should find from it on
 		for i := range args.NumField() {
 			name := "ARG_" + strings.ToUpper(args.Type().Field(i).Tag.Get("lua"))
+			if f := args.Field(i); f.Kind() == reflect.Slice {
+				if i != args.NumField()-1 {
+					t.Fatalf("%s: a list before the last field", sc.name)
+				}
+				f.Set(reflect.ValueOf([]string{"first", "second"}))
+				want[name] = []string{"first", "second"}
+			} else {
+				want[name] = []string{fmt.Sprint(f.Interface())}
+			}
+		}
+		argv := argvOf(args.Interface())
+		if len(pos) != len(want) {
+			t.Fatalf("%s: %d constants for %d fields", sc.name, len(pos), len(want))
+		}
+		for name, vals := range want {
 			at, ok := pos[name]
-			if !ok || at < 1 || at > len(argv) {
-				t.Errorf("%s: %s at %d", sc.name, name, at)
+			if !ok || at < 1 || at+len(vals)-1 > len(argv) {
+				t.Errorf("%s: %s at %d of %d values", sc.name, name, at, len(argv))
 				continue
 			}
-			if got, want := fmt.Sprint(argv[at-1]), fmt.Sprint(args.Field(i).Interface()); got != want {
-				t.Errorf("%s: Lua reads %s as %q, Go encoded %q", sc.name, name, got, want)
+			for j, v := range vals {
+				if got := fmt.Sprint(argv[at-1+j]); got != v {
+					t.Errorf("%s: Lua reads %s (+%d) as %q, Go encoded %q", sc.name, name, j, got, v)
+				}
 			}
 		}
 	}
 }
 
-// A converted script indexes ARGV only by its ARG_ constants (no ARGV[<number>], no other
-// name) and reads every one of them.
+// A converted script indexes ARGV only by its ARG_ constants (no ARGV[<number>]; a script whose
+// arguments end in a list, by a loop variable too) and names every one of them.
 func TestScriptsReadArgvByName(t *testing.T) {
 	index := regexp.MustCompile(`ARGV\[([^\]]*)\]`)
+	loopVar := regexp.MustCompile(`^[a-z]\w*$`)
 	var open []string
 	for _, sc := range allScripts {
-		if sc.args == nil {
+		if regexp.MustCompile(`ARGV\[\s*\d`).MatchString(sc.own) {
 			open = append(open, sc.name)
+		}
+		if sc.args == nil {
 			continue
 		}
 		pos := luaPositions(t, luaConstants("ARG", sc.args))
+		args := reflect.TypeOf(sc.args)
+		list := args.Field(args.NumField()-1).Type.Kind() == reflect.Slice
 		for _, m := range index.FindAllStringSubmatch(sc.own, -1) {
-			if _, ok := pos[strings.TrimSpace(m[1])]; !ok {
+			i := strings.TrimSpace(m[1])
+			if _, ok := pos[i]; !ok && !(list && loopVar.MatchString(i)) {
 				t.Errorf("%s.lua reads %s, not one of its ARG_ names", sc.name, m[0])
 			}
 		}
 		for name := range pos {
-			if !strings.Contains(sc.own, "ARGV["+name+"]") {
-				t.Errorf("%s.lua never reads ARGV[%s]", sc.name, name)
+			if !regexp.MustCompile(`\b` + name + `\b`).MatchString(sc.own) {
+				t.Errorf("%s.lua never uses %s", sc.name, name)
 			}
 		}
 	}

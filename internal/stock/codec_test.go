@@ -14,7 +14,7 @@ func distinct(p any, g int) {
 	v := reflect.ValueOf(p).Elem()
 	for i := range v.NumField() {
 		switch f := v.Field(i); f.Kind() {
-		case reflect.Int64:
+		case reflect.Int64, reflect.Int:
 			f.SetInt(int64(g*100 + i))
 		case reflect.String:
 			f.SetString(fmt.Sprint(g*100 + i))

@@ -209,15 +209,15 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 			}
 			return out, nil
 		}
-		args := []any{aid, k.StockBack(), heldPrefix, want}
+		args := expireDueArgs{ActivityID: aid, StockBack: k.StockBack(), HeldPrefix: heldPrefix, Limit: want}
 		for n, d := range due {
 			if n > 0 && want <= 0 {
 				break
 			}
-			args = append(args, d.Key)
+			args.Members = append(args.Members, d.Key)
 			want -= strings.Count(d.Key, " ") + 1
 		}
-		res, err := s.run(ctx, expireDueScript, aid, keys, args...)
+		res, err := s.run(ctx, expireDueScript, aid, keys, argvOf(args)...)
 		if err != nil {
 			return out, err
 		}

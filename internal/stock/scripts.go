@@ -61,7 +61,7 @@ var (
 	reserveScript        = newScript("reserve", nil, reserveLuaConstants, orderLua, entryLua, unsentLua, reserveLua)
 	confirmScript        = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
 	releaseScript        = newScript("release", releaseArgs{}, orderLua, entryLua, unsentLua, releaseLua)
-	expireDueScript      = newScript("expire_due", nil, orderLua, entryLua, expireDueLua)
+	expireDueScript      = newScript("expire_due", expireDueArgs{}, orderLua, entryLua, expireDueLua)
 	adjustScript         = newScript("adjust", adjustArgs{}, entryLua, unsentLua, adjustLua)
 	restoreScript        = newScript("restore", nil, orderLua, restoreLua)
 	ackedScript          = newScript("acked", nil, ackedLua)

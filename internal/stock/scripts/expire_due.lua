@@ -2,10 +2,11 @@
 -- due, up to a limit, in one call.
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders hash  KEYS[4] buyers hash
 -- KEYS[5] events stream
--- ARGV[1] activity id  ARGV[2] stock-back channel  ARGV[3] the prefix of a buyer's holding
--- field in the buyers hash (stock.HeldField: prefix .. uid)  ARGV[4] the most orders to
--- expire  ARGV[4 + i] pending member i: the order_nos of one reservation batch,
--- space-separated (reserve.lua), all with the member's score as their expire-at
+-- ARGV (stock.expireDueArgs, read by the ARG_ names prepended): ACTIVITY_ID, STOCK_BACK the
+-- stock-back channel, HELD_PREFIX the prefix of a buyer's holding field in the buyers hash
+-- (stock.HeldField: prefix .. uid), LIMIT the most orders to expire, then from ARG_MEMBERS to
+-- #ARGV the pending members: each the order_nos of one reservation batch, space-separated
+-- (reserve.lua), all with the member's score as their expire-at
 -- When anything expired, the activity id is PUBLISHed on the stock-back channel.
 -- The caller picks members from the pending zset; each order is re-checked here (state
 -- reserved, expire_at <= now), so a stale or concurrent pick releases nothing twice; an
@@ -21,11 +22,11 @@ local sku, epoch = h[1], h[2] or '0'
 if not sku then
   return {-1}
 end
-local limit = tonumber(ARGV[4])
+local limit = tonumber(ARGV[ARG_LIMIT])
 if not limit or limit < 1 then
   return {-11}
 end
-if #ARGV < 5 then
+if #ARGV < ARG_MEMBERS then
   return {0, 0}
 end
 local t = redis.call('TIME')
@@ -33,7 +34,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local nowS = string.format('%d', now)
 local remaining, locked, seq = tonumber(h[3]), tonumber(h[4]), tonumber(h[5]) or 0
 local onos, first = {}, {} -- first[i]: member i's first order in onos
-for i = 5, #ARGV do
+for i = ARG_MEMBERS, #ARGV do
   first[i] = #onos + 1
   for ono in string.gmatch(ARGV[i], '%S+') do
     onos[#onos + 1] = ono
@@ -45,7 +46,7 @@ if #onos > 0 then
   vals = redis.call('HMGET', KEYS[3], unpack(onos))
 end
 local done, drop, oh, held, owners = {}, {}, {}, {}, {}
-for i = 5, #ARGV do
+for i = ARG_MEMBERS, #ARGV do
   local left = false -- an order of the member still reserved
   for j = first[i], first[i + 1] - 1 do
     local o = unpackOrder(vals[j])
@@ -54,11 +55,11 @@ for i = 5, #ARGV do
         local ono, qty = onos[j], tonumber(o.qty)
         remaining, locked, seq = remaining + qty, locked - qty, seq + 1
         local seqS = string.format('%d', seq) -- the activity's change count (see reserve.lua)
-        local id = addEntry(KEYS[5], packOrderEntry('expired', ARGV[1], sku, ono, o.uid, o.qty, nowS,
+        local id = addEntry(KEYS[5], packOrderEntry('expired', ARGV[ARG_ACTIVITY_ID], sku, ono, o.uid, o.qty, nowS,
           o.request_id, o.created_at, o.expire_at, epoch, seqS, ''))
         oh[#oh + 1] = ono
         oh[#oh + 1] = repackOrder(o, 'expired', seqS, id) -- 'es': see unsent.lua
-        local hf = ARGV[3] .. o.uid
+        local hf = ARGV[ARG_HELD_PREFIX] .. o.uid
         if not held[hf] then
           owners[#owners + 1] = hf
           held[hf] = 0
@@ -91,7 +92,7 @@ if #done > 0 then
   redis.call('HSET', KEYS[4], unpack(bh))
   redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining), 'locked', string.format('%d', locked),
     'seq', string.format('%d', seq))
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
+  redis.call('PUBLISH', ARGV[ARG_STOCK_BACK], ARGV[ARG_ACTIVITY_ID])
 end
 local out = {#done, #drop}
 for j = 1, #done do
