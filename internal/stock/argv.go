@@ -90,6 +90,12 @@ type expireDueArgs struct {
 	Members    []string `lua:"members"`     // pending members: one reservation batch's order numbers each
 }
 
+// fenceArgs is fence.lua's ARGV.
+type fenceArgs struct {
+	Epoch    int64 `lua:"epoch"`     // the epoch the rebuild will bump MySQL to
+	ExpireAt int64 `lua:"expire_at"` // the fence key's (unix seconds)
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
 // slice (the last field) as its elements, the first at the field's position.
 func argvOf(v any) []any {

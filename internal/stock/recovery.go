@@ -18,7 +18,8 @@ func (s *Store) Recovery() Recovery { return Recovery{s: s} }
 // written after it; ErrAlreadyWarm when the stock hash exists. The key expires at expireAt (unix s).
 func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
 	s := r.s
-	_, err := s.run(ctx, fenceScript, aid, []string{s.keys.Stock(aid), s.keys.Fence(aid)}, epoch, expireAt)
+	_, err := s.run(ctx, fenceScript, aid, []string{s.keys.Stock(aid), s.keys.Fence(aid)},
+		argvOf(fenceArgs{Epoch: epoch, ExpireAt: expireAt})...)
 	return err
 }
 

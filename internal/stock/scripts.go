@@ -65,7 +65,7 @@ var (
 	adjustScript         = newScript("adjust", adjustArgs{}, entryLua, unsentLua, adjustLua)
 	restoreScript        = newScript("restore", nil, orderLua, restoreLua)
 	ackedScript          = newScript("acked", nil, ackedLua)
-	fenceScript          = newScript("fence", nil, fenceLua)
+	fenceScript          = newScript("fence", fenceArgs{}, fenceLua)
 	lostScript           = newScript("lost", nil, lostLua)
 	wipeScript           = newScript("wipe", nil, wipeLua)
 	enterScript          = newScript("enter", nil, entryLua, unsentLua, enterLua)
