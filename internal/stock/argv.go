@@ -96,6 +96,11 @@ type fenceArgs struct {
 	ExpireAt int64 `lua:"expire_at"` // the fence key's (unix seconds)
 }
 
+// lostArgs is lost.lua's ARGV.
+type lostArgs struct {
+	Epoch int64 `lua:"epoch"` // the epoch the Acker saw
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
 // slice (the last field) as its elements, the first at the field's position.
 func argvOf(v any) []any {

@@ -67,7 +67,7 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 // from MySQL. false: gone already or of another epoch (nothing deleted).
 func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
 	s := r.s
-	res, err := s.run(ctx, lostScript, aid, []string{s.keys.Stock(aid)}, epoch)
+	res, err := s.run(ctx, lostScript, aid, []string{s.keys.Stock(aid)}, argvOf(lostArgs{Epoch: epoch})...)
 	if err != nil {
 		return false, err
 	}

@@ -66,7 +66,7 @@ var (
 	restoreScript        = newScript("restore", nil, orderLua, restoreLua)
 	ackedScript          = newScript("acked", nil, ackedLua)
 	fenceScript          = newScript("fence", fenceArgs{}, fenceLua)
-	lostScript           = newScript("lost", nil, lostLua)
+	lostScript           = newScript("lost", lostArgs{}, lostLua)
 	wipeScript           = newScript("wipe", nil, wipeLua)
 	enterScript          = newScript("enter", nil, entryLua, unsentLua, enterLua)
 	drawMarkScript       = newScript("draw_mark", nil, drawMarkLua)

@@ -4,10 +4,11 @@
 -- the epoch the Acker checked, delete it: every script then answers not warm, and the
 -- next call rebuilds the activity from MySQL as after any loss (the rebuild wipes what
 -- the rolled-back Redis kept of the activity's orders before it restores them).
--- KEYS[1] stock hash  ARGV[1] the epoch the Acker saw
+-- KEYS[1] stock hash
+-- ARGV (stock.lostArgs, read by the ARG_ names prepended): EPOCH the Acker saw
 -- Returns {1} deleted; {0} gone already, or of another epoch (nothing deleted).
 local ep = redis.call('HGET', KEYS[1], 'epoch')
-if ep and ep == ARGV[1] then
+if ep and ep == ARGV[ARG_EPOCH] then
   redis.call('DEL', KEYS[1])
   return {1}
 end
