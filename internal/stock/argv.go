@@ -101,6 +101,15 @@ type lostArgs struct {
 	Epoch int64 `lua:"epoch"` // the epoch the Acker saw
 }
 
+// drawMarkArgs is draw_mark.lua's ARGV: these, then the losers, from ARG_LOSERS.
+type drawMarkArgs struct {
+	From    int64    `lua:"from"`    // the cursor the chunk started at
+	To      int64    `lua:"to"`      // the cursor after it
+	Winners int64    `lua:"winners"` // the chunk's
+	Done    string   `lua:"done"`    // "1": the draw is done
+	Losers  []string `lua:"losers"`  // each loser's request id field in the buyers hash (ReqField)
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
 // slice (the last field) as its elements, the first at the field's position.
 func argvOf(v any) []any {

@@ -101,3 +101,30 @@ func TestScriptRepliesByName(t *testing.T) {
 		t.Fatalf("lost of another epoch: %v, %v", deleted, err)
 	}
 }
+
+// draw_mark.lua reads each argument by its name: the chunk's cursors, winners and done flag in
+// the draw and stock hashes, and every loser of the list (the first and the last too) marked
+// lost in the buyers hash.
+func TestMarkDrawArgsByName(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
+	var lost []stock.DrawEntry
+	for i := range 3 {
+		lost = append(lost, stock.DrawEntry{UID: int64(i + 1), Qty: 1, RequestID: reqID(i + 1)})
+	}
+	if err := e.Store.MarkDraw(ctx, aid, 0, 7, 4, lost, true); err != nil {
+		t.Fatal(err)
+	}
+	draw := e.Raw.HGetAll(ctx, e.Keys.Draw(aid)).Val()
+	if draw["cursor"] != "7" || draw["winners"] != "4" || draw["lost"] != "3" || draw["status"] != "done" {
+		t.Fatalf("draw hash %v", draw)
+	}
+	if drawn := e.Raw.HGet(ctx, e.Keys.Stock(aid), "drawn").Val(); drawn != "1" {
+		t.Fatalf("stock hash's drawn %q", drawn)
+	}
+	for _, l := range lost {
+		if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(l.UID, l.RequestID)).Val(); v != "~lost" {
+			t.Errorf("loser %d: %q", l.UID, v)
+		}
+	}
+}

@@ -231,11 +231,11 @@ func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) (
 // order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
 func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
 	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid), s.keys.Buyers(aid)}
-	args := []any{from, to, winners, flag(done)}
-	for _, e := range lost {
-		args = append(args, ReqField(e.UID, e.RequestID))
+	args := drawMarkArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
+	for i, e := range lost {
+		args.Losers[i] = ReqField(e.UID, e.RequestID)
 	}
-	_, err := s.run(ctx, drawMarkScript, aid, keys, args...)
+	_, err := s.run(ctx, drawMarkScript, aid, keys, argvOf(args)...)
 	if err == errDrawMoved {
 		return ErrDrawMoved
 	}

@@ -69,7 +69,7 @@ var (
 	lostScript           = newScript("lost", lostArgs{}, lostLua)
 	wipeScript           = newScript("wipe", nil, wipeLua)
 	enterScript          = newScript("enter", nil, entryLua, unsentLua, enterLua)
-	drawMarkScript       = newScript("draw_mark", nil, drawMarkLua)
+	drawMarkScript       = newScript("draw_mark", drawMarkArgs{}, drawMarkLua)
 	restoreEntriesScript = newScript("restore_entries", nil, restoreEntriesLua)
 	endSaleScript        = newScript("end_sale", endSaleArgs{}, endSaleLua)
 	editMetaScript       = newScript("edit_meta", editMetaArgs{}, editMetaLua)
