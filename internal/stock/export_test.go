@@ -129,3 +129,6 @@ var WindowMessage = windowMessage
 
 // HeldField is heldField, for tests.
 var HeldField = heldField
+
+// ScriptCount is how many scripts LoadScripts loads.
+var ScriptCount = len(allScripts)

@@ -80,14 +80,19 @@ var (
 )
 
 // LoadScripts loads every script (SCRIPT LOAD) so that EVALSHA never meets NOSCRIPT,
-// which go-zero's Redis breaker would count as a failure. Call it before serving.
+// which go-zero's Redis breaker would count as a failure. Call it before serving, and again
+// once a Redis that lost its script cache answers (the rpc's probe does). It tries every
+// script even when one fails: right after Redis comes back the breaker still drops a share of
+// calls, and a load that stopped at its first drop would refill the cache only when all of
+// them passed at once, so each probe would start over (CI saw pay stay BUSY for a minute).
 func (s *Store) LoadScripts(ctx context.Context) error {
+	var errs []error
 	for _, sc := range allScripts {
 		if _, err := s.rds.ScriptLoadCtx(ctx, sc.src); err != nil {
-			return fmt.Errorf("load script %s: %w", sc.name, err)
+			errs = append(errs, fmt.Errorf("load script %s: %w", sc.name, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // script is one embedded Lua file: its name (for errors), its own file (own), its arguments
