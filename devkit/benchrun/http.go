@@ -148,7 +148,7 @@ func (r *round) reservations(ctx context.Context, row *Row) *Sale {
 
 	r.logf("gateway: a sale of %d units to %d buyers, %d clients", n, n, c.Concurrency)
 	var verdict *Sale
-	cfg := r.sale
+	cfg := cpuCost(r.sale)
 	cfg.Buyers, cfg.Stock, cfg.UIDBase = c.Requests, n, r.uidBase
 	var prof *profiling
 	if r.profiling() {
@@ -187,7 +187,7 @@ func (r *round) rejections(ctx context.Context, row *Row) {
 		row.Error = err.Error()
 		return
 	}
-	cfg := r.sale
+	cfg := cpuCost(r.sale)
 	cfg.ActivityID, cfg.Buyers, cfg.UIDBase = aid, c.Requests, uidBase+n
 	if rep, err := loadgen.Run(ctx, cfg); err != nil {
 		row.Error = "load generator: " + err.Error()
@@ -283,6 +283,7 @@ func fromLoadgen(m Measurement, rep *loadgen.Report, want ...string) Measurement
 	}
 	m.NotSent, m.Elapsed = rep.NotSent, rep.ReserveDuration
 	m.P50, m.P99 = rep.Latency.P50, rep.Latency.P99
+	m.Metrics = cpuMetrics(rep.Cost)
 	if rep.ReserveDuration > 0 {
 		m.Rate = float64(m.Count) / rep.ReserveDuration.Seconds()
 	}

@@ -235,7 +235,7 @@ func prodRow(label, detail string, prod Measurement, prodErr string, dev Row) Ro
 // the production profile's system.
 func (r *round) prodReservations(ctx context.Context, dev Row) Row {
 	m := Measurement{Name: "reservations via the gateway, production profile", Unit: "/s"}
-	cfg := r.prod.sale
+	cfg := cpuCost(r.prod.sale)
 	cfg.Buyers, cfg.Stock, cfg.UIDBase = r.c.Requests, r.n, r.uidBase
 	r.logf("production profile: a sale of %d units to %d buyers, %d clients", r.n, r.n, r.c.Concurrency)
 	var prof *profiling
@@ -268,7 +268,7 @@ func (r *round) prodRejections(ctx context.Context, dev Row) Row {
 	if err != nil {
 		return prodRow(labelProdSoldOut, r.prod.detail, m, err.Error(), dev)
 	}
-	cfg := r.prod.sale
+	cfg := cpuCost(r.prod.sale)
 	cfg.ActivityID, cfg.Buyers, cfg.UIDBase = aid, r.c.Requests, r.uidBase+r.n
 	rep, err := loadgen.Run(ctx, cfg)
 	if err != nil {

@@ -28,6 +28,10 @@ type CostConfig struct {
 	// Redis's (the writer's lag, polled every LagPoll through the admin route).
 	LagWait time.Duration
 
+	// Unchecked: take the readings only, hold them to no target (make bench's CPU per
+	// request of each process, devkit/benchrun cpucost.go).
+	Unchecked bool
+
 	MaxBytesPerOrder float64       // default 350
 	MaxRSSGrowth     float64       // RSS at the end ÷ at Checkpoint; default 1.5
 	MaxLag           time.Duration // default 5 s
@@ -64,6 +68,7 @@ type CostReport struct {
 	Redis     *RedisCost  `json:"redis,omitempty"`
 	WriterLag *WriterLag  `json:"writer_lag,omitempty"`
 	Targets   CostTargets `json:"targets"`
+	Unchecked bool        `json:"unchecked,omitempty"` // CostConfig.Unchecked: no check was made
 }
 
 // CostTargets are the bounds the checks held the figures to.
@@ -115,7 +120,7 @@ func newCoster(cfg CostConfig, buyers int) *coster {
 		return nil
 	}
 	cfg.defaults(buyers)
-	c := &coster{cfg: cfg, rep: &CostReport{Buyers: buyers, Checkpoint: cfg.Checkpoint,
+	c := &coster{cfg: cfg, rep: &CostReport{Buyers: buyers, Checkpoint: cfg.Checkpoint, Unchecked: cfg.Unchecked,
 		Targets: CostTargets{BytesPerOrder: cfg.MaxBytesPerOrder, RSSGrowth: cfg.MaxRSSGrowth, Lag: cfg.MaxLag}}}
 	if cfg.RedisAddr != "" {
 		c.rds = red.NewClient(&red.Options{Addr: cfg.RedisAddr, DisableIdentity: true})

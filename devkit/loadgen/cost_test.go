@@ -76,3 +76,16 @@ func TestRSSCheck(t *testing.T) {
 		t.Errorf("checks %+v", c)
 	}
 }
+
+// Unchecked readings (make bench's CPU per request) make no check, even of a process that
+// was not read; checked, the same readings fail.
+func TestUncheckedCostMakesNoCheck(t *testing.T) {
+	for _, unchecked := range []bool{true, false} {
+		r := &Report{Cost: &CostReport{Buyers: 1000, Checkpoint: 100, Reached: 1000, Unchecked: unchecked,
+			Processes: []ProcCost{{PID: 7, Name: "gone", Service: true, Err: "no such process"}}}}
+		r.costChecks()
+		if got, want := len(r.Checks), map[bool]int{true: 0, false: 1}[unchecked]; got != want {
+			t.Errorf("unchecked %v: checks %+v, want %d", unchecked, r.Checks, want)
+		}
+	}
+}

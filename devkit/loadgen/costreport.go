@@ -68,7 +68,7 @@ func (g *run) writerLag(ctx context.Context, end time.Time, wait time.Duration) 
 // costChecks turns the cost's figures into checks.
 func (r *Report) costChecks() {
 	c := r.Cost
-	if c == nil {
+	if c == nil || c.Unchecked {
 		return
 	}
 	reached := ""

@@ -88,11 +88,13 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		p.write(w, r, answer)
 	}
-	// go-zero's access log line (rest/handler LogHandler), built only at level info.
-	logx.Infofn(func() any {
-		return fmt.Sprintf("[HTTP] %d - %s %s - %s - %s (edge fast path)", xerr.HTTPStatus(code),
-			r.Method, r.RequestURI, httpx.GetRemoteAddr(r), r.UserAgent())
-	})
+	if p.front.Log {
+		// go-zero's access log line (rest/handler LogHandler), built only at level info.
+		logx.Infofn(func() any {
+			return fmt.Sprintf("[HTTP] %d - %s %s - %s - %s (edge fast path)", xerr.HTTPStatus(code),
+				r.Method, r.RequestURI, httpx.GetRemoteAddr(r), r.UserAgent())
+		})
+	}
 }
 
 // addrAllow takes one reservation of r's address's quota.

@@ -67,6 +67,9 @@ type Front struct {
 	// Trace: go-zero's Middlewares.Trace; Name: the gateway's name in its spans.
 	Trace bool
 	Name  string
+	// Log: go-zero's Middlewares.Log (its access log line per request, at level info): a
+	// fast answer writes the line the chain would, only when the chain writes one.
+	Log bool
 }
 
 // A Pipeline runs one reservation route's stages.

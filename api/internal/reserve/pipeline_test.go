@@ -67,8 +67,9 @@ func (reserved) Reserve(_ context.Context, _ int64, it *inventoryclient.ReserveI
 func pass(next http.HandlerFunc) http.HandlerFunc { return next }
 
 // serve runs the generated routes (handler.RegisterHandlers) on a go-zero server with p in
-// front of its router and on its buyer routes; it returns the server's address.
-func serve(t *testing.T, p *reserve.Pipeline) string {
+// front of its router and on its buyer routes, its config changed by each of edit; it returns
+// the server's address.
+func serve(t *testing.T, p *reserve.Pipeline, edit ...func(*config.Config)) string {
 	t.Helper()
 	var c config.Config
 	if err := conf.FillDefault(&c); err != nil {
@@ -83,6 +84,9 @@ func serve(t *testing.T, p *reserve.Pipeline) string {
 	c.Mode, c.Log.Level, c.Log.Stat, c.DevServer.Enabled, c.Telemetry.Disabled = "test", "severe", false, false, true
 	c.MaxBytes = 64 << 10
 	c.MerchantAuth.AccessSecret = "test-merchant-4e8b2f6a0c1d3e5f7a9b8c6d4e2f0a1b"
+	for _, e := range edit {
+		e(&c)
+	}
 	srv, err := rest.NewServer(c.RestConf, rest.WithRouter(p.Front(router.NewRouter())))
 	if err != nil {
 		t.Fatal(err)

@@ -156,5 +156,5 @@ func newPipeline(c config.Config, s *ServiceContext, buyers *middleware.TokenAut
 		st.Coalescer = s.Reservations
 	}
 	return reserve.New(st, reserve.Front{Answer: c.Edge.Enabled && c.Edge.FastPath, MaxBytes: c.MaxBytes,
-		Trace: c.Middlewares.Trace, Name: c.Name})
+		Trace: c.Middlewares.Trace, Name: c.Name, Log: c.Middlewares.Log})
 }
