@@ -106,13 +106,14 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 		return out, nil
 	}
 	k := s.keys
-	args := make([]any, 0, 5+4*len(todo))
-	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx), s.entriesPerAddr)
-	for _, i := range todo {
-		args = append(args, items[i].UID, items[i].Qty, items[i].RequestID, items[i].Addr)
+	args := enterArgs{ActivityID: aid, SellByMs: sellByMs(sellBy), WantEntries: s.wantEntry(),
+		TraceParent: event.TraceParent(ctx), PerAddress: s.entriesPerAddr, Items: make([]enterItemArgs, len(todo))}
+	for j, i := range todo {
+		args.Items[j] = enterItemArgs{UID: items[i].UID, Qty: items[i].Qty, RequestID: items[i].RequestID,
+			Addr: items[i].Addr}
 	}
 	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid),
-		k.EntryAddrs(aid)}, args...)
+		k.EntryAddrs(aid)}, argvOf(args)...)
 	if err == errDrawDone {
 		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
 	}
@@ -267,29 +268,29 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 // ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).
 var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the activity")
 
-// RestoreEntries writes the draw's entries (and, for a done draw, its losers' marks) into Redis
-// while the stock hash is absent, keys expiring at expireAt (unix s): the rebuild after a loss.
+// RestoreEntries writes the draw's entries (restore_entries.lua) and, for a done draw, sets its
+// losers' request ids lost (restore_lost.lua) while the stock hash is absent, keys expiring at
+// expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock hash exists.
 func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
 	s := r.s
 	k := s.keys
-	for i := 0; i < len(entries); i += restoreBatch {
-		args := []any{expireAt, 0}
-		for _, e := range entries[i:min(i+restoreBatch, len(entries))] {
-			args = append(args, e.UID, e.value())
+	for batch := range slices.Chunk(entries, restoreBatch) {
+		args := restoreEntriesArgs{ExpireAt: expireAt, Entries: make([]restoreEntryArgs, len(batch))}
+		for i, e := range batch {
+			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: e.value()}
 		}
-		args[1] = (len(args) - 2) / 2
-		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}
-		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
+		if err := s.restore(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.Entries(aid)}, args,
+			len(batch)); err != nil {
 			return err
 		}
 	}
-	for i := 0; i < len(lost); i += restoreBatch {
-		args := []any{expireAt, 0}
-		for _, e := range lost[i:min(i+restoreBatch, len(lost))] {
-			args = append(args, ReqField(e.UID, e.RequestID))
+	for batch := range slices.Chunk(lost, restoreBatch) {
+		args := restoreLostArgs{ExpireAt: expireAt, Losers: make([]string, len(batch))}
+		for i, e := range batch {
+			args.Losers[i] = ReqField(e.UID, e.RequestID)
 		}
-		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}
-		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
+		if err := s.restore(ctx, restoreLostScript, aid, []string{k.Stock(aid), k.Buyers(aid)}, args,
+			len(batch)); err != nil {
 			return err
 		}
 	}
