@@ -97,10 +97,10 @@ type expireDueArgs struct {
 	Members    []string `lua:"members"`     // pending members: one reservation batch's order numbers each
 }
 
-// fenceArgs is fence.lua's ARGV.
-type fenceArgs struct {
+// claimEpochArgs is claim_epoch.lua's ARGV.
+type claimEpochArgs struct {
 	Epoch    int64 `lua:"epoch"`     // the epoch the rebuild will bump MySQL to
-	ExpireAt int64 `lua:"expire_at"` // the fence key's (unix seconds)
+	ExpireAt int64 `lua:"expire_at"` // the claim key's (unix seconds)
 }
 
 // lostArgs is lost.lua's ARGV.

@@ -15,12 +15,13 @@ type Recovery struct{ s *Store }
 // Recovery returns the store's recovery operations.
 func (s *Store) Recovery() Recovery { return Recovery{s: s} }
 
-// Fence claims epoch for a loss rebuild of aid (fence.lua): no stock hash of a lower epoch is
-// written after it; ErrAlreadyWarm when the stock hash exists. The key expires at expireAt (unix s).
-func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
+// ClaimEpoch claims epoch for a loss rebuild of aid (claim_epoch.lua): no stock hash of a lower
+// epoch is written after it; ErrAlreadyWarm when the stock hash exists. The claim key expires at
+// expireAt (unix s).
+func (r Recovery) ClaimEpoch(ctx context.Context, aid, epoch, expireAt int64) error {
 	s := r.s
-	_, err := s.run(ctx, fenceScript, aid, []string{s.keys.Stock(aid), s.keys.Fence(aid)},
-		argvOf(fenceArgs{Epoch: epoch, ExpireAt: expireAt})...)
+	_, err := s.run(ctx, claimEpochScript, aid, []string{s.keys.Stock(aid), s.keys.EpochClaim(aid)},
+		argvOf(claimEpochArgs{Epoch: epoch, ExpireAt: expireAt})...)
 	return err
 }
 

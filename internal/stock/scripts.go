@@ -40,8 +40,8 @@ var (
 	orderLua string
 	//go:embed scripts/entry.lua
 	entryLua string
-	//go:embed scripts/fence.lua
-	fenceLua string
+	//go:embed scripts/claim_epoch.lua
+	claimEpochLua string
 	//go:embed scripts/lost.lua
 	lostLua string
 	//go:embed scripts/wipe.lua
@@ -74,7 +74,7 @@ var (
 	restoreScript         = newScript("restore", restoreArgs{}, orderLua, rebuildLua, restoreLua)
 	restoreHoldingsScript = newScript("restore_holdings", restoreHoldingsArgs{}, rebuildLua, restoreHoldingsLua)
 	ackedScript           = newScript("acked", nil, ackedLua)
-	fenceScript           = newScript("fence", fenceArgs{}, fenceLua)
+	claimEpochScript      = newScript("claim_epoch", claimEpochArgs{}, claimEpochLua)
 	lostScript            = newScript("lost", lostArgs{}, lostLua)
 	wipeScript            = newScript("wipe", nil, wipeLua)
 	enterScript           = newScript("enter", enterArgs{}, entryLua, unsentLua, enterLua)
@@ -85,7 +85,7 @@ var (
 	editMetaScript        = newScript("edit_meta", editMetaArgs{}, editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript, restoreScript, restoreHoldingsScript, ackedScript, fenceScript, lostScript,
+		expireDueScript, adjustScript, restoreScript, restoreHoldingsScript, ackedScript, claimEpochScript, lostScript,
 		wipeScript, enterScript, drawMarkScript, restoreEntriesScript, restoreLostScript, endSaleScript,
 		editMetaScript}
 )

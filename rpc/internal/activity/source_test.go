@@ -235,8 +235,8 @@ func (s *stallingSource) Orders(ctx context.Context, id int64) ([]stock.Order, e
 // lock's lease, while a second one (on another instance) takes the lock and bumps again,
 // must not write a stock hash one epoch behind MySQL (the writer would drop every change
 // it acknowledges). Here the first wakes while the second is itself between its bump and
-// its write: without the fence the first writes a hash of epoch 2 while MySQL is at 3.
-func TestStalledRebuilderIsFenced(t *testing.T) {
+// its write: without the epoch claim the first writes a hash of epoch 2 while MySQL is at 3.
+func TestStalledRebuilderIsRefused(t *testing.T) {
 	f := newFixture(t)
 	now := time.Now()
 	id := f.insert(t, 10, now.Add(-time.Minute), now.Add(time.Hour))

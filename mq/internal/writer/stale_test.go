@@ -6,10 +6,10 @@ import (
 	"github.com/seckill/seckill/internal/event"
 )
 
-// The epoch fence: once a rebuild has bumped inventory.epoch, a change made under an older
+// Stale changes: once a rebuild has bumped inventory.epoch, a change made under an older
 // epoch is dropped (counted), in a batch with current ones that apply; a change of the
 // current epoch, of a newer one, or without one (0) applies.
-func TestWriterFencesChangesOfAReplacedBook(t *testing.T) {
+func TestWriterDropsStaleChanges(t *testing.T) {
 	db := newDB(t, 10)
 	if _, err := db.DB.Exec("UPDATE `inventory` SET `epoch` = 3 WHERE `activity_id` = ?", testAID); err != nil {
 		t.Fatal(err)
@@ -35,10 +35,10 @@ func TestWriterFencesChangesOfAReplacedBook(t *testing.T) {
 	if got := readTotal(t, db); got != 10 {
 		t.Fatalf("activity.total %d, want 10 (the stale adjustment not applied)", got)
 	}
-	if w.Stats.Fenced.Load() != 2 || w.Stats.Applied.Load() != 3 {
-		t.Fatalf("fenced %d applied %d, want 2 and 3", w.Stats.Fenced.Load(), w.Stats.Applied.Load())
+	if w.Stats.Stale.Load() != 2 || w.Stats.Applied.Load() != 3 {
+		t.Fatalf("stale %d applied %d, want 2 and 3", w.Stats.Stale.Load(), w.Stats.Applied.Load())
 	}
-	// A later change of the stale order (its pay) is fenced as well; one of the current
+	// A later change of the stale order (its pay) is dropped as well; one of the current
 	// epoch for the current order applies.
 	if err := w.Apply(at(2, orderEvent(event.Paid, "stale", 1)), at(3, orderEvent(event.Paid, "current", 2))); err != nil {
 		t.Fatal(err)
