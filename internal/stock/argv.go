@@ -108,8 +108,8 @@ type lostArgs struct {
 	Epoch int64 `lua:"epoch"` // the epoch the Acker saw
 }
 
-// drawMarkArgs is draw_mark.lua's ARGV: these, then the losers, from ARG_LOSERS.
-type drawMarkArgs struct {
+// drawAdvanceArgs is draw_advance.lua's ARGV: these, then the losers, from ARG_LOSERS.
+type drawAdvanceArgs struct {
 	From    int64    `lua:"from"`    // the cursor the chunk started at
 	To      int64    `lua:"to"`      // the cursor after it
 	Winners int64    `lua:"winners"` // the chunk's

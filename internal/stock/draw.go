@@ -227,16 +227,16 @@ func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) (
 	return s.reserveBatch(ctx, aid, items, time.Time{}, true)
 }
 
-// MarkDraw records a served chunk [from, to) of the draw: its winners count and its losers
+// AdvanceDraw records a served chunk [from, to) of the draw: its winners count and its losers
 // (a replay of a loser's entry is SOLD_OUT); done opens the activity to reservations in arrival
 // order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
-func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
+func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
 	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid), s.keys.Buyers(aid)}
-	args := drawMarkArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
+	args := drawAdvanceArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
 	for i, e := range lost {
 		args.Losers[i] = ReqField(e.UID, e.RequestID)
 	}
-	_, err := s.run(ctx, drawMarkScript, aid, keys, argvOf(args)...)
+	_, err := s.run(ctx, drawAdvanceScript, aid, keys, argvOf(args)...)
 	if err == errDrawMoved {
 		return ErrDrawMoved
 	}
@@ -245,7 +245,7 @@ func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost
 
 // DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
 // order under its entry's request id (a winner): the buyers hash's request id field names an
-// order, not the lost mark. One HMGET.
+// order, not the lost value. One HMGET.
 func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {

@@ -105,7 +105,7 @@ func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 }
 
 // Forget deletes, with plain commands, whatever Redis still holds of an activity's book: stock
-// hash, pending zset, orders and buyers hashes, outbox and missing mark (UNLINK: a large key is
+// hash, pending zset, orders and buyers hashes, outbox and missing flag (UNLINK: a large key is
 // freed off Redis's main thread).
 func (r Recovery) Forget(ctx context.Context, aid int64) error {
 	s := r.s

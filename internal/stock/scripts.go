@@ -48,8 +48,8 @@ var (
 	wipeLua string
 	//go:embed scripts/enter.lua
 	enterLua string
-	//go:embed scripts/draw_mark.lua
-	drawMarkLua string
+	//go:embed scripts/draw_advance.lua
+	drawAdvanceLua string
 	//go:embed scripts/restore_holdings.lua
 	restoreHoldingsLua string
 	//go:embed scripts/restore_entries.lua
@@ -78,7 +78,7 @@ var (
 	lostScript            = newScript("lost", lostArgs{}, lostLua)
 	wipeScript            = newScript("wipe", nil, wipeLua)
 	enterScript           = newScript("enter", enterArgs{}, entryLua, unsentLua, enterLua)
-	drawMarkScript        = newScript("draw_mark", drawMarkArgs{}, losersLua, drawMarkLua)
+	drawAdvanceScript     = newScript("draw_advance", drawAdvanceArgs{}, losersLua, drawAdvanceLua)
 	restoreEntriesScript  = newScript("restore_entries", restoreEntriesArgs{}, rebuildLua, restoreEntriesLua)
 	restoreLostScript     = newScript("restore_lost", restoreLostArgs{}, losersLua, rebuildLua, restoreLostLua)
 	endSaleScript         = newScript("end_sale", endSaleArgs{}, endSaleLua)
@@ -86,7 +86,7 @@ var (
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript, restoreScript, restoreHoldingsScript, ackedScript, claimEpochScript, lostScript,
-		wipeScript, enterScript, drawMarkScript, restoreEntriesScript, restoreLostScript, endSaleScript,
+		wipeScript, enterScript, drawAdvanceScript, restoreEntriesScript, restoreLostScript, endSaleScript,
 		editMetaScript}
 )
 

@@ -1,6 +1,6 @@
 -- restore_lost: for a done draw, set a batch of its losers' request id fields to '~lost'
 -- (losers.lua) while the stock hash is absent: part of the rebuild after a loss
--- (restore.lua), as draw_mark set them.
+-- (restore.lua), as draw_advance set them.
 -- KEYS[1] stock hash  KEYS[2] buyers hash
 -- ARGV (stock.restoreLostArgs, read by the ARG_ names prepended): EXPIRE_AT the keys' (unix
 -- s), then from ARG_LOSERS to #ARGV each loser's request id field in the buyers hash

@@ -265,16 +265,16 @@ func (l *Loader) awaitWriter(ctx context.Context, id int64) error {
 	if l.Pipeline == nil {
 		return nil
 	}
-	marks, err := l.Pipeline.Ends(ctx)
+	ends, err := l.Pipeline.Ends(ctx)
 	for err != nil {
 		logx.Errorf("activity %d rebuild: order topic end offsets: %v", id, err)
 		if err := sleep(ctx, time.Second); err != nil {
 			return err
 		}
-		marks, err = l.Pipeline.Ends(ctx)
+		ends, err = l.Pipeline.Ends(ctx)
 	}
 	for {
-		ok, err := l.Pipeline.Reached(ctx, marks)
+		ok, err := l.Pipeline.Reached(ctx, ends)
 		if err == nil && ok {
 			return nil
 		}

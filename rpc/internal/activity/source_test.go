@@ -133,15 +133,15 @@ func TestUnknownActivityIsCachedAsMissing(t *testing.T) {
 	if notFound.Load() != 200 {
 		t.Fatalf("%d not found", notFound.Load())
 	}
-	// And later reads stay off MySQL while the mark lives.
+	// And later reads stay off MySQL while the missing flag lives.
 	for i := 0; i < 10; i++ {
 		_, _ = f.loader.Stock(ctx, 987654)
 	}
 	if got := f.src.reads.Load(); got > 1 {
-		t.Fatalf("%d MySQL reads after the missing mark", got)
+		t.Fatalf("%d MySQL reads after the missing flag", got)
 	}
 	if ok, _ := f.env.Redis.Exists(f.env.Keys.Missing(987654)); !ok {
-		t.Fatal("no missing mark")
+		t.Fatal("no missing flag")
 	}
 }
 

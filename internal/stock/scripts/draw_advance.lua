@@ -1,6 +1,6 @@
--- draw_mark: record one served chunk of the draw (draw.go): its losers and the cursor.
+-- draw_advance: record one served chunk of the draw (draw.go): its losers and the cursor.
 -- KEYS[1] stock hash  KEYS[2] draw hash (cursor winners lost status)  KEYS[3] buyers hash
--- ARGV (stock.drawMarkArgs, read by the ARG_ names prepended): FROM the cursor the chunk
+-- ARGV (stock.drawAdvanceArgs, read by the ARG_ names prepended): FROM the cursor the chunk
 -- started at, TO the cursor after it, WINNERS its winners, DONE "1": the draw is done
 -- (reservations are served in arrival order from now on); then from ARG_LOSERS to #ARGV each
 -- loser's request id field in the buyers hash (stock.ReqField), set to '~lost' (losers.lua)
