@@ -179,9 +179,9 @@ type restoreEntryArgs struct {
 	Value string `lua:"value"` // as the entries hash holds it (DrawEntry.value)
 }
 
-// restoreLostArgs is restore_lost.lua's ARGV: the keys' expire-at, then the losers, from
+// restoreLosersArgs is restore_losers.lua's ARGV: the keys' expire-at, then the losers, from
 // ARG_LOSERS.
-type restoreLostArgs struct {
+type restoreLosersArgs struct {
 	ExpireAt int64    `lua:"expire_at"` // unix seconds
 	Losers   []string `lua:"losers"`    // each loser's request id field in the buyers hash (ReqField)
 }

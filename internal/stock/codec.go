@@ -190,8 +190,8 @@ type enterAnswer struct {
 }
 
 // restoreReply is the restore scripts' (restore, restore_holdings, restore_entries,
-// restore_lost): the groups of the batch written (restore_lost's: the losers taken, each set
-// lost or naming an order already).
+// restore_losers): the groups of the batch written (restore_losers': the losers taken, each
+// set to the loser value or naming an order already).
 type restoreReply struct {
 	Code    int64 `lua:"code"` // 0
 	Written int64 `lua:"written"`

@@ -245,7 +245,7 @@ func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, l
 
 // DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
 // order under its entry's request id (a winner): the buyers hash's request id field names an
-// order, not the lost value. One HMGET.
+// order, not the loser value. One HMGET.
 func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
@@ -269,8 +269,9 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the activity")
 
 // RestoreEntries writes the draw's entries (restore_entries.lua) and, for a done draw, sets its
-// losers' request ids lost (restore_lost.lua) while the stock hash is absent, keys expiring at
-// expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock hash exists.
+// losers' request ids to the loser value (restore_losers.lua) while the stock hash is absent,
+// keys expiring at expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock
+// hash exists.
 func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
 	s := r.s
 	k := s.keys
@@ -285,11 +286,11 @@ func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entri
 		}
 	}
 	for batch := range slices.Chunk(lost, restoreBatch) {
-		args := restoreLostArgs{ExpireAt: expireAt, Losers: make([]string, len(batch))}
+		args := restoreLosersArgs{ExpireAt: expireAt, Losers: make([]string, len(batch))}
 		for i, e := range batch {
 			args.Losers[i] = ReqField(e.UID, e.RequestID)
 		}
-		if err := s.restore(ctx, restoreLostScript, aid, []string{k.Stock(aid), k.Buyers(aid)}, args,
+		if err := s.restore(ctx, restoreLosersScript, aid, []string{k.Stock(aid), k.Buyers(aid)}, args,
 			len(batch)); err != nil {
 			return err
 		}

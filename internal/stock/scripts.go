@@ -54,8 +54,8 @@ var (
 	restoreHoldingsLua string
 	//go:embed scripts/restore_entries.lua
 	restoreEntriesLua string
-	//go:embed scripts/restore_lost.lua
-	restoreLostLua string
+	//go:embed scripts/restore_losers.lua
+	restoreLosersLua string
 	//go:embed scripts/rebuild.lua
 	rebuildLua string
 	//go:embed scripts/losers.lua
@@ -80,13 +80,13 @@ var (
 	enterScript           = newScript("enter", enterArgs{}, entryLua, unsentLua, enterLua)
 	drawAdvanceScript     = newScript("draw_advance", drawAdvanceArgs{}, losersLua, drawAdvanceLua)
 	restoreEntriesScript  = newScript("restore_entries", restoreEntriesArgs{}, rebuildLua, restoreEntriesLua)
-	restoreLostScript     = newScript("restore_lost", restoreLostArgs{}, losersLua, rebuildLua, restoreLostLua)
+	restoreLosersScript   = newScript("restore_losers", restoreLosersArgs{}, losersLua, rebuildLua, restoreLosersLua)
 	endSaleScript         = newScript("end_sale", endSaleArgs{}, endSaleLua)
 	editMetaScript        = newScript("edit_meta", editMetaArgs{}, editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
 		expireDueScript, adjustScript, restoreScript, restoreHoldingsScript, ackedScript, claimEpochScript, lostScript,
-		wipeScript, enterScript, drawAdvanceScript, restoreEntriesScript, restoreLostScript, endSaleScript,
+		wipeScript, enterScript, drawAdvanceScript, restoreEntriesScript, restoreLosersScript, endSaleScript,
 		editMetaScript}
 )
 

@@ -13,7 +13,7 @@ end
 if (redis.call('HGET', KEYS[2], 'cursor') or '0') ~= ARGV[ARG_FROM] then
   return {-19}
 end
-setLost(KEYS[3], ARG_LOSERS) -- losers.lua
+setLosers(KEYS[3], ARG_LOSERS) -- losers.lua
 if #ARGV >= ARG_LOSERS then
   redis.call('EXPIREAT', KEYS[3], exp)
 end

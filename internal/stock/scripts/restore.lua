@@ -1,6 +1,6 @@
 -- restore: write one batch of an activity's orders, read from MySQL, into Redis while the
 -- activity's stock hash is absent: the rebuild after a loss (restore_holdings, restore_entries
--- and restore_lost write the rest; the stock hash itself is written last, by warmup, and
+-- and restore_losers write the rest; the stock hash itself is written last, by warmup, and
 -- selling resumes then).
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders hash  KEYS[4] buyers hash
 -- ARGV (stock.restoreArgs, read by the ARG_ names prepended): EXPIRE_AT the keys' (unix s),

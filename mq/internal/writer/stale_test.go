@@ -29,12 +29,7 @@ func TestWriterDropsStaleChanges(t *testing.T) {
 	if _, ok := orders["stale"]; ok || len(orders) != 3 {
 		t.Fatalf("orders %v: want current, newer and legacy, not stale", orders)
 	}
-	if got, want := readInventory(t, db, testAID), (inventory{6, 4, 0}); got != want {
-		t.Fatalf("inventory %+v, want %+v (the stale reservation and adjustment not applied)", got, want)
-	}
-	if got := readTotal(t, db); got != 10 {
-		t.Fatalf("activity.total %d, want 10 (the stale adjustment not applied)", got)
-	}
+	checkCounters(t, db, inventory{6, 4, 0}, 10, " (the stale reservation and adjustment not applied)")
 	if w.Stats.Stale.Load() != 2 || w.Stats.Applied.Load() != 3 {
 		t.Fatalf("stale %d applied %d, want 2 and 3", w.Stats.Stale.Load(), w.Stats.Applied.Load())
 	}
