@@ -19,9 +19,9 @@ type (
 		// ApplyDelta changes activityID's inventory by d inside session, adding before it
 		// subtracts; ErrNotFound when the activity has no inventory row.
 		ApplyDelta(ctx context.Context, session sqlx.Session, activityID int64, d InventoryDelta) error
-		// FindBook returns an activity's inventory counters with the activity's total inside
+		// FindCounters returns an activity's inventory counters with the activity's total inside
 		// session (ErrNotFound without an inventory row).
-		FindBook(ctx context.Context, session sqlx.Session, activityID int64) (*InventoryBook, error)
+		FindCounters(ctx context.Context, session sqlx.Session, activityID int64) (*InventoryCounters, error)
 		// BumpEpoch moves the activity's epoch from `from` to from+1 (a warm-up or rebuild
 		// into Redis); false when it was not `from` (another rebuild moved it: nothing
 		// changed); ErrNotFound without an inventory row.
@@ -60,19 +60,19 @@ func (m *customInventoryModel) withSession(session sqlx.Session) InventoryModel 
 	return NewInventoryModel(sqlx.NewSqlConnFromSession(session))
 }
 
-// InventoryBook is an activity's inventory row joined with the activity's total.
-type InventoryBook struct {
+// InventoryCounters is an activity's inventory row joined with the activity's total.
+type InventoryCounters struct {
 	Total     uint64 `db:"total"`
 	Available uint64 `db:"available"`
 	Locked    uint64 `db:"locked"`
 	Sold      uint64 `db:"sold"`
 }
 
-func (m *customInventoryModel) FindBook(ctx context.Context, session sqlx.Session,
-	activityID int64) (*InventoryBook, error) {
+func (m *customInventoryModel) FindCounters(ctx context.Context, session sqlx.Session,
+	activityID int64) (*InventoryCounters, error) {
 	query := fmt.Sprintf("select a.`total`, i.`available`, i.`locked`, i.`sold` from %s i "+
 		"join `activity` a on a.`id` = i.`activity_id` where i.`activity_id` = ?", m.table)
-	var resp InventoryBook
+	var resp InventoryCounters
 	switch err := session.QueryRowCtx(ctx, &resp, query, activityID); err {
 	case nil:
 		return &resp, nil

@@ -34,11 +34,11 @@ func (e *degradeEnv) awaitOrders(ctx context.Context, aid, want int64, limit tim
 func (e *degradeEnv) book(ctx context.Context, sys *standalone.System, aid, stock int64, ans *answers) (
 	BookCheck, error) {
 	b := BookCheck{Stock: stock, Answered: ans.count()}
-	book, err := e.inventory.FindBook(ctx, e.conn, aid)
+	counters, err := e.inventory.FindCounters(ctx, e.conn, aid)
 	if err != nil {
 		return b, err
 	}
-	b.Available = int64(book.Available)
+	b.Available = int64(counters.Available)
 	if b.Mode, err = e.inventory.FindMode(ctx, aid); err != nil {
 		return b, err
 	}

@@ -111,7 +111,7 @@ func (c *child) alive() bool {
 	}
 }
 
-// stopping marks the process as stopped by the suite (its exit is no finding) and returns
+// stopping records the process as stopped by the suite (its exit is no finding) and returns
 // it and its exit channel.
 func (c *child) stopping() (*exec.Cmd, chan struct{}) {
 	c.mu.Lock()

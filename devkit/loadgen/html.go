@@ -41,7 +41,7 @@ const (
 	svgAxisLabelFormat = `<text x="%.1f" y="%.1f" text-anchor="%s"%s>%s</text>`
 )
 
-// histogramSVG draws the latency buckets (log-spaced) with the percentiles marked.
+// histogramSVG draws the latency buckets (log-spaced) with a line at each percentile.
 func histogramSVG(buckets []Bucket, lat Latency) string {
 	if len(buckets) == 0 {
 		return "<p>no samples</p>"
@@ -63,7 +63,7 @@ func histogramSVG(buckets []Bucket, lat Latency) string {
 			label(&b, x, padT+plotH+14, "start", d(bk.Lo))
 		}
 	}
-	// Percentile marks, placed within their bucket on the same log scale.
+	// Percentile lines, placed within their bucket on the same log scale.
 	lo := float64(max(buckets[0].Hi/2, 1))
 	pos := func(v time.Duration) float64 {
 		for i, bk := range buckets {
@@ -78,12 +78,12 @@ func histogramSVG(buckets []Bucket, lat Latency) string {
 		}
 		return padL + plotW
 	}
-	marks := []struct {
+	lines := []struct {
 		name string
 		v    time.Duration
 	}{{"p50", lat.P50}, {"p95", lat.P95}, {"p99", lat.P99}, {"max", lat.Max}}
-	xs, texts := make([]float64, len(marks)), make([]string, len(marks))
-	for i, m := range marks {
+	xs, texts := make([]float64, len(lines)), make([]string, len(lines))
+	for i, m := range lines {
 		xs[i], texts[i] = pos(m.v), m.name+" "+d(m.v)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="4 3"/>`, xs[i], padT, xs[i],
 			padT+plotH, colorPercentile)
@@ -110,9 +110,9 @@ type labelBox struct {
 	Left, Right float64
 }
 
-// placeLabels puts each mark's label beside its line (to the right, or to the left where
+// placeLabels puts each percentile's label beside its line (to the right, or to the left where
 // it would leave the plot) on the first line from the top where it overlaps no label
-// already placed: marks close together (p95, p99 and max often are) stack instead of
+// already placed: lines close together (p95, p99 and max often are) stack instead of
 // overprinting each other.
 func placeLabels(xs []float64, texts []string) []labelBox {
 	out := make([]labelBox, len(xs))

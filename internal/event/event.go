@@ -59,7 +59,7 @@ type Event struct {
 	CreatedMs  int64  `json:"created_ms,omitempty"`
 	ExpireMs   int64  `json:"expire_ms,omitempty"`
 	// Epoch is the activity's epoch in Redis when the change was made (inventory.epoch
-	// of the warm-up or rebuild that wrote the stock hash; 0: unknown, never fenced). The
+	// of the warm-up or rebuild that wrote the stock hash; 0: unknown, never stale). The
 	// writer drops a change of an epoch older than MySQL's: it was made by a Redis book
 	// that a rebuild has since replaced without it (DESIGN.md, "Acknowledged only once in
 	// Kafka").

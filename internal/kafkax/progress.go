@@ -88,21 +88,21 @@ func (p *Progress) Committed(ctx context.Context, partitions []int) (Offsets, er
 }
 
 // Reached reports whether the group has committed, on every partition, at least the
-// offsets in marks: everything that was on the topic when marks were taken is consumed.
-func (p *Progress) Reached(ctx context.Context, marks Offsets) (bool, error) {
-	if len(marks) == 0 {
+// offsets in ends: everything that was on the topic when ends were taken is consumed.
+func (p *Progress) Reached(ctx context.Context, ends Offsets) (bool, error) {
+	if len(ends) == 0 {
 		return true, nil
 	}
-	parts := make([]int, 0, len(marks))
-	for part := range marks {
+	parts := make([]int, 0, len(ends))
+	for part := range ends {
 		parts = append(parts, part)
 	}
 	committed, err := p.Committed(ctx, parts)
 	if err != nil {
 		return false, err
 	}
-	for part, mark := range marks {
-		if max(committed[part], 0) < mark { // -1: nothing committed, fine for an empty partition
+	for part, end := range ends {
+		if max(committed[part], 0) < end { // -1: nothing committed, fine for an empty partition
 			return false, nil
 		}
 	}

@@ -9,29 +9,29 @@ import (
 // classify looks difference fp up in the previous runs' record, notes it in this run's, and says
 // whether it is confirmed missing or still pending.
 func (r *Reconciler) classify(ctx context.Context, res *result, fp string) (Class, string) {
-	first, marks := firstSeen(res.rds.history, fp, res.rds.nowMs)
+	first, ends := firstSeen(res.rds.history, fp, res.rds.nowMs)
 	age := time.Duration(res.rds.nowMs-first) * time.Millisecond
 	if res.truncated {
 		return Pending, "outbox too long to read to its end"
 	}
-	if marks == "" {
-		marks = r.endsNow(ctx, res)
+	if ends == "" {
+		ends = r.endsNow(ctx, res)
 	}
-	res.seen[fp] = seenRecord(first, marks)
+	res.seen[fp] = seenRecord(first, ends)
 	if age < r.c.ConfirmAfter {
 		return Pending, fmt.Sprintf("not in the outbox, not applied yet, first seen %s ago", age.Round(time.Millisecond))
 	}
-	if marks != "" {
-		done, ok := res.reached[marks]
+	if ends != "" {
+		done, ok := res.reached[ends]
 		if !ok {
 			var err error
-			if done, err = r.pipe.Reached(ctx, decodeOffsets(marks)); err != nil {
+			if done, err = r.pipe.Reached(ctx, decodeOffsets(ends)); err != nil {
 				// Kafka unreachable: fall back to time alone (and say so).
-				res.reached[marks] = true
+				res.reached[ends] = true
 				return Missing, fmt.Sprintf("unexplained for %s: mismatch (kafka unreachable: %v)",
 					age.Round(time.Millisecond), err)
 			}
-			res.reached[marks] = done
+			res.reached[ends] = done
 		}
 		if !done {
 			return Pending, fmt.Sprintf("first seen %s ago; the writer has not yet applied everything "+

@@ -17,9 +17,9 @@ type result struct {
 	report     Report
 	db         dbBook
 	rds        redisBook
-	seen       map[string]string // unexplained differences -> "first seen (ms)[|kafka marks]"
+	seen       map[string]string // unexplained differences -> "first seen (ms)[|the topic's end offsets]"
 	ends       *string           // the topic's end offsets, encoded, taken once a run when needed
-	reached    map[string]bool   // marks -> whether the writer has consumed past them
+	reached    map[string]bool   // encoded end offsets -> whether the writer has consumed past them
 	candidates []stock.Order     // orders MySQL lacks that no outbox entry explains
 	full       counters          // MySQL's counters once outbox and candidates are applied
 	broken     bool              // something no pipeline state explains

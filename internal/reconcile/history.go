@@ -11,23 +11,23 @@ import (
 
 // firstSeen is when the previous runs first saw difference fp (ms; now when they did not)
 // and the topic's end offsets then, encoded ("" when unknown).
-func firstSeen(history map[string]string, fp string, now int64) (first int64, marks string) {
+func firstSeen(history map[string]string, fp string, now int64) (first int64, ends string) {
 	first = now
 	if v, ok := history[fp]; ok {
 		ms, m, _ := strings.Cut(v, "|")
 		if n, err := strconv.ParseInt(ms, 10, 64); err == nil && n <= first {
-			first, marks = n, m
+			first, ends = n, m
 		}
 	}
-	return first, marks
+	return first, ends
 }
 
-// seenRecord is the history entry of a difference first seen at first (ms) with marks.
-func seenRecord(first int64, marks string) string {
-	if marks == "" {
+// seenRecord is the history entry of a difference first seen at first (ms) with ends.
+func seenRecord(first int64, ends string) string {
+	if ends == "" {
 		return strconv.FormatInt(first, 10)
 	}
-	return strconv.FormatInt(first, 10) + "|" + marks
+	return strconv.FormatInt(first, 10) + "|" + ends
 }
 
 // endsNow returns the topic's end offsets, encoded, taken once per run ("" without a

@@ -66,7 +66,7 @@ func (r *Reconciler) readDB(ctx context.Context, aid int64) (dbBook, error) {
 
 // read fills b from the tables inside session.
 func (b *dbBook) read(ctx context.Context, m books, s sqlx.Session, aid int64) error {
-	inv, err := m.inventory.FindBook(ctx, s, aid)
+	inv, err := m.inventory.FindCounters(ctx, s, aid)
 	switch {
 	case errors.Is(err, model.ErrNotFound):
 	case err != nil:

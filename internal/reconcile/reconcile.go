@@ -61,7 +61,7 @@ type Conf struct {
 // Pipeline tells how far the writer has got through Kafka (kafkax.Progress).
 type Pipeline interface {
 	Ends(ctx context.Context) (kafkax.Offsets, error)
-	Reached(ctx context.Context, marks kafkax.Offsets) (bool, error)
+	Reached(ctx context.Context, ends kafkax.Offsets) (bool, error)
 }
 
 // DB is MySQL's side: the inventory row and the activity's total.

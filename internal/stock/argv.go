@@ -1,12 +1,19 @@
 package stock
 
-import "reflect"
+import (
+	"fmt"
+	"reflect"
+	"strings"
+)
 
 // The other scripts' ARGV, named once like reserve's (codec.go): each struct below is one
 // script's arguments, its fields in order the positions and each `lua` tag the name. Go builds
 // the ARGV from the struct (argvOf); the script reads ARGV[ARG_<NAME>] through the constants
-// newScript renders from the same struct and prepends to it. TestScriptArgsByName and
-// TestScriptsReadArgvByName check both sides.
+// newScript renders from the same struct and prepends to it (argConstants). A last field that
+// is a slice is a list: its elements from ARG_<NAME> on; a slice of structs, a list of groups
+// tagged `group:"<prefix>"`, each element's fields in order, which the script reads through
+// <PREFIX>_<NAME> (a field's place in its group, from 1) and <PREFIX>_WIDTH (a group's values).
+// TestScriptArgsByName and TestScriptsReadArgvByName check both sides.
 
 // confirmArgs is confirm.lua's ARGV: the buyer's own pay (UID >= 1, TradeNo "") or the
 // payment provider's (UID 0 and the notification's fields).
@@ -90,10 +97,10 @@ type expireDueArgs struct {
 	Members    []string `lua:"members"`     // pending members: one reservation batch's order numbers each
 }
 
-// fenceArgs is fence.lua's ARGV.
-type fenceArgs struct {
+// claimEpochArgs is claim_epoch.lua's ARGV.
+type claimEpochArgs struct {
 	Epoch    int64 `lua:"epoch"`     // the epoch the rebuild will bump MySQL to
-	ExpireAt int64 `lua:"expire_at"` // the fence key's (unix seconds)
+	ExpireAt int64 `lua:"expire_at"` // the claim key's (unix seconds)
 }
 
 // lostArgs is lost.lua's ARGV.
@@ -101,8 +108,8 @@ type lostArgs struct {
 	Epoch int64 `lua:"epoch"` // the epoch the Acker saw
 }
 
-// drawMarkArgs is draw_mark.lua's ARGV: these, then the losers, from ARG_LOSERS.
-type drawMarkArgs struct {
+// drawAdvanceArgs is draw_advance.lua's ARGV: these, then the losers, from ARG_LOSERS.
+type drawAdvanceArgs struct {
 	From    int64    `lua:"from"`    // the cursor the chunk started at
 	To      int64    `lua:"to"`      // the cursor after it
 	Winners int64    `lua:"winners"` // the chunk's
@@ -110,8 +117,78 @@ type drawMarkArgs struct {
 	Losers  []string `lua:"losers"`  // each loser's request id field in the buyers hash (ReqField)
 }
 
+// enterArgs is enter.lua's ARGV: these, then the items, from ARG_ITEMS.
+type enterArgs struct {
+	ActivityID  int64           `lua:"activity_id"`
+	SellByMs    int64           `lua:"sell_by_ms"`   // as reserveArgs's
+	WantEntries string          `lua:"want_entries"` // "1": each answer carries its outbox entry (WithEntries)
+	TraceParent string          `lua:"traceparent"`  // the caller's W3C traceparent ("": none), each entry's 'tp'
+	PerAddress  int             `lua:"per_address"`  // the most entrants from one client address (0: no bound)
+	Items       []enterItemArgs `lua:"items" group:"item"`
+}
+
+// enterItemArgs is one item's group of enter.lua's ARGV.
+type enterItemArgs struct {
+	UID       int64  `lua:"uid"`
+	Qty       int64  `lua:"qty"`
+	RequestID string `lua:"request_id"`
+	Addr      string `lua:"addr"` // the client address ("": none, not counted)
+}
+
+// restoreArgs is restore.lua's ARGV: the keys' expire-at, then the orders, from ARG_ORDERS.
+type restoreArgs struct {
+	ExpireAt int64              `lua:"expire_at"` // unix seconds
+	Orders   []restoreOrderArgs `lua:"orders" group:"order"`
+}
+
+// restoreOrderArgs is one order's group of restore.lua's ARGV: the order as MySQL has it.
+type restoreOrderArgs struct {
+	No         string `lua:"no"`
+	UID        int64  `lua:"uid"`
+	Qty        int64  `lua:"qty"`
+	State      string `lua:"state"`
+	ExpireAtMs int64  `lua:"expire_at_ms"`
+	RequestID  string `lua:"request_id"`
+	CreatedMs  int64  `lua:"created_ms"`
+	ReqField   string `lua:"req_field"` // the request id's field in the buyers hash (ReqField)
+}
+
+// restoreHoldingsArgs is restore_holdings.lua's ARGV: the keys' expire-at, then the buyers'
+// holdings, from ARG_HOLDINGS.
+type restoreHoldingsArgs struct {
+	ExpireAt int64                `lua:"expire_at"` // unix seconds
+	Holdings []restoreHoldingArgs `lua:"holdings" group:"holding"`
+}
+
+// restoreHoldingArgs is one buyer's group of restore_holdings.lua's ARGV.
+type restoreHoldingArgs struct {
+	HeldField string `lua:"held_field"` // the buyer's holding's field in the buyers hash (heldField)
+	Qty       int64  `lua:"qty"`        // what the buyer holds (reserved + paid)
+}
+
+// restoreEntriesArgs is restore_entries.lua's ARGV: the keys' expire-at, then the draw's
+// entries, from ARG_ENTRIES.
+type restoreEntriesArgs struct {
+	ExpireAt int64              `lua:"expire_at"` // unix seconds
+	Entries  []restoreEntryArgs `lua:"entries" group:"entry"`
+}
+
+// restoreEntryArgs is one entry's group of restore_entries.lua's ARGV.
+type restoreEntryArgs struct {
+	UID   int64  `lua:"uid"`
+	Value string `lua:"value"` // as the entries hash holds it (DrawEntry.value)
+}
+
+// restoreLosersArgs is restore_losers.lua's ARGV: the keys' expire-at, then the losers, from
+// ARG_LOSERS.
+type restoreLosersArgs struct {
+	ExpireAt int64    `lua:"expire_at"` // unix seconds
+	Losers   []string `lua:"losers"`    // each loser's request id field in the buyers hash (ReqField)
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
-// slice (the last field) as its elements, the first at the field's position.
+// slice (the last field) as its elements, the first at the field's position; an element that
+// is a struct (a group) as its fields in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)
 	out := make([]any, 0, rv.NumField())
@@ -122,8 +199,37 @@ func argvOf(v any) []any {
 			continue
 		}
 		for j := range f.Len() {
-			out = append(out, f.Index(j).Interface())
+			e := f.Index(j)
+			if e.Kind() != reflect.Struct {
+				out = append(out, e.Interface())
+				continue
+			}
+			for k := range e.NumField() {
+				out = append(out, e.Field(k).Interface())
+			}
 		}
 	}
 	return out
+}
+
+// argConstants is the Lua prelude of the script whose arguments struct is args: ARG_<NAME> for
+// each field and, when the last is a list of groups, <PREFIX>_<NAME> for each field of a group
+// and <PREFIX>_WIDTH.
+func argConstants(args any) string {
+	out := luaConstants("ARG", args)
+	if prefix, group, ok := argGroup(reflect.TypeOf(args)); ok {
+		out += luaConstants(prefix, reflect.Zero(group).Interface()) +
+			fmt.Sprintf("local %s_WIDTH = %d\n", prefix, group.NumField())
+	}
+	return out
+}
+
+// argGroup is the list of groups that ends the arguments struct type t, if it does: its
+// constants' prefix and its element type.
+func argGroup(t reflect.Type) (prefix string, group reflect.Type, ok bool) {
+	f := t.Field(t.NumField() - 1)
+	if f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() != reflect.Struct {
+		return "", nil, false
+	}
+	return strings.ToUpper(f.Tag.Get("group")), f.Type.Elem(), true
 }

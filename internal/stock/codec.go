@@ -189,6 +189,14 @@ type enterAnswer struct {
 	Entry     []any  `lua:"entry"` // WithEntries: {id, entry} while the stream holds it
 }
 
+// restoreReply is the restore scripts' (restore, restore_holdings, restore_entries,
+// restore_losers): the groups of the batch written (restore_losers': the losers taken, each
+// set to the loser value or naming an order already).
+type restoreReply struct {
+	Code    int64 `lua:"code"` // 0
+	Written int64 `lua:"written"`
+}
+
 // doneReply is end_sale.lua's and lost.lua's: 1 done (moved, deleted), 0 nothing to do.
 type doneReply struct {
 	Done int64 `lua:"done"`

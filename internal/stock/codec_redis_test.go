@@ -102,17 +102,17 @@ func TestScriptRepliesByName(t *testing.T) {
 	}
 }
 
-// draw_mark.lua reads each argument by its name: the chunk's cursors, winners and done flag in
+// draw_advance.lua reads each argument by its name: the chunk's cursors, winners and done flag in
 // the draw and stock hashes, and every loser of the list (the first and the last too) marked
 // lost in the buyers hash.
-func TestMarkDrawArgsByName(t *testing.T) {
+func TestAdvanceDrawArgsByName(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
 	var lost []stock.DrawEntry
 	for i := range 3 {
 		lost = append(lost, stock.DrawEntry{UID: int64(i + 1), Qty: 1, RequestID: reqID(i + 1)})
 	}
-	if err := e.Store.MarkDraw(ctx, aid, 0, 7, 4, lost, true); err != nil {
+	if err := e.Store.AdvanceDraw(ctx, aid, 0, 7, 4, lost, true); err != nil {
 		t.Fatal(err)
 	}
 	draw := e.Raw.HGetAll(ctx, e.Keys.Draw(aid)).Val()

@@ -36,22 +36,7 @@ func argvAt(t *testing.T, consts map[string]int, argv []any, g int, name string)
 // reserveConstants parses the Lua prelude rendered from the codec's structs.
 func reserveConstants(t *testing.T) map[string]int {
 	t.Helper()
-	consts := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(reserveLuaConstants), "\n") {
-		names, values, ok := strings.Cut(strings.TrimPrefix(line, "local "), " = ")
-		ns, vs := strings.Split(names, ", "), strings.Split(values, ", ")
-		if !ok || len(ns) != len(vs) {
-			t.Fatalf("prelude line %q", line)
-		}
-		for i, n := range ns {
-			var v int
-			if _, err := fmt.Sscan(vs[i], &v); err != nil {
-				t.Fatalf("prelude %s = %q", n, vs[i])
-			}
-			consts[n] = v
-		}
-	}
-	return consts
+	return luaPositions(t, reserveLuaConstants)
 }
 
 // Every argument reserve.lua reads by name is the field of that name that Go encoded: argv and

@@ -26,7 +26,7 @@ const (
 	codeCorrupt       = -13
 	codeAlreadyWarm   = -14
 	codeLeaseLapsed   = -15
-	codeFenced        = -16
+	codeEpochClaimed  = -16
 	codeDrawPending   = -17
 	codeDrawBusy      = -18
 	codeDrawMoved     = -19
@@ -56,10 +56,10 @@ var (
 	// re-reads the mode.
 	ErrLeaseLapsed = xerr.Sentinel(xerr.Busy,
 		"the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
-	// errFenced: a warm-up or rebuild would write a stock hash of an epoch below the one a
-	// later loss rebuild claimed (Recovery.Fence): nothing written. BUSY: that rebuild
+	// errEpochClaimed: a warm-up or rebuild would write a stock hash of an epoch below the one a
+	// later loss rebuild claimed (Recovery.ClaimEpoch): nothing written. BUSY: that rebuild
 	// writes the book.
-	errFenced = xerr.Sentinel(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
+	errEpochClaimed = xerr.Sentinel(xerr.Busy, "a later rebuild owns the activity's book, retry with the same request_id")
 	// errDrawBusy: the draw is being decided and the buyer has no entry: BUSY for the
 	// second or so the draw takes, then reservations are served in arrival order.
 	errDrawBusy = xerr.Sentinel(xerr.Busy, "the opening draw is being decided, retry with the same request_id")
@@ -84,8 +84,8 @@ func codeError(code int64) error {
 	switch code {
 	case codeNotWarm:
 		return ErrNotWarm
-	case codeFenced:
-		return errFenced
+	case codeEpochClaimed:
+		return errEpochClaimed
 	case codeNotStarted:
 		return xerr.ErrNotStarted
 	case codeEnded:

@@ -106,13 +106,14 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 		return out, nil
 	}
 	k := s.keys
-	args := make([]any, 0, 5+4*len(todo))
-	args = append(args, aid, sellByMs(sellBy), s.wantEntry(), event.TraceParent(ctx), s.entriesPerAddr)
-	for _, i := range todo {
-		args = append(args, items[i].UID, items[i].Qty, items[i].RequestID, items[i].Addr)
+	args := enterArgs{ActivityID: aid, SellByMs: sellByMs(sellBy), WantEntries: s.wantEntry(),
+		TraceParent: event.TraceParent(ctx), PerAddress: s.entriesPerAddr, Items: make([]enterItemArgs, len(todo))}
+	for j, i := range todo {
+		args.Items[j] = enterItemArgs{UID: items[i].UID, Qty: items[i].Qty, RequestID: items[i].RequestID,
+			Addr: items[i].Addr}
 	}
 	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid),
-		k.EntryAddrs(aid)}, args...)
+		k.EntryAddrs(aid)}, argvOf(args)...)
 	if err == errDrawDone {
 		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
 	}
@@ -226,16 +227,16 @@ func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) (
 	return s.reserveBatch(ctx, aid, items, time.Time{}, true)
 }
 
-// MarkDraw records a served chunk [from, to) of the draw: its winners count and its losers
+// AdvanceDraw records a served chunk [from, to) of the draw: its winners count and its losers
 // (a replay of a loser's entry is SOLD_OUT); done opens the activity to reservations in arrival
 // order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
-func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
+func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
 	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid), s.keys.Buyers(aid)}
-	args := drawMarkArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
+	args := drawAdvanceArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
 	for i, e := range lost {
 		args.Losers[i] = ReqField(e.UID, e.RequestID)
 	}
-	_, err := s.run(ctx, drawMarkScript, aid, keys, argvOf(args)...)
+	_, err := s.run(ctx, drawAdvanceScript, aid, keys, argvOf(args)...)
 	if err == errDrawMoved {
 		return ErrDrawMoved
 	}
@@ -244,7 +245,7 @@ func (s *Store) MarkDraw(ctx context.Context, aid, from, to, winners int64, lost
 
 // DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
 // order under its entry's request id (a winner): the buyers hash's request id field names an
-// order, not the lost mark. One HMGET.
+// order, not the loser value. One HMGET.
 func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
@@ -267,29 +268,30 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 // ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).
 var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the activity")
 
-// RestoreEntries writes the draw's entries (and, for a done draw, its losers' marks) into Redis
-// while the stock hash is absent, keys expiring at expireAt (unix s): the rebuild after a loss.
+// RestoreEntries writes the draw's entries (restore_entries.lua) and, for a done draw, sets its
+// losers' request ids to the loser value (restore_losers.lua) while the stock hash is absent,
+// keys expiring at expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock
+// hash exists.
 func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
 	s := r.s
 	k := s.keys
-	for i := 0; i < len(entries); i += restoreBatch {
-		args := []any{expireAt, 0}
-		for _, e := range entries[i:min(i+restoreBatch, len(entries))] {
-			args = append(args, e.UID, e.value())
+	for batch := range slices.Chunk(entries, restoreBatch) {
+		args := restoreEntriesArgs{ExpireAt: expireAt, Entries: make([]restoreEntryArgs, len(batch))}
+		for i, e := range batch {
+			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: e.value()}
 		}
-		args[1] = (len(args) - 2) / 2
-		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}
-		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
+		if err := s.restore(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.Entries(aid)}, args,
+			len(batch)); err != nil {
 			return err
 		}
 	}
-	for i := 0; i < len(lost); i += restoreBatch {
-		args := []any{expireAt, 0}
-		for _, e := range lost[i:min(i+restoreBatch, len(lost))] {
-			args = append(args, ReqField(e.UID, e.RequestID))
+	for batch := range slices.Chunk(lost, restoreBatch) {
+		args := restoreLosersArgs{ExpireAt: expireAt, Losers: make([]string, len(batch))}
+		for i, e := range batch {
+			args.Losers[i] = ReqField(e.UID, e.RequestID)
 		}
-		keys := []string{k.Stock(aid), k.Entries(aid), k.Buyers(aid)}
-		if _, err := s.run(ctx, restoreEntriesScript, aid, keys, args...); err != nil {
+		if err := s.restore(ctx, restoreLosersScript, aid, []string{k.Stock(aid), k.Buyers(aid)}, args,
+			len(batch)); err != nil {
 			return err
 		}
 	}

@@ -113,3 +113,47 @@ func TestDrawPendingSellsNothing(t *testing.T) {
 		t.Fatalf("sold before the draw: %+v", c)
 	}
 }
+
+// enter.lua reads each argument by its name: past the sell-by nothing is entered; each item's
+// uid, quantity and request id land in its entry (the third item's too: the groups' width), the
+// activity id and the traceparent in its event; the per-address bound and each item's address
+// refuse a second entrant from one address and admit one from another; each answer carries its
+// outbox entry (want_entries).
+func TestEnterArgsByName(t *testing.T) {
+	e := stocktest.New(t, stock.WithEntries(), stock.WithEntriesPerAddress(1))
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, DrawAt: time.Now().Add(time.Hour)})
+	traced := tracedCtx(7)
+	items := []stock.ReserveItem{{UID: 11, Qty: 2, RequestID: reqID(1), Addr: "10.0.0.1"},
+		{UID: 12, Qty: 3, RequestID: reqID(2), Addr: "10.0.0.1"},
+		{UID: 13, Qty: 4, RequestID: reqID(3), Addr: "10.0.0.2"}}
+	if _, err := e.Store.EnterAs(traced, aid, items, time.Now().Add(-time.Second)); !errors.Is(err,
+		stock.ErrLeaseLapsed) {
+		t.Fatalf("past the sell-by: %v, want ErrLeaseLapsed", err)
+	}
+	res, err := e.Store.EnterAs(traced, aid, items, time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xerr.CodeOf(res[1].Err) != xerr.RateLimited {
+		t.Fatalf("a second entrant from one address: %v", res[1].Err)
+	}
+	for _, i := range []int{0, 2} {
+		r, it := res[i], items[i]
+		if r.Err != nil || r.State != domain.StateQueued || r.Quantity != it.Qty || r.RequestID != it.RequestID ||
+			len(r.Entries) != 1 {
+			t.Fatalf("item %d: %+v", i, r)
+		}
+		got, err := e.Store.Entry(ctx, aid, it.UID)
+		if err != nil || got.Qty != it.Qty || got.RequestID != it.RequestID || got.EventID != r.Entries[0].ID {
+			t.Fatalf("item %d's entry: %+v, %v", i, got, err)
+		}
+		a, err := event.Attributes(r.Entries[0].Values)
+		if err != nil || a[event.FieldTraceParent] != event.TraceParent(traced) {
+			t.Fatalf("item %d's event: %v, %v", i, a, err)
+		}
+	}
+	evs := e.Outbox(aid)
+	if len(evs) != 2 || evs[0].ActivityID != aid || evs[1].UID != 13 || evs[1].Quantity != 4 {
+		t.Fatalf("entered events %+v", evs)
+	}
+}

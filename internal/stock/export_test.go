@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"reflect"
 	"strconv"
+	"time"
 )
 
 // ReserveAs runs reserve.lua for one item with a given order number (ReserveBatch draws a fresh
@@ -132,3 +133,10 @@ var HeldField = heldField
 
 // ScriptCount is how many scripts LoadScripts loads.
 var ScriptCount = len(allScripts)
+
+// EnterAs runs enter.lua for items (ReserveBatch reaches it only through reserve.lua, which
+// checks the sell-by first).
+func (s *Store) EnterAs(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult,
+	error) {
+	return s.enter(ctx, aid, items, sellBy)
+}

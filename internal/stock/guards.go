@@ -16,18 +16,18 @@ func (s *Store) Lock(key func(Keys, int64) string, aid int64) *redis.RedisLock {
 // Ping says whether Redis answers.
 func (s *Store) Ping(ctx context.Context) bool { return s.rds.PingCtx(ctx) }
 
-// MarkMissing records for seconds that activity aid does not exist.
-func (s *Store) MarkMissing(ctx context.Context, aid int64, seconds int) error {
+// SetMissing records for seconds that activity aid does not exist.
+func (s *Store) SetMissing(ctx context.Context, aid int64, seconds int) error {
 	return s.rds.SetexCtx(ctx, s.keys.Missing(aid), "1", seconds)
 }
 
-// ClearMissing removes the mark that activity aid does not exist.
+// ClearMissing removes the flag that activity aid does not exist.
 func (s *Store) ClearMissing(ctx context.Context, aid int64) error {
 	_, err := s.rds.DelCtx(ctx, s.keys.Missing(aid))
 	return err
 }
 
-// Missing says whether activity aid is marked as not existing.
+// Missing says whether activity aid is flagged as not existing.
 func (s *Store) Missing(ctx context.Context, aid int64) (bool, error) {
 	return s.rds.ExistsCtx(ctx, s.keys.Missing(aid))
 }

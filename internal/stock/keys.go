@@ -70,9 +70,9 @@ func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
 // Lock guards the cache backfill of one activity.
 func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
 
-// Fence is the highest epoch a loss rebuild of the activity claimed (fence.lua): no stock
-// hash of a lower epoch is written.
-func (k Keys) Fence(aid int64) string { return k.base(aid) + "fence" }
+// EpochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
+// stock hash of a lower epoch is written. The key keeps its first name, "fence".
+func (k Keys) EpochClaim(aid int64) string { return k.base(aid) + "fence" }
 
 // ModeLock guards the switch of one activity back from degrade mode to Redis (forget,
 // rebuild, mode redis): one instance does it.

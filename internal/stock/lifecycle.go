@@ -57,7 +57,8 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 		return false, 0, xerr.Newf(xerr.InvalidArgument,
 			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
 	}
-	res, err := s.run(ctx, warmupScript, m.ActivityID, []string{s.keys.Stock(m.ActivityID), s.keys.Fence(m.ActivityID)},
+	keys := []string{s.keys.Stock(m.ActivityID), s.keys.EpochClaim(m.ActivityID)}
+	res, err := s.run(ctx, warmupScript, m.ActivityID, keys,
 		argvOf(warmupArgs{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold, Start: m.Start,
 			End: m.End, Limit: m.Limit, PayTimeout: m.PayTimeout, SkuID: m.SkuID, ExpireAt: m.ExpireAt, Name: m.Name,
 			Epoch: m.Epoch, DrawAt: m.DrawAt, Drawn: flag(m.Drawn), Price: m.Price})...)

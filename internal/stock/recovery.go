@@ -2,6 +2,7 @@ package stock
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -14,32 +15,34 @@ type Recovery struct{ s *Store }
 // Recovery returns the store's recovery operations.
 func (s *Store) Recovery() Recovery { return Recovery{s: s} }
 
-// Fence claims epoch for a loss rebuild of aid (fence.lua): no stock hash of a lower epoch is
-// written after it; ErrAlreadyWarm when the stock hash exists. The key expires at expireAt (unix s).
-func (r Recovery) Fence(ctx context.Context, aid, epoch, expireAt int64) error {
+// ClaimEpoch claims epoch for a loss rebuild of aid (claim_epoch.lua): no stock hash of a lower
+// epoch is written after it; ErrAlreadyWarm when the stock hash exists. The claim key expires at
+// expireAt (unix s).
+func (r Recovery) ClaimEpoch(ctx context.Context, aid, epoch, expireAt int64) error {
 	s := r.s
-	_, err := s.run(ctx, fenceScript, aid, []string{s.keys.Stock(aid), s.keys.Fence(aid)},
-		argvOf(fenceArgs{Epoch: epoch, ExpireAt: expireAt})...)
+	_, err := s.run(ctx, claimEpochScript, aid, []string{s.keys.Stock(aid), s.keys.EpochClaim(aid)},
+		argvOf(claimEpochArgs{Epoch: epoch, ExpireAt: expireAt})...)
 	return err
 }
 
-// Restore writes an activity's orders and its buyers' holdings (uid -> quantity) into Redis in
-// batches of restoreBatch, keys expiring at expireAt (unix s); ErrAlreadyWarm once the stock hash exists.
+// Restore writes an activity's orders (restore.lua) and its buyers' holdings, uid -> quantity
+// (restore_holdings.lua), into Redis in batches of restoreBatch, keys expiring at expireAt
+// (unix s); ErrAlreadyWarm once the stock hash exists.
 func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Order, holdings map[int64]int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err
 	}
 	k := s.keys
-	keys := []string{k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid)}
-	for i := 0; i < len(orders); i += restoreBatch {
-		batch := orders[i:min(i+restoreBatch, len(orders))]
-		args := []any{expireAt, len(batch), s.reqTTL}
-		for _, o := range batch {
-			args = append(args, o.OrderNo, o.UID, o.Quantity, o.State, o.ExpireAt, o.RequestID, o.CreatedAt,
-				ReqField(o.UID, o.RequestID))
+	for batch := range slices.Chunk(orders, restoreBatch) {
+		args := restoreArgs{ExpireAt: expireAt, Orders: make([]restoreOrderArgs, len(batch))}
+		for i, o := range batch {
+			args.Orders[i] = restoreOrderArgs{No: o.OrderNo, UID: o.UID, Qty: o.Quantity, State: o.State,
+				ExpireAtMs: o.ExpireAt, RequestID: o.RequestID, CreatedMs: o.CreatedAt,
+				ReqField: ReqField(o.UID, o.RequestID)}
 		}
-		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
+		keys := []string{k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid)}
+		if err := s.restore(ctx, restoreScript, aid, keys, args, len(batch)); err != nil {
 			return err
 		}
 	}
@@ -50,14 +53,28 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 		}
 	}
 	slices.Sort(uids)
-	for i := 0; i < len(uids); i += restoreBatch {
-		args := []any{expireAt, 0, s.reqTTL}
-		for _, uid := range uids[i:min(i+restoreBatch, len(uids))] {
-			args = append(args, heldField(uid), holdings[uid])
+	for batch := range slices.Chunk(uids, restoreBatch) {
+		args := restoreHoldingsArgs{ExpireAt: expireAt, Holdings: make([]restoreHoldingArgs, len(batch))}
+		for i, uid := range batch {
+			args.Holdings[i] = restoreHoldingArgs{HeldField: heldField(uid), Qty: holdings[uid]}
 		}
-		if _, err := s.run(ctx, restoreScript, aid, keys, args...); err != nil {
+		if err := s.restore(ctx, restoreHoldingsScript, aid, []string{k.Stock(aid), k.Buyers(aid)}, args,
+			len(batch)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// restore runs one of the rebuild's restore scripts with args (an arguments struct) for a batch
+// of n groups: an error when the script took another number of them (restoreReply).
+func (s *Store) restore(ctx context.Context, sc *script, aid int64, keys []string, args any, n int) error {
+	res, err := s.run(ctx, sc, aid, keys, argvOf(args)...)
+	if err != nil {
+		return err
+	}
+	if got := decoded[restoreReply](res).Written; got != int64(n) {
+		return fmt.Errorf("stock script %s: %d of a batch of %d written", sc.name, got, n)
 	}
 	return nil
 }
@@ -88,7 +105,7 @@ func (r Recovery) Wipe(ctx context.Context, aid int64) error {
 }
 
 // Forget deletes, with plain commands, whatever Redis still holds of an activity's book: stock
-// hash, pending zset, orders and buyers hashes, outbox and missing mark (UNLINK: a large key is
+// hash, pending zset, orders and buyers hashes, outbox and missing flag (UNLINK: a large key is
 // freed off Redis's main thread).
 func (r Recovery) Forget(ctx context.Context, aid int64) error {
 	s := r.s

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/xerr"
 )
 
 // Wipe deletes, once the stock hash is gone, the activity's orders hash, buyers hash (holdings
@@ -77,5 +80,99 @@ func TestLost(t *testing.T) {
 	}
 	if _, err := e.Store.Stock(ctx, aid); !errors.Is(err, stock.ErrNotWarm) {
 		t.Fatalf("stock hash after lost: %v, want ErrNotWarm", err)
+	}
+}
+
+// The restore scripts read each argument by its name: every field of two orders (reserved and
+// paid) in the orders hash, the reserved one pending at its expire-at, each request id naming
+// its order and each holding in the buyers hash; each entry under its uid in the entries hash;
+// each loser's request id lost unless it names an order; every key expiring at the expire-at.
+// A bad expire-at writes nothing.
+func TestRestoreArgsByName(t *testing.T) {
+	e := stocktest.New(t)
+	aid := time.Now().UnixNano()%1_000_000_000 + 1
+	exp := time.Now().Add(time.Hour).Unix()
+	now := time.Now().UnixMilli()
+	orders := []stock.Order{{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 21, Quantity: 2,
+		State: domain.StateReserved, ExpireAt: now + 1000, CreatedAt: now - 1000, RequestID: reqID(21)},
+		{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 22, Quantity: 3, State: domain.StatePaid,
+			ExpireAt: now + 2000, CreatedAt: now - 2000, RequestID: reqID(22)}}
+	holdings := map[int64]int64{21: 2, 22: 5}
+	entries := []stock.DrawEntry{{UID: 21, Qty: 2, RequestID: reqID(21), EventID: "1-1"},
+		{UID: 23, Qty: 1, RequestID: reqID(23), EventID: "1-2"}}
+	lost := []stock.DrawEntry{entries[1], entries[0]} // entries[0]'s request id names its order
+	rec := e.Store.Recovery()
+	if err := rec.Restore(ctx, aid, time.Now().Unix()-1, orders, holdings); xerr.CodeOf(err) != xerr.InvalidArgument {
+		t.Fatalf("an expire-at past: %v", err)
+	}
+	if err := rec.RestoreEntries(ctx, aid, 0, entries, lost); xerr.CodeOf(err) != xerr.InvalidArgument {
+		t.Fatalf("an expire-at of 0: %v", err)
+	}
+	if d := e.Dump(); len(d) != 0 {
+		t.Fatalf("a refused restore wrote %v", d)
+	}
+	if err := rec.Restore(ctx, aid, exp, orders, holdings); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.RestoreEntries(ctx, aid, exp, entries, lost); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range orders {
+		got, cseq, useq, er, es, ok := stock.UnpackOrder(aid, o.OrderNo,
+			e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), o.OrderNo).Val())
+		if !ok || got != o || cseq != 0 || useq != 0 || er != "" || es != "" {
+			t.Errorf("order %s: %+v (%d %d %q %q), want %+v", o.OrderNo, got, cseq, useq, er, es, o)
+		}
+		if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(o.UID, o.RequestID)).Val(); v != o.OrderNo {
+			t.Errorf("order %s's request id names %q", o.OrderNo, v)
+		}
+	}
+	if p := e.Raw.ZRangeWithScores(ctx, e.Keys.Pending(aid), 0, -1).Val(); len(p) != 1 ||
+		p[0].Member != orders[0].OrderNo || int64(p[0].Score) != orders[0].ExpireAt {
+		t.Errorf("pending %v, want the reserved order at its expire-at", p)
+	}
+	for uid, q := range holdings {
+		if v, _ := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.HeldField(uid)).Int64(); v != q {
+			t.Errorf("uid %d holds %d, want %d", uid, v, q)
+		}
+	}
+	for _, en := range entries {
+		if got, err := e.Store.Entry(ctx, aid, en.UID); err != nil || got.DrawEntry != en {
+			t.Errorf("entry of %d: %+v, %v", en.UID, got, err)
+		}
+	}
+	if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(23, reqID(23))).Val(); v != "~lost" {
+		t.Errorf("the loser's request id: %q", v)
+	}
+	for _, k := range []string{e.Keys.OrdersHash(aid), e.Keys.Pending(aid), e.Keys.Buyers(aid), e.Keys.Entries(aid)} {
+		if at := e.Raw.ExpireTime(ctx, k).Val(); at != time.Duration(exp)*time.Second {
+			t.Errorf("%s expires at %v, want %d", k, at, exp)
+		}
+	}
+}
+
+// A restore batch finds the stock hash present (another rebuild finished): ErrAlreadyWarm and
+// nothing written, for each restore script.
+func TestRestoreWhileWarmWritesNothing(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 5})
+	before := e.Dump()
+	exp := time.Now().Add(time.Hour).Unix()
+	o := stock.Order{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 1, Quantity: 1,
+		State: domain.StatePaid, ExpireAt: 1, CreatedAt: 1, RequestID: reqID(1)}
+	en := stock.DrawEntry{UID: 1, Qty: 1, RequestID: reqID(1), EventID: "1-1"}
+	rec := e.Store.Recovery()
+	for what, err := range map[string]error{
+		"orders":   rec.Restore(ctx, aid, exp, []stock.Order{o}, nil),
+		"holdings": rec.Restore(ctx, aid, exp, nil, map[int64]int64{1: 1}),
+		"entries":  rec.RestoreEntries(ctx, aid, exp, []stock.DrawEntry{en}, nil),
+		"losers":   rec.RestoreEntries(ctx, aid, exp, nil, []stock.DrawEntry{en}),
+	} {
+		if !errors.Is(err, stock.ErrAlreadyWarm) {
+			t.Errorf("%s: %v, want ErrAlreadyWarm", what, err)
+		}
+	}
+	if after := e.Dump(); len(after) != len(before) {
+		t.Fatalf("a restore under a warm activity wrote: %v -> %v", before, after)
 	}
 }

@@ -40,43 +40,54 @@ var (
 	orderLua string
 	//go:embed scripts/entry.lua
 	entryLua string
-	//go:embed scripts/fence.lua
-	fenceLua string
+	//go:embed scripts/claim_epoch.lua
+	claimEpochLua string
 	//go:embed scripts/lost.lua
 	lostLua string
 	//go:embed scripts/wipe.lua
 	wipeLua string
 	//go:embed scripts/enter.lua
 	enterLua string
-	//go:embed scripts/draw_mark.lua
-	drawMarkLua string
+	//go:embed scripts/draw_advance.lua
+	drawAdvanceLua string
+	//go:embed scripts/restore_holdings.lua
+	restoreHoldingsLua string
 	//go:embed scripts/restore_entries.lua
 	restoreEntriesLua string
+	//go:embed scripts/restore_losers.lua
+	restoreLosersLua string
+	//go:embed scripts/rebuild.lua
+	rebuildLua string
+	//go:embed scripts/losers.lua
+	losersLua string
 	//go:embed scripts/end_sale.lua
 	endSaleLua string
 	//go:embed scripts/edit_meta.lua
 	editMetaLua string
 
-	warmupScript         = newScript("warmup", warmupArgs{}, warmupLua)
-	reserveScript        = newScript("reserve", nil, reserveLuaConstants, orderLua, entryLua, unsentLua, reserveLua)
-	confirmScript        = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
-	releaseScript        = newScript("release", releaseArgs{}, orderLua, entryLua, unsentLua, releaseLua)
-	expireDueScript      = newScript("expire_due", expireDueArgs{}, orderLua, entryLua, expireDueLua)
-	adjustScript         = newScript("adjust", adjustArgs{}, entryLua, unsentLua, adjustLua)
-	restoreScript        = newScript("restore", nil, orderLua, restoreLua)
-	ackedScript          = newScript("acked", nil, ackedLua)
-	fenceScript          = newScript("fence", fenceArgs{}, fenceLua)
-	lostScript           = newScript("lost", lostArgs{}, lostLua)
-	wipeScript           = newScript("wipe", nil, wipeLua)
-	enterScript          = newScript("enter", nil, entryLua, unsentLua, enterLua)
-	drawMarkScript       = newScript("draw_mark", drawMarkArgs{}, drawMarkLua)
-	restoreEntriesScript = newScript("restore_entries", nil, restoreEntriesLua)
-	endSaleScript        = newScript("end_sale", endSaleArgs{}, endSaleLua)
-	editMetaScript       = newScript("edit_meta", editMetaArgs{}, editMetaLua)
+	warmupScript          = newScript("warmup", warmupArgs{}, warmupLua)
+	reserveScript         = newScript("reserve", nil, reserveLuaConstants, orderLua, entryLua, unsentLua, reserveLua)
+	confirmScript         = newScript("confirm", confirmArgs{}, orderLua, entryLua, unsentLua, confirmLua)
+	releaseScript         = newScript("release", releaseArgs{}, orderLua, entryLua, unsentLua, releaseLua)
+	expireDueScript       = newScript("expire_due", expireDueArgs{}, orderLua, entryLua, expireDueLua)
+	adjustScript          = newScript("adjust", adjustArgs{}, entryLua, unsentLua, adjustLua)
+	restoreScript         = newScript("restore", restoreArgs{}, orderLua, rebuildLua, restoreLua)
+	restoreHoldingsScript = newScript("restore_holdings", restoreHoldingsArgs{}, rebuildLua, restoreHoldingsLua)
+	ackedScript           = newScript("acked", nil, ackedLua)
+	claimEpochScript      = newScript("claim_epoch", claimEpochArgs{}, claimEpochLua)
+	lostScript            = newScript("lost", lostArgs{}, lostLua)
+	wipeScript            = newScript("wipe", nil, wipeLua)
+	enterScript           = newScript("enter", enterArgs{}, entryLua, unsentLua, enterLua)
+	drawAdvanceScript     = newScript("draw_advance", drawAdvanceArgs{}, losersLua, drawAdvanceLua)
+	restoreEntriesScript  = newScript("restore_entries", restoreEntriesArgs{}, rebuildLua, restoreEntriesLua)
+	restoreLosersScript   = newScript("restore_losers", restoreLosersArgs{}, losersLua, rebuildLua, restoreLosersLua)
+	endSaleScript         = newScript("end_sale", endSaleArgs{}, endSaleLua)
+	editMetaScript        = newScript("edit_meta", editMetaArgs{}, editMetaLua)
 
 	allScripts = []*script{warmupScript, reserveScript, confirmScript, releaseScript,
-		expireDueScript, adjustScript, restoreScript, ackedScript, fenceScript, lostScript, wipeScript,
-		enterScript, drawMarkScript, restoreEntriesScript, endSaleScript, editMetaScript}
+		expireDueScript, adjustScript, restoreScript, restoreHoldingsScript, ackedScript, claimEpochScript, lostScript,
+		wipeScript, enterScript, drawAdvanceScript, restoreEntriesScript, restoreLosersScript, endSaleScript,
+		editMetaScript}
 )
 
 // LoadScripts loads every script (SCRIPT LOAD) so that EVALSHA never meets NOSCRIPT,
@@ -105,12 +116,12 @@ type script struct {
 }
 
 // newScript is the script whose own file is the last of parts, after the shared files it
-// uses. With an arguments struct args, the source starts with the constants ARG_<NAME> of
-// args's fields (luaConstants), which the script reads ARGV by.
+// uses. With an arguments struct args, the source starts with the constants of args's fields
+// (argConstants), which the script reads ARGV by.
 func newScript(name string, args any, parts ...string) *script {
 	src := strings.Join(parts, "")
 	if args != nil {
-		src = luaConstants("ARG", args) + src
+		src = argConstants(args) + src
 	}
 	return &script{name: name, own: parts[len(parts)-1], src: src, args: args, Script: redis.NewScript(src)}
 }

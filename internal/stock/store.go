@@ -17,9 +17,8 @@ const (
 	MaxExpireBatch = 1000
 	// MaxReserveBatch bounds the items of one ReserveBatch.
 	MaxReserveBatch = 512
-	defaultReqTTL   = 24 * 60 * 60 // scripts' ARGV, unused: a request id is remembered as long as the activity's keys
 	orderNoAttempts = 3
-	// restoreBatch is how many orders one restore script call writes.
+	// restoreBatch is how many orders, holdings, entries or losers one restore script call writes.
 	restoreBatch = 500
 	// maxKeyLife bounds how far out a key may be set to expire (the scripts check the
 	// same 20 years): twice domain.MaxHorizon, so a 10-year activity plus its pay timeout
@@ -29,9 +28,8 @@ const (
 
 // Store runs the inventory scripts against one Redis (node or cluster).
 type Store struct {
-	rds    *redis.Redis
-	keys   Keys
-	reqTTL int
+	rds  *redis.Redis
+	keys Keys
 	// orderKey tags order numbers (domain.NewOrderNo); nil: the unkeyed checksum.
 	orderKey []byte
 	// entries makes reserve.lua and enter.lua return the outbox entries they wrote (WithEntries).
@@ -42,7 +40,7 @@ type Store struct {
 
 // NewStore returns a Store using keys under the given naming.
 func NewStore(rds *redis.Redis, keys Keys, opts ...Option) *Store {
-	s := &Store{rds: rds, keys: keys, reqTTL: defaultReqTTL}
+	s := &Store{rds: rds, keys: keys}
 	for _, o := range opts {
 		o(s)
 	}

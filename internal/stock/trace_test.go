@@ -27,9 +27,7 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 		acked = append(acked, res[0].Entries...)
 		return res[0].Reservation, res[0].Err
 	}
-	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{8},
-		TraceFlags: trace.FlagsSampled})
-	traced := trace.ContextWithSpanContext(ctx, sc)
+	traced := tracedCtx(9)
 	want := event.TraceParent(traced)
 
 	r, err := reserve(traced, 1)
@@ -61,4 +59,10 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 			t.Errorf("entry %d: tp %q, acknowledged with %q; want %q", i, got, ack[event.FieldTraceParent], wantTP)
 		}
 	}
+}
+
+// tracedCtx is ctx in a sampled span of trace id {id} (span id {id - 1}).
+func tracedCtx(id byte) context.Context {
+	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{id},
+		SpanID: trace.SpanID{id - 1}, TraceFlags: trace.FlagsSampled}))
 }

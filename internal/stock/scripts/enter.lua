@@ -2,22 +2,24 @@
 -- of the draw (docs/DESIGN.md, "The opening draw"): one entry per buyer, no stock moved.
 -- KEYS[1] stock hash  KEYS[2] entries hash (uid -> "qty request_id entry_id")  KEYS[3] events
 -- KEYS[4] entrants per client address (address -> count)
--- ARGV[1] activity id  ARGV[2] sell-by ms (0: none; as reserve.lua)  ARGV[3] "1": return each
--- outbox entry (an ack hook reads them)  ARGV[4] traceparent ('' for none)  ARGV[5] the most
--- entrants from one client address (0: no bound)
--- ARGV[6 + 4(i-1)] .. ARGV[9 + 4(i-1)]: item i's uid, quantity, request id, client address
--- ('' for none: not counted)
--- Returns {0, r1, ..., rn}, ri item i's answer:
+-- ARGV (stock.enterArgs, read by the ARG_ names prepended): ACTIVITY_ID, SELL_BY_MS (0: none;
+-- as reserve.lua), WANT_ENTRIES "1": return each outbox entry (the caller acknowledges it),
+-- TRACEPARENT ('' for none), PER_ADDRESS the most entrants from one client address (0: no
+-- bound); then from ARG_ITEMS the items, ITEM_WIDTH values each (stock.enterItemArgs): UID,
+-- QTY, REQUEST_ID and ADDR, the client address ('' for none: not counted); item i's
+-- ITEM_<NAME> is ARGV[ARG_ITEMS - 1 + ITEM_WIDTH * (i - 1) + ITEM_<NAME>].
+-- Returns {0, r1, ..., rn}, ri item i's answer (stock.enterAnswer):
 --   {2, qty, request_id, draw_at_ms, list} the buyer's entry (new, or the one entered before
 --     with any request id), list: its outbox entry while the stream holds it ({id, entry}
 --     for a new one, entry.lua; {id, fields} for one entered before: unsent.lua), with
---     ARGV[3] "1" (the caller acknowledges the entry only once it is in Kafka);
+--     WANT_ENTRIES "1" (the caller acknowledges the entry only once it is in Kafka);
 --   {code}: -2 not started, -3 ended, -4 quantity above the per-user limit, -11 bad
 --     quantity, -18 the draw is running and the buyer has no entry, -21 the buyer's client
---     address has ARGV[5] entrants already.
--- or {code} for the whole batch, before any write: -1 not warm, -15 past ARGV[2], -20 the
--- draw is done (the caller reserves), -13 the stock hash holds an expire-at it cannot apply.
-local n = (#ARGV - 5) / 4
+--     address has PER_ADDRESS entrants already.
+-- or {code} for the whole batch, before any write: -11 no items, -1 not warm, -15 past
+-- SELL_BY_MS, -20 the draw is done (the caller reserves), -13 the stock hash holds an
+-- expire-at it cannot apply.
+local n = (#ARGV - ARG_ITEMS + 1) / ITEM_WIDTH
 if n < 1 or n ~= math.floor(n) then
   return {-11}
 end
@@ -31,7 +33,7 @@ if not s[9] or s[10] == '1' then
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local sellBy = tonumber(ARGV[2]) or 0
+local sellBy = tonumber(ARGV[ARG_SELL_BY_MS]) or 0
 if sellBy > 0 and now > sellBy then
   return {-15}
 end
@@ -42,13 +44,13 @@ end
 local startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
 local drawAt = tonumber(s[9])
 local seq, made = tonumber(s[7]) or 0, 0
-local want, tp, nowS = ARGV[3] == '1', ARGV[4], string.format('%d', now)
-local perAddr = tonumber(ARGV[5]) or 0
+local want, tp, nowS = ARGV[ARG_WANT_ENTRIES] == '1', ARGV[ARG_TRACEPARENT], string.format('%d', now)
+local perAddr = tonumber(ARGV[ARG_PER_ADDRESS]) or 0
 local out = {0}
 for i = 1, n do
-  local a = 6 + 4 * (i - 1)
-  local uid, rid, addr = ARGV[a], ARGV[a + 2], ARGV[a + 3]
-  local qty = tonumber(ARGV[a + 1])
+  local a = ARG_ITEMS - 1 + ITEM_WIDTH * (i - 1)
+  local uid, rid, addr = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], ARGV[a + ITEM_ADDR]
+  local qty = tonumber(ARGV[a + ITEM_QTY])
   local r
   if not qty or qty < 1 or qty ~= math.floor(qty) then
     r = {-11}
@@ -79,8 +81,8 @@ for i = 1, n do
       seq = seq + 1
       made = made + 1
       local qtyS, seqS = string.format('%d', qty), string.format('%d', seq)
-      local e = packEntry({t = 'entered', aid = ARGV[1], sku = s[5], uid = uid, qty = qtyS, at = nowS, rid = rid,
-        ep = s[8] or '0', sq = seqS, tp = tp})
+      local e = packEntry({t = 'entered', aid = ARGV[ARG_ACTIVITY_ID], sku = s[5], uid = uid, qty = qtyS, at = nowS,
+        rid = rid, ep = s[8] or '0', sq = seqS, tp = tp})
       local id = addEntry(KEYS[3], e)
       redis.call('HSET', KEYS[2], uid, qtyS .. ' ' .. rid .. ' ' .. id)
       local list = {}

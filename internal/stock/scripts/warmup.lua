@@ -5,7 +5,7 @@
 -- end + pay timeout + grace), NAME, EPOCH (inventory.epoch of this warm-up or rebuild),
 -- DRAW_AT (ms, 0: no draw), DRAWN "1": the draw is done (MySQL says so), PRICE the unit price
 -- (smallest currency unit, 0..10^9; fixed once the activity starts)
--- KEYS[2] fence key (fence.lua): a stock hash of an epoch below it is not written (-16)
+-- KEYS[2] epoch claim key (claim_epoch.lua): a stock hash of an epoch below it is not written (-16)
 -- Returns {1, remaining} created, {0, remaining} it existed (never overwritten);
 --         {-16} a later loss rebuild has claimed a higher epoch (nothing written);
 --         {-11} a bad argument (nothing written: every value is checked before the

@@ -1,5 +1,5 @@
 -- wipe: delete what Redis holds of an activity's orders and buyers while its stock hash is
--- absent: the orders hash, the buyers hash (holdings, request ids, the draw's lost marks)
+-- absent: the orders hash, the buyers hash (holdings, request ids, the draw's loser values)
 -- and the pending zset. A loss rebuild runs it before it restores from MySQL, so a Redis
 -- that came back with part of its state (a partial rollback) keeps nothing the rebuild does
 -- not write again. UNLINK: a large hash is freed off Redis's main thread, so the call does

@@ -217,7 +217,7 @@ func (w *Writer) deadLetter(key, value, eventID, kind, reason string) error {
 type outcome struct {
 	applied    map[event.Type]int
 	duplicates int
-	fenced     int // changes of a replaced Redis book, dropped (see txn.fence)
+	stale      int // changes of a replaced Redis book, dropped (see txn.dropStale)
 }
 
 func (w *Writer) record(batch []*request, res outcome) {
@@ -230,6 +230,6 @@ func (w *Writer) record(batch []*request, res outcome) {
 	}
 	w.Stats.Duplicates.Add(int64(res.duplicates))
 	metricDuplicates.Add(float64(res.duplicates))
-	w.Stats.Fenced.Add(int64(res.fenced))
-	metricFenced.Add(float64(res.fenced))
+	w.Stats.Stale.Add(int64(res.stale))
+	metricStale.Add(float64(res.stale))
 }

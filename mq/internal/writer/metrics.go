@@ -12,9 +12,9 @@ var (
 		Namespace: "seckill", Subsystem: "writer", Name: "events_applied_total",
 		Help: "Events that changed MySQL (an order transition or a stock adjustment), by type.",
 	}, []string{"type"})
-	metricFenced = promauto.NewCounter(prometheus.CounterOpts{
-		Namespace: "seckill", Subsystem: "writer", Name: "fenced_events_total",
-		Help: "Changes dropped because the activity was rebuilt into Redis since they were made (epoch fence).",
+	metricStale = promauto.NewCounter(prometheus.CounterOpts{
+		Namespace: "seckill", Subsystem: "writer", Name: "stale_events_total",
+		Help: "Stale changes dropped: the activity was rebuilt into Redis (a later epoch) since they were made.",
 	})
 	metricDuplicates = promauto.NewCounter(prometheus.CounterOpts{
 		Namespace: "seckill", Subsystem: "writer", Name: "duplicates_skipped_total",

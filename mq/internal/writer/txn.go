@@ -68,7 +68,7 @@ func newTxn(ctx context.Context, s sqlx.Session, m models) *txn {
 
 // run is the transaction's steps, in the order of their statements.
 func (t *txn) run(batch []*request) error {
-	orders, adjustments, err := t.fence(split(batch))
+	orders, adjustments, err := t.dropStale(split(batch))
 	if err != nil {
 		return err
 	}
@@ -100,9 +100,9 @@ func split(batch []*request) (orders, adjustments []event.Event) {
 	return orders, adjustments
 }
 
-// fence locks the inventory rows of the batch's activities, in activity order, and drops every
+// dropStale locks the inventory rows of the batch's activities, in activity order, and drops every
 // change made under an epoch older than its activity's (0: no epoch, applied).
-func (t *txn) fence(orders, adjustments []event.Event) ([]event.Event, []event.Event, error) {
+func (t *txn) dropStale(orders, adjustments []event.Event) ([]event.Event, []event.Event, error) {
 	var aids []int64
 	for _, evs := range [][]event.Event{orders, adjustments} {
 		for _, ev := range evs {
@@ -118,7 +118,7 @@ func (t *txn) fence(orders, adjustments []event.Event) ([]event.Event, []event.E
 		out := evs[:0:0]
 		for _, ev := range evs {
 			if cur, ok := epochs[ev.ActivityID]; ok && ev.Epoch > 0 && ev.Epoch < cur {
-				t.res.fenced++
+				t.res.stale++
 				logx.Infof("writer: event %s (%s %s of activity %d) of epoch %d dropped: the activity was rebuilt (epoch %d)",
 					ev.EventID, ev.Type, ev.OrderNo, ev.ActivityID, ev.Epoch, cur)
 				continue

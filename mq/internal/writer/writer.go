@@ -43,8 +43,8 @@ type Conf struct {
 
 // Stats are the writer's counters (also exported as Prometheus metrics).
 type Stats struct {
-	Applied, Duplicates, DeadLetters, Batches, Events, Retries, Fenced atomic.Int64
-	Parked                                                             atomic.Int64 // events waiting now
+	Applied, Duplicates, DeadLetters, Batches, Events, Retries, Stale atomic.Int64
+	Parked                                                            atomic.Int64 // events waiting now
 }
 
 // Writer is the consumer's handler (Submit; Consume blocks) and the group-commit flusher. Start runs

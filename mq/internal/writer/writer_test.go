@@ -86,6 +86,18 @@ func readOrders(t testing.TB, db *testenv.Database) map[string]string {
 	return out
 }
 
+// checkCounters fails t unless MySQL holds inventory want and activity.total total (why: what
+// the numbers show).
+func checkCounters(t testing.TB, db *testenv.Database, want inventory, total int64, why string) {
+	t.Helper()
+	if got := readInventory(t, db, testAID); got != want {
+		t.Fatalf("inventory %+v, want %+v%s", got, want, why)
+	}
+	if got := readTotal(t, db); got != total {
+		t.Fatalf("activity.total %d, want %d%s", got, total, why)
+	}
+}
+
 func readTotal(t testing.TB, db *testenv.Database) int64 {
 	var total int64
 	if err := db.DB.QueryRow("SELECT `total` FROM `activity` WHERE `id` = ?", testAID).Scan(&total); err != nil {
@@ -196,12 +208,7 @@ func TestWriterAdjustmentsApplyOncePerEventID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := readInventory(t, db, testAID), (inventory{13, 0, 0}); got != want {
-		t.Fatalf("inventory %+v, want %+v", got, want)
-	}
-	if got := readTotal(t, db); got != 13 {
-		t.Fatalf("activity.total %d, want 13", got)
-	}
+	checkCounters(t, db, inventory{13, 0, 0}, 13, "")
 	if w.Stats.Applied.Load() != 2 || w.Stats.Duplicates.Load() != 3 {
 		t.Fatalf("applied %d duplicates %d, want 2 and 3", w.Stats.Applied.Load(), w.Stats.Duplicates.Load())
 	}

@@ -22,7 +22,7 @@ func DrawAtMs(a model.Activity) int64 {
 }
 
 // restoreEntries writes the draw's entries back into Redis in a loss rebuild, and for a done
-// draw its losers' marks: the entrants with no order under their entry's request id.
+// draw its losers' values: the entrants with no order under their entry's request id.
 func (l *Loader) restoreEntries(ctx context.Context, rec *Record, keysExp int64, orders []stock.Order) error {
 	a := rec.Activity
 	if a.DrawSeconds == 0 || l.Entries == nil {

@@ -164,7 +164,7 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 	if err := ctx.Err(); err != nil {
 		return false, xerr.Unavailable(err) // lease lost or stopping: leave it to the next
 	}
-	if rec.Epoch == 0 { // a cold cache: nothing was sold, nothing to fence
+	if rec.Epoch == 0 { // a cold cache: nothing was sold, no epoch to claim
 		if err := l.Source.BumpEpoch(ctx, id, 0); err != nil {
 			return false, err
 		}
@@ -193,8 +193,8 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 }
 
 // recoverLost rebuilds the lost book of activity id (warmed up at rec.Epoch, its keys
-// expiring at keysExp) from MySQL: it fences the new epoch, then writes MySQL's book back
-// to Redis, and returns that book (read after the fence). finished reports that another
+// expiring at keysExp) from MySQL: it claims the new epoch, then writes MySQL's book back
+// to Redis, and returns that book (read after the claim). finished reports that another
 // rebuilder completed first.
 func (l *Loader) recoverLost(
 	ctx context.Context, id int64, rec *Record, keysExp int64,
@@ -205,15 +205,15 @@ func (l *Loader) recoverLost(
 	if err := l.awaitWriter(ctx, id); err != nil {
 		return nil, nil, false, err
 	}
-	// The fence, before MySQL is read: from this commit on, the writer drops every
+	// The epoch claim, before MySQL is read: from this commit on, the writer drops every
 	// change of an older epoch (one that was in flight to Kafka when Redis lost it and
 	// was never acknowledged), so what is read next is the whole book the new Redis
 	// sells from.
 	// Still absent after the wait (a stale rebuilder may have finished meanwhile):
-	// never move the epoch under a live stock hash. In the same step the fence claims
+	// never move the epoch under a live stock hash. In the same step the claim takes
 	// the new epoch, so a rebuilder stalled between its own bump and its hash write
-	// can no longer write a hash behind MySQL's epoch (Store.Fence).
-	if err := l.Store.Recovery().Fence(ctx, id, epoch, keysExp); err != nil {
+	// can no longer write a hash behind MySQL's epoch (Recovery.ClaimEpoch).
+	if err := l.Store.Recovery().ClaimEpoch(ctx, id, epoch, keysExp); err != nil {
 		if errors.Is(err, stock.ErrAlreadyWarm) {
 			return nil, nil, true, nil // another rebuilder finished first
 		}
@@ -265,16 +265,16 @@ func (l *Loader) awaitWriter(ctx context.Context, id int64) error {
 	if l.Pipeline == nil {
 		return nil
 	}
-	marks, err := l.Pipeline.Ends(ctx)
+	ends, err := l.Pipeline.Ends(ctx)
 	for err != nil {
 		logx.Errorf("activity %d rebuild: order topic end offsets: %v", id, err)
 		if err := sleep(ctx, time.Second); err != nil {
 			return err
 		}
-		marks, err = l.Pipeline.Ends(ctx)
+		ends, err = l.Pipeline.Ends(ctx)
 	}
 	for {
-		ok, err := l.Pipeline.Reached(ctx, marks)
+		ok, err := l.Pipeline.Reached(ctx, ends)
 		if err == nil && ok {
 			return nil
 		}

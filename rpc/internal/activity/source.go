@@ -119,7 +119,7 @@ func (s MySQLSource) BumpEpoch(ctx context.Context, id, from int64) error {
 // kafkax.Progress.
 type Pipeline interface {
 	Ends(ctx context.Context) (kafkax.Offsets, error)
-	Reached(ctx context.Context, marks kafkax.Offsets) (bool, error)
+	Reached(ctx context.Context, ends kafkax.Offsets) (bool, error)
 }
 
 // Loader warms activities up, backfills cache misses and rebuilds lost activities.
@@ -156,7 +156,7 @@ func (l *Loader) KeysExpireAt(a model.Activity) int64 {
 	return a.EndTime + int64(a.PayTimeoutSeconds) + int64(l.Grace/time.Second)
 }
 
-// Warmup loads the activity's stock into Redis if it is absent and marks it active; ENDED after
+// Warmup loads the activity's stock into Redis if it is absent and ends it active; ENDED after
 // the activity's end, unless it is a lost one, which is rebuilt (BUSY until it is).
 func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Meta, err error) {
 	if err := domain.CheckActivityID(id); err != nil {
@@ -170,7 +170,7 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock
 	if err != nil {
 		return false, snap, err
 	}
-	// An explicit warm-up of a known activity clears a stale "missing" mark.
+	// An explicit warm-up of a known activity clears a stale "missing" flag.
 	if err := l.Store.ClearMissing(ctx, id); err != nil {
 		return false, snap, xerr.Unavailable(err)
 	}
@@ -194,7 +194,7 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 	if secs < 1 {
 		secs = 1
 	}
-	if err := l.Store.MarkMissing(ctx, id, secs); err != nil {
+	if err := l.Store.SetMissing(ctx, id, secs); err != nil {
 		logc.Errorf(ctx, "cache missing activity %d: %v", id, err)
 	}
 }

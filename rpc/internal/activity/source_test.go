@@ -133,15 +133,15 @@ func TestUnknownActivityIsCachedAsMissing(t *testing.T) {
 	if notFound.Load() != 200 {
 		t.Fatalf("%d not found", notFound.Load())
 	}
-	// And later reads stay off MySQL while the mark lives.
+	// And later reads stay off MySQL while the missing flag lives.
 	for i := 0; i < 10; i++ {
 		_, _ = f.loader.Stock(ctx, 987654)
 	}
 	if got := f.src.reads.Load(); got > 1 {
-		t.Fatalf("%d MySQL reads after the missing mark", got)
+		t.Fatalf("%d MySQL reads after the missing flag", got)
 	}
 	if ok, _ := f.env.Redis.Exists(f.env.Keys.Missing(987654)); !ok {
-		t.Fatal("no missing mark")
+		t.Fatal("no missing flag")
 	}
 }
 
@@ -235,8 +235,8 @@ func (s *stallingSource) Orders(ctx context.Context, id int64) ([]stock.Order, e
 // lock's lease, while a second one (on another instance) takes the lock and bumps again,
 // must not write a stock hash one epoch behind MySQL (the writer would drop every change
 // it acknowledges). Here the first wakes while the second is itself between its bump and
-// its write: without the fence the first writes a hash of epoch 2 while MySQL is at 3.
-func TestStalledRebuilderIsFenced(t *testing.T) {
+// its write: without the epoch claim the first writes a hash of epoch 2 while MySQL is at 3.
+func TestStalledRebuilderIsRefused(t *testing.T) {
 	f := newFixture(t)
 	now := time.Now()
 	id := f.insert(t, 10, now.Add(-time.Minute), now.Add(time.Hour))

@@ -81,7 +81,7 @@ func impls(t testing.TB) []impl {
 		Concurrency: 64}
 	checkMySQL := func(t testing.TB, aid int64) {
 		t.Helper()
-		b, err := mysql.Inventory.FindBook(ctx, db.Conn, aid)
+		b, err := mysql.Inventory.FindCounters(ctx, db.Conn, aid)
 		if err != nil {
 			t.Fatalf("inventory of %d: %v", aid, err)
 		}

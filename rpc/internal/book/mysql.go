@@ -142,12 +142,12 @@ func checkItem(it stock.ReserveItem) error {
 }
 
 // reserve answers items[valid] into out inside the fenced transaction s, each as a single
-// reservation run after the ones before it would: the book, the replays and the buyers'
+// reservation run after the ones before it would: the counters, the replays and the buyers'
 // holdings are read once, the stock taken in one UPDATE and the new orders written in one INSERT.
 func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity, items []stock.ReserveItem,
 	valid []int, out []stock.ReserveResult) error {
 	aid := int64(act.Id)
-	book, err := b.Inventory.FindBook(ctx, s, aid) // stable: the fence holds the row's lock
+	counters, err := b.Inventory.FindCounters(ctx, s, aid) // stable: the fence holds the row's lock
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity
 	if err != nil {
 		return err
 	}
-	remaining, taken := int64(book.Available), int64(0)
+	remaining, taken := int64(counters.Available), int64(0)
 	expireAt := nowMs + int64(act.PayTimeoutSeconds)*1000
 	var placed []*model.SeckillOrder
 	for n, i := range valid {

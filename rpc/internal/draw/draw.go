@@ -66,8 +66,8 @@ type Run struct {
 	started   time.Time
 }
 
-// markChunk is how many losers one mark call records once the stock is gone.
-const markChunk = 4096
+// loserChunk is how many losers one advance call records once the stock is gone.
+const loserChunk = 4096
 
 // ErrLeaseLost: another instance holds the draw's lease (this one's lapsed).
 var ErrLeaseLost = xerr.New(xerr.Busy, "the draw's lease lapsed")
@@ -140,7 +140,7 @@ func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock, re
 // meanwhile would let an earlier loser win).
 func (r *Run) resume(ctx context.Context, to int64) error {
 	for r.cursor < to {
-		end := min(r.cursor+markChunk, to)
+		end := min(r.cursor+loserChunk, to)
 		chunk := r.order[r.cursor:end]
 		served, err := r.d.Store.DrawServed(ctx, r.aid, chunk)
 		if err != nil {
@@ -155,7 +155,7 @@ func (r *Run) resume(ctx context.Context, to int64) error {
 				lost = append(lost, chunk[i])
 			}
 		}
-		if err := r.d.Store.MarkDraw(ctx, r.aid, r.cursor, end, winners, lost, false); err != nil {
+		if err := r.d.Store.AdvanceDraw(ctx, r.aid, r.cursor, end, winners, lost, false); err != nil {
 			return err
 		}
 		r.cursor = end
@@ -172,7 +172,7 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 	n := int64(len(r.order))
 	size := int64(r.d.chunk())
 	if r.exhausted {
-		size = markChunk // only losers' marks left: fewer, larger script calls
+		size = loserChunk // only losers left: fewer, larger script calls
 	}
 	to := min(r.cursor+size, n)
 	chunk := r.order[r.cursor:to]
@@ -190,7 +190,7 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 			return false, xerr.Unavailable(err)
 		}
 	}
-	if err := r.d.Store.MarkDraw(ctx, r.aid, r.cursor, to, winners, lost, last); err != nil {
+	if err := r.d.Store.AdvanceDraw(ctx, r.aid, r.cursor, to, winners, lost, last); err != nil {
 		return false, err
 	}
 	r.cursor = to

@@ -197,11 +197,11 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	f.e.CheckInvariant(aid)
 }
 
-// Once the stock is gone the rest are marked lost in calls of thousands (markChunk): a draw with
-// far more entrants than stock ends done, every loser's replay SOLD_OUT. The mark script once
+// Once the stock is gone the rest are marked lost in calls of thousands (loserChunk): a draw with
+// far more entrants than stock ends done, every loser's replay SOLD_OUT. The advance script once
 // unpacked 8,192 HSET arguments, past Lua's limit, and every such draw stayed "drawing"; and a
-// failed mark (BUSY) was taken for another drawer's move, so Run returned nil.
-func TestDrawMarksThousandsOfLosers(t *testing.T) {
+// failed advance (BUSY) was taken for another drawer's move, so Run returned nil.
+func TestDrawRecordsThousandsOfLosers(t *testing.T) {
 	f := newFixture(t)
 	const n = 2*4096 + 700
 	aid := f.activity(t, 6, n, seedOf(11), time.Second)
@@ -280,7 +280,7 @@ func TestDrawTakeoverSameWinners(t *testing.T) {
 }
 
 // BenchmarkDraw100k measures drawing 100,000 entries (2,000 stock): the reported ns/op is one
-// whole draw, from the first chunk to the done mark (docs/DESIGN.md, "The opening draw").
+// whole draw, from the first chunk to the last advance (docs/DESIGN.md, "The opening draw").
 func BenchmarkDraw100k(b *testing.B) {
 	db := testenv.MySQL(b)
 	e := stocktest.New(b)

@@ -11,7 +11,7 @@ import (
 	"github.com/seckill/seckill/rpc/internal/draw"
 )
 
-// Redis loses the draw mid-way (its cursor, the losers' marks and the lease; the rebuild keeps
+// Redis loses the draw mid-way (its cursor, the losers' values and the lease; the rebuild keeps
 // the stock hash, the winners' orders and the entries) after stock came back: the next run
 // resumes at MySQL's cursor, so no entrant the draw already passed over wins the returned
 // stock, and the draw's counts stay whole.

@@ -1,12 +1,12 @@
--- fence: a loss rebuild claims the next epoch of an activity before it bumps
--- inventory.epoch in MySQL. While the stock hash is absent it raises the fence key to
+-- claim_epoch: a loss rebuild claims the next epoch of an activity before it bumps
+-- inventory.epoch in MySQL. While the stock hash is absent it raises the claim key to
 -- EPOCH (never lowers it); warmup then refuses to write a stock hash of an older epoch.
 -- A rebuilder that stalled past its lock's lease between its own bump and its stock hash
 -- write, while a second one bumped again, so can never leave a stock hash one epoch
 -- behind MySQL (whose every change the writer would drop). Checking the hash and raising
--- the fence are one step: a stalled rebuilder's hash written first makes this one stop.
--- KEYS[1] stock hash  KEYS[2] fence key
--- ARGV (stock.fenceArgs, read by the ARG_ names prepended): EPOCH the rebuild will bump MySQL
+-- the claim are one step: a stalled rebuilder's hash written first makes this one stop.
+-- KEYS[1] stock hash  KEYS[2] epoch claim key (stock.Keys.EpochClaim)
+-- ARGV (stock.claimEpochArgs, read by the ARG_ names prepended): EPOCH the rebuild will bump MySQL
 -- to, EXPIRE_AT the key's expire-at (unix s)
 -- Returns {0} raised (or already that high); {-14} the stock hash exists (nothing
 -- written); {-11} a bad argument.
