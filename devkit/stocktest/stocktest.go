@@ -116,7 +116,7 @@ func (e *Env) CheckInvariant(aid int64) stock.Counters {
 	return c
 }
 
-// Outbox returns the activity's outbox events in order.
+// Outbox returns the activity's outbox events in order (a batch entry's in its order).
 func (e *Env) Outbox(aid int64) []event.Event {
 	e.T.Helper()
 	msgs, err := e.Raw.XRange(context.Background(), e.Keys.Events(aid), "-", "+").Result()
@@ -125,11 +125,11 @@ func (e *Env) Outbox(aid int64) []event.Event {
 	}
 	out := make([]event.Event, 0, len(msgs))
 	for _, m := range msgs {
-		ev, err := event.FromStream(m.ID, m.Values)
+		evs, err := event.FromEntry(m.ID, m.Values) // a reserve batch's entry holds several
 		if err != nil {
 			e.T.Fatalf("outbox entry: %v", err)
 		}
-		out = append(out, ev)
+		out = append(out, evs...)
 	}
 	return out
 }

@@ -119,3 +119,53 @@ func FuzzPackedEntry(f *testing.F) {
 		}
 	})
 }
+
+// A batch entry is its shared line and one line per event: each event is the shared attributes
+// with its own, in line order, all of the entry's id; EntryType reads the type alone. A batch
+// entry whose line is empty or malformed, or names a shared key again, is refused whole (the
+// relay dead-letters it), and Attributes, the reader of one event, refuses a batch entry.
+func TestBatchEntries(t *testing.T) {
+	one, two := sampleEvents[0], sampleEvents[0]
+	two.OrderNo, two.UID, two.Quantity, two.RequestID = "12-1700000000123c0ffee00deadbeefcafe0456", 8, 1, "req-2"
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	packed, err := event.PackBatch([]event.Event{one, two}, 41, tp)
+	if err != nil || strings.Count(packed, event.BatchSep) != 2 {
+		t.Fatalf("PackBatch: %q, %v", packed, err)
+	}
+	v := map[string]any{event.FieldEntry: packed}
+	evs, err := event.FromEntry("1700000000123-4", v)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("FromEntry: %+v, %v", evs, err)
+	}
+	for i, want := range []event.Event{one, two} {
+		want.EventID = "1700000000123-4"
+		if evs[i] != want {
+			t.Errorf("event %d: %+v, want %+v", i, evs[i], want)
+		}
+	}
+	as, err := event.EntryAttributes(v)
+	if err != nil || as[1][event.FieldSeq] != "41" || as[1][event.FieldTraceParent] != tp {
+		t.Fatalf("attributes %v, %v; want the shared sq and tp in each", as, err)
+	}
+	if typ := event.EntryType(v); typ != event.Reserved {
+		t.Fatalf("EntryType %q", typ)
+	}
+	if _, err := event.Attributes(v); err == nil {
+		t.Fatal("Attributes read a batch entry as one event")
+	}
+	head, _, _ := strings.Cut(packed, event.BatchSep)
+	for _, bad := range []string{
+		head + event.BatchSep,
+		head + event.BatchSep + event.BatchSep + "ono=12-1 uid=3 qty=1 rid=r",
+		head + event.BatchSep + "ono=12-1 uid=3 qty=1 rid=r aid=12",
+		head + event.BatchSep + "ono=12-1 uid=3 qty=1  rid=r",
+		head + event.BatchSep + "ono=12-1 uid=3 qty=0 rid=r",
+	} {
+		if evs, err := event.FromEntry("1-0", map[string]any{event.FieldEntry: bad}); err == nil {
+			t.Errorf("%q read as %+v", bad, evs)
+		}
+	}
+	if _, err := event.PackBatch([]event.Event{one, sampleEvents[1]}, 41, ""); err == nil {
+		t.Error("PackBatch packed events that do not share their type and times")
+	}
+}

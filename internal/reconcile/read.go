@@ -174,11 +174,11 @@ func (r *Reconciler) readOutbox(ctx context.Context, aid int64, lastID string) (
 			return nil, false, fmt.Errorf("reconcile %d: read outbox: %w", aid, err)
 		}
 		for _, m := range msgs {
-			ev, err := event.FromStream(m.ID, m.Values)
+			es, err := event.FromEntry(m.ID, m.Values) // a reserve batch's entry holds several
 			if err != nil {
-				continue // the relay dead-letters it; its order shows up as a difference
+				continue // the relay dead-letters it; its orders show up as differences
 			}
-			evs = append(evs, ev)
+			evs = append(evs, es...)
 		}
 		if len(evs) > r.c.MaxOutbox {
 			return evs, true, nil

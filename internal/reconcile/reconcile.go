@@ -38,7 +38,7 @@ type Conf struct {
 	ConfirmAfter time.Duration `json:",default=10s"`
 	// HistoryTTL: how long the record of unexplained differences outlives the last run.
 	HistoryTTL time.Duration `json:",default=24h"`
-	// MaxOutbox: the most outbox entries one run replays; beyond it differences are
+	// MaxOutbox: the most outbox events one run replays (a batch entry's each); beyond it differences are
 	// reported in flight without detail (a huge backlog is a relay problem of its own).
 	MaxOutbox int `json:",default=200000,range=[1:100000000]"`
 	// MaxDiffLines caps the per-order lines of a report.

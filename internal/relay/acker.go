@@ -122,7 +122,7 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 		if a.reissued(e) {
 			// Redis made this change under a count it had made an acknowledged one under: it
 			// lost writes, whether or not any check of its activity ran since (docs/DESIGN.md).
-			acksRolledBack.Add(float64(len(valid)))
+			acksRolledBack.Add(float64(len(msgs)))
 			outcome = "rolled_back"
 			a.lose(aid, e.Epoch, e.Seq)
 			fail(xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
@@ -132,7 +132,7 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 	}
 	if err := sendTraced(ctx, a.events, a.topic, msgs, traces); err != nil {
 		// BUSY without a cause: Kafka, not Redis, failed (degrade mode must not switch).
-		acksKafkaFailed.Add(float64(len(valid)))
+		acksKafkaFailed.Add(float64(len(msgs)))
 		outcome = "kafka_failed"
 		fail(xerr.Newf(xerr.Busy, "the event is not in Kafka yet (%v), retry with the same request_id", err))
 		return errs
@@ -142,13 +142,13 @@ func (a *Acker) AckBatch(ctx context.Context, es []stock.Entry) (errs []error) {
 	same, epoch, lost, err := a.acked(ctx, aid, valid)
 	switch {
 	case err == nil && lost:
-		acksRolledBack.Add(float64(len(valid)))
+		acksRolledBack.Add(float64(len(msgs)))
 		outcome = "rolled_back"
 		fail(xerr.Newf(xerr.Busy, "activity %d: Redis lost acknowledged changes and is being rebuilt, "+
 			"retry with the same request_id", aid))
 		return errs
 	case err != nil && !errors.Is(err, stock.ErrNotWarm):
-		acksCheckFailed.Add(float64(len(valid)))
+		acksCheckFailed.Add(float64(len(msgs)))
 		outcome = "check_failed"
 		fail(err) // Redis failing: a dependency failure (degrade mode may switch)
 		return errs
@@ -165,6 +165,7 @@ type ackBatch struct {
 	traces []oteltrace.SpanContext
 	valid  []stock.Entry
 	at     []int // valid[j] is es[at[j]]
+	events []int // valid[j] holds events[j] events (a reservation batch's entry several)
 }
 
 // sortOut returns the entries of es that are valid events of activity aid, and sets errs[i]
@@ -175,6 +176,7 @@ func (a *Acker) sortOut(es []stock.Entry, aid int64, errs []error) ackBatch {
 		traces: make([]oteltrace.SpanContext, 0, len(es)),
 		valid:  make([]stock.Entry, 0, len(es)),
 		at:     make([]int, 0, len(es)),
+		events: make([]int, 0, len(es)),
 	}
 	for i, e := range es {
 		it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
@@ -184,8 +186,8 @@ func (a *Acker) sortOut(es []stock.Entry, aid int64, errs []error) ackBatch {
 				e.ID, e.ActivityID, aid)
 			continue
 		}
-		b.msgs, b.traces = append(b.msgs, it.msg), append(b.traces, it.trace)
-		b.valid, b.at = append(b.valid, e), append(b.at, i)
+		b.msgs, b.traces = append(b.msgs, it.msgs...), append(b.traces, it.traces...)
+		b.valid, b.at, b.events = append(b.valid, e), append(b.at, i), append(b.events, len(it.msgs))
 	}
 	return b
 }
@@ -197,10 +199,10 @@ func replaced(aid int64, b ackBatch, same []bool, epoch int64, err error, errs [
 	gone := false
 	for j, e := range b.valid {
 		if err == nil && same[j] {
-			acksAcknowledged.Inc()
+			acksAcknowledged.Add(float64(b.events[j]))
 			continue
 		}
-		acksBookReplaced.Inc()
+		acksBookReplaced.Add(float64(b.events[j]))
 		gone = true
 		logx.Errorf("acker: activity %d: the stock hash of epoch %d is gone (now %d, %v) since entry %s was written",
 			aid, e.Epoch, epoch, err, e.ID)

@@ -125,3 +125,45 @@ func TestAckerDetectsARollbackWhileItsChecksFail(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A reservation batch's one entry is one change of the stock hash (one seq) and takes part in
+// the rollback check like any: after the Acker acknowledged a batch (seq 1), Redis rolls back to
+// seq 0 and the next batch's check cannot run (Kafka refuses it); that batch's entry reissues
+// seq 1 under another id, which the Acker reads from the entry alone, and it has the stock hash
+// deleted for a rebuild.
+func TestAckerDetectsARollbackByABatchEntry(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	k := &kafka{}
+	b := acked{e.store, relay.NewAcker(k, e.store)}
+	first, err := b.ReserveBatch(ctx, aid, batchOf(8, 1), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range first {
+		if r.Err != nil {
+			t.Fatalf("item %d of the first batch: %v", i, r.Err)
+		}
+	}
+	if err := e.raw.HSet(ctx, e.keys.Stock(aid), "seq", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	k.set(true, nil)
+	next, err := b.ReserveBatch(ctx, aid, batchOf(8, 100), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range next {
+		if !busy(r.Err) {
+			t.Fatalf("item %d after the rollback: %+v, want BUSY", i, r)
+		}
+	}
+	if _, err := e.store.Stock(ctx, aid); !errors.Is(err, stock.ErrNotWarm) {
+		t.Fatalf("the rolled-back stock hash was not deleted for a rebuild: %v", err)
+	}
+	now := time.Now().Unix() // newEnv's cleanup reads the stock hash
+	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000,
+		Remaining: 100000, Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -58,7 +58,8 @@ func (k *kafka) got() []event.Event {
 	return append([]event.Event(nil), k.events...)
 }
 
-// outbox reads the activity's outbox entries as events.
+// outbox reads the activity's outbox entries as events, by entry id (and "/<index>" after it for
+// each event of a batch entry of several).
 func (e *env) outbox() map[string]event.Event {
 	e.t.Helper()
 	msgs, err := e.raw.XRange(context.Background(), e.keys.Events(aid), "-", "+").Result()
@@ -67,11 +68,17 @@ func (e *env) outbox() map[string]event.Event {
 	}
 	out := map[string]event.Event{}
 	for _, m := range msgs {
-		ev, err := event.FromStream(m.ID, m.Values)
+		evs, err := event.FromEntry(m.ID, m.Values)
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		out[m.ID] = ev
+		for j, ev := range evs {
+			if len(evs) == 1 {
+				out[m.ID] = ev
+			} else {
+				out[fmt.Sprintf("%s/%d", m.ID, j)] = ev
+			}
+		}
 	}
 	return out
 }

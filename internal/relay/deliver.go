@@ -40,12 +40,13 @@ func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
 	return removed
 }
 
-// item is an outbox entry ready to produce: an event for the topic, or a dead letter.
+// item is an outbox entry ready to produce: its events for the topic (one message each: a
+// reserve batch's entry holds several), or one dead letter. It is in Kafka once all are.
 type item struct {
-	id    string
-	msg   kafkax.Message
-	dead  bool
-	trace oteltrace.SpanContext // of the request that made the change (invalid: not traced)
+	id     string
+	msgs   []kafkax.Message
+	dead   bool
+	traces []oteltrace.SpanContext // of the request that made each change (invalid: not traced)
 }
 
 // toItems turns stream entries into items; gone are the entries deleted from the stream
@@ -62,27 +63,32 @@ func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
 	return items, gone
 }
 
-// toItem is the event of an outbox entry, or a dead letter when it does not parse, with the
-// entry's trace context as a header.
+// toItem is the events of an outbox entry, or one dead letter when any does not parse, with
+// the trace context of the change as a header.
 func toItem(key string, m red.XMessage) item {
 	it := item{id: m.ID}
-	a, err := event.Attributes(m.Values)
-	var ev event.Event
-	if err == nil {
-		ev, err = event.FromAttributes(m.ID, a)
-	}
-	if err == nil {
-		var v []byte
-		if v, err = ev.Marshal(); err == nil {
-			it.msg = kafkax.Message{Key: []byte(ev.Key()), Value: v}
+	as, err := event.EntryAttributes(m.Values)
+	for _, a := range as {
+		var ev event.Event
+		if ev, err = event.FromAttributes(m.ID, a); err != nil {
+			break
 		}
-		// else: cannot happen for a validated event; keep it visible anyway
+		v, merr := ev.Marshal()
+		if err = merr; err != nil {
+			break // cannot happen for a validated event; keep it visible anyway
+		}
+		msg, trace := withTraceHeader(kafkax.Message{Key: []byte(ev.Key()), Value: v}, a[event.FieldTraceParent])
+		it.msgs, it.traces = append(it.msgs, msg), append(it.traces, trace)
 	}
 	if err != nil {
-		it.dead, it.msg = true, kafkax.DeadLetter{Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key,
-			EntryID: m.ID, Payload: fmt.Sprint(m.Values)}.Message()
+		var tp string
+		if len(as) > 0 {
+			tp = as[0][event.FieldTraceParent]
+		}
+		msg, trace := withTraceHeader(kafkax.DeadLetter{Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key,
+			EntryID: m.ID, Payload: fmt.Sprint(m.Values)}.Message(), tp)
+		it.dead, it.msgs, it.traces = true, []kafkax.Message{msg}, []oteltrace.SpanContext{trace}
 	}
-	it.msg, it.trace = withTraceHeader(it.msg, a[event.FieldTraceParent])
 	return it
 }
 
@@ -107,26 +113,31 @@ func (r *Relay) produce(ctx context.Context, key string, items []item) ([]bool, 
 		if acked[i] {
 			metricDeadLetters.Inc()
 			logx.Errorf("relay: outbox entry %s of %s dead-lettered: %s", items[i].id, key,
-				header(items[i].msg, kafkax.HeaderReason))
+				header(items[i].msgs[0], kafkax.HeaderReason))
 		}
 	}
 	return acked, errors.Join(err, deadErr)
 }
 
-// send produces the items at idx through s to topic in one call and marks those Kafka
-// acknowledged in acked.
+// send produces the messages of the items at idx through s to topic in one call and marks in
+// acked the items whose every message Kafka acknowledged.
 func send(ctx context.Context, s kafkax.Sender, topic string, items []item, idx []int, acked []bool) error {
 	if len(idx) == 0 {
 		return nil
 	}
-	msgs := make([]kafkax.Message, len(idx))
-	traces := make([]oteltrace.SpanContext, len(idx))
-	for j, i := range idx {
-		msgs[j], traces[j] = items[i].msg, items[i].trace
+	var msgs []kafkax.Message
+	var traces []oteltrace.SpanContext
+	of := make([]int, 0, len(idx)) // msgs[k] is an event of items[of[k]]
+	for _, i := range idx {
+		msgs, traces = append(msgs, items[i].msgs...), append(traces, items[i].traces...)
+		for range items[i].msgs {
+			of = append(of, i)
+		}
+		acked[i] = true
 	}
 	err := sendTraced(ctx, s, topic, msgs, traces)
-	for j, ok := range kafkax.Acked(err, len(msgs)) {
-		acked[idx[j]] = ok
+	for k, ok := range kafkax.Acked(err, len(msgs)) {
+		acked[of[k]] = acked[of[k]] && ok
 	}
 	return err
 }

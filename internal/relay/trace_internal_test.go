@@ -34,19 +34,23 @@ func TestItemCarriesTheEntrysTrace(t *testing.T) {
 		{"garbage", with(valid, "00-zz"), false, ""},
 	} {
 		it := toItem("stream", red.XMessage{ID: "1-0", Values: c.values})
+		if len(it.msgs) != 1 || len(it.traces) != 1 {
+			t.Fatalf("%s: %d messages, %d traces; want 1", c.name, len(it.msgs), len(it.traces))
+		}
+		msg, trace := it.msgs[0], it.traces[0]
 		n := 0
-		for _, h := range it.msg.Headers {
+		for _, h := range msg.Headers {
 			if h.Key == event.HeaderTraceParent {
 				n++
 			}
 		}
-		if it.dead != c.dead || header(it.msg, event.HeaderTraceParent) != c.header || n > 1 ||
-			it.trace.IsValid() != (c.header != "") {
+		if it.dead != c.dead || header(msg, event.HeaderTraceParent) != c.header || n > 1 ||
+			trace.IsValid() != (c.header != "") {
 			t.Errorf("%s: dead %v, header %q (%d), trace %v", c.name, it.dead,
-				header(it.msg, event.HeaderTraceParent), n, it.trace)
+				header(msg, event.HeaderTraceParent), n, trace)
 		}
-		if c.dead && header(it.msg, kafkax.HeaderReason) == "" {
-			t.Errorf("%s: no reason header: %+v", c.name, it.msg.Headers)
+		if c.dead && header(msg, kafkax.HeaderReason) == "" {
+			t.Errorf("%s: no reason header: %+v", c.name, msg.Headers)
 		}
 	}
 	old := []kafkax.HeaderKV{{Key: event.HeaderTraceParent, Value: []byte("x")}}

@@ -77,7 +77,7 @@ func (r *worker) unacknowledged(ctx context.Context, msgs []red.XMessage) []red.
 	// once, not AckWait per batch.
 	youngest := -1
 	for i, m := range msgs {
-		if a, _ := event.Attributes(m.Values); a[event.FieldType] != string(event.Expired) {
+		if event.EntryType(m.Values) != event.Expired {
 			youngest = i
 		}
 	}

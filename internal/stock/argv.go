@@ -186,6 +186,17 @@ type restoreLosersArgs struct {
 	Losers   []string `lua:"losers"`    // each loser's request id field in the buyers hash (ReqField)
 }
 
+// ackedArgs is acked.lua's ARGV: the entries to check, from ARG_ENTRIES on.
+type ackedArgs struct {
+	Entries []ackedEntryArgs `lua:"entries" group:"entry"`
+}
+
+// ackedEntryArgs is one entry's group of acked.lua's ARGV.
+type ackedEntryArgs struct {
+	Epoch int64  `lua:"epoch"` // the stock hash's epoch the entry was written under ('ep')
+	ID    string `lua:"id"`
+}
+
 // argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
 // slice (the last field) as its elements, the first at the field's position; an element that
 // is a struct (a group) as its fields in order.

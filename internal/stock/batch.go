@@ -148,10 +148,9 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 // itemReply is reserve.lua's answer for one item.
 type itemReply struct {
 	code int64 // 0 reserved, codeReplay, < 0 refused (codes.go)
-	// reserved: the order, its outbox entry's id and, WithEntries, the entry (packed)
+	// reserved: the order and, WithEntries, the batch's entry its event is in
 	res        Reservation
-	entryID    string
-	entry      string
+	batch      []Entry
 	replay     reserveReplay // codeReplay: the order as it is now, and WithEntries its unsent entries
 	replayGone bool          // codeReplay: the order is gone (only its number came back)
 	err        error         // the reply's entries are malformed (the change may be made: not acknowledged)
@@ -175,43 +174,43 @@ func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem,
 	if err != nil {
 		return nil, err
 	}
-	return parseReserve(res, nos, qty, s.entries)
+	return parseReserve(aid, res, nos, qty, s.entries)
 }
 
 // parseReserve reads reserve.lua's reply res for items of order numbers nos and quantities qty
-// (the script's entries with them when withEntries).
-func parseReserve(res []any, nos []string, qty []int64, withEntries bool) ([]itemReply, error) {
+// (the batch's entry with them when withEntries) of activity aid.
+func parseReserve(aid int64, res []any, nos []string, qty []int64, withEntries bool) ([]itemReply, error) {
 	n := len(nos)
-	want := reserveHead + n
-	if withEntries {
-		want += n
-	}
-	if len(res) != want {
-		return nil, fmt.Errorf("stock script reserve: %d values for %d items, want %d", len(res), n, want)
+	if len(res) != reserveHead+n {
+		return nil, fmt.Errorf("stock script reserve: %d values for %d items, want %d", len(res), n, reserveHead+n)
 	}
 	head := decoded[reserveReply](res)
 	remaining := head.Remaining
+	var batch []Entry // the reserved items' one entry, WithEntries
+	var batchErr error
+	if withEntries && head.EntryID != "" {
+		e, err := newEntry(aid, head.EntryID, head.Entry)
+		batch, batchErr = []Entry{e}, err
+	}
 	out := make([]itemReply, n)
 	for j := range n {
 		r := &out[j]
 		switch v := res[reserveHead+j].(type) {
-		case string: // reserved: its entry id
-			remaining -= qty[j]
-			r.entryID = v
-			r.res = Reservation{Order: Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
-				CreatedAt: head.CreatedMs, State: domain.StateReserved}, Remaining: remaining}
-			if withEntries {
-				var ok bool
-				if r.entry, ok = res[reserveHead+n+j].(string); !ok {
-					r.err = fmt.Errorf("stock script reserve: item %d reserved without its entry: %v", j,
-						res[reserveHead+n+j])
-				}
-			}
 		case int64:
-			if v >= 0 {
+			switch {
+			case v == 0: // reserved: its event in the batch's entry
+				if head.EntryID == "" {
+					return nil, fmt.Errorf("stock script reserve: item %d reserved without an entry", j)
+				}
+				remaining -= qty[j]
+				r.res = Reservation{Order: Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
+					CreatedAt: head.CreatedMs, State: domain.StateReserved}, Remaining: remaining}
+				r.batch, r.err = batch, batchErr
+			case v > 0:
 				return nil, fmt.Errorf("stock script reserve: item %d answered %d", j, v)
+			default:
+				r.code = v
 			}
-			r.code = v
 		case []any:
 			replay, whole := decodeReplay(v)
 			if replay.Code != codeReplay {
@@ -250,12 +249,8 @@ func (r *itemReply) entries(aid int64) ([]Entry, error) {
 	switch {
 	case r.err != nil:
 		return nil, r.err
-	case r.code == 0 && r.entry != "":
-		e, err := newEntry(aid, r.entryID, r.entry)
-		if err != nil {
-			return nil, err
-		}
-		return []Entry{e}, nil
+	case r.code == 0:
+		return r.batch, nil
 	case r.code == codeReplay:
 		return entryList(aid, r.replay.Unsent)
 	}

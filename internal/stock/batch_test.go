@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -297,9 +296,9 @@ func TestReserveBatchConcurrentNeverOversells(t *testing.T) {
 	}
 }
 
-// WithEntries, a batch's entries are Awaited each once (a duplicate replays an entry made in the
-// same batch, and waits on it too), and a change whose entry is still in the outbox hands it
-// over again on its replay.
+// WithEntries, a batch's reservations are all in one outbox entry, Awaited once by every item
+// that waits on it (a duplicate replays an order made in the same batch, and waits on it too),
+// and a change whose entry is still in the outbox hands it over again on its replay.
 func TestReserveBatchAwaitsEachEntryOnce(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 100})
@@ -316,30 +315,25 @@ func TestReserveBatchAwaitsEachEntryOnce(t *testing.T) {
 		t.Fatalf("bad item: %+v", got[33])
 	}
 	es, waiting := stock.Awaited(got)
-	if len(es) != 32 {
-		t.Fatalf("%d entries awaited, want 32", len(es))
+	if len(es) != 1 || len(waiting[0]) != 33 || waiting[0][32] != 32 || es[0].Seq != 1 {
+		t.Fatalf("%d entries awaited (%+v) by %v, want 1, of the batch's one change (seq 1), by items 0..32",
+			len(es), es, waiting)
 	}
-	for k, en := range es {
-		want := []int{k}
-		if k == 3 {
-			want = []int{3, 32} // the duplicate replays item 3's order, its entry unsent
-		}
-		if uidOf(en) != strconv.Itoa(k+1) || !slices.Equal(waiting[k], want) {
-			t.Fatalf("entry %d of uid %s awaited by %v, want %v", k, uidOf(en), waiting[k], want)
+	evs, err := event.FromEntry(es[0].ID, es[0].Values)
+	if err != nil || len(evs) != 32 {
+		t.Fatalf("the batch's entry holds %d events, %v", len(evs), err)
+	}
+	for k, ev := range evs { // in the items' order, each of its buyer and order
+		if ev.UID != int64(k+1) || ev.OrderNo != got[k].OrderNo || ev.EventID != es[0].ID || ev.Epoch != es[0].Epoch {
+			t.Fatalf("event %d: %+v, want uid %d's order %s", k, ev, k+1, got[k].OrderNo)
 		}
 	}
 	// Nobody deleted the entry: the replay hands it over again.
 	again, err := e.Store.ReserveBatch(ctx, aid, items[3:4], time.Time{})
-	if err != nil || !again[0].Replay || len(again[0].Entries) != 1 || again[0].Entries[0].ID != es[3].ID {
+	if err != nil || !again[0].Replay || len(again[0].Entries) != 1 || again[0].Entries[0].ID != es[0].ID {
 		t.Fatalf("replay of an unsent change: %+v, %v", again, err)
 	}
 	if again[0].State != domain.StateReserved {
 		t.Fatalf("replayed state %q", again[0].State)
 	}
-}
-
-// uidOf is an outbox entry's uid.
-func uidOf(en stock.Entry) string {
-	a, _ := event.Attributes(en.Values)
-	return a[event.FieldUID]
 }

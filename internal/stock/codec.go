@@ -49,14 +49,17 @@ func (a reserveArgs) argv(items []reserveItemArgs) []any {
 	return out
 }
 
-// reserveReply is the head of reserve.lua's reply; then each item's answer (REPLY_HEAD + i: an
-// entry id when reserved, a code < 0 when refused, a replay's reserveReplay), then, with
-// WantEntries, each item's entry (REPLY_HEAD + n + i: the packed entry when reserved, else 0).
+// reserveReply is the head of reserve.lua's reply; then each item's answer (REPLY_HEAD + i: 0
+// when reserved, a code < 0 when refused, a replay's reserveReplay).
 type reserveReply struct {
 	Code       int64 `lua:"code"`      // 0 (a whole batch's refusal is {code}, code < 0)
 	Remaining  int64 `lua:"remaining"` // the stock hash's before the call (0: absent)
 	ExpireAtMs int64 `lua:"expire_at_ms"`
 	CreatedMs  int64 `lua:"created_ms"` // every order the call makes has these two
+	// EntryID is the batch's one outbox entry, every reserved item's event in it ("": none
+	// reserved); Entry, with WantEntries, that entry as the stream holds it (a string; else 0).
+	EntryID string `lua:"entry_id"`
+	Entry   any    `lua:"entry"`
 }
 
 // reserveReplay is an item's answer when its request id names an order: the order as it is

@@ -9,8 +9,8 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 )
 
-// reserve.lua's reply, decoded by the codec, holds every field under its name: the head, a
-// reserved item's entry id and entry, a refused item's code, a replay of an order made earlier
+// reserve.lua's reply, decoded by the codec, holds every field under its name: the head with
+// the batch's entry id and entry, a reserved item's 0, a refused item's code, a replay of an order made earlier
 // in the same call and one of an order made before it, each with its unsent entries, and a
 // replay whose order is gone.
 func TestReserveReplyFieldsByName(t *testing.T) {
@@ -27,11 +27,12 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 		head["expire_at_ms"].(int64) != head["created_ms"].(int64)+900_000 {
 		t.Fatalf("head %v", head)
 	}
-	id, ok := got[0]["answer"].(string)
-	if entry, isStr := got[0]["entry"].(string); !ok || id == "" || !isStr || entry == "" {
-		t.Fatalf("reserved item: %v", got[0])
+	id, ok := head["entry_id"].(string)
+	if entry, isStr := head["entry"].(string); !ok || id == "" || !isStr || entry == "" ||
+		got[0]["answer"] != int64(0) {
+		t.Fatalf("reserved item: %v, head %v", got[0], head)
 	}
-	if got[1]["answer"] != int64(-11) || got[1]["entry"] != int64(0) {
+	if got[1]["answer"] != int64(-11) {
 		t.Fatalf("refused item: %v", got[1])
 	}
 	replay := func(what string, r map[string]any, remaining int64) {
@@ -44,11 +45,14 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 		}
 	}
 	replay("replay within the call", got[2], 8)
-	_, again, err := e.Store.ReserveReplyFields(ctx, aid, []stock.ReserveItem{a}, nos[2:])
+	replayHead, again, err := e.Store.ReserveReplyFields(ctx, aid, []stock.ReserveItem{a}, nos[2:])
 	if err != nil {
 		t.Fatal(err)
 	}
 	replay("replay of an order made before", again[0], 8)
+	if replayHead["entry_id"] != "" || replayHead["entry"] != int64(0) {
+		t.Fatalf("a call that reserved nothing wrote an entry: %v", replayHead)
+	}
 	order := e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), nos[0]).Val()
 	if err := e.Raw.HDel(ctx, e.Keys.OrdersHash(aid), nos[0]).Err(); err != nil {
 		t.Fatal(err)
@@ -72,7 +76,7 @@ func TestScriptRepliesByName(t *testing.T) {
 		t.Fatal(res, err)
 	}
 	paid, err := e.Store.Confirm(ctx, res[0].OrderNo, 1)
-	if err != nil || len(paid) != 1 || paid[0].Epoch != 2 || paid[0].Seq != 3 {
+	if err != nil || len(paid) != 1 || paid[0].Epoch != 2 || paid[0].Seq != 2 { // the batch was change 1
 		t.Fatalf("pay: entries %+v, %v", paid, err)
 	}
 	again, err := e.Store.Confirm(ctx, res[0].OrderNo, 1) // nothing deleted them: both unsent

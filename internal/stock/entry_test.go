@@ -65,6 +65,62 @@ return {
 	}
 }
 
+// entry.lua's batch entry (packBatchHead, addBatchItem, as reserve.lua uses them) is the string
+// event.PackBatch makes of the same events, and reads back in Go as those events, in order.
+func TestLuaPacksBatchEntriesAsGo(t *testing.T) {
+	e := stocktest.New(t)
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	one := event.Event{Type: event.Reserved, ActivityID: 12, SkuID: 7, OrderNo: "12-1700000000123c0ffee00deadbeef01",
+		UID: 3, Quantity: 2, AtMs: 1700000000123, RequestID: "req_0000-01", ExpireMs: 1700000900123, Epoch: 4}
+	two := one
+	two.OrderNo, two.UID, two.Quantity, two.RequestID = "12-1700000000123c0ffee00deadbeef02", 8, 1, "req-00000002"
+	src := stock.EntryLua + `
+local p = {}
+p[2] = batchLine(ARGV[1], '3', '2', 'req_0000-01')
+p[3] = batchLine(ARGV[2], '8', '1', 'req-00000002')
+p[1] = packBatchHead('reserved', '12', '7', '1700000000123', '1700000900123', '4', '41', entryTrace(ARGV[3]))
+local traced = table.concat(p)
+p[1] = packBatchHead('reserved', '12', '7', '1700000000123', '1700000900123', '4', '41', entryTrace(''))
+return {traced, table.concat(p, '', 1, 2)}`
+	v, err := e.Raw.Eval(ctx, src, nil, one.OrderNo, two.OrderNo, tp).StringSlice()
+	if err != nil || len(v) != 2 {
+		t.Fatalf("entry.lua: %v, %v", v, err)
+	}
+	for i, c := range []struct {
+		evs []event.Event
+		tp  string
+	}{{[]event.Event{one, two}, tp}, {[]event.Event{one}, ""}} {
+		want, err := event.PackBatch(c.evs, 41, c.tp)
+		if err != nil || v[i] != want {
+			t.Errorf("Lua packed %q, Go %q (%v)", v[i], want, err)
+		}
+		got, err := event.FromEntry("1-0", map[string]any{event.FieldEntry: v[i]})
+		if err != nil || len(got) != len(c.evs) {
+			t.Fatalf("Lua's %q read as %+v (%v)", v[i], got, err)
+		}
+		for j, ev := range c.evs {
+			ev.EventID, ev.CreatedMs = "1-0", ev.AtMs
+			if got[j] != ev {
+				t.Errorf("Lua's %q: event %d read as %+v, want %+v", v[i], j, got[j], ev)
+			}
+		}
+	}
+}
+
+// fromEntry reads an outbox entry's events and their attributes.
+func fromEntry(t *testing.T, id string, values map[string]any) ([]event.Event, []map[string]string) {
+	t.Helper()
+	evs, err := event.FromEntry(id, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, err := event.EntryAttributes(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs, as
+}
+
 // Every script that writes an outbox entry writes it packed in the one field event.FieldEntry,
 // with the stock hash's epoch and the caller's traceparent when traced, and the entry a change
 // returns for its acknowledgement is the stream's, its epoch read.
@@ -121,13 +177,12 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 			if _, ok := m.Values[event.FieldEntry]; !ok || len(m.Values) != 1 {
 				t.Errorf("entry %s: %v, want one field %q", m.ID, m.Values, event.FieldEntry)
 			}
-			ev, err := event.FromStream(m.ID, m.Values)
-			if err != nil {
-				t.Fatal(err)
+			evs, as := fromEntry(t, m.ID, m.Values)
+			ev := evs[0]
+			for _, ev := range evs {
+				types = append(types, ev.Type)
 			}
-			types = append(types, ev.Type)
-			a, _ := event.Attributes(m.Values)
-			got := a[event.FieldTraceParent]
+			got := as[0][event.FieldTraceParent]
 			if byTraced := ev.Type != event.Cancelled && ev.Type != event.Expired; byTraced != (got == tp) {
 				t.Errorf("entry %s %v: traceparent %q, traced call %v", m.ID, m.Values, got, byTraced)
 			}

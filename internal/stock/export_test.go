@@ -40,7 +40,7 @@ func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveIt
 	if err != nil {
 		return nil, err
 	}
-	replies, err := parseReserve(res, orderNos, qty, s.entries)
+	replies, err := parseReserve(aid, res, orderNos, qty, s.entries)
 	if err != nil {
 		return nil, err
 	}
@@ -74,8 +74,8 @@ func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, e
 var EntryLua = entryLua
 
 // ReserveReplyFields runs reserve.lua once for items with the given order numbers and returns
-// its reply as the codec decodes it, every field under its name: the head's, and each item's
-// (a replay's fields, or its entry id or code under "answer" and, WithEntries, "entry").
+// its reply as the codec decodes it, every field under its name: the head's (the batch's entry
+// among them), and each item's (a replay's fields, or 0 or its code under "answer").
 func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []ReserveItem,
 	orderNos []string) (map[string]any, []map[string]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
@@ -96,9 +96,6 @@ func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []Reser
 			answers[i] = byName(r)
 		} else {
 			answers[i] = map[string]any{"answer": v}
-		}
-		if s.entries {
-			answers[i]["entry"] = res[reserveHead+len(items)+i]
 		}
 	}
 	return byName(decoded[reserveReply](res)), answers, nil

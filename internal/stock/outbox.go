@@ -20,9 +20,10 @@ type Outbox struct{ s *Store }
 func (s *Store) Outbox() Outbox { return Outbox{s: s} }
 
 // Entry is an outbox entry as a script wrote it: its stream id and values (one field,
-// event.FieldEntry, for an entry written since entries are packed), and, read from them, the
-// epoch of the stock hash it was written under (event.FieldEpoch) and the change's seq; the
-// request's traceparent stays in the values (event.FieldTraceParent), where the relay reads it.
+// event.FieldEntry, for an entry written since entries are packed: one change's event, or a
+// reserve batch's events), and, read from them, the epoch of the stock hash it was written
+// under (event.FieldEpoch) and the change's seq (a batch is one change); the request's
+// traceparent stays in the values (event.FieldTraceParent), where the relay reads it.
 type Entry struct {
 	ActivityID int64
 	ID         string
@@ -96,9 +97,9 @@ func newEntry(aid int64, id string, v any) (Entry, error) {
 	}
 	e := Entry{ActivityID: aid, ID: id, Values: values}
 	// An entry that does not parse stays as it is: the acker refuses it (relay.Acker).
-	if a, err := event.Attributes(values); err == nil {
-		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
-		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)
+	if as, err := event.EntryAttributes(values); err == nil {
+		e.Epoch, _ = strconv.ParseInt(as[0][event.FieldEpoch], 10, 64) // a batch's events share both
+		e.Seq, _ = strconv.ParseInt(as[0][event.FieldSeq], 10, 64)
 	}
 	return e, nil
 }
@@ -113,11 +114,12 @@ func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	if len(es) == 0 || len(es) > MaxAckedBatch {
 		return nil, 0, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
 	}
-	args := make([]any, 0, 2*len(es))
-	for _, e := range es {
-		args = append(args, e.Epoch, e.ID)
+	list := make([]ackedEntryArgs, len(es))
+	for i, e := range es {
+		list[i] = ackedEntryArgs{Epoch: e.Epoch, ID: e.ID}
 	}
-	res, err := s.run(ctx, ackedScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)}, args...)
+	res, err := s.run(ctx, ackedScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)},
+		argvOf(ackedArgs{Entries: list})...)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -35,8 +35,9 @@ func TestReserveTakenOrderNoWritesNothing(t *testing.T) {
 	e.CheckInvariant(aid)
 }
 
-// A Store built WithEntries answers a reservation with its outbox entry exactly as the stream
-// holds it; without it the script returns the entry's id only and Reserve still answers in full.
+// A Store built WithEntries answers a reservation with its batch's outbox entry exactly as the
+// stream holds it; without it the script returns the entry's id only and Reserve still answers in
+// full.
 func TestReserveEntryOnlyWithEntries(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
@@ -45,8 +46,9 @@ func TestReserveEntryOnlyWithEntries(t *testing.T) {
 		t.Fatalf("reserve without entries: %+v, %v", plain, err)
 	}
 	res, err := e.Store.ReserveAs(ctx, aid, 2, 1, reqID(2), e.Store.NewOrderNo(aid))
-	if _, id := res[len(res)-1].(string); err != nil || len(res) != 5 || !id {
-		t.Fatalf("script reply without entries: %v, %v (want 4 values and the entry id, no entry)", res, err)
+	if _, id := res[4].(string); err != nil || len(res) != 7 || !id || res[5] != int64(0) || res[6] != int64(0) {
+		t.Fatalf("script reply without entries: %v, %v (want the head with the entry id and no entry, then 0)",
+			res, err)
 	}
 	if got, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 9, Qty: 1, RequestID: reqID(9)}},
 		time.Time{}); err != nil || got[0].Err != nil || got[0].Entries != nil {
@@ -70,8 +72,8 @@ func TestReserveEntryOnlyWithEntries(t *testing.T) {
 	for f, v := range msgs[0].Values {
 		want[f] = fmt.Sprint(v)
 	}
-	a, err := event.Attributes(got[0].Values)
-	if err != nil || !reflect.DeepEqual(got[0].Values, want) || a[event.FieldOrderNo] != r.OrderNo ||
+	as, err := event.EntryAttributes(got[0].Values)
+	if err != nil || len(as) != 1 || !reflect.DeepEqual(got[0].Values, want) || as[0][event.FieldOrderNo] != r.OrderNo ||
 		got[0].ActivityID != aid || got[0].Seq != 4 {
 		t.Fatalf("returned entry %+v (%v), stream entry %v, order %s", got[0], err, want, r.OrderNo)
 	}

@@ -73,7 +73,7 @@ var (
 	adjustScript          = newScript("adjust", adjustArgs{}, entryLua, unsentLua, adjustLua)
 	restoreScript         = newScript("restore", restoreArgs{}, orderLua, rebuildLua, restoreLua)
 	restoreHoldingsScript = newScript("restore_holdings", restoreHoldingsArgs{}, rebuildLua, restoreHoldingsLua)
-	ackedScript           = newScript("acked", nil, ackedLua)
+	ackedScript           = newScript("acked", ackedArgs{}, ackedLua)
 	claimEpochScript      = newScript("claim_epoch", claimEpochArgs{}, claimEpochLua)
 	lostScript            = newScript("lost", lostArgs{}, lostLua)
 	wipeScript            = newScript("wipe", nil, wipeLua)

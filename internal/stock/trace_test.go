@@ -47,16 +47,16 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 		t.Fatalf("%d entries, %d acknowledged, %v; want 3", len(entries), len(acked), err)
 	}
 	for i, wantTP := range []string{want, want, ""} {
-		a, err := event.Attributes(entries[i].Values)
+		as, err := event.EntryAttributes(entries[i].Values)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ack, err := event.Attributes(acked[i].Values)
+		ack, err := event.EntryAttributes(acked[i].Values)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := a[event.FieldTraceParent]; got != wantTP || ack[event.FieldTraceParent] != wantTP {
-			t.Errorf("entry %d: tp %q, acknowledged with %q; want %q", i, got, ack[event.FieldTraceParent], wantTP)
+		if got := as[0][event.FieldTraceParent]; got != wantTP || ack[0][event.FieldTraceParent] != wantTP {
+			t.Errorf("entry %d: tp %q, acknowledged with %q; want %q", i, got, ack[0][event.FieldTraceParent], wantTP)
 		}
 	}
 }

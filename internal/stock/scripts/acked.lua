@@ -2,13 +2,19 @@
 -- itself. Each entry whose epoch the activity's stock hash still holds (the book that
 -- made the change still sells: no flush, no rebuild since) is deleted from the outbox, so
 -- the relay does not produce it a second time. Check and delete in one step: a rebuilt
--- outbox is never touched. Concurrent Ackers share one call (relay.Acker batches them).
+-- outbox is never touched. Concurrent Ackers share one call (relay.Acker batches them). An
+-- entry is one change's event or a reservation batch's events (reserve.lua): checked and
+-- deleted whole.
 -- KEYS[1] stock hash  KEYS[2] events stream
--- ARGV[2i-1] entry i's epoch ('ep')  ARGV[2i] entry i's id  (i = 1..n, n >= 1)
+-- ARGV (stock.ackedArgs, read by the ARG_ names prepended): from ARG_ENTRIES on the entries
+-- (n >= 1), ENTRY_WIDTH values each (stock.ackedEntryArgs): EPOCH the epoch it was written
+-- under ('ep') and ID its id; entry i's ENTRY_<NAME> is
+-- ARGV[ARG_ENTRIES - 1 + ENTRY_WIDTH * (i - 1) + ENTRY_<NAME>].
 -- Returns {0, epoch, seq, same_1, ..., same_n}: the hash's epoch and change count 'seq',
 --         and per entry 1 (its epoch: deleted) or 0 (another epoch: nothing deleted);
 --         {-1} the hash is gone (not warm); {-11} a bad argument.
-if #ARGV < 2 or #ARGV % 2 ~= 0 then
+local n = (#ARGV - ARG_ENTRIES + 1) / ENTRY_WIDTH
+if n < 1 or n ~= math.floor(n) then
   return {-11}
 end
 local h = redis.call('HMGET', KEYS[1], 'epoch', 'seq')
@@ -21,9 +27,10 @@ if not ep then
 end
 local out = {0, ep, h[2] or '0'}
 local del = {}
-for i = 1, #ARGV, 2 do
-  if ARGV[i] == ep then
-    del[#del + 1] = ARGV[i + 1]
+for i = 1, n do
+  local a = ARG_ENTRIES - 1 + ENTRY_WIDTH * (i - 1)
+  if ARGV[a + ENTRY_EPOCH] == ep then
+    del[#del + 1] = ARGV[a + ENTRY_ID]
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

@@ -24,6 +24,19 @@ local function packOrderEntry(t, aid, sku, ono, uid, qty, at, rid, cms, ems, ep,
     ' at=' .. at .. ' rid=' .. rid .. (cms and ' cms=' .. cms or '') .. ' ems=' .. ems .. ' ep=' .. ep ..
     ' sq=' .. sq .. trace
 end
+-- A reserve batch's events go in one entry (event.BatchSep in Go): a first line of the attributes
+-- they share (packBatchHead: the batch is one change, of one seq), then a line per event of its
+-- own (batchLine), each starting with a newline; the caller concatenates the lines once
+-- (table.concat) and XADDs the entry.
+-- packBatchHead is the shared line of a batch of t events (trace from entryTrace).
+local function packBatchHead(t, aid, sku, at, ems, ep, sq, trace)
+  return 't=' .. t .. ' aid=' .. aid .. ' sku=' .. sku .. ' at=' .. at .. ' ems=' .. ems .. ' ep=' .. ep ..
+    ' sq=' .. sq .. trace
+end
+-- batchLine is an order event's own line in a batch entry, in one concatenation.
+local function batchLine(ono, uid, qty, rid)
+  return '\nono=' .. ono .. ' uid=' .. uid .. ' qty=' .. qty .. ' rid=' .. rid
+end
 -- entryKeys is the order of an entry's attributes.
 local entryKeys = {'t', 'aid', 'sku', 'ono', 'uid', 'qty', 'd', 'at', 'rid', 'cms', 'ems', 'ep', 'sq', 'tn', 'tp'}
 -- packEntry is the entry of any change from its attributes by key ({t = 'adjusted', aid = ...};

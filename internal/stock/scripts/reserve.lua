@@ -10,17 +10,19 @@
 -- per buyer the quantity held (reserved + paid) and per request id its order_no: one request
 -- id makes at most one order of a buyer in an activity (as MySQL's
 -- UNIQUE(activity_id, uid, request_id) holds too), for as long as the activity's keys live.
--- 'seq' in the stock hash counts the activity's order changes; an order records the seq of
--- its creation ('cseq') and of its last change ('useq'), so reconciliation can read the
--- orders in chunks and still see them as they were at one seq. Each change's event carries
--- its seq ('sq'): an Acker that sees a seq it acknowledged for another entry, or the hash's
--- seq below one it acknowledged, knows Redis lost acknowledged writes (a partial rollback:
--- relay.Acker).
+-- 'seq' in the stock hash counts the activity's order changes, a reservation batch one (its
+-- orders are made at once); an order records the seq of its creation ('cseq') and of its last
+-- change ('useq'), so reconciliation can read the orders in chunks and still see them as they
+-- were at one seq. Each change's entry carries its seq ('sq'; the batch's on its shared line):
+-- an Acker that sees a seq it acknowledged for another entry, or the hash's seq below one it
+-- acknowledged, knows Redis lost acknowledged writes (a partial rollback: relay.Acker).
 -- Per batch: one HMGET of the stock hash, TIME, one HMGET of the buyers hash (every item's
 -- holding and request id), one HMGET of the orders hash (every item's fresh order_no: the
--- collision check; and every replayed order); then per item made one XADD; then one HSET of
--- the orders hash, one of the buyers hash, one ZADD of the pending zset and one HSET of the
--- stock hash's counters. Later items see what earlier ones did (Lua tables: the holdings,
+-- collision check; and every replayed order); then, when any item was reserved, one XADD of the
+-- batch's entry (every reservation's event in it: entry.lua, packBatchHead and batchLine; a
+-- batch that made one order writes the entry of one change, packOrderEntry),
+-- one HSET of the orders hash, one of the buyers hash, one ZADD of the pending zset and one
+-- HSET of the stock hash's counters. Later items see what earlier ones did (Lua tables: the holdings,
 -- the request ids, the numbers taken). The pending zset gets one member per batch: the
 -- numbers of the orders made, space-separated, scored by their expire-at (the same for all).
 -- The orders hash, the buyers hash and the pending zset get their EXPIREAT only when this
@@ -29,13 +31,13 @@
 -- zset, which then vanishes).
 -- Returns the reply head (code 0, remaining the stock hash's before the call, 0 when absent;
 -- expire_at_ms and created_ms those of every order the call makes, expire_at_ms 0 when the
--- hash's pay timeout is unusable), then ri, item i's answer, flat but for replays:
---   entry_id (a string): reserved, its outbox entry entry_id; with ARG_WANT_ENTRIES "1" the
---     items' entries follow the answers (the value of the entry's field 'e', entry.lua; 0 for
---     an item not reserved);
+-- hash's pay timeout is unusable; entry_id the batch's outbox entry's id, '' when nothing was
+-- reserved; entry, with ARG_WANT_ENTRIES "1", the entry as the stream holds it (the value of its
+-- field 'e'), else 0), then ri, item i's answer, flat but for replays:
+--   0: reserved, its event in the batch's entry (every order the call made has it as 'er');
 --   a replay (the request id seen before, also earlier in this batch): the order as it is now,
 --     with ARG_WANT_ENTRIES "1" its entries still in the outbox (unsent: {id, fields, ...}, or
---     {id, entry} for an entry of this call); {1, order_no} when the order is gone;
+--     {id, entry} for the entry of this call); {1, order_no} when the order is gone;
 --   code < 0 (an integer, see codes.go): -2 not started, -3 ended, -4 limit, -5 sold out,
 --     -11 bad quantity, -12 the order number is taken (nothing written for the item: the
 --     caller retries it with a fresh one).
@@ -106,13 +108,15 @@ end
 local out = {}
 out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
   expireAt or 0, now
--- made: the reservations made so far; oh, bh the orders hash's and the buyers hash's fields and
--- values to write (a buyer's holding once per order: the last one written holds); pz the
--- pending member (their numbers); held[field], req[field] a holding and a request id this call
--- changed (later items see them); mine[order_no] the item that made it (a replay of it later
--- in the batch answers from its entry; a number taken twice in one call is refused); ents[i]
--- item i's entry, with ARG_WANT_ENTRIES "1".
-local made, oh, bh, nb, pz, held, req, mine, ents = 0, {}, {}, 0, {}, {}, {}, {}, {}
+-- made: the reservations made so far; pz their numbers (the pending member), mu, mq, mr
+-- their uids, quantities and request ids (their orders are packed once the entry's id is
+-- known); bh the buyers hash's fields and values to write (a buyer's holding once per order: the
+-- last one written holds); held[field], req[field] a holding and a request id this call changed
+-- (later items see them); mine[order_no] the item that made it (a replay of it later in the
+-- batch waits on this call's entry, late: those replays; a number taken twice in one call is
+-- refused).
+local made, bh, nb, pz, held, req, mine, late = 0, {}, 0, {}, {}, {}, {}, {}
+local mu, mq, mr = {}, {}, {}
 -- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
 -- and string.format cost more than a table look-up, and quantities repeat).
 local qtyN, qtyS = {}, {}
@@ -136,7 +140,7 @@ for i = 1, n do
         [REPLAY_QTY] = tonumber(ARGV[base(m) + ITEM_QTY]), [REPLAY_EXPIRE_AT_MS] = expireAt, [REPLAY_CREATED_MS] = now,
         [REPLAY_REMAINING] = remaining}
       if want then
-        r[REPLAY_UNSENT] = {out[REPLY_HEAD + m], ents[m]}
+        late[#late + 1] = r -- its unsent: this call's entry, once written
       end
     else
       local o = unpackOrder(before[rono])
@@ -178,9 +182,9 @@ for i = 1, n do
       -- a taken number: nothing written for this item
       r = -12
     else
-      made, seq = made + 1, seq + 1
+      made = made + 1
       remaining, locked = remaining - qty, locked + qty
-      local uid, rid, seqS, qs = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], string.format('%d', seq), qtyS[qty]
+      local uid, rid, qs = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], qtyS[qty]
       if not qs then
         qs = string.format('%d', qty)
         qtyS[qty] = qs
@@ -188,33 +192,49 @@ for i = 1, n do
       -- a new buyer's holding is the quantity: its string is made already
       local hs = h == 0 and qs or string.format('%d', h + qty)
       h = h + qty
-      -- no 'cms': a reserved event's creation time is its 'at' (event.FromStream fills it in)
-      local e = packOrderEntry('reserved', aid, sku, ono, uid, qs, nowS, rid, nil, expireAtS, epoch, seqS, trace)
-      local id = addEntry(KEYS[5], e)
-      -- 'er': the reserved entry's id, so a replay can tell whether it is in Kafka yet (unsent)
-      oh[2 * made - 1], oh[2 * made] = ono, packOrder('reserved', uid, qs, expireAtS, nowS, rid, seqS, seqS, id)
-      pz[made], mine[ono], held[hf], req[rf] = ono, i, h, ono
+      -- no 'cms': a reserved event's creation time is its 'at' (event.FromAttributes fills it in)
+      pz[made], mu[made], mq[made], mr[made] = ono, uid, qs, rid
+      mine[ono], held[hf], req[rf] = i, h, ono
       bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, hs, nb + 4
-      r = id
-      if want then
-        ents[i] = e
-      end
+      r = 0
     end
   end
   out[REPLY_HEAD + i] = r
 end
-if want then
-  for i = 1, n do
-    out[REPLY_HEAD + n + i] = ents[i] or 0
-  end
-end
+out[REPLY_ENTRY_ID], out[REPLY_ENTRY] = '', 0
 if made > 0 then
-  -- one write per key for the batch
+  -- one change (seq) and one outbox entry for the batch, then one write per key
+  seq = seq + 1
+  local seqS = string.format('%d', seq)
+  local e
+  if made == 1 then -- the entry of one change, one concatenation
+    e = packOrderEntry('reserved', aid, sku, pz[1], mu[1], mq[1], nowS, mr[1], nil, expireAtS, epoch, seqS, trace)
+  else -- a batch entry: its shared line, then one line per event (entry.lua)
+    local ep = {packBatchHead('reserved', aid, sku, nowS, expireAtS, epoch, seqS, trace)}
+    for j = 1, made do
+      ep[j + 1] = batchLine(pz[j], mu[j], mq[j], mr[j])
+    end
+    e = table.concat(ep)
+  end
+  local id = addEntry(KEYS[5], e)
+  -- 'er': the entry's id, so a replay can tell whether the order's event is in Kafka yet (unsent)
+  local oh = {}
+  for j = 1, made do
+    oh[2 * j - 1], oh[2 * j] = pz[j],
+      packOrder('reserved', mu[j], mq[j], expireAtS, nowS, mr[j], seqS, seqS, id)
+  end
+  out[REPLY_ENTRY_ID] = id
+  if want then
+    out[REPLY_ENTRY] = e
+    for _, r in ipairs(late) do
+      r[REPLAY_UNSENT] = {id, e}
+    end
+  end
   redis.call('HSET', KEYS[3], unpack(oh))
   redis.call('HSET', KEYS[4], unpack(bh))
   redis.call('ZADD', KEYS[2], expireAtS, table.concat(pz, ' '))
   redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining),
-    'locked', string.format('%d', locked), 'kx', '1', 'seq', string.format('%d', seq))
+    'locked', string.format('%d', locked), 'kx', '1', 'seq', seqS)
   if fresh then
     redis.call('EXPIREAT', KEYS[2], expS)
     redis.call('EXPIREAT', KEYS[3], expS)

@@ -130,11 +130,13 @@ func outboxValues(t *testing.T, keys stock.Keys) []string {
 	}
 	var values []string
 	for _, e := range entries {
-		ev, err := event.FromStream(e.ID, e.Values)
+		evs, err := event.FromEntry(e.ID, e.Values) // a reservation batch's entry holds several
 		if err != nil {
 			t.Fatal(err)
 		}
-		values = append(values, marshal(t, ev))
+		for _, ev := range evs {
+			values = append(values, marshal(t, ev))
+		}
 	}
 	return values
 }

@@ -38,7 +38,7 @@ func (a *acker) AckBatch(_ context.Context, es []stock.Entry) []error {
 			len(n) != 1 {
 			a.t.Errorf("entry %s handed to the acker before it is in the outbox (%v)", en.ID, err)
 		}
-		if uid, _ := event.Attributes(en.Values); uid[event.FieldUID] == a.refuse {
+		if slices.Contains(uids(en), a.refuse) {
 			errs[i] = xerr.New(xerr.Busy, "refused")
 		}
 	}
@@ -55,12 +55,13 @@ func (a *acker) take(refuse string) [][]stock.Entry {
 }
 
 // The Redis book runs a change's script, then hands the acker the entries its answer waits on,
-// a call's at once and each once; an item whose entry the acker refuses is BUSY, its change
-// staying made, and its retry hands the same entry over again. Pay, cancel and adjust likewise.
+// a call's at once and each once (a batch's reservations are one entry); an item whose entry the
+// acker refuses is BUSY, its change staying made, and its retry hands the same entry over again.
+// Pay, cancel and adjust likewise.
 func TestRedisBookAcknowledgesAfterTheScript(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 100, Limit: 2})
-	a := &acker{t: t, e: e, refuse: "4"}
+	a := &acker{t: t, e: e, refuse: "40"}
 	b := book.Redis{Store: e.Store, Acker: a}
 	items := make([]stock.ReserveItem, 0, 33)
 	for i := range 32 {
@@ -71,17 +72,21 @@ func TestRedisBookAcknowledgesAfterTheScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls := a.take(""); len(calls) != 1 || len(calls[0]) != 32 {
-		t.Fatalf("acker calls %d (%v), want one of 32 entries", len(calls), calls)
+	if calls := a.take("40"); len(calls) != 1 || len(calls[0]) != 1 || len(uids(calls[0][0])) != 32 {
+		t.Fatalf("acker calls %d (%v), want one of the batch's entry of 32 events", len(calls), calls)
 	}
 	for i, r := range got {
-		if refused := i == 3 || i == 32; refused != (xerr.CodeOf(r.Err) == xerr.Busy) || !refused && r.Err != nil {
+		if r.Err != nil || r.Replay != (i == 32) {
 			t.Fatalf("item %d: %+v", i, r)
 		}
 	}
-	r, err := b.Reserve(ctx, aid, 4, 1, rid(3))
+	if _, err := b.Reserve(ctx, aid, 40, 1, rid(40)); xerr.CodeOf(err) != xerr.Busy {
+		t.Fatalf("a reservation whose entry the acker refuses: %v, want BUSY", err)
+	}
+	refused := a.take("")
+	r, err := b.Reserve(ctx, aid, 40, 1, rid(40))
 	if calls := a.take(""); err != nil || !r.Replay || r.State != domain.StateReserved || len(calls) != 1 ||
-		len(calls[0]) != 1 || uid(calls[0][0]) != "4" {
+		len(calls[0]) != 1 || calls[0][0].ID != refused[0][0].ID {
 		t.Fatalf("retry of the refused item: %+v, %v, acker calls %v", r, err, calls)
 	}
 	changes := []struct {
@@ -113,10 +118,14 @@ func TestRedisBookAcknowledgesAfterTheScript(t *testing.T) {
 	e.CheckInvariant(aid)
 }
 
-// uid is an outbox entry's uid.
-func uid(en stock.Entry) string {
-	a, _ := event.Attributes(en.Values)
-	return a[event.FieldUID]
+// uids are the uids of an outbox entry's events.
+func uids(en stock.Entry) []string {
+	as, _ := event.EntryAttributes(en.Values)
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a[event.FieldUID]
+	}
+	return out
 }
 
 // The fence comes after the acker: a change acknowledged while degrade mode took its activity
