@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/internal/buildinfo"
+	"github.com/seckill/seckill/internal/telemetry"
 )
 
 // Config is the gateway's configuration (etc/seckill-api.yaml).
@@ -69,6 +70,10 @@ func New(c Config) (*Server, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	// go-zero's TraceHandler, the inventory client's trace interceptor and the fast path's
+	// span only when the gateway's Telemetry exports (DESIGN "Traces").
+	telemetry.Rest(&c.RestConf)
+	telemetry.Client(&c.Inventory, c.Telemetry)
 	ctx, err := svc.New(c)
 	if err != nil {
 		return nil, err
