@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/internal/buildinfo"
+	"github.com/seckill/seckill/internal/telemetry"
 )
 
 // Config is the gateway's configuration (etc/seckill-api.yaml).
@@ -69,6 +70,10 @@ func New(c Config) (*Server, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	// go-zero's TraceHandler, the inventory client's trace interceptor and the fast path's
+	// span only when the gateway's Telemetry exports (DESIGN "Traces").
+	telemetry.Rest(&c.RestConf)
+	telemetry.Client(&c.Inventory, c.Telemetry)
 	ctx, err := svc.New(c)
 	if err != nil {
 		return nil, err
@@ -77,13 +82,14 @@ func New(c Config) (*Server, error) {
 	// The reservation route's pipeline runs in front of go-zero's route chain (DESIGN "The
 	// fast path"), inside the per-address limits, which see requests before go-zero's JWT
 	// middleware and the 401s it writes.
-	addrs, err := middleware.NewAddrLimit(ctx.Pipeline.Front(router.NewRouter()), ctx.AddrAuthFail,
+	rc, routes := routing(c)
+	addrs, err := middleware.NewAddrLimit(ctx.Pipeline.Front(routes), ctx.AddrAuthFail,
 		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, ctx.ClientIP)
 	if err != nil {
 		ctx.Close()
 		return nil, err
 	}
-	srv, err := rest.NewServer(c.RestConf,
+	srv, err := rest.NewServer(rc,
 		// Outermost: body cap for chunked bodies, JSON bodies for go-zero's bare errors.
 		rest.WithRouter(reply.Router{Router: addrs, MaxBytes: c.MaxBytes}),
 		rest.WithNotFoundHandler(reply.NotFound),
@@ -104,6 +110,18 @@ func New(c Config) (*Server, error) {
 	}
 	reply.RedactLogs() // after rest.NewServer set the logging up
 	return &Server{Config: c, svc: ctx, rest: srv, started: make(chan struct{})}, nil
+}
+
+// routing is the rest server's config and router: while the gateway traces, its route
+// spans are made by telemetry.Router in place of go-zero's TraceHandler, which builds the
+// attribute lists of every request before the sampling decision (DESIGN "Traces").
+func routing(c Config) (rest.RestConf, httpx.Router) {
+	rc, routes := c.RestConf, router.NewRouter()
+	if !rc.Middlewares.Trace {
+		return rc, routes
+	}
+	rc.Middlewares.Trace = false
+	return rc, telemetry.Router(c.Name, c.TraceIgnorePaths, routes)
 }
 
 // Start serves until Stop; it blocks.

@@ -3,8 +3,9 @@ package apiserver_test
 // Throughput of the gateway beside bare go-zero baselines, all in one `go test -bench`
 // run on loopback. Profile (the same for every server here): go-zero Mode "test", which
 // disables load shedding process-wide, CpuThreshold 0, every other default middleware on
-// (trace, log at level severe, prometheus, maxconns, breaker, timeout, recover, metrics,
-// maxbytes, gunzip), JWT on the buyer routes and on the echo. Only well-formed outcomes
+// (log at level severe, prometheus, maxconns, breaker, timeout, recover, metrics, maxbytes,
+// gunzip; trace in the baselines only: with Telemetry off the gateway installs none of
+// go-zero's trace middleware), JWT on the buyer routes and on the echo. Only well-formed outcomes
 // count (devkit/baseline): 200 with an order_no for reservations and the echo, 409
 // SOLD_OUT for rejections, 200 {"code":"SOLD_OUT"} for the bare handler; anything else is
 // reported as "malformed" and fails the benchmark. The baseline servers and the load

@@ -68,9 +68,8 @@ func apiConfig(t testing.TB, keys stock.Keys, rpcAddr string) apiserver.Config {
 	c.Log.Level = "severe"
 	c.Log.Stat = false
 	c.DevServer.Enabled = false
-	// No trace agent unless a test records spans (testenv.RecordSpans starts it): go-zero
-	// starts one per process, and while it runs every answer carries a traceparent and the
-	// edge's fast path stays off.
+	// Telemetry off: no trace agent, and none of go-zero's trace middleware even once a
+	// test of the process started one (testenv.RecordSpans); startTraced turns it on.
 	c.Telemetry.Disabled = true
 	c.MaxBytes = 64 << 10
 	c.CpuThreshold = 0

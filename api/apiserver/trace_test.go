@@ -21,7 +21,7 @@ import (
 // zRPC client and server spans, the script (stock.reserve) and its EVALSHA all belong to the caller's trace,
 // each span the child of the one before (the trace context crosses HTTP and zRPC).
 func TestReservationTrace(t *testing.T) {
-	e := start(t)
+	e := startTraced(t)
 	exp := testenv.RecordSpans(t)
 	a := e.warm(map[string]any{"stock": 5})
 	exp.Reset()
@@ -111,7 +111,7 @@ func attrs(s tracetest.SpanStub) string {
 // one to a sampled caller is made fast too, inside a server span named as the route's,
 // under the caller's span, with the answer's status.
 func TestFastPathFollowsSampling(t *testing.T) {
-	e := start(t)
+	e := startTraced(t)
 	exp := testenv.RecordSpans(t)
 	a, _ := sellOut(t, e, 1, nil, e)
 	body := fmt.Sprintf(`{"activity_id":%d,"request_id":"sampling-0001","quantity":1}`, a.ActivityID)

@@ -31,6 +31,7 @@ import (
 	"github.com/seckill/seckill/api/apiserver"
 	"github.com/seckill/seckill/devkit/standalone"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/telemetry"
 )
 
 // Config is one bench run.
@@ -384,11 +385,15 @@ func profile(c apiserver.Config) Profile {
 	if c.Edge.Enabled {
 		edge = fmt.Sprintf("on (sold-out mark TTL %s)", c.Edge.SoldOutTTL)
 	}
+	trace := "trace in the baselines only (the gateway's Telemetry exports no spans: none of go-zero's trace middleware)"
+	if telemetry.Exports(c.Telemetry) {
+		trace = "trace"
+	}
 	rest := fmt.Sprintf("every other go-zero rest middleware on as in etc/seckill-api.yaml (timeout %d ms, MaxBytes "+
-		"%d, MaxConns %d, breaker, prometheus, trace, recover, gunzip); JWT on the buyer routes and on the echo; the "+
+		"%d, MaxConns %d, breaker, prometheus, %s, recover, gunzip); JWT on the buyer routes and on the echo; the "+
 		"gateway's rate limit %s, the echo has none; the gateway's own sold-out / window answers %s; log level %s, "+
 		"Log.Stat off",
-		c.Timeout, c.MaxBytes, c.MaxConns, rl, edge, c.Log.Level)
+		c.Timeout, c.MaxBytes, c.MaxConns, trace, rl, edge, c.Log.Level)
 	if noShed(c.Mode) {
 		return Profile{Name: "noshed-" + c.Mode, Description: fmt.Sprintf(
 			"no adaptive load shedding in any server of the process (inventory rpc, writer, gateway, both baselines): "+

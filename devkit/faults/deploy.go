@@ -127,7 +127,7 @@ func (d *Deployment) configure(s *System, inv *rpcserver.Config, w *mqserver.Con
 	case "mysql-user":
 		w.Mysql.DataSource = inv.Mysql.DataSource
 	case "trace":
-		g.Telemetry.Endpoint = "" // the gateway's spans are made, not exported
+		g.Telemetry.Endpoint = "" // the gateway neither makes nor exports spans (internal/telemetry)
 	case "trace-writer":
 		w.Telemetry.Endpoint = "" // the writers' spans (the Kafka hop's consumer) are not exported
 	case "apps-hash":

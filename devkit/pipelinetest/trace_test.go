@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/devkit/pipelinetest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 const traceBuyerSecret = "trace-buyer-5d1e9a7c3b8f2e6a0c4d7b1f9e3a5c8d"
@@ -49,6 +50,7 @@ func gateway(t *testing.T, p *pipelinetest.Pipeline) string {
 	c.Redis.Host = p.Redis.Addr
 	c.KeyPrefix = p.Keys.Prefix
 	c.RateLimit.Enabled, c.AddrLimit.Enabled = false, false
+	c.Telemetry = testenv.Telemetry() // go-zero's trace middleware and interceptors on
 	s, err := apiserver.New(c)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +84,9 @@ func traced(base, traceID string) *apiclient.Client {
 // MySQL spans, is the child of one consume span and links to the other when both events
 // share a transaction.
 func TestReservationTraceReachesTheWriter(t *testing.T) {
-	p := pipelinetest.Start(t, pipelinetest.Options{})
+	p := pipelinetest.Start(t, pipelinetest.Options{Inventory: func(c *rpcserver.Config) {
+		c.Telemetry = testenv.Telemetry()
+	}})
 	base := gateway(t, p)
 	exp := testenv.RecordSpans(t)
 	aid := p.Activity(10, 2, 600, time.Now().Add(-time.Minute), time.Now().Add(time.Hour))

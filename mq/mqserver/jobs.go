@@ -7,6 +7,7 @@ import (
 	"github.com/zeromicro/go-zero/core/service"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/internal/telemetry"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/mq/internal/svc"
 	"github.com/seckill/seckill/rpc/inventoryclient"
@@ -22,11 +23,9 @@ func newJobs(c Config, ctx *svc.ServiceContext) []service.Service {
 		logx.Info("mq: no Inventory configured, the jobs (expiry, reconcile, warm-up) do not run")
 		return nil
 	}
-	// NonBlock: the mq service may start before the inventory service.
-	c.Inventory.NonBlock = true
 	opts, err := c.InventoryTLS.Options()
 	logx.Must(err)
-	cli := zrpc.MustNewClient(c.Inventory, opts...)
+	cli := zrpc.MustNewClient(inventoryConf(c), opts...)
 	progress, err := newProgress(c)
 	if err != nil {
 		logx.Errorf("mq: the jobs do not run: %v", err)
@@ -40,4 +39,14 @@ func newJobs(c Config, ctx *svc.ServiceContext) []service.Service {
 		return progress.Reached(ctx, ends)
 	}
 	return jobs.New(c.Jobs, inventoryclient.NewInventory(cli), ctx.DB, caughtUp)
+}
+
+// inventoryConf is the jobs' client of the inventory service: NonBlock, since the mq service
+// may start before it; go-zero's trace interceptors only when mq's Telemetry exports spans
+// (DESIGN "Traces").
+func inventoryConf(c Config) zrpc.RpcClientConf {
+	cc := c.Inventory
+	cc.NonBlock = true
+	telemetry.Client(&cc, c.Telemetry)
+	return cc
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/telemetry"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/caller"
 	"github.com/seckill/seckill/rpc/internal/config"
@@ -80,10 +81,7 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	srv := &Server{Svc: ctx}
-	c.MethodTimeouts = longCalls(c.MethodTimeouts, c.Reconcile.Timeout)
-	sc := c.RpcServerConf
-	sc.Auth = false // authApps' authenticator in place of go-zero's
-	s, err := zrpc.NewServer(sc, func(g *grpc.Server) {
+	s, err := zrpc.NewServer(serverConf(c), func(g *grpc.Server) {
 		srv.mu.Lock()
 		srv.grpc = g
 		srv.mu.Unlock()
@@ -139,6 +137,17 @@ func New(c Config) (*Server, error) {
 		}}))
 	srv.rpc, srv.group = s, group
 	return srv, nil
+}
+
+// serverConf is go-zero's server config as the service runs it: Reconcile and Repair with
+// their timeout (longCalls), authApps' authenticator in place of go-zero's, and go-zero's
+// trace interceptors only when the service exports spans (DESIGN "Traces").
+func serverConf(c Config) zrpc.RpcServerConf {
+	sc := c.RpcServerConf
+	sc.MethodTimeouts = longCalls(c.MethodTimeouts, c.Reconcile.Timeout)
+	sc.Auth = false
+	telemetry.Server(&sc)
+	return sc
 }
 
 // authApps returns the authenticator of Apps: the service checks tokens itself, from

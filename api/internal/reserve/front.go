@@ -50,7 +50,7 @@ func (p *Pipeline) Front(router httpx.Router) httpx.Router {
 
 // tracing: go-zero's trace agent runs (Telemetry not disabled, in any service of the
 // process): it installed the OpenTelemetry SDK's provider, and the route's TraceHandler
-// makes a span of each request and returns its traceparent.
+// (installed: Front.Trace) makes a span of each request and returns its traceparent.
 func tracing() bool {
 	_, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
 	return ok

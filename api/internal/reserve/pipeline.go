@@ -64,7 +64,8 @@ type Front struct {
 	Answer bool
 	// MaxBytes is the gateway's body limit (a larger body goes to the route, which refuses it).
 	MaxBytes int64
-	// Trace: go-zero's Middlewares.Trace; Name: the gateway's name in its spans.
+	// Trace: go-zero's Middlewares.Trace, as the gateway's Telemetry decided it
+	// (internal/telemetry); Name: the gateway's name in its spans.
 	Trace bool
 	Name  string
 	// Log: go-zero's Middlewares.Log (its access log line per request, at level info): a
