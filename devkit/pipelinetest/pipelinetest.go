@@ -6,7 +6,7 @@ package pipelinetest
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -275,13 +275,17 @@ func (p *Pipeline) RedisSales(aid int64) map[string]time.Time {
 func Retry[T any](t testing.TB, limit time.Duration, fn func() (T, error)) (T, error) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
+	seen := map[string]int{} // each BUSY's message and how often: a last "breaker open" hides its cause
 	for {
 		v, err := fn()
 		if c := xerr.FromStatus(err); err == nil || c.Code != xerr.Busy {
 			return v, err
 		}
+		if _, ok := seen[err.Error()]; ok || len(seen) < 8 {
+			seen[err.Error()]++
+		}
 		if time.Now().After(deadline) {
-			return v, errors.New("still BUSY after " + limit.String())
+			return v, fmt.Errorf("still BUSY after %s; answers seen: %v", limit, seen)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

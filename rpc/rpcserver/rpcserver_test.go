@@ -384,7 +384,7 @@ func TestReconcileOutlivesTheServerTimeout(t *testing.T) {
 	serve := func(named bool) inventory.InventoryClient {
 		c := rpctest.Config(t, env.Keys, db.DSN)
 		c.Timeout = 100                   // ms
-		c.Reconcile.ReadDuty = 0.02       // a pause 49 times each chunk's read
+		c.Reconcile.ReadDuty = 0.005      // pause 199x each chunk's read (at 0.02 a ~100 ms run sometimes ended in time)
 		c.Reconcile.Timeout = time.Minute // shipped: 1 m
 		if named {
 			c.MethodTimeouts = []zrpc.MethodTimeoutConf{
