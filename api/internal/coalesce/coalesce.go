@@ -4,7 +4,11 @@ package coalesce
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
 	"github.com/seckill/seckill/internal/xerr"
@@ -68,4 +72,196 @@ func itemResult(r *inventoryclient.ReserveResult) (*inventoryclient.ReserveResp,
 		return nil, xerr.Known(xerr.Code(r.Code), r.Msg)
 	}
 	return r.Reservation, nil
+}
+
+// SendFunc sends items, queued for key, as one call and returns one result per item (in
+// order), or the error of the whole call. ctx is the first item's context, not cancelled by
+// any one caller, bounded by the latest of their deadlines.
+type SendFunc[I, R any] func(ctx context.Context, key int64, items []I) ([]R, error)
+
+// Metrics observes a Group; a nil field is not observed.
+type Metrics struct {
+	BatchSize prometheus.Observer // items per call
+	QueueWait prometheus.Observer // seconds from joining the queue to being sent
+	Expired   prometheus.Counter  // items answered BUSY, never sent: their deadline passed queued
+}
+
+// Group queues items per key and sends each queue's contents as one call whenever one of the
+// key's inFlight senders is free; it has no timer (docs/DESIGN.md "Coalesced reservations").
+type Group[I, R any] struct {
+	send     SendFunc[I, R]
+	inFlight int
+	maxBatch int
+	metrics  Metrics
+
+	mu     sync.Mutex
+	queues map[int64]*queue[I, R] // only keys with queued or sent items
+}
+
+// NewGroup returns a group sending through send, at most inFlight calls per key at once and
+// at most maxBatch items per call.
+func NewGroup[I, R any](inFlight, maxBatch int, m Metrics, send SendFunc[I, R]) *Group[I, R] {
+	return &Group[I, R]{send: send, inFlight: max(inFlight, 1), maxBatch: max(maxBatch, 1), metrics: m,
+		queues: map[int64]*queue[I, R]{}}
+}
+
+// queue is one key's waiting calls (in arrival order) and its running senders.
+type queue[I, R any] struct {
+	waiting []*call[I, R]
+	senders int
+}
+
+// A call's states: queued until a sender takes it or its caller gives up (abandoned).
+const (
+	queued int32 = iota
+	taken
+	abandoned
+)
+
+// call is one queued item; done receives its answer exactly once (buffered).
+type call[I, R any] struct {
+	ctx   context.Context
+	item  I
+	since time.Time
+	state atomic.Int32
+	done  chan result[R]
+}
+
+type result[R any] struct {
+	res R
+	err error
+}
+
+// Do queues item for key and returns its own result, the call's error when the whole call
+// failed (through xerr.FromStatus), or BUSY when ctx ended before it was sent.
+func (g *Group[I, R]) Do(ctx context.Context, key int64, item I) (R, error) {
+	var zero R
+	if ctx.Err() != nil {
+		g.expired()
+		return zero, xerr.ErrBusy
+	}
+	cl := &call[I, R]{ctx: ctx, item: item, since: time.Now(), done: make(chan result[R], 1)}
+	if g.enqueue(key, cl) {
+		go g.run(key)
+	}
+	select {
+	case r := <-cl.done:
+		return r.res, r.err
+	case <-ctx.Done():
+		if cl.state.CompareAndSwap(queued, abandoned) {
+			g.expired()
+			return zero, xerr.ErrBusy
+		}
+		r := <-cl.done // sent already: its outcome is the call's
+		return r.res, r.err
+	}
+}
+
+func (g *Group[I, R]) expired() {
+	if g.metrics.Expired != nil {
+		g.metrics.Expired.Inc()
+	}
+}
+
+// enqueue appends cl to key's queue and reports whether a new sender must start.
+func (g *Group[I, R]) enqueue(key int64, cl *call[I, R]) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := g.queues[key]
+	if q == nil {
+		q = &queue[I, R]{}
+		g.queues[key] = q
+	}
+	q.waiting = append(q.waiting, cl)
+	if q.senders < g.inFlight {
+		q.senders++
+		return true
+	}
+	return false
+}
+
+// run is one of key's senders: it sends what waits until the queue is empty.
+func (g *Group[I, R]) run(key int64) {
+	for {
+		batch := g.take(key)
+		if batch == nil {
+			return
+		}
+		g.sendBatch(key, batch)
+	}
+}
+
+// take removes up to maxBatch live calls from the head of key's queue, answering BUSY to
+// those whose deadline passed. With none left, the sender stops; the last one drops the queue.
+func (g *Group[I, R]) take(key int64) []*call[I, R] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := g.queues[key]
+	var batch []*call[I, R]
+	n := 0
+	for ; n < len(q.waiting) && len(batch) < g.maxBatch; n++ {
+		cl := q.waiting[n]
+		if !cl.state.CompareAndSwap(queued, taken) {
+			continue // its caller gave up
+		}
+		if cl.ctx.Err() != nil {
+			g.expired()
+			cl.done <- result[R]{err: xerr.ErrBusy}
+			continue
+		}
+		batch = append(batch, cl)
+	}
+	clear(q.waiting[:n])
+	q.waiting = q.waiting[n:]
+	if len(batch) > 0 {
+		return batch
+	}
+	q.waiting = nil
+	if q.senders--; q.senders == 0 {
+		delete(g.queues, key)
+	}
+	return nil
+}
+
+// sendBatch sends batch as one call, bounded by the latest of its deadlines, under the first
+// call's context (its trace), and answers each call.
+func (g *Group[I, R]) sendBatch(key int64, batch []*call[I, R]) {
+	items := make([]I, len(batch))
+	now := time.Now()
+	var latest time.Time
+	bounded := true
+	for i, cl := range batch {
+		items[i] = cl.item
+		if g.metrics.QueueWait != nil {
+			g.metrics.QueueWait.Observe(now.Sub(cl.since).Seconds())
+		}
+		d, ok := cl.ctx.Deadline()
+		bounded = bounded && ok
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	if g.metrics.BatchSize != nil {
+		g.metrics.BatchSize.Observe(float64(len(batch)))
+	}
+	ctx := context.WithoutCancel(batch[0].ctx)
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, latest)
+		defer cancel()
+	}
+	res, err := g.send(ctx, key, items)
+	if err == nil && len(res) != len(batch) {
+		err = xerr.Newf(xerr.Internal, "coalesced call: %d results for %d items", len(res), len(batch))
+	}
+	if err != nil {
+		failed := result[R]{err: xerr.FromStatus(err)}
+		for _, cl := range batch {
+			cl.done <- failed
+		}
+		return
+	}
+	for i, cl := range batch {
+		cl.done <- result[R]{res: res[i]}
+	}
 }

@@ -9,8 +9,23 @@ package reserve
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"path"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	"github.com/zeromicro/go-zero/core/logx"
+	gztrace "github.com/zeromicro/go-zero/core/trace"
+	"github.com/zeromicro/go-zero/rest"
+	"github.com/zeromicro/go-zero/rest/httpx"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.4.0"
+	oteltrace "go.opentelemetry.io/otel/trace"
+
+	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
@@ -89,6 +104,312 @@ type Pipeline struct {
 func New(s Stages, front Front) *Pipeline {
 	return &Pipeline{s: s, front: front, soldOut: reply.Prepare(xerr.ErrSoldOut),
 		notStarted: reply.Prepare(xerr.ErrNotStarted), end: reply.Prepare(xerr.ErrEnded)}
+}
+
+// Mount registers srv's routes with register (the generated handler.RegisterHandlers) and
+// takes the reservation route's method and path from what it registered: the one route
+// Route was mounted on. go-zero applies a route's middlewares as its group is given to
+// srv.AddRoutes, and srv.Routes lists the groups in that order, so the route is the one at
+// the count of routes registered when Route was applied. An error: Route was mounted on no
+// route or on several. Call it once, before the server starts.
+func (p *Pipeline) Mount(srv *rest.Server, register func(*rest.Server)) error {
+	p.mounts = nil
+	p.routes = func() int { return len(srv.Routes()) }
+	register(srv)
+	p.routes = nil
+	if len(p.mounts) != 1 {
+		return fmt.Errorf("reserve: the pipeline's Route is mounted on %d routes, not 1", len(p.mounts))
+	}
+	all := srv.Routes()
+	if p.mounts[0] >= len(all) {
+		return fmt.Errorf("reserve: the route Route was mounted on was not registered")
+	}
+	p.method, p.path = all[p.mounts[0]].Method, all[p.mounts[0]].Path
+	return nil
+}
+
+// mounted records that go-zero applied Route to a route: the one it registers next.
+func (p *Pipeline) mounted() {
+	if p.routes != nil {
+		p.mounts = append(p.mounts, p.routes())
+	}
+}
+
+// Path is the reservation route's method and path, once mounted.
+func (p *Pipeline) Path() (method, path string) { return p.method, p.path }
+
+var fastAnswers = promauto.NewCounterVec(prometheus.CounterOpts{
+	Namespace: "seckill",
+	Subsystem: "api",
+	Name:      "edge_fast_answers_total",
+	Help:      "reservations the gateway answered from its marks before go-zero's route chain, by code",
+}, []string{"code"})
+
+// front runs the pipeline in front of go-zero's router.
+type front struct {
+	httpx.Router
+	p      *Pipeline
+	traced func() bool
+}
+
+// Front wraps router (inside AddrLimit): a reservation takes its address's quota there, and,
+// with Front.Answer, is authenticated, decoded and checked against the marks, and answered
+// when a mark holds (SOLD_OUT, NOT_STARTED, ENDED) with the bytes Route writes; every other
+// request goes to router, with what the stages learned (docs/DESIGN.md "The fast path").
+func (p *Pipeline) Front(router httpx.Router) httpx.Router {
+	f := &front{Router: router, p: p, traced: func() bool { return false }}
+	if p.front.Trace {
+		f.traced = tracing
+	}
+	return f
+}
+
+// tracing: go-zero's trace agent runs (Telemetry not disabled, in any service of the
+// process): it installed the OpenTelemetry SDK's provider, and the route's TraceHandler
+// (installed: Front.Trace) makes a span of each request and returns its traceparent.
+func tracing() bool {
+	_, ok := otel.GetTracerProvider().(*sdktrace.TracerProvider)
+	return ok
+}
+
+// ServeHTTP implements http.Handler.
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := f.p
+	if r.Method != p.method || p.path == "" {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	exact := r.URL.Path == p.path
+	if !exact && path.Clean(r.URL.Path) != p.path { // go-zero's router cleans the path
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	if err := p.addrAllow(r); err != nil {
+		httpx.ErrorCtx(r.Context(), w, err)
+		return
+	}
+	if !exact || !p.front.Answer || r.ContentLength > p.front.MaxBytes {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	r, answer := p.early(r)
+	if answer == nil {
+		f.Router.ServeHTTP(w, r)
+		return
+	}
+	code := answer.Code
+	fastAnswers.WithLabelValues(string(code)).Inc()
+	if f.traced() {
+		f.writeTraced(w, r, answer, xerr.HTTPStatus(code))
+	} else {
+		p.write(w, r, answer)
+	}
+	if p.front.Log {
+		// go-zero's access log line (rest/handler LogHandler), built only at level info.
+		logx.Infofn(func() any {
+			return fmt.Sprintf("[HTTP] %d - %s %s - %s - %s (edge fast path)", xerr.HTTPStatus(code),
+				r.Method, r.RequestURI, httpx.GetRemoteAddr(r), r.UserAgent())
+		})
+	}
+}
+
+// addrAllow takes one reservation of r's address's quota.
+func (p *Pipeline) addrAllow(r *http.Request) error {
+	if p.s.AddrQuota == nil {
+		return nil
+	}
+	ok, err := p.s.AddrQuota.Allow(r.Context(), p.s.ClientAddr(r))
+	if err != nil {
+		return p.s.Failure.Failed(r.Context(), "address", err)
+	}
+	if !ok {
+		return errAddrRateLimited
+	}
+	return nil
+}
+
+// early runs the first stages on r: authenticate, decode (a plain body only) and the marks.
+// answer is a mark's; nil: r goes on carrying what they learned.
+func (p *Pipeline) early(r *http.Request) (_ *http.Request, answer *xerr.Error) {
+	r, st := with(r)
+	uid, _ := p.authenticate(r, st)
+	if st.authErr != nil {
+		return r, nil //nolint:nilerr // the route answers the refusal (BuyerJWT, from the verdict in st)
+	}
+	req, ok, _ := p.s.Decode(r, true)
+	if !ok {
+		return r, nil // the route decodes it (httpx.Parse)
+	}
+	st.req, st.decoded = req, true
+	st.gen, st.checkErr = p.s.Gate.Check(r.Context(), uid, &st.req)
+	st.checked = true
+	for _, mark := range []*xerr.Error{xerr.ErrSoldOut, xerr.ErrNotStarted, xerr.ErrEnded} {
+		if st.checkErr == error(mark) {
+			return r, mark
+		}
+	}
+	return r, nil // no mark holds, or bad input: the route answers
+}
+
+// writeTraced writes the answer inside the span go-zero's TraceHandler would have made of the
+// request (rest/handler/tracehandler.go): the caller's trace context from its headers, the
+// route's name, the server kind, the traceparent in the answer. Unlike TraceHandler, the
+// attributes are built only when the span is sampled: a dropped request costs the sampling
+// decision and the traceparent, not the attribute lists.
+func (f *front) writeTraced(w http.ResponseWriter, r *http.Request, err error, status int) {
+	propagator := otel.GetTextMapPropagator()
+	ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, span := otel.Tracer(gztrace.TraceName).Start(ctx, f.p.path,
+		oteltrace.WithSpanKind(oteltrace.SpanKindServer))
+	defer span.End()
+	propagator.Inject(ctx, propagation.HeaderCarrier(w.Header()))
+	f.p.write(w, r.WithContext(ctx), err)
+	if span.IsRecording() {
+		span.SetAttributes(semconv.HTTPServerAttributesFromHTTPRequest(f.p.front.Name, f.p.path, r)...)
+		span.SetAttributes(semconv.HTTPAttributesFromHTTPStatusCode(status)...)
+		span.SetStatus(semconv.SpanStatusFromHTTPStatusCodeAndSpanKind(status, oteltrace.SpanKindServer))
+	}
+}
+
+// state is what the stages learned of one request, kept in its context.
+type state struct {
+	authed, decoded, checked bool
+	uid                      int64
+	authErr                  error // the 401 answer, when authed
+	req                      types.ReserveReq
+	gen                      uint64 // the marks' generation when checked (Gate.Observe)
+	checkErr                 error  // the Gate's answer, when checked
+	addr                     string
+	reply.Outcome
+}
+
+type stateKey struct{}
+
+func stateOf(ctx context.Context) *state {
+	st, _ := ctx.Value(stateKey{}).(*state)
+	return st
+}
+
+// with is r with a state of its own (the one it carries, if any).
+func with(r *http.Request) (*http.Request, *state) {
+	if st := stateOf(r.Context()); st != nil {
+		return r, st
+	}
+	st := &state{}
+	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st)), st
+}
+
+// authenticate runs the Authenticate stage once per request.
+func (p *Pipeline) authenticate(r *http.Request, st *state) (int64, error) {
+	if !st.authed {
+		st.uid, st.authErr = p.s.Authenticate(r)
+		st.authed = true
+	}
+	return st.uid, st.authErr
+}
+
+// Authenticated is the buyer routes' authentication (the .api's BuyerJWT middleware): the
+// verdict the front reached on this request, else Authenticate's; it answers 401 itself.
+func (p *Pipeline) Authenticated(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var uid int64
+		var err error
+		if st := stateOf(r.Context()); st != nil {
+			uid, err = p.authenticate(r, st)
+		} else {
+			uid, err = p.s.Authenticate(r)
+		}
+		if err != nil {
+			middleware.Refuse(w, r, err)
+			return
+		}
+		next(w, r.WithContext(auth.WithUID(r.Context(), uid)))
+	}
+}
+
+// Route is the reservation route's middleware (the .api's Reserve, after BuyerJWT): the
+// decode, the marks and the user limit the front did not run, then next with the
+// reservation (Request), then the marks learn from its answer.
+func (p *Pipeline) Route(next http.HandlerFunc) http.HandlerFunc {
+	p.mounted()
+	return func(w http.ResponseWriter, r *http.Request) {
+		r, st := with(r)
+		if err := p.check(r, st); err != nil {
+			p.write(w, r, err)
+			return
+		}
+		if err := p.allow(r.Context(), st.uid); err != nil {
+			httpx.ErrorCtx(r.Context(), w, err)
+			return
+		}
+		if p.s.ClientAddr != nil && st.addr == "" {
+			st.addr = p.s.ClientAddr(r)
+		}
+		next(w, r.WithContext(reply.WithOutcome(r.Context(), &st.Outcome)))
+		p.s.Gate.Observe(st.req.ActivityId, st.gen, st.Err)
+	}
+}
+
+// check decodes, validates and asks the marks, each stage once per request: the answer
+// when the request ends here.
+func (p *Pipeline) check(r *http.Request, st *state) error {
+	if !st.authed { // the buyer's authentication runs before: a wiring error
+		uid, err := auth.UID(r.Context())
+		if err != nil {
+			return err
+		}
+		st.uid, st.authed = uid, true
+	}
+	if !st.decoded {
+		req, _, err := p.s.Decode(r, false)
+		if err != nil {
+			return err
+		}
+		st.req, st.decoded = req, true
+	}
+	if !st.checked {
+		st.gen, st.checkErr = p.s.Gate.Check(r.Context(), st.uid, &st.req)
+		st.checked = true
+	}
+	return st.checkErr
+}
+
+// allow takes one reservation of the buyer's quota.
+func (p *Pipeline) allow(ctx context.Context, uid int64) error {
+	if p.s.UserQuota == nil {
+		return nil
+	}
+	ok, err := p.s.UserQuota.Allow(ctx, uid)
+	if err != nil {
+		return p.s.Failure.Failed(ctx, "user", err)
+	}
+	if !ok {
+		return errRateLimited
+	}
+	return nil
+}
+
+// Request is the reservation Route decoded and checked for ctx's request.
+func Request(ctx context.Context) (*types.ReserveReq, bool) {
+	st := stateOf(ctx)
+	if st == nil || !st.checked {
+		return nil, false
+	}
+	return &st.req, true
+}
+
+// write writes err, the answer of check: a mark's pre-encoded, anything else as httpx.ErrorCtx.
+func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, err error) {
+	switch err {
+	case xerr.ErrSoldOut:
+		p.soldOut.Write(r.Context(), w)
+	case xerr.ErrNotStarted:
+		p.notStarted.Write(r.Context(), w)
+	case xerr.ErrEnded:
+		p.end.Write(r.Context(), w)
+	default:
+		httpx.ErrorCtx(r.Context(), w, err)
+	}
 }
 
 // Send asks the inventory service for ctx's reservation (Request): through the Coalescer
