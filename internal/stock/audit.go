@@ -107,14 +107,14 @@ func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]strin
 
 // SaveReport records activity aid's last comparison report, finished at finishedMs, for ttl.
 func (a Audit) SaveReport(ctx context.Context, aid, finishedMs int64, report []byte, ttl time.Duration) error {
-	return a.s.rds.SetexCtx(ctx, a.s.keys.ReconReport(aid), strconv.FormatInt(finishedMs, 10)+" "+string(report),
+	return a.s.rds.SetexCtx(ctx, a.s.keys.reconReport(aid), strconv.FormatInt(finishedMs, 10)+" "+string(report),
 		max(int(ttl/time.Second), 1))
 }
 
 // LastReport is activity aid's last comparison report and when it finished (unix ms); ok
 // false when none is kept.
 func (a Audit) LastReport(ctx context.Context, aid int64) (finishedMs int64, report []byte, ok bool, err error) {
-	v, err := a.s.rds.GetCtx(ctx, a.s.keys.ReconReport(aid))
+	v, err := a.s.rds.GetCtx(ctx, a.s.keys.reconReport(aid))
 	if err != nil || v == "" {
 		return 0, nil, false, err
 	}

@@ -113,7 +113,7 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			Addr: items[i].Addr}
 	}
 	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid),
-		k.EntryAddrs(aid)}, argvOf(args)...)
+		k.entryAddrs(aid)}, argvOf(args)...)
 	if err == errDrawDone {
 		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
 	}

@@ -57,7 +57,7 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 		return false, 0, xerr.Newf(xerr.InvalidArgument,
 			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
 	}
-	keys := []string{s.keys.Stock(m.ActivityID), s.keys.EpochClaim(m.ActivityID)}
+	keys := []string{s.keys.Stock(m.ActivityID), s.keys.epochClaim(m.ActivityID)}
 	res, err := s.run(ctx, warmupScript, m.ActivityID, keys,
 		argvOf(warmupArgs{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold, Start: m.Start,
 			End: m.End, Limit: m.Limit, PayTimeout: m.PayTimeout, SkuID: m.SkuID, ExpireAt: m.ExpireAt, Name: m.Name,
@@ -246,7 +246,7 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (C
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
 		return Counters{}, nil, err
 	}
-	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.AdjustKeys(aid)},
+	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.adjustKeys(aid)},
 		argvOf(adjustArgs{ActivityID: aid, Delta: delta, StockBack: s.keys.StockBack(),
 			TraceParent: event.TraceParent(ctx), IdempotencyKey: key, Fingerprint: fp})...)
 	if err != nil {
