@@ -2,12 +2,9 @@ package stock
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
@@ -129,23 +126,6 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	return s.release(ctx, aid, orderNo, uid, target)
 }
 
-// Expire expires one reserved order whose expire_at has passed, whoever owns it: the
-// operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
-func (s *Store) Expire(ctx context.Context, orderNo string) ([]Entry, error) {
-	aid, err := s.CheckOrderNo(orderNo)
-	if err != nil {
-		return nil, err
-	}
-	o, err := s.orderOwner(ctx, aid, orderNo)
-	if err != nil {
-		return nil, err
-	}
-	if o == 0 {
-		return nil, xerr.ErrOrderNotFound
-	}
-	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
-}
-
 func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) ([]Entry,
 	error) {
 	k := s.keys
@@ -156,20 +136,6 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 		return nil, err
 	}
 	return changeEntries(aid, res) // no entry id: already in the target state
-}
-
-// orderOwner reads the order's uid, which the release script must be given (there is no
-// "any owner"). An absent order gives 0.
-func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
-	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, dep(err)
-	}
-	p, err := readOrder(aid, orderNo, v)
-	return p.UID, err
 }
 
 // expireScan is how many pending members ExpireDue reads at a time (a member holds one
