@@ -16,10 +16,7 @@ type Meta struct {
 	ActivityID int64
 	SkuID      int64
 	Name       string
-	Total      int64
-	Remaining  int64
-	Locked     int64
-	Sold       int64
+	Counters         // the stock numbers: total = remaining + locked + sold
 	Start      int64 // unix seconds
 	End        int64 // unix seconds
 	Limit      int64
@@ -35,6 +32,11 @@ type Meta struct {
 	// Price is the unit price (smallest currency unit), fixed once the activity starts; 0 in a
 	// hash written before prices existed.
 	Price int64
+}
+
+// Counters are an activity's stock numbers.
+type Counters struct {
+	Total, Remaining, Locked, Sold int64
 }
 
 // LastDue is when the activity's last order can fall due (unix seconds): its end plus
@@ -196,11 +198,6 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		}
 	}
 	return out, nil
-}
-
-// Counters are an activity's stock numbers.
-type Counters struct {
-	Total, Remaining, Locked, Sold int64
 }
 
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock, under a merchant's
