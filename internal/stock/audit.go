@@ -41,7 +41,7 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 	stockCmd := pipe.HGetAll(ctx, keys.Stock(aid))
 	lastCmd := pipe.XRevRangeN(ctx, keys.Events(aid), "+", "-", 1)
 	timeCmd := pipe.Time(ctx)
-	histCmd := pipe.HGetAll(ctx, keys.Recon(aid))
+	histCmd := pipe.HGetAll(ctx, keys.recon(aid))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, red.Nil) {
 		return Sighting{}, err
 	}
@@ -91,7 +91,7 @@ func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, co
 // SaveHistory replaces the activity's record of unexplained differences (fingerprint -> first
 // seen) with seen, kept for ttl.
 func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]string, ttl time.Duration) error {
-	key := a.s.keys.Recon(aid)
+	key := a.s.keys.recon(aid)
 	pipe, err := a.s.rds.TxPipeline()
 	if err != nil {
 		return err

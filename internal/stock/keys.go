@@ -78,10 +78,10 @@ func (k Keys) epochClaim(aid int64) string { return k.base(aid) + "fence" }
 // rebuild, mode redis): one instance does it.
 func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
 
-// Recon is the hash of differences reconciliation found unexplained on its last run
+// recon is the hash of differences reconciliation found unexplained on its last run
 // (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
 // lingering difference from one still in flight.
-func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
+func (k Keys) recon(aid int64) string { return k.base(aid) + "recon" }
 
 // ReconLock is held by the one instance comparing the activity's books (reconcile.Single).
 func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
@@ -98,8 +98,8 @@ func (k Keys) adjustKeys(aid int64) string { return k.base(aid) + "idem" }
 // the activity id (a channel, not a key: it has no slot).
 func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
 
-// Active is the zset of warm activity ids scored by end time (unix seconds).
-func (k Keys) Active() string { return k.Prefix + "sk:active" }
+// active is the zset of warm activity ids scored by end time (unix seconds).
+func (k Keys) active() string { return k.Prefix + "sk:active" }
 
 // RateLimit is the per-user request counter of the gateway's limiter (go-zero
 // PeriodLimit). It is not activity-scoped: the limit is per buyer across activities.
