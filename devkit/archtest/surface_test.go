@@ -13,7 +13,11 @@ import (
 
 // stockSurfaceBudget is the most exported identifiers internal/stock and the packages under it
 // may have together (the issue "One reservation pipeline": at most half of the 235 it had).
-const stockSurfaceBudget = 197
+// 197 -> 183 (#33): the seven key names only the package uses unexported, Store.Expire (tests
+// only) moved to export_test.go, Meta embeds Counters (four fields named once), Stream.Len
+// gone (the relay uses Outbox.Len), DrawPending moved to its one user (rpc/internal/logic).
+// The split the issue asks for (≤ 90) is still to do.
+const stockSurfaceBudget = 183
 
 // surface counts the exported identifiers of the non-test Go files under root, every package
 // there included: exported top-level types, funcs, vars and consts, exported methods (on any

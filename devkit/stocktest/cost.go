@@ -41,8 +41,9 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, er
 	}
 	now := time.Now()
 	aid := now.UnixNano()%1_000_000_000 + 1
-	if _, _, err := st.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "cost", Total: int64(n),
-		Remaining: int64(n), Start: now.Unix() - 60, End: now.Unix() + 3600, Limit: 1, PayTimeout: 900,
+	if _, _, err := st.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "cost",
+		Counters: stock.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
+		Limit: 1, PayTimeout: 900,
 		ExpireAt: now.Unix() + 7200}); err != nil {
 		return Cost{}, err
 	}

@@ -67,7 +67,7 @@ func (e *Env) Warm(s Spec) int64 {
 		s.End = time.Now().Add(time.Hour)
 	}
 	created, _, err := e.Store.Warmup(context.Background(), stock.Meta{ActivityID: s.ID, SkuID: 7,
-		Name: "test", Total: s.Total, Remaining: s.Total, Start: s.Start.Unix(), End: s.End.Unix(),
+		Name: "test", Counters: stock.Counters{Total: s.Total, Remaining: s.Total}, Start: s.Start.Unix(), End: s.End.Unix(),
 		Limit: s.Limit, PayTimeout: s.PayTimeout, ExpireAt: s.End.Unix() + 3600, DrawAt: drawAt(s.DrawAt),
 		Epoch: s.Epoch})
 	if err != nil || !created {
@@ -87,7 +87,7 @@ func (e *Env) CheckInvariant(aid int64) stock.Counters {
 		e.T.Errorf("invariant: read stock of %d: %v", aid, err)
 		return stock.Counters{}
 	}
-	c := stock.Counters{Total: snap.Total, Remaining: snap.Remaining, Locked: snap.Locked, Sold: snap.Sold}
+	c := snap.Counters
 	if c.Remaining < 0 || c.Locked < 0 || c.Sold < 0 || c.Remaining+c.Locked+c.Sold != c.Total {
 		e.T.Errorf("invariant broken for activity %d: %+v", aid, c)
 	}

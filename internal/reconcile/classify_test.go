@@ -33,7 +33,7 @@ func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 	if err != nil || third.Status != reconcile.Consistent {
 		t.Fatalf("third run: %+v %v", third, err)
 	}
-	if n, err := f.env.Redis.ExistsCtx(ctx, f.env.Keys.Recon(f.aid)); err != nil || n {
-		t.Fatalf("history left behind: %v %v", n, err)
+	if sg, err := f.env.Store.Audit().Sight(ctx, f.aid); err != nil || len(sg.History) != 0 {
+		t.Fatalf("history left behind: %v %v", sg.History, err)
 	}
 }

@@ -28,8 +28,9 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	rewarm := func() {
 		t.Helper()
 		now := time.Now().Unix()
-		if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000,
-			Remaining: 100000, Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+		if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay",
+			Counters: stock.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
+			PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,8 +121,9 @@ func TestAckerDetectsARollbackWhileItsChecksFail(t *testing.T) {
 		t.Fatalf("the change after the outage: %v, want BUSY (the activity is rebuilt)", err)
 	}
 	now := time.Now().Unix() // newEnv's cleanup reads the stock hash
-	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000,
-		Remaining: 100000, Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay",
+		Counters: stock.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
+		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -162,8 +164,9 @@ func TestAckerDetectsARollbackByABatchEntry(t *testing.T) {
 		t.Fatalf("the rolled-back stock hash was not deleted for a rebuild: %v", err)
 	}
 	now := time.Now().Unix() // newEnv's cleanup reads the stock hash
-	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000,
-		Remaining: 100000, Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay",
+		Counters: stock.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
+		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}
 }

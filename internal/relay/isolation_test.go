@@ -42,9 +42,9 @@ func TestRetryingActivityDoesNotDelayOthers(t *testing.T) {
 	ctx := context.Background()
 	const other = aid + 1
 	now := time.Now().Unix()
-	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: other, SkuID: 71, Name: "other", Total: 1000,
-		Remaining: 1000,
-		Start:     now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
+	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: other, SkuID: 71, Name: "other",
+		Counters: stock.Counters{Total: 1000, Remaining: 1000}, Start: now - 60, End: now + 3600, Limit: 10,
+		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.MarkActive(ctx, other, now+3600); err != nil {

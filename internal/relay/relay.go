@@ -263,7 +263,7 @@ func (r *Relay) refresh(ctx context.Context) {
 	r.ids = ids
 	for _, aid := range ids {
 		label := strconv.FormatInt(aid, 10)
-		n, err := r.stream.Len(ctx, aid)
+		n, err := r.store.Outbox().Len(ctx, aid)
 		if err != nil {
 			continue
 		}
@@ -288,7 +288,7 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 	}
 	for _, a := range old {
 		aid, label := a.ID, strconv.FormatInt(a.ID, 10)
-		if n, err := r.stream.Len(ctx, aid); err != nil || n > 0 {
+		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
 			continue
 		}
 		if err := r.store.Deactivate(ctx, aid); err != nil {
@@ -296,7 +296,7 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		}
 		// No script writes after end+grace (the stock hash is gone); check once more all
 		// the same, and put the activity back rather than strand an entry.
-		if n, err := r.stream.Len(ctx, aid); err != nil || n > 0 {
+		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
 			_ = r.store.MarkActive(ctx, aid, a.LastDue)
 			continue
 		}

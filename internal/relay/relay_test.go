@@ -42,7 +42,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
-	m := stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Total: 100000, Remaining: 100000,
+	m := stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Counters: stock.Counters{Total: 100000, Remaining: 100000},
 		Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ type ActiveEntry struct {
 // MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue), which
 // the relay and the jobs walk.
 func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
-	_, err := s.rds.ZaddCtx(ctx, s.keys.Active(), lastDue, strconv.FormatInt(aid, 10))
+	_, err := s.rds.ZaddCtx(ctx, s.keys.active(), lastDue, strconv.FormatInt(aid, 10))
 	return dep(err)
 }
 
@@ -40,13 +40,13 @@ func (s *Store) ActiveUntil(ctx context.Context, until int64) ([]ActiveEntry, er
 
 // Deactivate removes the activity from the active set (the relay retires it).
 func (s *Store) Deactivate(ctx context.Context, aid int64) error {
-	_, err := s.rds.ZremCtx(ctx, s.keys.Active(), strconv.FormatInt(aid, 10))
+	_, err := s.rds.ZremCtx(ctx, s.keys.active(), strconv.FormatInt(aid, 10))
 	return dep(err)
 }
 
 // active reads the active set between two last due times; a member that is not an id is skipped.
 func (s *Store) active(ctx context.Context, from, to int64) ([]ActiveEntry, error) {
-	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.Active(), from, to)
+	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.active(), from, to)
 	if err != nil {
 		return nil, dep(err)
 	}

@@ -41,7 +41,7 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 	stockCmd := pipe.HGetAll(ctx, keys.Stock(aid))
 	lastCmd := pipe.XRevRangeN(ctx, keys.Events(aid), "+", "-", 1)
 	timeCmd := pipe.Time(ctx)
-	histCmd := pipe.HGetAll(ctx, keys.Recon(aid))
+	histCmd := pipe.HGetAll(ctx, keys.recon(aid))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, red.Nil) {
 		return Sighting{}, err
 	}
@@ -91,7 +91,7 @@ func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, co
 // SaveHistory replaces the activity's record of unexplained differences (fingerprint -> first
 // seen) with seen, kept for ttl.
 func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]string, ttl time.Duration) error {
-	key := a.s.keys.Recon(aid)
+	key := a.s.keys.recon(aid)
 	pipe, err := a.s.rds.TxPipeline()
 	if err != nil {
 		return err
@@ -107,14 +107,14 @@ func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]strin
 
 // SaveReport records activity aid's last comparison report, finished at finishedMs, for ttl.
 func (a Audit) SaveReport(ctx context.Context, aid, finishedMs int64, report []byte, ttl time.Duration) error {
-	return a.s.rds.SetexCtx(ctx, a.s.keys.ReconReport(aid), strconv.FormatInt(finishedMs, 10)+" "+string(report),
+	return a.s.rds.SetexCtx(ctx, a.s.keys.reconReport(aid), strconv.FormatInt(finishedMs, 10)+" "+string(report),
 		max(int(ttl/time.Second), 1))
 }
 
 // LastReport is activity aid's last comparison report and when it finished (unix ms); ok
 // false when none is kept.
 func (a Audit) LastReport(ctx context.Context, aid int64) (finishedMs int64, report []byte, ok bool, err error) {
-	v, err := a.s.rds.GetCtx(ctx, a.s.keys.ReconReport(aid))
+	v, err := a.s.rds.GetCtx(ctx, a.s.keys.reconReport(aid))
 	if err != nil || v == "" {
 		return 0, nil, false, err
 	}

@@ -20,9 +20,9 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Draw states and the entry answer's state (docs/DESIGN.md, "The opening draw").
+// The draw hash's states (docs/DESIGN.md, "The opening draw"); before the draw begins the
+// hash has none (the views call that "pending": rpc/internal/logic).
 const (
-	DrawPending = "pending"
 	DrawDrawing = "drawing"
 	DrawDone    = "done"
 	// lostMark is the request id's value in the buyers hash of an entrant the draw left
@@ -113,7 +113,7 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			Addr: items[i].Addr}
 	}
 	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid),
-		k.EntryAddrs(aid)}, argvOf(args)...)
+		k.entryAddrs(aid)}, argvOf(args)...)
 	if err == errDrawDone {
 		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
 	}

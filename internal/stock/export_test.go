@@ -4,9 +4,15 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"errors"
 	"reflect"
 	"strconv"
 	"time"
+
+	"github.com/zeromicro/go-zero/core/stores/redis"
+
+	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/xerr"
 )
 
 // ReserveAs runs reserve.lua for one item with a given order number (ReserveBatch draws a fresh
@@ -136,4 +142,35 @@ var ScriptCount = len(allScripts)
 func (s *Store) EnterAs(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult,
 	error) {
 	return s.enter(ctx, aid, items, sellBy)
+}
+
+// Expire expires one reserved order whose expire_at has passed, whoever owns it: release.lua
+// called as an operator would (the expiry job uses ExpireDue). No code outside the tests calls it.
+func (s *Store) Expire(ctx context.Context, orderNo string) ([]Entry, error) {
+	aid, err := s.CheckOrderNo(orderNo)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.orderOwner(ctx, aid, orderNo)
+	if err != nil {
+		return nil, err
+	}
+	if o == 0 {
+		return nil, xerr.ErrOrderNotFound
+	}
+	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
+}
+
+// orderOwner reads the order's uid, which the release script must be given (there is no
+// "any owner"). An absent order gives 0.
+func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
+	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, dep(err)
+	}
+	p, err := readOrder(aid, orderNo, v)
+	return p.UID, err
 }

@@ -53,9 +53,9 @@ func ReqField(uid int64, requestID string) string {
 // another one ORDER_PAID.
 func (k Keys) Trades(aid int64) string { return k.base(aid) + "trades" }
 
-// TradeClaim holds the order_no a provider's trade_no paid (or is paying), across activities:
+// tradeClaim holds the order_no a provider's trade_no paid (or is paying), across activities:
 // a trade_no pays one order (Store.Confirm claims it before confirm.lua runs).
-func (k Keys) TradeClaim(tradeNo string) string { return k.Prefix + "sk:trade:" + tradeNo }
+func (k Keys) tradeClaim(tradeNo string) string { return k.Prefix + "sk:trade:" + tradeNo }
 
 // Pending is the zset the expiry job walks: one member per reservation batch, the order_nos it
 // made space-separated, scored by their expire_at (ms, the same for all).
@@ -70,36 +70,36 @@ func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
 // Lock guards the cache backfill of one activity.
 func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
 
-// EpochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
+// epochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
 // stock hash of a lower epoch is written. The key keeps its first name, "fence".
-func (k Keys) EpochClaim(aid int64) string { return k.base(aid) + "fence" }
+func (k Keys) epochClaim(aid int64) string { return k.base(aid) + "fence" }
 
 // ModeLock guards the switch of one activity back from degrade mode to Redis (forget,
 // rebuild, mode redis): one instance does it.
 func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
 
-// Recon is the hash of differences reconciliation found unexplained on its last run
+// recon is the hash of differences reconciliation found unexplained on its last run
 // (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
 // lingering difference from one still in flight.
-func (k Keys) Recon(aid int64) string { return k.base(aid) + "recon" }
+func (k Keys) recon(aid int64) string { return k.base(aid) + "recon" }
 
 // ReconLock is held by the one instance comparing the activity's books (reconcile.Single).
 func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
 
-// ReconReport is the last comparison's report, "<finished unix ms> <JSON>", kept briefly so
+// reconReport is the last comparison's report, "<finished unix ms> <JSON>", kept briefly so
 // that callers who waited on another instance's run share its answer.
-func (k Keys) ReconReport(aid int64) string { return k.base(aid) + "reconrep" }
+func (k Keys) reconReport(aid int64) string { return k.base(aid) + "reconrep" }
 
-// AdjustKeys is the activity's hash of the merchant's Idempotency-Keys of stock adjustments:
+// adjustKeys is the activity's hash of the merchant's Idempotency-Keys of stock adjustments:
 // 'mid:key' -> the fingerprint and the applied result (adjust.lua), expiring with the activity.
-func (k Keys) AdjustKeys(aid int64) string { return k.base(aid) + "idem" }
+func (k Keys) adjustKeys(aid int64) string { return k.base(aid) + "idem" }
 
 // StockBack is the pub/sub channel on which the scripts that return stock to remaining publish
 // the activity id (a channel, not a key: it has no slot).
 func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
 
-// Active is the zset of warm activity ids scored by end time (unix seconds).
-func (k Keys) Active() string { return k.Prefix + "sk:active" }
+// active is the zset of warm activity ids scored by end time (unix seconds).
+func (k Keys) active() string { return k.Prefix + "sk:active" }
 
 // RateLimit is the per-user request counter of the gateway's limiter (go-zero
 // PeriodLimit). It is not activity-scoped: the limit is per buyer across activities.
@@ -136,8 +136,8 @@ func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }
 // Entries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
 func (k Keys) Entries(aid int64) string { return k.base(aid) + "entries" }
 
-// EntryAddrs is the draw's hash client address -> entrants from it (enter.lua bounds it).
-func (k Keys) EntryAddrs(aid int64) string { return k.base(aid) + "eaddr" }
+// entryAddrs is the draw's hash client address -> entrants from it (enter.lua bounds it).
+func (k Keys) entryAddrs(aid int64) string { return k.base(aid) + "eaddr" }
 
 // Draw is the draw's progress hash `cursor winners lost status` (status "drawing" | "done").
 func (k Keys) Draw(aid int64) string { return k.base(aid) + "draw" }

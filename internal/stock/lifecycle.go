@@ -2,12 +2,9 @@ package stock
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
@@ -19,10 +16,7 @@ type Meta struct {
 	ActivityID int64
 	SkuID      int64
 	Name       string
-	Total      int64
-	Remaining  int64
-	Locked     int64
-	Sold       int64
+	Counters         // the stock numbers: total = remaining + locked + sold
 	Start      int64 // unix seconds
 	End        int64 // unix seconds
 	Limit      int64
@@ -38,6 +32,11 @@ type Meta struct {
 	// Price is the unit price (smallest currency unit), fixed once the activity starts; 0 in a
 	// hash written before prices existed.
 	Price int64
+}
+
+// Counters are an activity's stock numbers.
+type Counters struct {
+	Total, Remaining, Locked, Sold int64
 }
 
 // LastDue is when the activity's last order can fall due (unix seconds): its end plus
@@ -57,7 +56,7 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 		return false, 0, xerr.Newf(xerr.InvalidArgument,
 			"activity %d: keys' expire-at %d is not within %v of now", m.ActivityID, m.ExpireAt, maxKeyLife)
 	}
-	keys := []string{s.keys.Stock(m.ActivityID), s.keys.EpochClaim(m.ActivityID)}
+	keys := []string{s.keys.Stock(m.ActivityID), s.keys.epochClaim(m.ActivityID)}
 	res, err := s.run(ctx, warmupScript, m.ActivityID, keys,
 		argvOf(warmupArgs{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold, Start: m.Start,
 			End: m.End, Limit: m.Limit, PayTimeout: m.PayTimeout, SkuID: m.SkuID, ExpireAt: m.ExpireAt, Name: m.Name,
@@ -129,23 +128,6 @@ func (s *Store) Release(ctx context.Context, orderNo string, uid int64, target s
 	return s.release(ctx, aid, orderNo, uid, target)
 }
 
-// Expire expires one reserved order whose expire_at has passed, whoever owns it: the
-// operator's path (the expiry job uses ExpireDue), never reachable with a buyer's identity.
-func (s *Store) Expire(ctx context.Context, orderNo string) ([]Entry, error) {
-	aid, err := s.CheckOrderNo(orderNo)
-	if err != nil {
-		return nil, err
-	}
-	o, err := s.orderOwner(ctx, aid, orderNo)
-	if err != nil {
-		return nil, err
-	}
-	if o == 0 {
-		return nil, xerr.ErrOrderNotFound
-	}
-	return s.release(ctx, aid, orderNo, o, domain.StateExpired)
-}
-
 func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner int64, target string) ([]Entry,
 	error) {
 	k := s.keys
@@ -156,20 +138,6 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 		return nil, err
 	}
 	return changeEntries(aid, res) // no entry id: already in the target state
-}
-
-// orderOwner reads the order's uid, which the release script must be given (there is no
-// "any owner"). An absent order gives 0.
-func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
-	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, dep(err)
-	}
-	p, err := readOrder(aid, orderNo, v)
-	return p.UID, err
 }
 
 // expireScan is how many pending members ExpireDue reads at a time (a member holds one
@@ -232,11 +200,6 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 	return out, nil
 }
 
-// Counters are an activity's stock numbers.
-type Counters struct {
-	Total, Remaining, Locked, Sold int64
-}
-
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock, under a merchant's
 // Idempotency-Key (key "mid:key", "" for none) and the request's fingerprint fp, recorded in the
 // same script as the change: the key again answers the first result without applying it again,
@@ -246,7 +209,7 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (C
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
 		return Counters{}, nil, err
 	}
-	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.AdjustKeys(aid)},
+	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.adjustKeys(aid)},
 		argvOf(adjustArgs{ActivityID: aid, Delta: delta, StockBack: s.keys.StockBack(),
 			TraceParent: event.TraceParent(ctx), IdempotencyKey: key, Fingerprint: fp})...)
 	if err != nil {

@@ -135,8 +135,8 @@ func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	return same, h.Epoch, h.Seq, nil
 }
 
-// OutboxLen is the number of entries in an activity's outbox stream the relay has not
-// moved to Kafka yet (degrade mode waits for 0 before MySQL sells).
+// Len is the number of entries in an activity's outbox stream the relay has not moved to
+// Kafka yet (degrade mode waits for 0 before MySQL sells; the relay retires an activity at 0).
 func (o Outbox) Len(ctx context.Context, aid int64) (int64, error) {
 	s := o.s
 	var n *red.IntCmd

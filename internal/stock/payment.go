@@ -62,7 +62,7 @@ func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) ([]Entry, er
 // claimTrade claims tradeNo for orderNo (claimed: this call set it); TRADE_NO_REUSED when it is
 // claimed by another order.
 func (s *Store) claimTrade(ctx context.Context, tradeNo, orderNo string) (claimed bool, err error) {
-	key := s.keys.TradeClaim(tradeNo)
+	key := s.keys.tradeClaim(tradeNo)
 	ok, err := s.rds.SetnxExCtx(ctx, key, orderNo, int(tradeClaimTTL/time.Second))
 	if err != nil {
 		return false, dep(err)
@@ -83,5 +83,5 @@ func (s *Store) claimTrade(ctx context.Context, tradeNo, orderNo string) (claime
 // unclaimTrade releases a claim whose payment was refused. A failure leaves the claim to its
 // TTL: the trade_no paid nothing, and a retry by its own order still passes.
 func (s *Store) unclaimTrade(ctx context.Context, tradeNo string) {
-	_, _ = s.rds.DelCtx(ctx, s.keys.TradeClaim(tradeNo))
+	_, _ = s.rds.DelCtx(ctx, s.keys.tradeClaim(tradeNo))
 }

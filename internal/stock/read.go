@@ -44,8 +44,8 @@ func (s *Store) Price(ctx context.Context, aid int64) (price, start int64, err e
 func parseStock(aid int64, m map[string]string) Meta {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
 	return Meta{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
-		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Total: n("total"),
-		Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold"), Epoch: n("epoch"),
+		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Counters: Counters{Total: n("total"),
+			Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold")}, Epoch: n("epoch"),
 		DrawAt: n("draw_at"), Drawn: m["drawn"] == "1", Price: n("price")}
 }
 

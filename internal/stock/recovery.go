@@ -20,7 +20,7 @@ func (s *Store) Recovery() Recovery { return Recovery{s: s} }
 // expireAt (unix s).
 func (r Recovery) ClaimEpoch(ctx context.Context, aid, epoch, expireAt int64) error {
 	s := r.s
-	_, err := s.run(ctx, claimEpochScript, aid, []string{s.keys.Stock(aid), s.keys.EpochClaim(aid)},
+	_, err := s.run(ctx, claimEpochScript, aid, []string{s.keys.Stock(aid), s.keys.epochClaim(aid)},
 		argvOf(claimEpochArgs{Epoch: epoch, ExpireAt: expireAt})...)
 	return err
 }

@@ -82,11 +82,6 @@ func (c *Stream) AckDelete(ctx context.Context, aid int64, group string, ids []s
 	return err
 }
 
-// Len is the number of entries in the activity's stream.
-func (c *Stream) Len(ctx context.Context, aid int64) (int64, error) {
-	return c.node.XLen(ctx, c.keys.Events(aid)).Result()
-}
-
 // Drop deletes the activity's stream.
 func (c *Stream) Drop(ctx context.Context, aid int64) error {
 	return c.node.Del(ctx, c.keys.Events(aid)).Err()

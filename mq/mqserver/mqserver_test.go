@@ -294,8 +294,8 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 	}
 	const n = 10000
 	now := time.Now().Unix()
-	m := stock.Meta{ActivityID: aid, SkuID: 1, Name: "e2e", Total: n, Remaining: n, Start: now - 10,
-		End: now + 3600, Limit: 1, PayTimeout: 900, ExpireAt: now + 7200}
+	m := stock.Meta{ActivityID: aid, SkuID: 1, Name: "e2e", Counters: stock.Counters{Total: n, Remaining: n},
+		Start: now - 10, End: now + 3600, Limit: 1, PayTimeout: 900, ExpireAt: now + 7200}
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	red "github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/mq/internal/jobs"
 )
@@ -79,7 +78,7 @@ func TestBooksGaugesFollowTheSaleAndRetire(t *testing.T) {
 	}
 
 	// The activity retires: its end (the score in sk:active) is long past the grace.
-	if err := f.env.Raw.ZAdd(ctx, f.env.Keys.Active(), red.Z{Score: 1, Member: label}).Err(); err != nil {
+	if err := f.env.Store.MarkActive(ctx, aid, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := books.Tick(ctx); err != nil {

@@ -337,8 +337,8 @@ func (l *Loader) warm(ctx context.Context, rec *Record, expireAt, epoch int64) (
 	a := rec.Activity
 	created, _, err := l.Store.Warmup(ctx, stock.Meta{
 		ActivityID: int64(a.Id), SkuID: int64(a.SkuId), Name: a.Name,
-		Total:     rec.Available + rec.Locked + rec.Sold,
-		Remaining: rec.Available, Locked: rec.Locked, Sold: rec.Sold,
+		Counters: stock.Counters{Total: rec.Available + rec.Locked + rec.Sold,
+			Remaining: rec.Available, Locked: rec.Locked, Sold: rec.Sold},
 		Start: a.StartTime, End: a.EndTime, Limit: int64(a.PerUserLimit),
 		PayTimeout: int64(a.PayTimeoutSeconds), ExpireAt: expireAt, Epoch: epoch,
 		DrawAt: DrawAtMs(a), Drawn: a.DrawDoneAt > 0, Price: int64(a.Price),

@@ -10,6 +10,10 @@ import (
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
+// drawPending is a view's draw status before the draw begins (the draw hash has none yet;
+// its own states are stock.DrawDrawing and stock.DrawDone).
+const drawPending = "pending"
+
 // drawOf is the admin view of activity a's draw (nil: it has none), read without warming Redis.
 func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) (*inventory.Draw, error) {
 	if a.DrawSeconds == 0 {
@@ -45,5 +49,5 @@ func drawStatus(a *model.Activity, p stock.DrawProgress) string {
 	case p.Status == stock.DrawDrawing:
 		return stock.DrawDrawing
 	}
-	return stock.DrawPending
+	return drawPending
 }

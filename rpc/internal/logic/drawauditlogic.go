@@ -41,7 +41,7 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 		return nil, err
 	}
 	out := &inventory.DrawAuditResp{ActivityId: in.ActivityId, Stock: a.DrawStock.Int64,
-		Status: stock.DrawPending, Entrants: []*inventory.DrawEntrant{}, Winners: []int64{}}
+		Status: drawPending, Entrants: []*inventory.DrawEntrant{}, Winners: []int64{}}
 	out.Commitment, out.Seed = activity.PublicDrawOf(a)
 	if a.DrawSeconds == 0 {
 		return out, nil
