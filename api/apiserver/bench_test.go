@@ -184,23 +184,6 @@ func BenchmarkSoldOut(b *testing.B) {
 //
 //	go test -tags no_k8s -run '^$' -bench SoldOutHandler -benchmem ./api/apiserver/
 func BenchmarkSoldOutHandler(b *testing.B) {
-	serve := func(b *testing.B, h http.Handler, reqs func(i int) *http.Request, good func(int, []byte) bool) {
-		b.Helper()
-		b.ReportAllocs()
-		b.ResetTimer()
-		cpu0 := processCPU(b)
-		for i := range b.N {
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, reqs(i))
-			if !good(w.Code, w.Body.Bytes()) {
-				b.Fatalf("request %d: %d %s", i, w.Code, w.Body.String())
-			}
-		}
-		b.StopTimer()
-		// The process's CPU time per request (every goroutine, the GC included): steadier
-		// than ns/op when other processes compete for the cores.
-		b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
-	}
 	soldOut := func(b *testing.B) (*env, int64) {
 		e, a := soldOneUnit(b)
 		// One rejection through the inventory service sets the mark.
@@ -217,7 +200,7 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 	gateway := func(b *testing.B, toks []string) {
 		e, aid := soldOut(b)
 		h := e.api.Handler()
-		serve(b, h, func(i int) *http.Request {
+		serveEach(b, h, func(i int) *http.Request {
 			return inProcess(b, "/v1/seckill/orders", toks[i%len(toks)], fmt.Appendf(nil,
 				`{"activity_id":%d,"request_id":"late-%012d","quantity":1}`, aid, i))
 		}, baseline.IsSoldOut)
@@ -232,7 +215,7 @@ func BenchmarkSoldOutHandler(b *testing.B) {
 		serving(b, bare, err)
 		h := bare.Handler()
 		toks := tokens(b, 1, 256)
-		serve(b, h, func(i int) *http.Request {
+		serveEach(b, h, func(i int) *http.Request {
 			return inProcess(
 				b,
 				baseline.BarePath,
