@@ -372,3 +372,24 @@ func TestDrawAuditFromMySQL(t *testing.T) {
 		t.Fatalf("%d winners of %d: the comparison proves little", len(fromRedis.GetWinners()), n)
 	}
 }
+
+// A draw that finishes between the audit's read of the activity row and its read of Redis's draw
+// hash (done in Redis, set after MySQL's draw_done_at, and not yet in the row read) is audited
+// done with its seed: never "done" with no seed. Redis's done mark alone stands for that window.
+func TestDrawAuditDoneInRedisShowsTheSeed(t *testing.T) {
+	f, _, _ := startDraws(t, nil)
+	act := f.drawActivity(t, 5, 600)
+	aid := act.GetActivityId()
+	if a := f.audit(t, aid); a.GetStatus() == "done" || a.GetSeed() != "" {
+		t.Fatalf("before the draw: status %q seed %q", a.GetStatus(), a.GetSeed())
+	}
+	if err := f.env.Redis.HsetCtx(ctx, f.env.Keys.Draw(aid), "status", "done"); err != nil {
+		t.Fatal(err)
+	}
+	a := f.audit(t, aid)
+	seed, err := hex.DecodeString(a.GetSeed())
+	sum := sha256.Sum256(seed)
+	if a.GetStatus() != "done" || err != nil || len(seed) != 32 || hex.EncodeToString(sum[:]) != act.GetDrawCommitment() {
+		t.Fatalf("done in Redis: status %q seed %q, committed %q", a.GetStatus(), a.GetSeed(), act.GetDrawCommitment())
+	}
+}

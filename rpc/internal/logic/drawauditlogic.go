@@ -42,8 +42,8 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 	}
 	out := &inventory.DrawAuditResp{ActivityId: in.ActivityId, Stock: a.DrawStock.Int64,
 		Status: drawPending, Entrants: []*inventory.DrawEntrant{}, Winners: []int64{}}
-	out.Commitment, out.Seed = activity.PublicDrawOf(a)
 	if a.DrawSeconds == 0 {
+		out.Commitment, out.Seed = activity.PublicDrawOf(a)
 		return out, nil
 	}
 	p, err := l.svcCtx.Store.Draw(l.ctx, in.ActivityId)
@@ -51,6 +51,9 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 		return nil, err
 	}
 	out.Status = drawStatus(a, p)
+	// The row was read before Redis: a draw finishing in between is done in Redis (set after
+	// MySQL's draw_done_at) and not in the row. Done either way shows the seed.
+	out.Commitment, out.Seed = activity.PublicDraw([]byte(a.DrawSeed), out.Status == stock.DrawDone)
 	entries, won, err := l.entrants(in.ActivityId)
 	if err != nil {
 		return nil, err
