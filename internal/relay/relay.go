@@ -75,7 +75,7 @@ type Relay struct {
 	c        Conf
 	store    *stock.Store
 	grace    time.Duration
-	stream   *stock.Stream // the loop's connection (refresh, retire)
+	stream   *stream // the loop's connection (refresh, retire)
 	events   kafkax.Sender
 	dead     kafkax.Sender
 	acks     kafkax.Sender // the Acker's (nil: events)
@@ -140,7 +140,7 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 // NewWithSenders returns a relay producing through the given senders (tests inject
 // failing ones).
 func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dead kafkax.Sender) (*Relay, error) {
-	stream, err := store.Outbox().Stream()
+	stream, err := openStream(store.Outbox())
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (r *Relay) Start() {
 			if workers[aid] != nil {
 				continue
 			}
-			stream, err := r.store.Outbox().Stream()
+			stream, err := openStream(r.store.Outbox())
 			if err != nil {
 				logx.Errorf("relay: activity %d: connect: %v", aid, err)
 				continue
