@@ -297,7 +297,7 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		// No script writes after end+grace (the stock hash is gone); check once more all
 		// the same, and put the activity back rather than strand an entry.
 		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
-			_ = r.store.MarkActive(ctx, aid, a.LastDue)
+			_ = r.store.Activate(ctx, aid, a.LastDue)
 			continue
 		}
 		_ = r.stream.Drop(ctx, aid)

@@ -11,9 +11,9 @@ type ActiveEntry struct {
 	LastDue int64 // unix seconds: end + pay timeout
 }
 
-// MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue), which
+// Activate records the activity in the active set, scored by lastDue (Meta.LastDue), which
 // the relay and the jobs walk.
-func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
+func (s *Store) Activate(ctx context.Context, aid, lastDue int64) error {
 	_, err := s.rds.ZaddCtx(ctx, s.keys.active(), lastDue, strconv.FormatInt(aid, 10))
 	return dep(err)
 }

@@ -25,9 +25,9 @@ import (
 const (
 	DrawDrawing = "drawing"
 	DrawDone    = "done"
-	// lostMark is the request id's value in the buyers hash of an entrant the draw left
+	// loserValue is the request id's value in the buyers hash of an entrant the draw left
 	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
-	lostMark = "~lost"
+	loserValue = "~lost"
 )
 
 // A DrawEntry is one buyer's entry in an activity's draw.
@@ -211,7 +211,7 @@ func (s *Store) Entry(ctx context.Context, aid, uid int64) (EntryStatus, error) 
 	}
 	ono, err := s.rds.HgetCtx(ctx, s.keys.Buyers(aid), ReqField(uid, e.RequestID))
 	switch {
-	case err == redis.Nil || ono == lostMark:
+	case err == redis.Nil || ono == loserValue:
 		st.Status = "lost"
 	case err != nil:
 		return EntryStatus{}, dep(err)
@@ -260,7 +260,7 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 		return nil, dep(err)
 	}
 	for i, v := range vals {
-		out[i] = v != "" && v != lostMark
+		out[i] = v != "" && v != loserValue
 	}
 	return out, nil
 }

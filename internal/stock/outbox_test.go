@@ -13,7 +13,7 @@ import (
 func TestActiveUntilAndDeactivate(t *testing.T) {
 	e := stocktest.New(t)
 	for aid, due := range map[int64]int64{1: 100, 2: 200, 3: 300} {
-		if err := e.Store.MarkActive(ctx, aid, due); err != nil {
+		if err := e.Store.Activate(ctx, aid, due); err != nil {
 			t.Fatal(err)
 		}
 	}
