@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -79,16 +78,6 @@ func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
 		out[i] = ks[i].e
 	}
 	return out
-}
-
-// DrawCommitment is what an activity's view shows of its seed before the draw is done: the
-// lowercase hex SHA-256 of its bytes ("" when it has none).
-func DrawCommitment(seed []byte) string {
-	if len(seed) == 0 {
-		return ""
-	}
-	sum := sha256.Sum256(seed)
-	return hex.EncodeToString(sum[:])
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the

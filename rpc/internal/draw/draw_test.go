@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
@@ -435,4 +436,19 @@ func rates(won map[int64]string, n int) (early, many float64) {
 		return (w[a] / c[a]) / (w[b] / c[b])
 	}
 	return ratio(0, 1), ratio(2, 3)
+}
+
+// The commitment to a draw's seed is the contract's, computed here from the standard library
+// alone: the lowercase hex SHA-256 of the seed's bytes, and none without a seed.
+func TestCommitmentIsTheSeedsSHA256(t *testing.T) {
+	for n := range 5 {
+		seed := seedOf(n)
+		sum := sha256.Sum256(seed)
+		if c := draw.Commitment(seed); c != hex.EncodeToString(sum[:]) || c != strings.ToLower(c) {
+			t.Fatalf("commitment %q", c)
+		}
+	}
+	if draw.Commitment(nil) != "" {
+		t.Fatal("no seed, yet a commitment")
+	}
 }
