@@ -119,7 +119,7 @@ func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock, re
 	if _, err := d.Seeds.FixDrawStock(ctx, aid, remaining); err != nil {
 		return nil, xerr.Unavailable(fmt.Errorf("activity %d: record the draw's stock: %w", aid, err))
 	}
-	entries, err := d.Store.Entries(ctx, aid)
+	entries, err := d.Store.DrawEntries(ctx, aid)
 	if err != nil {
 		return nil, err
 	}

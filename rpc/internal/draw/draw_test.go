@@ -116,7 +116,7 @@ func (f *fixture) recomputed(t *testing.T, aid int64) []int64 {
 	if err != nil || !a.DrawStock.Valid {
 		t.Fatalf("activity %d: %+v, %v", aid, a, err)
 	}
-	entries, err := f.e.Store.Entries(ctx, aid)
+	entries, err := f.e.Store.DrawEntries(ctx, aid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	won := f.outcome(t, aid)
-	entries, _ := f.e.Store.Entries(ctx, aid)
+	entries, _ := f.e.Store.DrawEntries(ctx, aid)
 	var want []int64
 	left := int64(10)
 	for _, e := range draw.Order(entries, seedOf(7)) {
@@ -165,7 +165,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	}
 	for uid := int64(1); uid <= 40; uid++ {
 		r, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid))
-		st, serr := f.e.Store.Entry(ctx, aid, uid)
+		st, serr := f.e.Store.DrawEntry(ctx, aid, uid)
 		if serr != nil {
 			t.Fatal(serr)
 		}
