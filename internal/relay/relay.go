@@ -286,8 +286,8 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 	if err != nil {
 		return
 	}
-	for _, a := range old {
-		aid, label := a.ID, strconv.FormatInt(a.ID, 10)
+	for aid, lastDue := range old {
+		label := strconv.FormatInt(aid, 10)
 		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
 			continue
 		}
@@ -297,7 +297,7 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		// No script writes after end+grace (the stock hash is gone); check once more all
 		// the same, and put the activity back rather than strand an entry.
 		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
-			_ = r.store.Activate(ctx, aid, a.LastDue)
+			_ = r.store.Activate(ctx, aid, lastDue)
 			continue
 		}
 		_ = r.stream.Drop(ctx, aid)

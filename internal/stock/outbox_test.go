@@ -1,11 +1,11 @@
 package stock_test
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
 	"github.com/seckill/seckill/devkit/stocktest"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // The active set as the relay retires from it: ActiveUntil lists by last due time, Deactivate
@@ -18,7 +18,7 @@ func TestActiveUntilAndDeactivate(t *testing.T) {
 		}
 	}
 	got, err := e.Store.ActiveUntil(ctx, 200)
-	if err != nil || !slices.Equal(got, []stock.ActiveEntry{{ID: 1, LastDue: 100}, {ID: 2, LastDue: 200}}) {
+	if err != nil || !maps.Equal(got, map[int64]int64{1: 100, 2: 200}) {
 		t.Fatalf("ActiveUntil(200) = %v %v", got, err)
 	}
 	if err := e.Store.Deactivate(ctx, 1); err != nil {
