@@ -80,7 +80,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 			if st == stock.DrawDone {
 				return nil, fmt.Errorf("the draw was done (cursor %d) when the kill landed", at)
 			}
-			n, _ := c.HLen(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.Entries(s.Hot)).Result()
+			n, _ := c.HLen(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.DrawEntries(s.Hot)).Result()
 			if err := s.Inventory.start(ctx); err != nil {
 				return nil, err
 			}
@@ -121,7 +121,7 @@ func drawProgress(ctx context.Context, c *redis.Client, key string) (cursor int6
 func flushInWindow(ctx context.Context, s *System, _ Scale) ([]string, error) {
 	c := redis.NewClient(&redis.Options{Addr: s.Redis.Addr, DisableIdentity: true})
 	defer c.Close()
-	n, err := c.HLen(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.Entries(s.Hot)).Result()
+	n, err := c.HLen(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.DrawEntries(s.Hot)).Result()
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func (r *Reconciler) Repair(ctx context.Context, aid int64) (int, Report, error)
 		return 0, res.report, fmt.Errorf("reconcile %d: re-emit: %w", aid, err)
 	}
 	// The relay walks the active set; make sure the activity is in it.
-	if err := r.store.MarkActive(ctx, aid, res.rds.end); err != nil {
+	if err := r.store.Activate(ctx, aid, res.rds.end); err != nil {
 		return len(res.candidates), res.report, err
 	}
 	return len(res.candidates), res.report, nil

@@ -31,13 +31,13 @@ type Acker struct {
 	mu      sync.Mutex
 	rounds  map[int64][]*ackRound // per activity: rounds not yet run, the last one open
 	running map[int64]bool        // per activity: a goroutine runs its rounds
-	marks   map[int64]*ackMark    // per activity: what this Acker acknowledged (rollback check)
+	tallies map[int64]*ackTally   // per activity: what this Acker acknowledged (rollback check)
 	lost    map[int64]int64       // per activity: the epoch found rolled back, its stock hash not deleted yet
 }
 
-// ackMark is what an Acker acknowledged of one activity in one epoch: the highest change count
-// ('seq') and the entry of each of the last markWindow seqs (the partial-rollback check).
-type ackMark struct {
+// ackTally is what an Acker acknowledged of one activity in one epoch: the highest change count
+// ('seq') and the entry of each of the last tallyWindow seqs (the partial-rollback check).
+type ackTally struct {
 	epoch int64
 	max   int64
 	maxID string           // the entry of seq max
@@ -45,16 +45,16 @@ type ackMark struct {
 	order []int64          // seen's seqs, oldest first
 }
 
-// markWindow bounds ackMark.seen: acknowledgements of one activity arrive out of seq
+// tallyWindow bounds ackTally.seen: acknowledgements of one activity arrive out of seq
 // order by at most the changes in flight at once.
-const markWindow = 1024
+const tallyWindow = 1024
 
 // ackRound is one batched check: entries joined until it ran (or it was full).
 type ackRound struct {
 	entries []stock.Entry
 	same    []bool
 	epoch   int64
-	lost    bool // Redis lost writes this Acker acknowledged (ackMark): none is acknowledged
+	lost    bool // Redis lost writes this Acker acknowledged (ackTally): none is acknowledged
 	err     error
 	done    chan struct{}
 }
@@ -305,18 +305,18 @@ func (a *Acker) run(aid int64) {
 }
 
 // rolledBack tells whether round r, checked against a stock hash of change count seq,
-// shows that Redis lost writes this Acker acknowledged (ackMark); when it does not, it
+// shows that Redis lost writes this Acker acknowledged (ackTally); when it does not, it
 // records the round's acknowledged entries.
 func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.marks == nil {
-		a.marks = map[int64]*ackMark{}
+	if a.tallies == nil {
+		a.tallies = map[int64]*ackTally{}
 	}
-	m := a.marks[aid]
+	m := a.tallies[aid]
 	if m == nil || m.epoch != r.epoch {
-		m = &ackMark{epoch: r.epoch, seen: map[int64]string{}}
-		a.marks[aid] = m
+		m = &ackTally{epoch: r.epoch, seen: map[int64]string{}}
+		a.tallies[aid] = m
 	}
 	lost := seq < m.max
 	for i, e := range r.entries {
@@ -342,11 +342,11 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 			m.max, m.maxID = e.Seq, e.ID
 		}
 	}
-	if n := len(m.order); n > 2*markWindow {
-		for _, q := range m.order[:n-markWindow] {
+	if n := len(m.order); n > 2*tallyWindow {
+		for _, q := range m.order[:n-tallyWindow] {
 			delete(m.seen, q)
 		}
-		m.order = append([]int64(nil), m.order[n-markWindow:]...)
+		m.order = append([]int64(nil), m.order[n-tallyWindow:]...)
 	}
 	return false
 }
@@ -354,7 +354,7 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 // forgetMark drops what the Acker recorded of an activity that is no longer warm.
 func (a *Acker) forgetMark(aid int64) {
 	a.mu.Lock()
-	delete(a.marks, aid)
+	delete(a.tallies, aid)
 	a.mu.Unlock()
 }
 
@@ -368,7 +368,7 @@ func (a *Acker) reissued(e stock.Entry) bool {
 	if ep, ok := a.lost[e.ActivityID]; ok && ep == e.Epoch {
 		return true
 	}
-	m := a.marks[e.ActivityID]
+	m := a.tallies[e.ActivityID]
 	if m == nil || m.epoch != e.Epoch || e.Seq <= 0 || m.maxID == "" {
 		return false
 	}
@@ -412,7 +412,7 @@ func (a *Acker) lose(aid, epoch, seq int64) {
 		}
 		a.mu.Lock()
 		if err == nil || errors.Is(err, stock.ErrNotWarm) {
-			delete(a.marks, aid) // the rebuild starts a new epoch
+			delete(a.tallies, aid) // the rebuild starts a new epoch
 		}
 		delete(a.lost, aid)
 		a.mu.Unlock()

@@ -416,14 +416,14 @@ func TestAckerForgetsRetiredActivities(t *testing.T) {
 	if _, err := b.Reserve(context.Background(), aid, 1, 1, "request-a"); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Acker().Marks(); n != 1 {
+	if n := r.Acker().Tallies(); n != 1 {
 		t.Fatalf("the Acker holds records of %d activities, want 1", n)
 	}
 	// The activity ended long ago (grace is one hour): drained, the relay retires it.
-	if err := e.store.MarkActive(context.Background(), aid, time.Now().Add(-3*time.Hour).Unix()); err != nil {
+	if err := e.store.Activate(context.Background(), aid, time.Now().Add(-3*time.Hour).Unix()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the retired activity's record dropped", func() bool { return r.Acker().Marks() == 0 })
+	waitFor(t, "the retired activity's record dropped", func() bool { return r.Acker().Tallies() == 0 })
 	if ids, err := e.store.ActiveIDs(context.Background(), 0); err != nil || len(ids) != 0 {
 		t.Fatalf("active set %v (%v), want empty", ids, err)
 	}

@@ -11,9 +11,9 @@ func AckChecks() (checks uint64, entries float64) {
 	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
 }
 
-// Marks is the number of activities the Acker holds an acknowledgement record of.
-func (a *Acker) Marks() int {
+// Tallies is the number of activities the Acker holds an acknowledgement tally of.
+func (a *Acker) Tallies() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.marks)
+	return len(a.tallies)
 }

@@ -47,7 +47,7 @@ func TestRetryingActivityDoesNotDelayOthers(t *testing.T) {
 		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.MarkActive(ctx, other, now+3600); err != nil {
+	if err := e.store.Activate(ctx, other, now+3600); err != nil {
 		t.Fatal(err)
 	}
 	c := e.conf()

@@ -75,7 +75,7 @@ type Relay struct {
 	c        Conf
 	store    *stock.Store
 	grace    time.Duration
-	stream   *stock.Stream // the loop's connection (refresh, retire)
+	stream   *stream // the loop's connection (refresh, retire)
 	events   kafkax.Sender
 	dead     kafkax.Sender
 	acks     kafkax.Sender // the Acker's (nil: events)
@@ -140,7 +140,7 @@ func New(c Conf, store *stock.Store, grace time.Duration) (*Relay, error) {
 // NewWithSenders returns a relay producing through the given senders (tests inject
 // failing ones).
 func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dead kafkax.Sender) (*Relay, error) {
-	stream, err := store.Outbox().Stream()
+	stream, err := openStream(store.Outbox())
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (r *Relay) Start() {
 			if workers[aid] != nil {
 				continue
 			}
-			stream, err := r.store.Outbox().Stream()
+			stream, err := openStream(r.store.Outbox())
 			if err != nil {
 				logx.Errorf("relay: activity %d: connect: %v", aid, err)
 				continue
@@ -286,8 +286,8 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 	if err != nil {
 		return
 	}
-	for _, a := range old {
-		aid, label := a.ID, strconv.FormatInt(a.ID, 10)
+	for aid, lastDue := range old {
+		label := strconv.FormatInt(aid, 10)
 		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
 			continue
 		}
@@ -297,7 +297,7 @@ func (r *Relay) retire(ctx context.Context, now time.Time) {
 		// No script writes after end+grace (the stock hash is gone); check once more all
 		// the same, and put the activity back rather than strand an entry.
 		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
-			_ = r.store.MarkActive(ctx, aid, a.LastDue)
+			_ = r.store.Activate(ctx, aid, lastDue)
 			continue
 		}
 		_ = r.stream.Drop(ctx, aid)

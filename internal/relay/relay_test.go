@@ -47,7 +47,7 @@ func newEnv(t *testing.T) *env {
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MarkActive(ctx, aid, m.End); err != nil {
+	if err := store.Activate(ctx, aid, m.End); err != nil {
 		t.Fatal(err)
 	}
 	raw := red.NewClient(&red.Options{Addr: testenv.RedisAddr()})
@@ -269,7 +269,7 @@ func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 	longAgo := time.Now().Add(-3 * time.Hour).Unix() // grace is one hour
 	const drained, undrained = 8, 9
 	for _, id := range []int64{drained, undrained} {
-		if err := e.store.MarkActive(ctx, id, longAgo); err != nil {
+		if err := e.store.Activate(ctx, id, longAgo); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // worker relays one activity's outbox on its own connection (a blocking node), so that
@@ -20,7 +19,7 @@ import (
 type worker struct {
 	*Relay
 	aid     int64
-	stream  *stock.Stream
+	stream  *stream
 	grouped bool // the stream's consumer group exists
 }
 

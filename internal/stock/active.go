@@ -5,15 +5,15 @@ import (
 	"strconv"
 )
 
-// ActiveEntry is one activity of the active set with its score, the last due time.
-type ActiveEntry struct {
-	ID      int64
-	LastDue int64 // unix seconds: end + pay timeout
+// activeMember is one activity of the active set with its score, the last due time.
+type activeMember struct {
+	id      int64
+	lastDue int64 // unix seconds: end + pay timeout
 }
 
-// MarkActive records the activity in the active set, scored by lastDue (Meta.LastDue), which
+// Activate records the activity in the active set, scored by lastDue (Meta.LastDue), which
 // the relay and the jobs walk.
-func (s *Store) MarkActive(ctx context.Context, aid, lastDue int64) error {
+func (s *Store) Activate(ctx context.Context, aid, lastDue int64) error {
 	_, err := s.rds.ZaddCtx(ctx, s.keys.active(), lastDue, strconv.FormatInt(aid, 10))
 	return dep(err)
 }
@@ -27,15 +27,23 @@ func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
 	}
 	ids := make([]int64, len(es))
 	for i, e := range es {
-		ids[i] = e.ID
+		ids[i] = e.id
 	}
 	return ids, nil
 }
 
 // ActiveUntil lists the activities of the active set whose last due time is at or before until
-// (unix seconds).
-func (s *Store) ActiveUntil(ctx context.Context, until int64) ([]ActiveEntry, error) {
-	return s.active(ctx, 0, until)
+// (unix seconds): activity id -> its last due time.
+func (s *Store) ActiveUntil(ctx context.Context, until int64) (map[int64]int64, error) {
+	es, err := s.active(ctx, 0, until)
+	if err != nil {
+		return nil, err
+	}
+	due := make(map[int64]int64, len(es))
+	for _, e := range es {
+		due[e.id] = e.lastDue
+	}
+	return due, nil
 }
 
 // Deactivate removes the activity from the active set (the relay retires it).
@@ -45,15 +53,15 @@ func (s *Store) Deactivate(ctx context.Context, aid int64) error {
 }
 
 // active reads the active set between two last due times; a member that is not an id is skipped.
-func (s *Store) active(ctx context.Context, from, to int64) ([]ActiveEntry, error) {
+func (s *Store) active(ctx context.Context, from, to int64) ([]activeMember, error) {
 	pairs, err := s.rds.ZrangebyscoreWithScoresCtx(ctx, s.keys.active(), from, to)
 	if err != nil {
 		return nil, dep(err)
 	}
-	es := make([]ActiveEntry, 0, len(pairs))
+	es := make([]activeMember, 0, len(pairs))
 	for _, p := range pairs {
 		if id, err := strconv.ParseInt(p.Key, 10, 64); err == nil {
-			es = append(es, ActiveEntry{ID: id, LastDue: p.Score})
+			es = append(es, activeMember{id: id, lastDue: p.Score})
 		}
 	}
 	return es, nil

@@ -231,7 +231,7 @@ func (r *itemReply) reservation() (Reservation, error) {
 		return Reservation{}, codeError(r.code)
 	case r.code == codeReplay:
 		v := r.replay
-		if v.OrderNo == lostMark { // an entrant the draw left without stock
+		if v.OrderNo == loserValue { // an entrant the draw left without stock
 			return Reservation{}, xerr.ErrDrawLost
 		}
 		if r.replayGone { // the replayed order's keys are gone

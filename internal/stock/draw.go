@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -25,9 +24,9 @@ import (
 const (
 	DrawDrawing = "drawing"
 	DrawDone    = "done"
-	// lostMark is the request id's value in the buyers hash of an entrant the draw left
+	// loserValue is the request id's value in the buyers hash of an entrant the draw left
 	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
-	lostMark = "~lost"
+	loserValue = "~lost"
 )
 
 // A DrawEntry is one buyer's entry in an activity's draw.
@@ -81,16 +80,6 @@ func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
 	return out
 }
 
-// DrawCommitment is what an activity's view shows of its seed before the draw is done: the
-// lowercase hex SHA-256 of its bytes ("" when it has none).
-func DrawCommitment(seed []byte) string {
-	if len(seed) == 0 {
-		return ""
-	}
-	sum := sha256.Sum256(seed)
-	return hex.EncodeToString(sum[:])
-}
-
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
 // buyer's entry (State domain.StateQueued) and, WithEntries, the outbox entry the answer waits on.
 func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult, error) {
@@ -107,12 +96,12 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 	}
 	k := s.keys
 	args := enterArgs{ActivityID: aid, SellByMs: sellByMs(sellBy), WantEntries: s.wantEntry(),
-		TraceParent: event.TraceParent(ctx), PerAddress: s.entriesPerAddr, Items: make([]enterItemArgs, len(todo))}
+		TraceParent: event.TraceParent(ctx), PerAddress: s.drawEntriesPerAddr, Items: make([]enterItemArgs, len(todo))}
 	for j, i := range todo {
 		args.Items[j] = enterItemArgs{UID: items[i].UID, Qty: items[i].Qty, RequestID: items[i].RequestID,
 			Addr: items[i].Addr}
 	}
-	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.Entries(aid), k.Events(aid),
+	res, err := s.run(ctx, enterScript, aid, []string{k.Stock(aid), k.DrawEntries(aid), k.Events(aid),
 		k.entryAddrs(aid)}, argvOf(args)...)
 	if err == errDrawDone {
 		return s.reserveBatch(ctx, aid, items, sellBy, false) // the draw ended meanwhile
@@ -140,12 +129,12 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 	return out, nil
 }
 
-// Entries reads every entry of activity aid's draw, sorted by uid.
-func (s *Store) Entries(ctx context.Context, aid int64) ([]DrawEntry, error) {
+// DrawEntries reads every entry of activity aid's draw, sorted by uid.
+func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]DrawEntry, error) {
 	var out []DrawEntry
 	var cur uint64
 	for {
-		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.Entries(aid), cur, "", 20000)
+		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.DrawEntries(aid), cur, "", 20000)
 		if err != nil {
 			return nil, dep(err)
 		}
@@ -178,43 +167,43 @@ func (s *Store) Draw(ctx context.Context, aid int64) (DrawProgress, error) {
 	return DrawProgress{Cursor: n("cursor"), Winners: n("winners"), Lost: n("lost"), Status: m["status"]}, nil
 }
 
-// EntryCount is the number of entries of activity aid's draw.
-func (s *Store) EntryCount(ctx context.Context, aid int64) (int64, error) {
-	n, err := s.rds.HlenCtx(ctx, s.keys.Entries(aid))
+// DrawEntryCount is the number of entries of activity aid's draw.
+func (s *Store) DrawEntryCount(ctx context.Context, aid int64) (int64, error) {
+	n, err := s.rds.HlenCtx(ctx, s.keys.DrawEntries(aid))
 	return int64(n), dep(err)
 }
 
-// EntryStatus is a buyer's entry and what the draw made of it.
-type EntryStatus struct {
+// DrawEntryStatus is a buyer's entry and what the draw made of it.
+type DrawEntryStatus struct {
 	DrawEntry
 	Status  string // domain.StateQueued, "won" or "lost"
 	OrderNo string // when won
 }
 
-// Entry reads uid's entry in activity aid's draw: xerr.ErrEntryNotFound when there is none.
-func (s *Store) Entry(ctx context.Context, aid, uid int64) (EntryStatus, error) {
-	v, err := s.rds.HgetCtx(ctx, s.keys.Entries(aid), strconv.FormatInt(uid, 10))
+// DrawEntry reads uid's entry in activity aid's draw: xerr.ErrEntryNotFound when there is none.
+func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (DrawEntryStatus, error) {
+	v, err := s.rds.HgetCtx(ctx, s.keys.DrawEntries(aid), strconv.FormatInt(uid, 10))
 	if err == redis.Nil {
-		return EntryStatus{}, xerr.ErrEntryNotFound
+		return DrawEntryStatus{}, xerr.ErrEntryNotFound
 	}
 	if err != nil {
-		return EntryStatus{}, dep(err)
+		return DrawEntryStatus{}, dep(err)
 	}
 	e, ok := parseEntry(strconv.FormatInt(uid, 10), v)
 	if !ok {
-		return EntryStatus{}, fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
+		return DrawEntryStatus{}, fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
 	}
-	st := EntryStatus{DrawEntry: e, Status: domain.StateQueued}
+	st := DrawEntryStatus{DrawEntry: e, Status: domain.StateQueued}
 	d, err := s.Draw(ctx, aid)
 	if err != nil || d.Status != DrawDone {
 		return st, err
 	}
 	ono, err := s.rds.HgetCtx(ctx, s.keys.Buyers(aid), ReqField(uid, e.RequestID))
 	switch {
-	case err == redis.Nil || ono == lostMark:
+	case err == redis.Nil || ono == loserValue:
 		st.Status = "lost"
 	case err != nil:
-		return EntryStatus{}, dep(err)
+		return DrawEntryStatus{}, dep(err)
 	default:
 		st.Status, st.OrderNo = "won", ono
 	}
@@ -260,7 +249,7 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 		return nil, dep(err)
 	}
 	for i, v := range vals {
-		out[i] = v != "" && v != lostMark
+		out[i] = v != "" && v != loserValue
 	}
 	return out, nil
 }
@@ -268,11 +257,11 @@ func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) 
 // ErrDrawMoved: another drawer recorded the chunk (it holds the lease now).
 var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the activity")
 
-// RestoreEntries writes the draw's entries (restore_entries.lua) and, for a done draw, sets its
+// RestoreDrawEntries writes the draw's entries (restore_entries.lua) and, for a done draw, sets its
 // losers' request ids to the loser value (restore_losers.lua) while the stock hash is absent,
 // keys expiring at expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock
 // hash exists.
-func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
+func (r Recovery) RestoreDrawEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
 	s := r.s
 	k := s.keys
 	for batch := range slices.Chunk(entries, restoreBatch) {
@@ -280,7 +269,7 @@ func (r Recovery) RestoreEntries(ctx context.Context, aid, expireAt int64, entri
 		for i, e := range batch {
 			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: e.value()}
 		}
-		if err := s.restore(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.Entries(aid)}, args,
+		if err := s.restore(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.DrawEntries(aid)}, args,
 			len(batch)); err != nil {
 			return err
 		}

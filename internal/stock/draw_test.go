@@ -32,7 +32,7 @@ func TestEntryRules(t *testing.T) {
 	if _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 3, reqID(3)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("quantity above the limit: %v, want LIMIT_EXCEEDED", err)
 	}
-	if n, _ := e.Store.EntryCount(ctx, aid); n != 1 {
+	if n, _ := e.Store.DrawEntryCount(ctx, aid); n != 1 {
 		t.Fatalf("entries %d, want 1", n)
 	}
 	if c := e.CheckInvariant(aid); c.Remaining != 5 {
@@ -45,11 +45,11 @@ func TestEntryRules(t *testing.T) {
 	if ev.UID != 1 || ev.Quantity != 2 || ev.RequestID != reqID(1) {
 		t.Fatalf("entered event %+v", ev)
 	}
-	st, err := e.Store.Entry(ctx, aid, 1)
+	st, err := e.Store.DrawEntry(ctx, aid, 1)
 	if err != nil || st.Status != domain.StateQueued || st.RequestID != reqID(1) {
 		t.Fatalf("entry status %+v, %v", st, err)
 	}
-	if _, err := e.Store.Entry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
+	if _, err := e.Store.DrawEntry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
 		t.Fatalf("no entry: %v, want ENTRY_NOT_FOUND", err)
 	}
 }
@@ -81,7 +81,7 @@ func TestEntriesConcurrentBatches(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	entries, err := e.Store.Entries(ctx, aid)
+	entries, err := e.Store.DrawEntries(ctx, aid)
 	if err != nil || len(entries) != 50 {
 		t.Fatalf("entries %d, %v; want 50", len(entries), err)
 	}
@@ -120,7 +120,7 @@ func TestDrawPendingSellsNothing(t *testing.T) {
 // refuse a second entrant from one address and admit one from another; each answer carries its
 // outbox entry (want_entries).
 func TestEnterArgsByName(t *testing.T) {
-	e := stocktest.New(t, stock.WithEntries(), stock.WithEntriesPerAddress(1))
+	e := stocktest.New(t, stock.WithEntries(), stock.WithDrawEntriesPerAddress(1))
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, DrawAt: time.Now().Add(time.Hour)})
 	traced := tracedCtx(7)
 	items := []stock.ReserveItem{{UID: 11, Qty: 2, RequestID: reqID(1), Addr: "10.0.0.1"},
@@ -143,7 +143,7 @@ func TestEnterArgsByName(t *testing.T) {
 			len(r.Entries) != 1 {
 			t.Fatalf("item %d: %+v", i, r)
 		}
-		got, err := e.Store.Entry(ctx, aid, it.UID)
+		got, err := e.Store.DrawEntry(ctx, aid, it.UID)
 		if err != nil || got.Qty != it.Qty || got.RequestID != it.RequestID || got.EventID != r.Entries[0].ID {
 			t.Fatalf("item %d's entry: %+v, %v", i, got, err)
 		}

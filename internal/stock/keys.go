@@ -133,8 +133,8 @@ func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }
 // an id it does not contain is answered ACTIVITY_NOT_FOUND without reading MySQL.
 func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }
 
-// Entries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
-func (k Keys) Entries(aid int64) string { return k.base(aid) + "entries" }
+// DrawEntries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
+func (k Keys) DrawEntries(aid int64) string { return k.base(aid) + "entries" }
 
 // entryAddrs is the draw's hash client address -> entrants from it (enter.lua bounds it).
 func (k Keys) entryAddrs(aid int64) string { return k.base(aid) + "eaddr" }

@@ -105,7 +105,7 @@ func TestRestoreArgsByName(t *testing.T) {
 	if err := rec.Restore(ctx, aid, time.Now().Unix()-1, orders, holdings); xerr.CodeOf(err) != xerr.InvalidArgument {
 		t.Fatalf("an expire-at past: %v", err)
 	}
-	if err := rec.RestoreEntries(ctx, aid, 0, entries, lost); xerr.CodeOf(err) != xerr.InvalidArgument {
+	if err := rec.RestoreDrawEntries(ctx, aid, 0, entries, lost); xerr.CodeOf(err) != xerr.InvalidArgument {
 		t.Fatalf("an expire-at of 0: %v", err)
 	}
 	if d := e.Dump(); len(d) != 0 {
@@ -114,7 +114,7 @@ func TestRestoreArgsByName(t *testing.T) {
 	if err := rec.Restore(ctx, aid, exp, orders, holdings); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.RestoreEntries(ctx, aid, exp, entries, lost); err != nil {
+	if err := rec.RestoreDrawEntries(ctx, aid, exp, entries, lost); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range orders {
@@ -137,14 +137,14 @@ func TestRestoreArgsByName(t *testing.T) {
 		}
 	}
 	for _, en := range entries {
-		if got, err := e.Store.Entry(ctx, aid, en.UID); err != nil || got.DrawEntry != en {
+		if got, err := e.Store.DrawEntry(ctx, aid, en.UID); err != nil || got.DrawEntry != en {
 			t.Errorf("entry of %d: %+v, %v", en.UID, got, err)
 		}
 	}
 	if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(23, reqID(23))).Val(); v != "~lost" {
 		t.Errorf("the loser's request id: %q", v)
 	}
-	for _, k := range []string{e.Keys.OrdersHash(aid), e.Keys.Pending(aid), e.Keys.Buyers(aid), e.Keys.Entries(aid)} {
+	for _, k := range []string{e.Keys.OrdersHash(aid), e.Keys.Pending(aid), e.Keys.Buyers(aid), e.Keys.DrawEntries(aid)} {
 		if at := e.Raw.ExpireTime(ctx, k).Val(); at != time.Duration(exp)*time.Second {
 			t.Errorf("%s expires at %v, want %d", k, at, exp)
 		}
@@ -165,8 +165,8 @@ func TestRestoreWhileWarmWritesNothing(t *testing.T) {
 	for what, err := range map[string]error{
 		"orders":   rec.Restore(ctx, aid, exp, []stock.Order{o}, nil),
 		"holdings": rec.Restore(ctx, aid, exp, nil, map[int64]int64{1: 1}),
-		"entries":  rec.RestoreEntries(ctx, aid, exp, []stock.DrawEntry{en}, nil),
-		"losers":   rec.RestoreEntries(ctx, aid, exp, nil, []stock.DrawEntry{en}),
+		"entries":  rec.RestoreDrawEntries(ctx, aid, exp, []stock.DrawEntry{en}, nil),
+		"losers":   rec.RestoreDrawEntries(ctx, aid, exp, nil, []stock.DrawEntry{en}),
 	} {
 		if !errors.Is(err, stock.ErrAlreadyWarm) {
 			t.Errorf("%s: %v, want ErrAlreadyWarm", what, err)

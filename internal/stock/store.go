@@ -34,8 +34,8 @@ type Store struct {
 	orderKey []byte
 	// entries makes reserve.lua and enter.lua return the outbox entries they wrote (WithEntries).
 	entries bool
-	// entriesPerAddr bounds a draw's entrants from one client address (0: none).
-	entriesPerAddr int
+	// drawEntriesPerAddr bounds a draw's entrants from one client address (0: none).
+	drawEntriesPerAddr int
 }
 
 // NewStore returns a Store using keys under the given naming.
@@ -56,8 +56,8 @@ type Option func(*Store)
 // the entries' ids, which costs Redis less; the other changes always return their entries.
 func WithEntries() Option { return func(s *Store) { s.entries = true } }
 
-// WithEntriesPerAddress bounds an opening draw's entrants per client address (0: none).
-func WithEntriesPerAddress(n int) Option { return func(s *Store) { s.entriesPerAddr = n } }
+// WithDrawEntriesPerAddress bounds an opening draw's entrants per client address (0: none).
+func WithDrawEntriesPerAddress(n int) Option { return func(s *Store) { s.drawEntriesPerAddr = n } }
 
 // WithOrderKey sets the key that tags order numbers (config OrderKey). Without one, the tag is
 // an unkeyed checksum.

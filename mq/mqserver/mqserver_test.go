@@ -299,7 +299,7 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MarkActive(ctx, aid, m.End); err != nil {
+	if err := store.Activate(ctx, aid, m.End); err != nil {
 		t.Fatal(err)
 	}
 	brokers := testenv.Kafka(t, 8)

@@ -329,7 +329,7 @@ func TestDrawAuditFromMySQL(t *testing.T) {
 	fromRedis := f.waitDone(t, aid)
 	f.checkAudit(t, fromRedis, aid, stock, act.GetDrawCommitment())
 	// The writer's part: the entries into draw_entry, the orders into seckill_order.
-	entries, err := f.env.Store.Entries(ctx, aid)
+	entries, err := f.env.Store.DrawEntries(ctx, aid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestDrawAuditFromMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.env.Redis.DelCtx(ctx, f.env.Keys.Entries(aid)); err != nil {
+	if _, err := f.env.Redis.DelCtx(ctx, f.env.Keys.DrawEntries(aid)); err != nil {
 		t.Fatal(err)
 	}
 	fromMySQL := f.audit(t, aid)

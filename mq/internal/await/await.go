@@ -17,8 +17,8 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 )
 
-// markTTL: marks older than this are forgotten (and taken again: later, never unsound).
-const markTTL = 10 * time.Minute
+// targetTTL: targets older than this are forgotten (and taken again: later, never unsound).
+const targetTTL = 10 * time.Minute
 
 // Check is the writer's Awaited check. Its funcs are what it reads.
 type Check struct {
@@ -31,17 +31,19 @@ type Check struct {
 	// process's handed position, else the group's committed offset.
 	Consumed func(ctx context.Context, partitions []int) (kafkax.Offsets, error)
 
-	mu    sync.Mutex
-	marks map[markKey]mark // an event -> the ends read once its stream had nothing before it
+	mu      sync.Mutex
+	targets map[eventKey]target // an event -> the ends read once its stream had nothing before it
 }
 
-// markKey is an event: ids are unique within an activity's stream only.
-type markKey struct {
+// eventKey is an event: ids are unique within an activity's stream only.
+type eventKey struct {
 	aid int64
 	id  string
 }
 
-type mark struct {
+// target is what the writer group must reach before the event is awaited: the topic's ends, read
+// once the event's stream had nothing before it.
+type target struct {
 	ends kafkax.Offsets
 	at   time.Time
 }
@@ -79,9 +81,9 @@ func New(outbox stock.Outbox, progress *kafkax.Progress, handed func() map[int]i
 // consumed what was on the topic when the outbox was seen so. An error means "cannot
 // tell" (the caller keeps waiting).
 func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
-	key := markKey{ev.ActivityID, ev.EventID}
+	key := eventKey{ev.ActivityID, ev.EventID}
 	c.mu.Lock()
-	m, ok := c.marks[key]
+	m, ok := c.targets[key]
 	c.mu.Unlock()
 	if !ok {
 		first, found, err := c.First(ctx, ev.ActivityID)
@@ -95,17 +97,17 @@ func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		m = mark{ends: ends, at: time.Now()}
+		m = target{ends: ends, at: time.Now()}
 		c.mu.Lock()
-		if c.marks == nil {
-			c.marks = map[markKey]mark{}
+		if c.targets == nil {
+			c.targets = map[eventKey]target{}
 		}
-		for id, old := range c.marks {
-			if time.Since(old.at) > markTTL {
-				delete(c.marks, id)
+		for id, old := range c.targets {
+			if time.Since(old.at) > targetTTL {
+				delete(c.targets, id)
 			}
 		}
-		c.marks[key] = m
+		c.targets[key] = m
 		c.mu.Unlock()
 	}
 	parts := make([]int, 0, len(m.ends))
@@ -122,7 +124,7 @@ func (c *Check) Awaited(ctx context.Context, ev event.Event) (bool, error) {
 		}
 	}
 	c.mu.Lock()
-	delete(c.marks, key)
+	delete(c.targets, key)
 	c.mu.Unlock()
 	return false, nil
 }

@@ -78,7 +78,7 @@ func TestBooksGaugesFollowTheSaleAndRetire(t *testing.T) {
 	}
 
 	// The activity retires: its end (the score in sk:active) is long past the grace.
-	if err := f.env.Store.MarkActive(ctx, aid, 1); err != nil {
+	if err := f.env.Store.Activate(ctx, aid, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := books.Tick(ctx); err != nil {

@@ -52,5 +52,5 @@ func (l *Loader) restoreEntries(ctx context.Context, rec *Record, keysExp int64,
 	if len(entries) == 0 {
 		return nil
 	}
-	return l.Store.Recovery().RestoreEntries(ctx, int64(a.Id), keysExp, entries, lost)
+	return l.Store.Recovery().RestoreDrawEntries(ctx, int64(a.Id), keysExp, entries, lost)
 }

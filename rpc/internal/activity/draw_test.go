@@ -44,7 +44,7 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	if _, err := f.env.Store.ReserveBatch(ctx, id, items, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := f.env.Store.Entries(ctx, id)
+	before, err := f.env.Store.DrawEntries(ctx, id)
 	if err != nil || len(before) != n {
 		t.Fatalf("entries %d, %v", len(before), err)
 	}
@@ -69,7 +69,7 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	if err != nil || snap.DrawAt != drawAt*1000 || snap.Drawn {
 		t.Fatalf("rebuild: %+v, %v; want draw_at %d", snap, err, drawAt*1000)
 	}
-	after, err := f.env.Store.Entries(ctx, id)
+	after, err := f.env.Store.DrawEntries(ctx, id)
 	if err != nil || !reflect.DeepEqual(after, before) {
 		t.Fatalf("entries after the rebuild differ (%v):\n%v\n%v", err, after, before)
 	}

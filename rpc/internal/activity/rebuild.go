@@ -173,7 +173,7 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		return false, err
 	}
 	a := rec.Activity
-	if err := l.Store.MarkActive(ctx, id, a.EndTime+int64(a.PayTimeoutSeconds)); err != nil {
+	if err := l.Store.Activate(ctx, id, a.EndTime+int64(a.PayTimeoutSeconds)); err != nil {
 		return created, err
 	}
 	if rec.Epoch > 0 && rec.Available > 0 {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/zeromicro/go-zero/core/collection"
 
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/internal/draw"
 )
 
 // SeedSource reads an activity's draw seed (model.ActivityModel).
@@ -58,7 +58,7 @@ func PublicDraw(seed []byte, done bool) (commitment, shown string) {
 	if done {
 		shown = hex.EncodeToString(seed)
 	}
-	return stock.DrawCommitment(seed), shown
+	return draw.Commitment(seed), shown
 }
 
 // PublicDrawOf is PublicDraw for an activity row (done: its draw_done_at is set).

@@ -178,7 +178,7 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock
 	switch {
 	case err == nil:
 		// Warm already: make sure the jobs and the relay see it.
-		return false, snap, l.Store.MarkActive(ctx, id, snap.LastDue())
+		return false, snap, l.Store.Activate(ctx, id, snap.LastDue())
 	case !errors.Is(err, stock.ErrNotWarm):
 		return false, snap, err
 	}

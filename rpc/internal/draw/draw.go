@@ -7,6 +7,8 @@ package draw
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -53,6 +55,16 @@ type Server interface {
 // Order is the draw's order of entries (stock.DrawOrder).
 func Order(entries []stock.DrawEntry, seed []byte) []stock.DrawEntry {
 	return stock.DrawOrder(entries, seed)
+}
+
+// Commitment is what an activity's view shows of its seed before the draw is done: the
+// lowercase hex SHA-256 of its bytes ("" when it has none).
+func Commitment(seed []byte) string {
+	if len(seed) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(seed)
+	return hex.EncodeToString(sum[:])
 }
 
 // A Run is one instance's hold on one activity's draw.
@@ -107,7 +119,7 @@ func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock, re
 	if _, err := d.Seeds.FixDrawStock(ctx, aid, remaining); err != nil {
 		return nil, xerr.Unavailable(fmt.Errorf("activity %d: record the draw's stock: %w", aid, err))
 	}
-	entries, err := d.Store.Entries(ctx, aid)
+	entries, err := d.Store.DrawEntries(ctx, aid)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +136,7 @@ func (d *Drawer) begin(ctx context.Context, aid int64, lock *redis.RedisLock, re
 	}
 	// Never the seed: it is shown only once the draw is done.
 	logx.Infof("activity %d: drawing %d entries (commitment %s) from %d (MySQL %d)", aid, len(entries),
-		stock.DrawCommitment(seed), max(p.Cursor, kept), kept)
+		Commitment(seed), max(p.Cursor, kept), kept)
 	r := &Run{d: d, aid: aid, lock: lock, order: Order(entries, seed), cursor: p.Cursor, started: time.Now()}
 	if kept > p.Cursor {
 		if err := r.resume(ctx, kept); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"sort"
@@ -115,7 +116,7 @@ func (f *fixture) recomputed(t *testing.T, aid int64) []int64 {
 	if err != nil || !a.DrawStock.Valid {
 		t.Fatalf("activity %d: %+v, %v", aid, a, err)
 	}
-	entries, err := f.e.Store.Entries(ctx, aid)
+	entries, err := f.e.Store.DrawEntries(ctx, aid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	won := f.outcome(t, aid)
-	entries, _ := f.e.Store.Entries(ctx, aid)
+	entries, _ := f.e.Store.DrawEntries(ctx, aid)
 	var want []int64
 	left := int64(10)
 	for _, e := range draw.Order(entries, seedOf(7)) {
@@ -164,7 +165,7 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	}
 	for uid := int64(1); uid <= 40; uid++ {
 		r, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid))
-		st, serr := f.e.Store.Entry(ctx, aid, uid)
+		st, serr := f.e.Store.DrawEntry(ctx, aid, uid)
 		if serr != nil {
 			t.Fatal(serr)
 		}
@@ -435,4 +436,19 @@ func rates(won map[int64]string, n int) (early, many float64) {
 		return (w[a] / c[a]) / (w[b] / c[b])
 	}
 	return ratio(0, 1), ratio(2, 3)
+}
+
+// The commitment to a draw's seed is the contract's, computed here from the standard library
+// alone: the lowercase hex SHA-256 of the seed's bytes, and none without a seed.
+func TestCommitmentIsTheSeedsSHA256(t *testing.T) {
+	for n := range 5 {
+		seed := seedOf(n)
+		sum := sha256.Sum256(seed)
+		if c := draw.Commitment(seed); c != hex.EncodeToString(sum[:]) || c != strings.ToLower(c) {
+			t.Fatalf("commitment %q", c)
+		}
+	}
+	if draw.Commitment(nil) != "" {
+		t.Fatal("no seed, yet a commitment")
+	}
 }

@@ -32,7 +32,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		}
 		p, _ = f.e.Store.Draw(ctx, aid)
 	}
-	entries, _ := f.e.Store.Entries(ctx, aid)
+	entries, _ := f.e.Store.DrawEntries(ctx, aid)
 	order := draw.Order(entries, seed)
 	won := f.outcome(t, aid)
 	var passed []stock.DrawEntry // entrants before the cursor left without stock

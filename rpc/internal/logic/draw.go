@@ -20,7 +20,7 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 		return nil, nil
 	}
 	aid := int64(a.Id)
-	n, err := svcCtx.Store.EntryCount(ctx, aid)
+	n, err := svcCtx.Store.DrawEntryCount(ctx, aid)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 // entrants are the draw's entries by uid and whether each holds an order under its entry's
 // request id.
 func (l *DrawAuditLogic) entrants(aid int64) ([]stock.DrawEntry, []bool, error) {
-	entries, err := l.svcCtx.Store.Entries(l.ctx, aid)
+	entries, err := l.svcCtx.Store.DrawEntries(l.ctx, aid)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -45,7 +45,7 @@ func (l *GetEntryLogic) GetEntry(in *inventory.EntryReq) (*inventory.EntryResp, 
 	if snap.DrawAt == 0 {
 		return nil, xerr.ErrEntryNotFound
 	}
-	e, err := l.svcCtx.Store.Entry(l.ctx, in.ActivityId, in.Uid)
+	e, err := l.svcCtx.Store.DrawEntry(l.ctx, in.ActivityId, in.Uid)
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func (l *UpdateActivityLogic) apply(in *inventory.UpdateActivityReq) error {
 		return activity.DBError(fmt.Errorf("edit activity %d: %w", in.ActivityId, err))
 	}
 	if warm {
-		if err := l.svcCtx.Store.MarkActive(l.ctx, in.ActivityId, in.EndTime+in.PayTimeoutSeconds); err != nil {
+		if err := l.svcCtx.Store.Activate(l.ctx, in.ActivityId, in.EndTime+in.PayTimeoutSeconds); err != nil {
 			l.Errorf("activity %d edited, but its due time in the active set is not: %v", in.ActivityId, err)
 		}
 	}

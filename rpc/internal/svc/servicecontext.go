@@ -158,7 +158,7 @@ func newStore(c config.Config) (*redis.Redis, stock.Keys, *stock.Store, error) {
 		return nil, stock.Keys{}, nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
-	opts := []stock.Option{stock.WithEntriesPerAddress(c.Draw.EntriesPerAddress)}
+	opts := []stock.Option{stock.WithDrawEntriesPerAddress(c.Draw.EntriesPerAddress)}
 	if c.Relay.Active() && c.Relay.AckAfterKafka() {
 		opts = append(opts, stock.WithEntries()) // for the Acker (New)
 	}
