@@ -31,3 +31,28 @@ func TestOrderNoTag(t *testing.T) {
 		t.Fatal("the unkeyed checksum does not verify")
 	}
 }
+
+// An order number's short form (its name in Redis) is "<unix ms><8 hex>", and the activity id
+// with the key make the very number of it again; a key other than the one that tagged it
+// makes another number.
+func TestShortOrderNo(t *testing.T) {
+	key := []byte("order-key-for-the-test-0123456789")
+	for _, aid := range []int64{1, 42, 999_999_999, 1<<63 - 1} {
+		no := NewOrderNo(aid, key)
+		short, ok := ShortOrderNo(no)
+		if !ok || len(short) != 13+8 || !strings.HasSuffix(no[:len(no)-OrderNoTagLen], "-"+short) {
+			t.Fatalf("%s: short %q, %v", no, short, ok)
+		}
+		if again := OrderNoOf(aid, short, key); again != no {
+			t.Fatalf("%s: short %q made %s again", no, short, again)
+		}
+		if other := OrderNoOf(aid, short, []byte("another-key")); other == no {
+			t.Fatalf("%s: another key made the same number", no)
+		}
+	}
+	for _, bad := range []string{"", "42", "-", "42-", "42-0123456789abcdef", "-1796436637313b3a17fdfd6425141c4394a98"} {
+		if short, ok := ShortOrderNo(bad); ok {
+			t.Errorf("%q: short %q", bad, short)
+		}
+	}
+}

@@ -216,7 +216,7 @@ func (s *Store) Entry(ctx context.Context, aid, uid int64) (EntryStatus, error) 
 	case err != nil:
 		return EntryStatus{}, dep(err)
 	default:
-		st.Status, st.OrderNo = "won", ono
+		st.Status, st.OrderNo = "won", s.orderNoOf(aid, ono)
 	}
 	return st, nil
 }
