@@ -178,30 +178,7 @@ func NewOrderNo(aid int64, key ...[]byte) string {
 	b := make([]byte, 0, 13+8)
 	b = strconv.AppendInt(b, time.Now().UnixMilli(), 10)
 	b = hex.AppendEncode(b, r[:])
-	return OrderNoOf(aid, string(b), firstKey(key))
-}
-
-// ShortOrderNo is an order number's name inside its activity's Redis keys, "<unix ms><8 hex
-// random>": the number without the activity id in front (the keys name the activity) and
-// without the tag (OrderNoOf computes it again), less than half its length. orderNo must have
-// an order number's shape and a tag (VerifyOrderNo); ok is false when it has not.
-func ShortOrderNo(orderNo string) (short string, ok bool) {
-	i := strings.IndexByte(orderNo, '-')
-	if i < 1 || len(orderNo)-i-1 <= OrderNoTagLen {
-		return "", false
-	}
-	return orderNo[i+1 : len(orderNo)-OrderNoTagLen], true
-}
-
-// OrderNoOf is the order number of activity aid whose short form (ShortOrderNo) is short,
-// tagged under key (nil: the unkeyed checksum): the one place an order number is built.
-func OrderNoOf(aid int64, short string, key []byte) string {
-	b := make([]byte, 0, 20+1+len(short)+OrderNoTagLen)
-	b = strconv.AppendInt(b, aid, 10)
-	b = append(b, '-')
-	b = append(b, short...)
-	body := string(b)
-	return body + orderNoTag(key, body)
+	return orderNoOfBody(aid, string(b), firstKey(key))
 }
 
 // VerifyOrderNo returns the activity of an order number whose shape is right and whose
