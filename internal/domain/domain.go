@@ -175,13 +175,10 @@ func NewOrderNo(aid int64, key ...[]byte) string {
 	var r [4]byte
 	_, _ = rand.Read(r[:])
 	// "%d-%d%08x" without fmt: this runs on every reservation
-	b := make([]byte, 0, 20+1+13+8+OrderNoTagLen)
-	b = strconv.AppendInt(b, aid, 10)
-	b = append(b, '-')
+	b := make([]byte, 0, 13+8)
 	b = strconv.AppendInt(b, time.Now().UnixMilli(), 10)
 	b = hex.AppendEncode(b, r[:])
-	body := string(b)
-	return body + orderNoTag(firstKey(key), body)
+	return orderNoOfBody(aid, string(b), firstKey(key))
 }
 
 // VerifyOrderNo returns the activity of an order number whose shape is right and whose

@@ -65,8 +65,8 @@ func (s *Single) Run(ctx context.Context, aid int64) (Report, error) {
 	return v.(Report), nil
 }
 
-// runOrWait takes aid's lock and runs, or waits for the holder's report finished at or
-// after asked (unix ms); it takes the lock itself when the holder left none.
+// runOrWait takes aid's lock and runs, or waits for the holder's report finished after
+// asked (unix ms); it takes the lock itself when the holder left none.
 func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error) {
 	lock := s.r.store.Lock(stock.Keys.ReconLock, aid)
 	lock.SetExpire(int(lockLease / time.Second))
@@ -134,10 +134,12 @@ func (s *Single) run(ctx context.Context, aid int64) (Report, error) {
 	return rep, nil
 }
 
-// shared is the kept report of aid when it finished at or after asked.
+// shared is the kept report of aid when it finished after asked (unix ms): not in the same
+// millisecond, when a run that finished just before the call (its writes made since unseen)
+// would pass for one that finished after it.
 func (s *Single) shared(ctx context.Context, aid, asked int64) (Report, bool) {
 	at, raw, ok, err := s.audit.LastReport(ctx, aid)
-	if err != nil || !ok || at < asked {
+	if err != nil || !ok || at <= asked {
 		return Report{}, false
 	}
 	var rep Report

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/reconcile"
@@ -40,5 +41,26 @@ func TestConcurrentReconcilesShareOneRun(t *testing.T) {
 	}
 	if n := runs() - before; n < 2 {
 		t.Fatalf("a later caller was answered from an old run (%v runs in all)", n)
+	}
+}
+
+// A call that begins in the millisecond a run finished runs again: that run may have read the
+// books before the call's caller changed them (a test that changed Redis right after a
+// consistent run was once answered that run's report).
+func TestCallInTheMillisecondOfAReportRunsAgain(t *testing.T) {
+	f := newFixture(t, 0)
+	s := reconcile.NewSingle(f.rec)
+	frozen := time.Now()
+	s.SetNow(func() time.Time { return frozen })
+	runs := func() float64 { return testenv.Counter(t, "seckill_inventory_reconcile_runs_total", nil) }
+	if _, err := s.Run(ctx, f.aid); err != nil {
+		t.Fatal(err)
+	}
+	before := runs()
+	if _, err := s.Run(ctx, f.aid); err != nil {
+		t.Fatal(err)
+	}
+	if n := runs() - before; n != 1 {
+		t.Fatalf("a call in the millisecond of the last report ran %v comparisons, want 1", n)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // payment provider's (UID 0 and the notification's fields).
 type confirmArgs struct {
 	ActivityID  int64  `lua:"activity_id"`
-	OrderNo     string `lua:"order_no"`
+	OrderNo     string `lua:"order_no"`    // the events'
+	Short       string `lua:"short"`       // its name in the orders hash and the trades hash (shortNo)
 	UID         int64  `lua:"uid"`         // the caller, whose order it must be; 0: the provider
 	TraceParent string `lua:"traceparent"` // the caller's W3C traceparent ("": none), the entry's 'tp'
 	TradeNo     string `lua:"trade_no"`    // the provider's payment id, the entry's 'tn'
@@ -30,7 +31,8 @@ type confirmArgs struct {
 // releaseArgs is release.lua's ARGV.
 type releaseArgs struct {
 	ActivityID  int64  `lua:"activity_id"`
-	OrderNo     string `lua:"order_no"`
+	OrderNo     string `lua:"order_no"`    // the events'
+	Short       string `lua:"short"`       // its name in the orders hash (shortNo)
 	UID         int64  `lua:"uid"`         // the order's owner (>= 1)
 	Target      string `lua:"target"`      // domain.StateCancelled or domain.StateExpired
 	StockBack   string `lua:"stock_back"`  // the channel the activity id is published on (Keys.StockBack)
@@ -90,11 +92,18 @@ type endSaleArgs struct {
 
 // expireDueArgs is expire_due.lua's ARGV: these, then the pending members, from ARG_MEMBERS.
 type expireDueArgs struct {
-	ActivityID int64    `lua:"activity_id"`
-	StockBack  string   `lua:"stock_back"`  // the channel the activity id is published on (Keys.StockBack)
-	HeldPrefix string   `lua:"held_prefix"` // a buyer's holding field is it and the uid (heldField)
-	Limit      int      `lua:"limit"`       // the most orders to expire
-	Members    []string `lua:"members"`     // pending members: one reservation batch's order numbers each
+	ActivityID int64  `lua:"activity_id"`
+	StockBack  string `lua:"stock_back"`  // the channel the activity id is published on (Keys.StockBack)
+	HeldPrefix string `lua:"held_prefix"` // a buyer's holding field is it and the uid (heldField)
+	Limit      int    `lua:"limit"`       // the most orders to expire
+	// Members are the pending members picked, each with its orders' order_nos.
+	Members []expireMemberArgs `lua:"members" group:"member"`
+}
+
+// expireMemberArgs is one pending member's group of expire_due.lua's ARGV.
+type expireMemberArgs struct {
+	Shorts   string `lua:"shorts"`    // the member: one reservation batch's short numbers (shortNo)
+	OrderNos string `lua:"order_nos"` // the same orders' order_nos in the same order, the events'
 }
 
 // claimEpochArgs is claim_epoch.lua's ARGV.
@@ -143,7 +152,7 @@ type restoreArgs struct {
 
 // restoreOrderArgs is one order's group of restore.lua's ARGV: the order as MySQL has it.
 type restoreOrderArgs struct {
-	No         string `lua:"no"`
+	No         string `lua:"no"` // the order's short number (shortNo)
 	UID        int64  `lua:"uid"`
 	Qty        int64  `lua:"qty"`
 	State      string `lua:"state"`

@@ -73,7 +73,7 @@ func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, co
 	page, next := cmd.Val()
 	out := make([]Order, 0, len(page)/2)
 	for i := 0; i+1 < len(page); i += 2 { // field, value
-		p, err := readOrder(aid, page[i], page[i+1])
+		p, err := readOrder(aid, a.s.orderNoOf(aid, page[i]), page[i+1])
 		if err != nil {
 			return nil, 0, err
 		}

@@ -167,14 +167,34 @@ func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem,
 	for j, i := range todo {
 		it := items[i]
 		nos[j], qty[j] = domain.NewOrderNo(aid, s.orderKey), it.Qty
-		group[j] = reserveItemArgs{OrderNo: nos[j], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+		group[j] = reserveItem(nos[j], it)
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {
 		return nil, err
 	}
-	return parseReserve(aid, res, nos, qty, s.entries)
+	out, err := parseReserve(aid, res, nos, qty, s.entries)
+	for j := range out {
+		if out[j].code == codeReplay {
+			out[j].replay.OrderNo = s.replayOrderNo(aid, out[j].replay.OrderNo)
+		}
+	}
+	return out, err
+}
+
+// reserveItem is item it's group of reserve.lua's ARGV, its order to be numbered orderNo.
+func reserveItem(orderNo string, it ReserveItem) reserveItemArgs {
+	return reserveItemArgs{OrderNo: orderNo, Short: shortNo(orderNo), UID: it.UID, Qty: it.Qty,
+		RequestID: it.RequestID, HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+}
+
+// replayOrderNo is the order_no of a replay's order, which reserve.lua names by its short
+// number (the buyers hash's value), or the draw's loser value as it is.
+func (s *Store) replayOrderNo(aid int64, short string) string {
+	if short == loserValue {
+		return short
+	}
+	return s.orderNoOf(aid, short)
 }
 
 // parseReserve reads reserve.lua's reply res for items of order numbers nos and quantities qty

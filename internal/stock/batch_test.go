@@ -212,11 +212,12 @@ func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
 	if err != nil || !slices.Equal(codes, []int64{-12}) {
 		t.Fatalf("a batch of one with a taken number: %v, %v; want [-12]", codes, err)
 	}
+	sa, sb, sr := stock.ShortNo(a), stock.ShortNo(b), stock.ShortNo(r.OrderNo) // the orders' names in the keys
 	all, err := e.Raw.HGetAll(ctx, e.Keys.OrdersHash(aid)).Result()
-	if err != nil || len(all) != 3 || all[a] == "" || all[b] == "" || all[r.OrderNo] == "" {
+	if err != nil || len(all) != 3 || all[sa] == "" || all[sb] == "" || all[sr] == "" {
 		t.Fatalf("orders hash holds %v (%v); want %s, %s and %s", all, err, r.OrderNo, a, b)
 	}
-	// one pending member per batch: its orders' numbers, scored by their expire-at
+	// one pending member per batch: its orders' short numbers, scored by their expire-at
 	zs, err := e.Raw.ZRangeWithScores(ctx, e.Keys.Pending(aid), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -225,12 +226,12 @@ func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
 	for _, z := range zs {
 		got[z.Member.(string)] = z.Score
 	}
-	if len(got) != 2 || got[r.OrderNo] == 0 || got[a+" "+b] == 0 {
-		t.Fatalf("pending holds %v; want the members %q and %q", got, r.OrderNo, a+" "+b)
+	if len(got) != 2 || got[sr] == 0 || got[sa+" "+sb] == 0 {
+		t.Fatalf("pending holds %v; want the members %q and %q", got, sr, sa+" "+sb)
 	}
 	for i, no := range []string{a, b} {
 		o, err := e.Store.Order(ctx, no)
-		if err != nil || float64(o.ExpireAt) != got[a+" "+b] || o.UID != items[3*i].UID ||
+		if err != nil || float64(o.ExpireAt) != got[sa+" "+sb] || o.UID != items[3*i].UID ||
 			o.RequestID != items[3*i].RequestID || o.State != domain.StateReserved || o.Quantity != 1 ||
 			o.CreatedAt <= 0 || o.ExpireAt <= o.CreatedAt {
 			t.Fatalf("%s: pending scores %v, its order %+v (%v)", no, got[a+" "+b], o, err)

@@ -31,7 +31,8 @@ type reserveArgs struct {
 // reserveItemArgs is one item's group of ARGV, after reserveArgs: item i's field f is
 // ARGV[len(reserveArgs) + len(reserveItemArgs)*(i-1) + f].
 type reserveItemArgs struct {
-	OrderNo   string `lua:"order_no"` // fresh, drawn in Go
+	OrderNo   string `lua:"order_no"` // fresh, drawn in Go: the events' number
+	Short     string `lua:"short"`    // its name in the activity's keys (shortNo)
 	UID       int64  `lua:"uid"`
 	Qty       int64  `lua:"qty"`
 	RequestID string `lua:"request_id"`
@@ -44,7 +45,7 @@ func (a reserveArgs) argv(items []reserveItemArgs) []any {
 	out := make([]any, 0, reserveArgCount+reserveItemArgCount*len(items))
 	out = append(out, a.ActivityID, a.SellByMs, a.WantEntries, a.TraceParent, a.Serve)
 	for _, it := range items {
-		out = append(out, it.OrderNo, it.UID, it.Qty, it.RequestID, it.HeldField, it.ReqField)
+		out = append(out, it.OrderNo, it.Short, it.UID, it.Qty, it.RequestID, it.HeldField, it.ReqField)
 	}
 	return out
 }

@@ -53,15 +53,15 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 	if replayHead["entry_id"] != "" || replayHead["entry"] != int64(0) {
 		t.Fatalf("a call that reserved nothing wrote an entry: %v", replayHead)
 	}
-	order := e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), nos[0]).Val()
-	if err := e.Raw.HDel(ctx, e.Keys.OrdersHash(aid), nos[0]).Err(); err != nil {
+	order := e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(nos[0])).Val()
+	if err := e.Raw.HDel(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(nos[0])).Err(); err != nil {
 		t.Fatal(err)
 	}
 	_, gone, err := e.Store.ReserveReplyFields(ctx, aid, []stock.ReserveItem{a}, nos[2:])
 	if err != nil || gone[0]["code"] != int64(1) || gone[0]["order_no"] != nos[0] || gone[0]["state"] != "" {
 		t.Fatalf("replay of a gone order: %v, %v", gone, err)
 	}
-	e.Raw.HSet(ctx, e.Keys.OrdersHash(aid), nos[0], order) // the invariant check at the end counts it
+	e.Raw.HSet(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(nos[0]), order) // the invariant check at the end counts it
 }
 
 // The other scripts' replies, decoded by name, answer each field: adjust's four counters (all

@@ -205,7 +205,7 @@ func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (DrawEntryStatus,
 	case err != nil:
 		return DrawEntryStatus{}, dep(err)
 	default:
-		st.Status, st.OrderNo = "won", ono
+		st.Status, st.OrderNo = "won", s.orderNoOf(aid, ono)
 	}
 	return st, nil
 }

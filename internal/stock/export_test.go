@@ -19,8 +19,8 @@ import (
 // one), so a test can make one collide: the script's whole reply, or the item's refusal.
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
-	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv([]reserveItemArgs{{OrderNo: orderNo,
-		UID: uid, Qty: qty, RequestID: requestID, HeldField: heldField(uid), ReqField: ReqField(uid, requestID)}})...)
+	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv([]reserveItemArgs{reserveItem(orderNo,
+		ReserveItem{UID: uid, Qty: qty, RequestID: requestID})})...)
 	if err != nil {
 		return nil, err
 	}
@@ -38,8 +38,7 @@ func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveIt
 	group := make([]reserveItemArgs, len(items))
 	qty := make([]int64, len(items))
 	for i, it := range items {
-		group[i] = reserveItemArgs{OrderNo: orderNos[i], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+		group[i] = reserveItem(orderNos[i], it)
 		qty[i] = it.Qty
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
@@ -87,8 +86,7 @@ func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []Reser
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	group := make([]reserveItemArgs, len(items))
 	for i, it := range items {
-		group[i] = reserveItemArgs{OrderNo: orderNos[i], UID: it.UID, Qty: it.Qty, RequestID: it.RequestID,
-			HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+		group[i] = reserveItem(orderNos[i], it)
 	}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv(group)...)
 	if err != nil {
@@ -99,6 +97,7 @@ func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []Reser
 		v := res[reserveHead+i]
 		if l, ok := v.([]any); ok {
 			r, _ := decodeReplay(l)
+			r.OrderNo = s.replayOrderNo(aid, r.OrderNo)
 			answers[i] = byName(r)
 		} else {
 			answers[i] = map[string]any{"answer": v}
@@ -130,6 +129,9 @@ func DrawKey(seed []byte, uid int64) []byte {
 
 // WindowMessage is windowMessage, for tests.
 var WindowMessage = windowMessage
+
+// ShortNo is shortNo, for tests: an order's name in its activity's keys.
+var ShortNo = shortNo
 
 // HeldField is heldField, for tests.
 var HeldField = heldField
@@ -164,7 +166,7 @@ func (s *Store) Expire(ctx context.Context, orderNo string) ([]Entry, error) {
 // orderOwner reads the order's uid, which the release script must be given (there is no
 // "any owner"). An absent order gives 0.
 func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int64, error) {
-	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
+	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), shortNo(orderNo))
 	if errors.Is(err, redis.Nil) {
 		return 0, nil
 	}

@@ -26,12 +26,14 @@ func (k Keys) reserve(aid int64) []string {
 // (and `draw_at drawn` with a draw).
 func (k Keys) Stock(aid int64) string { return k.base(aid) + "stock" }
 
-// OrdersHash is the activity's orders: order_no -> the order packed in one string (packOrder:
-// state, uid, quantity, expire_at, created_at, request id, cseq, useq and its entry ids).
+// OrdersHash is the activity's orders: the order's short number (shortNo: the order_no without
+// the activity id and the tag) -> the order packed in one string (packOrder: state, uid,
+// quantity, expire_at, created_at, request id, cseq, useq and its entry ids). Every key of the
+// activity names an order by its short number; Store.orderNoOf makes the order_no of it.
 func (k Keys) OrdersHash(aid int64) string { return k.base(aid) + "o" }
 
 // Buyers is the activity's buyers hash: heldField(uid) -> the quantity the buyer holds in the
-// activity (reserved + paid), and ReqField(uid, request id) -> order_no per request
+// activity (reserved + paid), and ReqField(uid, request id) -> the order's short number per request
 // (idempotency, scoped by buyer as well as activity, so one buyer's request id can never
 // return another's order).
 func (k Keys) Buyers(aid int64) string { return k.base(aid) + "u" }
@@ -48,7 +50,7 @@ func ReqField(uid int64, requestID string) string {
 	return "r:" + strconv.FormatInt(uid, 10) + ":" + requestID
 }
 
-// Trades is the activity's hash order_no -> the payment provider's trade_no of every order
+// Trades is the activity's hash short number -> the payment provider's trade_no of every order
 // paid through a provider notification (confirm.lua): the same trade_no again is a replay,
 // another one ORDER_PAID.
 func (k Keys) Trades(aid int64) string { return k.base(aid) + "trades" }
@@ -57,8 +59,8 @@ func (k Keys) Trades(aid int64) string { return k.base(aid) + "trades" }
 // a trade_no pays one order (Store.Confirm claims it before confirm.lua runs).
 func (k Keys) tradeClaim(tradeNo string) string { return k.Prefix + "sk:trade:" + tradeNo }
 
-// Pending is the zset the expiry job walks: one member per reservation batch, the order_nos it
-// made space-separated, scored by their expire_at (ms, the same for all).
+// Pending is the zset the expiry job walks: one member per reservation batch, the short numbers
+// of the orders it made space-separated, scored by their expire_at (ms, the same for all).
 func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }
 
 // Events is the activity's outbox stream.

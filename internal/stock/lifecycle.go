@@ -95,7 +95,8 @@ func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) ([]Entry
 	}
 	k := s.keys
 	res, err := s.run(ctx, confirmScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Events(aid)},
-		argvOf(confirmArgs{ActivityID: aid, OrderNo: orderNo, UID: uid, TraceParent: event.TraceParent(ctx)})...)
+		argvOf(confirmArgs{ActivityID: aid, OrderNo: orderNo, Short: shortNo(orderNo), UID: uid,
+			TraceParent: event.TraceParent(ctx)})...)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +133,8 @@ func (s *Store) release(ctx context.Context, aid int64, orderNo string, owner in
 	error) {
 	k := s.keys
 	res, err := s.run(ctx, releaseScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
-		k.Events(aid)}, argvOf(releaseArgs{ActivityID: aid, OrderNo: orderNo, UID: owner, Target: target,
-		StockBack: k.StockBack(), TraceParent: event.TraceParent(ctx), HeldField: heldField(owner)})...)
+		k.Events(aid)}, argvOf(releaseArgs{ActivityID: aid, OrderNo: orderNo, Short: shortNo(orderNo), UID: owner,
+		Target: target, StockBack: k.StockBack(), TraceParent: event.TraceParent(ctx), HeldField: heldField(owner)})...)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +184,7 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 			if n > 0 && want <= 0 {
 				break
 			}
-			args.Members = append(args.Members, d.Key)
+			args.Members = append(args.Members, s.expireMember(aid, d.Key))
 			want -= strings.Count(d.Key, " ") + 1
 		}
 		res, err := s.run(ctx, expireDueScript, aid, keys, argvOf(args)...)
@@ -198,6 +199,16 @@ func (s *Store) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, 
 		}
 	}
 	return out, nil
+}
+
+// expireMember is expire_due.lua's group of the pending member shorts (a reservation batch's
+// short numbers): it and the order_nos its events carry.
+func (s *Store) expireMember(aid int64, shorts string) expireMemberArgs {
+	nos := strings.Fields(shorts)
+	for i, short := range nos {
+		nos[i] = s.orderNoOf(aid, short)
+	}
+	return expireMemberArgs{Shorts: shorts, OrderNos: strings.Join(nos, " ")}
 }
 
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock, under a merchant's

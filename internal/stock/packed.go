@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// An order is one field of the activity's orders hash (Keys.OrdersHash): order_no -> one string
+// An order is one field of the activity's orders hash (Keys.OrdersHash): its short number -> one string
 // of ten space-separated values, in this order:
 //
 //	state uid qty expire_at created_at request_id cseq useq er es

@@ -46,7 +46,8 @@ func TestScriptsReadGoPackedOrders(t *testing.T) {
 	}
 	// Rewrite it as Go packs it, with another expire-at: the scripts must read Go's format.
 	o.ExpireAt += 1000
-	if err := e.Raw.HSet(ctx, e.Keys.OrdersHash(aid), r.OrderNo, stock.PackOrder(o, 0, 0, "", "")).Err(); err != nil {
+	err = e.Raw.HSet(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(r.OrderNo), stock.PackOrder(o, 0, 0, "", "")).Err()
+	if err != nil {
 		t.Fatal(err)
 	}
 	again, err := stocktest.Reserve(ctx, e.Store, aid, 1, 2, reqID(1))
@@ -61,7 +62,7 @@ func TestScriptsReadGoPackedOrders(t *testing.T) {
 	if o.State = domain.StatePaid; err != nil || paid != o {
 		t.Fatalf("paid order %+v (%v), want %+v", paid, err, o)
 	}
-	v, err := e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), r.OrderNo).Result()
+	v, err := e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(r.OrderNo)).Result()
 	_, _, useq, er, es, ok := stock.UnpackOrder(aid, r.OrderNo, v)
 	if err != nil || !ok || useq < 1 || er != "" || es == "" {
 		t.Fatalf("paid order packed %q (%v): useq %d, er %q, es %q", v, err, useq, er, es)

@@ -48,8 +48,8 @@ func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) ([]Entry, er
 	k := s.keys
 	res, err := s.run(ctx, confirmScript, aid,
 		[]string{k.Stock(aid), k.OrdersHash(aid), k.Events(aid), k.Trades(aid)},
-		argvOf(confirmArgs{ActivityID: aid, OrderNo: orderNo, TraceParent: event.TraceParent(ctx), TradeNo: p.TradeNo,
-			Amount: p.Amount, Price: p.Price})...)
+		argvOf(confirmArgs{ActivityID: aid, OrderNo: orderNo, Short: shortNo(orderNo), TraceParent: event.TraceParent(ctx),
+			TradeNo: p.TradeNo, Amount: p.Amount, Price: p.Price})...)
 	if err != nil {
 		if claimed {
 			s.unclaimTrade(ctx, p.TradeNo)

@@ -67,7 +67,7 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 	if err != nil {
 		return Order{}, err
 	}
-	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), orderNo)
+	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), shortNo(orderNo))
 	if errors.Is(err, redis.Nil) {
 		return Order{}, xerr.ErrOrderNotFound
 	}
@@ -89,7 +89,7 @@ func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
 			return nil, dep(err)
 		}
 		for i := 0; i+1 < len(page); i += 2 {
-			p, err := readOrder(aid, page[i], page[i+1])
+			p, err := readOrder(aid, s.orderNoOf(aid, page[i]), page[i+1])
 			if err != nil {
 				return nil, err
 			}

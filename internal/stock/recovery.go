@@ -33,11 +33,18 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Ord
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err
 	}
+	// The keys name an order by its short number, made its order_no again with this store's
+	// order key: a number that key did not tag would come back as another. Checked before any write.
+	for _, o := range orders {
+		if a, ok := domain.VerifyOrderNo(o.OrderNo, s.orderKey); !ok || a != aid {
+			return fmt.Errorf("activity %d: order %s is not one of its numbers under this order key", aid, o.OrderNo)
+		}
+	}
 	k := s.keys
 	for batch := range slices.Chunk(orders, restoreBatch) {
 		args := restoreArgs{ExpireAt: expireAt, Orders: make([]restoreOrderArgs, len(batch))}
 		for i, o := range batch {
-			args.Orders[i] = restoreOrderArgs{No: o.OrderNo, UID: o.UID, Qty: o.Quantity, State: o.State,
+			args.Orders[i] = restoreOrderArgs{No: shortNo(o.OrderNo), UID: o.UID, Qty: o.Quantity, State: o.State,
 				ExpireAtMs: o.ExpireAt, RequestID: o.RequestID, CreatedMs: o.CreatedAt,
 				ReqField: ReqField(o.UID, o.RequestID)}
 		}

@@ -105,6 +105,15 @@ func TestRestoreArgsByName(t *testing.T) {
 	if err := rec.Restore(ctx, aid, time.Now().Unix()-1, orders, holdings); xerr.CodeOf(err) != xerr.InvalidArgument {
 		t.Fatalf("an expire-at past: %v", err)
 	}
+	// Redis names an order by its short number and makes its number again with this key: one
+	// another key tagged, or another activity's, would come back as another number
+	for _, no := range []string{domain.NewOrderNo(aid, []byte("another-order-key")), e.Store.NewOrderNo(aid + 1)} {
+		bad := append([]stock.Order{orders[0]}, orders[1])
+		bad[1].OrderNo = no
+		if err := rec.Restore(ctx, aid, exp, bad, holdings); err == nil {
+			t.Fatalf("an order numbered %s restored", no)
+		}
+	}
 	if err := rec.RestoreDrawEntries(ctx, aid, 0, entries, lost); xerr.CodeOf(err) != xerr.InvalidArgument {
 		t.Fatalf("an expire-at of 0: %v", err)
 	}
@@ -119,16 +128,16 @@ func TestRestoreArgsByName(t *testing.T) {
 	}
 	for _, o := range orders {
 		got, cseq, useq, er, es, ok := stock.UnpackOrder(aid, o.OrderNo,
-			e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), o.OrderNo).Val())
+			e.Raw.HGet(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(o.OrderNo)).Val())
 		if !ok || got != o || cseq != 0 || useq != 0 || er != "" || es != "" {
 			t.Errorf("order %s: %+v (%d %d %q %q), want %+v", o.OrderNo, got, cseq, useq, er, es, o)
 		}
-		if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(o.UID, o.RequestID)).Val(); v != o.OrderNo {
+		if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(o.UID, o.RequestID)).Val(); v != stock.ShortNo(o.OrderNo) {
 			t.Errorf("order %s's request id names %q", o.OrderNo, v)
 		}
 	}
 	if p := e.Raw.ZRangeWithScores(ctx, e.Keys.Pending(aid), 0, -1).Val(); len(p) != 1 ||
-		p[0].Member != orders[0].OrderNo || int64(p[0].Score) != orders[0].ExpireAt {
+		p[0].Member != stock.ShortNo(orders[0].OrderNo) || int64(p[0].Score) != orders[0].ExpireAt {
 		t.Errorf("pending %v, want the reserved order at its expire-at", p)
 	}
 	for uid, q := range holdings {

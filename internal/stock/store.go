@@ -97,3 +97,16 @@ func (s *Store) CheckOrderNo(orderNo string) (int64, error) {
 // NewOrderNo is a fresh order number for activity aid, tagged with this store's order key
 // (degrade mode writes orders straight to MySQL with it, so the tag check passes).
 func (s *Store) NewOrderNo(aid int64) string { return domain.NewOrderNo(aid, s.orderKey) }
+
+// shortNo is a verified order number's name inside its activity's keys (domain.ShortOrderNo):
+// the orders hash's field, a request id's value in the buyers hash, a word of a pending member.
+func shortNo(orderNo string) string {
+	short, _ := domain.ShortOrderNo(orderNo)
+	return short
+}
+
+// orderNoOf is the order number of activity aid's order that its keys name short: the number
+// domain.NewOrderNo made, tagged again with this store's order key.
+func (s *Store) orderNoOf(aid int64, short string) string {
+	return domain.OrderNoOf(aid, short, s.orderKey)
+}

@@ -1,8 +1,9 @@
 -- confirm (pay): reserved -> paid. locked -= qty, sold += qty. The buyer's own pay and the
 -- payment provider's notification both pay here: the same script, the same outbox entry.
 -- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] events stream  KEYS[4] trades hash
--- (order_no -> trade_no, Keys.Trades)
--- ARGV (stock.confirmArgs, read by the ARG_ names prepended): ACTIVITY_ID, ORDER_NO, UID of the
+-- (the order's short number -> trade_no, Keys.Trades)
+-- ARGV (stock.confirmArgs, read by the ARG_ names prepended): ACTIVITY_ID, ORDER_NO (the events'),
+-- SHORT its name in the orders hash and the trades hash (stock.shortNo), UID of the
 -- caller (>= 1; the order must be theirs: there is no "any owner"), or '0' for the payment
 -- provider (TRADE_NO set), TRACEPARENT the caller's W3C traceparent ('' for none): written as the
 -- entry's 'tp', TRADE_NO the provider's trade_no ('' for the buyer's own pay): kept in the trades
@@ -26,7 +27,7 @@ if trade ~= '' then
 elseif not string.match(ARGV[ARG_UID], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_ORDER_NO]))
+local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_SHORT]))
 if not o then
   -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -42,7 +43,7 @@ if trade ~= '' then
   if tonumber(o.qty) * tonumber(ARGV[ARG_PRICE]) ~= tonumber(ARGV[ARG_AMOUNT]) then
     return {-22}
   end
-  local paidBy = redis.call('HGET', KEYS[4], ARGV[ARG_ORDER_NO])
+  local paidBy = redis.call('HGET', KEYS[4], ARGV[ARG_SHORT])
   if paidBy == trade then
     return {0, 'paid', '', unsent(KEYS[3], o.er, o.es)}
   end
@@ -74,7 +75,7 @@ local seqS = string.format('%d', seq)
 local tn = ''
 if trade ~= '' then
   tn = ' tn=' .. trade -- between 'sq' and 'tp', entryKeys' order
-  redis.call('HSET', KEYS[4], ARGV[ARG_ORDER_NO], trade)
+  redis.call('HSET', KEYS[4], ARGV[ARG_SHORT], trade)
   if h[3] then
     redis.call('EXPIREAT', KEYS[4], h[3]) -- with the activity's keys
   end
@@ -83,5 +84,5 @@ local e = packOrderEntry('paid', ARGV[ARG_ACTIVITY_ID], sku, ARGV[ARG_ORDER_NO],
   string.format('%d', now), o.request_id, o.created_at, o.expire_at, h[2] or '0', seqS,
   tn .. entryTrace(ARGV[ARG_TRACEPARENT]))
 local id = addEntry(KEYS[3], e)
-redis.call('HSET', KEYS[2], ARGV[ARG_ORDER_NO], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
+redis.call('HSET', KEYS[2], ARGV[ARG_SHORT], repackOrder(o, 'paid', seqS, id)) -- 'es': see unsent
 return {0, 'paid', id, e}

@@ -1,5 +1,5 @@
 -- order (prepended to the scripts that read or write orders): an order is one field of the
--- activity's orders hash, order_no -> ten space-separated values
+-- activity's orders hash, its short number (stock.shortNo) -> ten space-separated values
 --   state uid qty expire_at created_at request_id cseq useq er es
 -- ('-' for an absent entry id er/es; cseq/useq 0 for an order restored from MySQL). The same
 -- format as stock.packed in Go (internal/stock/packed.go), the one copy there.

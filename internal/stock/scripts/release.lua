@@ -2,7 +2,8 @@
 -- locked -= qty, remaining += qty, the buyer's holding -= qty.
 -- KEYS[1] stock hash  KEYS[2] orders hash  KEYS[3] buyers hash  KEYS[4] events stream
 -- (the order stays in its pending member, reserve.lua: the expiry job passes over it)
--- ARGV (stock.releaseArgs, read by the ARG_ names prepended): ACTIVITY_ID, ORDER_NO, UID of the
+-- ARGV (stock.releaseArgs, read by the ARG_ names prepended): ACTIVITY_ID, ORDER_NO (the events'),
+-- SHORT its name in the orders hash (stock.shortNo), UID of the
 -- order's owner (>= 1; it must match: there is no "any owner"; expiry passes the owner it read),
 -- TARGET state: 'cancelled' or 'expired' (expiry only once expire_at <= now), STOCK_BACK the
 -- stock-back channel: the activity id is PUBLISHed there once stock returned, TRACEPARENT the
@@ -21,7 +22,7 @@ end
 if not string.match(ARGV[ARG_UID], '^[1-9][0-9]*$') then
   return {-11}
 end
-local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_ORDER_NO]))
+local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_SHORT]))
 if not o then
   -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
   if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -61,6 +62,6 @@ local e = packOrderEntry(target, ARGV[ARG_ACTIVITY_ID], sku, ARGV[ARG_ORDER_NO],
   string.format('%d', now), o.request_id, o.created_at, o.expire_at, h[2] or '0', seqS,
   entryTrace(ARGV[ARG_TRACEPARENT]))
 local id = addEntry(KEYS[4], e)
-redis.call('HSET', KEYS[2], ARGV[ARG_ORDER_NO], repackOrder(o, target, seqS, id)) -- 'es': see unsent
+redis.call('HSET', KEYS[2], ARGV[ARG_SHORT], repackOrder(o, target, seqS, id)) -- 'es': see unsent
 redis.call('PUBLISH', ARGV[ARG_STOCK_BACK], ARGV[ARG_ACTIVITY_ID])
 return {0, target, id, e}

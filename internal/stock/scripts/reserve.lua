@@ -6,8 +6,10 @@
 -- reserveReplay), which prepends their positions as constants: ARG_<name> (ARG_COUNT of them),
 -- then per item ITEM_<name> within its group of ITEM_COUNT; the reply's REPLY_<name> (its
 -- items' answers after REPLY_HEAD) and a replay's REPLAY_<name>.
--- The orders hash holds each order packed in one field (order.lua). The buyers hash holds
--- per buyer the quantity held (reserved + paid) and per request id its order_no: one request
+-- The orders hash holds each order packed in one field (order.lua), named by its short number
+-- (ITEM_SHORT: the order_no without the activity id and the tag, stock.shortNo; the events carry
+-- the order_no, ITEM_ORDER_NO). The buyers hash holds per buyer the quantity held (reserved +
+-- paid) and per request id its order's short number: one request
 -- id makes at most one order of a buyer in an activity (as MySQL's
 -- UNIQUE(activity_id, uid, request_id) holds too), for as long as the activity's keys live.
 -- 'seq' in the stock hash counts the activity's order changes, a reservation batch one (its
@@ -17,14 +19,14 @@
 -- an Acker that sees a seq it acknowledged for another entry, or the hash's seq below one it
 -- acknowledged, knows Redis lost acknowledged writes (a partial rollback: relay.Acker).
 -- Per batch: one HMGET of the stock hash, TIME, one HMGET of the buyers hash (every item's
--- holding and request id), one HMGET of the orders hash (every item's fresh order_no: the
+-- holding and request id), one HMGET of the orders hash (every item's fresh number: the
 -- collision check; and every replayed order); then, when any item was reserved, one XADD of the
 -- batch's entry (every reservation's event in it: entry.lua, packBatchHead and batchLine; a
 -- batch that made one order writes the entry of one change, packOrderEntry),
 -- one HSET of the orders hash, one of the buyers hash, one ZADD of the pending zset and one
 -- HSET of the stock hash's counters. Later items see what earlier ones did (Lua tables: the holdings,
 -- the request ids, the numbers taken). The pending zset gets one member per batch: the
--- numbers of the orders made, space-separated, scored by their expire-at (the same for all).
+-- short numbers of the orders made, space-separated, scored by their expire-at (the same for all).
 -- The orders hash, the buyers hash and the pending zset get their EXPIREAT only when this
 -- call may have created them: when the stock hash has no field 'kx' (set here; absent in a
 -- stock hash warmup just wrote, and removed by expire_due.lua when it empties the pending
@@ -37,7 +39,8 @@
 --   0: reserved, its event in the batch's entry (every order the call made has it as 'er');
 --   a replay (the request id seen before, also earlier in this batch): the order as it is now,
 --     with ARG_WANT_ENTRIES "1" its entries still in the outbox (unsent: {id, fields, ...}, or
---     {id, entry} for the entry of this call); {1, order_no} when the order is gone;
+--     {id, entry} for the entry of this call); {1, short} when the order is gone (a replay names
+--     its order by its short number: Go makes the order_no of it);
 --   code < 0 (an integer, see codes.go): -2 not started, -3 ended, -4 limit, -5 sold out,
 --     -11 bad quantity, -12 the order number is taken (nothing written for the item: the
 --     caller retries it with a fresh one).
@@ -91,7 +94,7 @@ end
 local b = redis.call('HMGET', KEYS[4], unpack(names))
 names = {}
 for i = 1, n do
-  names[i] = ARGV[base(i) + ITEM_ORDER_NO]
+  names[i] = ARGV[base(i) + ITEM_SHORT]
 end
 local k = n
 for i = 1, n do
@@ -108,7 +111,8 @@ end
 local out = {}
 out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
   expireAt or 0, now
--- made: the reservations made so far; pz their numbers (the pending member), mu, mq, mr
+-- made: the reservations made so far; pz their short numbers (the pending member), pf their
+-- order_nos (the events'), mu, mq, mr
 -- their uids, quantities and request ids (their orders are packed once the entry's id is
 -- known); bh the buyers hash's fields and values to write (a buyer's holding once per order: the
 -- last one written holds); held[field], req[field] a holding and a request id this call changed
@@ -116,7 +120,7 @@ out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATE
 -- batch waits on this call's entry, late: those replays; a number taken twice in one call is
 -- refused).
 local made, bh, nb, pz, held, req, mine, late = 0, {}, 0, {}, {}, {}, {}, {}
-local mu, mq, mr = {}, {}, {}
+local mu, mq, mr, pf = {}, {}, {}, {}
 -- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
 -- and string.format cost more than a table look-up, and quantities repeat).
 local qtyN, qtyS = {}, {}
@@ -165,7 +169,7 @@ for i = 1, n do
     if s[12] and s[13] ~= '1' and not serve then
       return {-17}
     end
-    local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_ORDER_NO]
+    local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_SHORT]
     local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
     local h = held[hf] or not hb and 0 or tonumber(hb)
     if now < startMs then
@@ -193,7 +197,7 @@ for i = 1, n do
       local hs = h == 0 and qs or string.format('%d', h + qty)
       h = h + qty
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromAttributes fills it in)
-      pz[made], mu[made], mq[made], mr[made] = ono, uid, qs, rid
+      pz[made], mu[made], mq[made], mr[made], pf[made] = ono, uid, qs, rid, ARGV[a + ITEM_ORDER_NO]
       mine[ono], held[hf], req[rf] = i, h, ono
       bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, hs, nb + 4
       r = 0
@@ -208,11 +212,11 @@ if made > 0 then
   local seqS = string.format('%d', seq)
   local e
   if made == 1 then -- the entry of one change, one concatenation
-    e = packOrderEntry('reserved', aid, sku, pz[1], mu[1], mq[1], nowS, mr[1], nil, expireAtS, epoch, seqS, trace)
+    e = packOrderEntry('reserved', aid, sku, pf[1], mu[1], mq[1], nowS, mr[1], nil, expireAtS, epoch, seqS, trace)
   else -- a batch entry: its shared line, then one line per event (entry.lua)
     local ep = {packBatchHead('reserved', aid, sku, nowS, expireAtS, epoch, seqS, trace)}
     for j = 1, made do
-      ep[j + 1] = batchLine(pz[j], mu[j], mq[j], mr[j])
+      ep[j + 1] = batchLine(pf[j], mu[j], mq[j], mr[j])
     end
     e = table.concat(ep)
   end

@@ -4,7 +4,8 @@
 -- selling resumes then).
 -- KEYS[1] stock hash  KEYS[2] pending zset  KEYS[3] orders hash  KEYS[4] buyers hash
 -- ARGV (stock.restoreArgs, read by the ARG_ names prepended): EXPIRE_AT the keys' (unix s),
--- then from ARG_ORDERS the orders, ORDER_WIDTH values each (stock.restoreOrderArgs): NO, UID,
+-- then from ARG_ORDERS the orders, ORDER_WIDTH values each (stock.restoreOrderArgs): NO (the
+-- order's short number, stock.shortNo: what the orders hash, the buyers hash and pending hold), UID,
 -- QTY, STATE, EXPIRE_AT_MS, REQUEST_ID, CREATED_MS and REQ_FIELD, the request id's field in
 -- the buyers hash (stock.ReqField); order i's ORDER_<NAME> is ARGV[base(i) + ORDER_<NAME>].
 -- Each order is written packed (order.lua), cseq and useq 0 (before any seq of the new
