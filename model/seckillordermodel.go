@@ -3,6 +3,8 @@ package model
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
@@ -59,8 +61,9 @@ type (
 		// FindDueReservedByActivity returns up to limit reserved orders of an activity whose
 		// expire_at (unix s) is before `before`, oldest first: degrade mode's expiry.
 		FindDueReservedByActivity(ctx context.Context, activityID, before int64, limit int) ([]*SeckillOrder, error)
-		// SetTradeNo keeps the payment provider's trade_no with an order inside session.
-		SetTradeNo(ctx context.Context, session sqlx.Session, orderNo, tradeNo string) error
+		// SetTradeNos keeps the payment provider's trade_no with each order of trades (order_no
+		// -> trade_no) inside session, in one statement.
+		SetTradeNos(ctx context.Context, session sqlx.Session, trades map[string]string) error
 		// FindOrderNoByTradeNo is the order a trade_no paid ("" for none), inside session.
 		FindOrderNoByTradeNo(ctx context.Context, session sqlx.Session, tradeNo string) (string, error)
 	}
@@ -324,8 +327,20 @@ func (m *customSeckillOrderModel) FindDueReservedByActivity(ctx context.Context,
 	return resp, nil
 }
 
-func (m *customSeckillOrderModel) SetTradeNo(ctx context.Context, session sqlx.Session, orderNo, tradeNo string) error {
-	_, err := session.ExecCtx(ctx, "UPDATE "+m.table+" SET `trade_no` = ? WHERE `order_no` = ?", tradeNo, orderNo)
+func (m *customSeckillOrderModel) SetTradeNos(ctx context.Context, session sqlx.Session,
+	trades map[string]string) error {
+	if len(trades) == 0 {
+		return nil
+	}
+	orderNos := slices.Sorted(maps.Keys(trades)) // one statement text per count, rows locked in order
+	args := make([]any, 0, 3*len(orderNos))
+	for _, o := range orderNos {
+		args = append(args, o, trades[o])
+	}
+	query := fmt.Sprintf("UPDATE %s SET `trade_no` = CASE `order_no` %s END WHERE `order_no` IN (%s)",
+		m.table, strings.TrimSuffix(strings.Repeat("WHEN ? THEN ? ", len(orderNos)), " "),
+		orderPlaceholders(len(orderNos)))
+	_, err := session.ExecCtx(ctx, query, append(args, orderArgs(orderNos)...)...)
 	return err
 }
 

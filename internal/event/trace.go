@@ -47,6 +47,23 @@ func SpanContextOf(traceParent string) trace.SpanContext {
 	return trace.SpanContextFromContext(ctx)
 }
 
+// untraced is a span context that is valid and never sampled (its ids are no request's).
+var untraced = trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{1}})
+
+// Untraced is ctx when it carries a span, sampled or not; else ctx under untraced, so that
+// the calls made with it outside any request start no trace of their own. go-zero's Redis
+// hook and sqlx start a span for every call through the tracer of ctx's span, or, with no
+// span in ctx, through the process's provider: a root span, which the sampler keeps at
+// Sampler like a request's, an exported trace of one call that belongs to no request.
+// Under untraced they get the no-op tracer. Only for calls that carry no trace context on
+// (Redis, MySQL): a propagator would send untraced's ids.
+func Untraced(ctx context.Context) context.Context {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, untraced)
+}
+
 // StartSpan starts a span named name under ctx's span, or, with no span in ctx, a root
 // span linked to links; nil (no work) when ctx holds no sampled span and there is no link
 // (callers pass only sampled ones).

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/api/internal/coalesce"
+	"github.com/seckill/seckill/internal/event"
 )
 
 const (
@@ -44,8 +45,10 @@ func NewSharedCounts(rds *redis.Redis) *SharedCounts {
 
 // send is one pipeline of takes: each key's count after its take. EXPIRE NX gives a key its
 // window on the first take and never moves it (nor leaves a key without one if an earlier
-// EXPIRE was lost).
+// EXPIRE was lost). ctx is the first take's: a pipeline led by the front's address count,
+// which runs before the request's span starts, is event.Untraced (no trace of its own).
 func (s *SharedCounts) send(ctx context.Context, _ int64, takes []take) ([]int64, error) {
+	ctx = event.Untraced(ctx)
 	incr := make([]*red.IntCmd, len(takes))
 	err := s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
 		for i, t := range takes {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
+	"go.opentelemetry.io/otel"
 
 	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/devkit/testenv"
@@ -119,5 +120,32 @@ func TestSharedCountsRedisDown(t *testing.T) {
 	ok, err := s.Take(ctx, fmt.Sprintf("sk:rl:down:%d", time.Now().UnixNano()), 1, 1)
 	if err == nil || !ok {
 		t.Fatalf("Redis down: %v %v, want allowed with an error", ok, err)
+	}
+}
+
+// A count sent outside any request's span (the front's address count runs before the
+// route's span starts) makes no trace of its own; one under a request's sampled span is a
+// child of it. Every span is sampled here: a root span would be recorded.
+func TestSharedCountsStartNoTraceOfTheirOwn(t *testing.T) {
+	rds, keys := testenv.Redis(t)
+	spans := testenv.RecordSpans(t)
+	s := NewSharedCounts(rds)
+	if _, err := s.Take(context.Background(), keys.RateLimit(1), 60, 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range spans.GetSpans() {
+		t.Errorf("a count outside any request made the span %q (parent %v)", sp.Name, sp.Parent.SpanID())
+	}
+	ctx, req := otel.Tracer("test").Start(context.Background(), "request")
+	if _, err := s.Take(ctx, keys.RateLimit(2), 60, 5); err != nil {
+		t.Fatal(err)
+	}
+	req.End()
+	var child bool
+	for _, sp := range spans.GetSpans() {
+		child = child || sp.Name == "redis" && sp.Parent.SpanID() == req.SpanContext().SpanID()
+	}
+	if !child {
+		t.Errorf("a count under a sampled request made no redis span of it: %d spans", len(spans.GetSpans()))
 	}
 }

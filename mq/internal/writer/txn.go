@@ -205,14 +205,15 @@ func (t *txn) updateExisting() error {
 			return err
 		}
 	}
-	for _, ono := range t.orderNos { // a provider's payment keeps its trade_no with the order
+	// A provider's payment keeps its trade_no with the order: every existing order's in one
+	// statement (one each made a batch of N payments N statements).
+	trades := map[string]string{}
+	for _, ono := range t.orderNos {
 		if tn := t.trades[ono]; tn != "" && t.existing[ono] {
-			if err := t.m.orders.SetTradeNo(t.ctx, t.s, ono, tn); err != nil {
-				return err
-			}
+			trades[ono] = tn
 		}
 	}
-	return nil
+	return t.m.orders.SetTradeNos(t.ctx, t.s, trades)
 }
 
 // recordAdjustments records each stock adjustment once per event_id; a new one changes

@@ -83,6 +83,9 @@ func readOrders(t testing.TB, db *testenv.Database) map[string]string {
 		}
 		out[o] = s
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

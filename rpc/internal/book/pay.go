@@ -52,6 +52,6 @@ func (b *MySQL) Pay(ctx context.Context, orderNo string, p stock.Payment) error 
 		if err := b.move(ctx, s, aid, o, domain.StatePaid); err != nil {
 			return err
 		}
-		return b.Orders.SetTradeNo(ctx, s, orderNo, p.TradeNo)
+		return b.Orders.SetTradeNos(ctx, s, map[string]string{orderNo: p.TradeNo})
 	})
 }
