@@ -1,9 +1,13 @@
 package reconcile_test
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/reconcile"
 )
@@ -40,5 +44,65 @@ func TestConcurrentReconcilesShareOneRun(t *testing.T) {
 	}
 	if n := runs() - before; n < 2 {
 		t.Fatalf("a later caller was answered from an old run (%v runs in all)", n)
+	}
+}
+
+// A caller that asks while a run is reading gets a run that began after it asked, on the
+// same instance (which would join the run in flight) and on another (which would wait for
+// the kept report): a reservation made before the call is in its report. Sharing the run
+// in progress answered from before it (mq's TestReconcileSaleInFlightThenConsistent failed
+// under load: its own call got the scheduled job's run, begun before the sale's last
+// change, and later its run begun before the expiries it had waited for).
+func TestACallerGetsARunBegunAfterItAsked(t *testing.T) {
+	env := stocktest.New(t)
+	db := testenv.MySQL(t)
+	const n = 600 // HSCAN COUNT 500: at least two chunks, a pause between them
+	aid := bigActivity(t, env, db, n, 10)
+	for i, other := range []bool{false, true} {
+		rec := reconcile.New(recConf(t, time.Hour), env.Store, db.Conn)
+		held, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		rec.SetSleep(func(context.Context, time.Duration) error { // the first run pauses mid-read
+			once.Do(func() { close(held); <-release })
+			return nil
+		})
+		first, second := reconcile.NewSingle(rec), reconcile.NewSingle(rec)
+		if other {
+			second = reconcile.NewSingle(reconcile.New(recConf(t, time.Hour), env.Store, db.Conn))
+		}
+		done := make(chan reconcile.Report, 1)
+		go func() {
+			rep, err := first.Run(ctx, aid)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- rep
+		}()
+		select {
+		case <-held:
+		case <-done:
+			t.Fatal("the first run never paused between chunks")
+		}
+		if _, err := stocktest.Reserve(ctx, env.Store, aid, n+1+int64(i), 1, fmt.Sprintf("late-req-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		asked := make(chan struct{})
+		var askOnce sync.Once
+		second.SetNow(func() time.Time { askOnce.Do(func() { close(asked) }); return time.Now() })
+		got := make(chan reconcile.Report, 1)
+		go func() {
+			rep, err := second.Run(ctx, aid)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- rep
+		}()
+		<-asked
+		close(release)
+		old, rep := <-done, <-got
+		if rep.Redis == nil || old.Redis == nil || rep.Redis.Locked != old.Redis.Locked+1 {
+			t.Fatalf("other instance %v: the later caller's report %+v, the run in progress %+v: "+
+				"want one more locked", other, rep.Redis, old.Redis)
+		}
 	}
 }
