@@ -70,14 +70,7 @@ func TestACallerGetsARunBegunAfterItAsked(t *testing.T) {
 		if other {
 			second = reconcile.NewSingle(reconcile.New(recConf(t, time.Hour), env.Store, db.Conn))
 		}
-		done := make(chan reconcile.Report, 1)
-		go func() {
-			rep, err := first.Run(ctx, aid)
-			if err != nil {
-				t.Error(err)
-			}
-			done <- rep
-		}()
+		done := runAsync(t, first, aid)
 		select {
 		case <-held:
 		case <-done:
@@ -89,14 +82,7 @@ func TestACallerGetsARunBegunAfterItAsked(t *testing.T) {
 		asked := make(chan struct{})
 		var askOnce sync.Once
 		second.SetNow(func() time.Time { askOnce.Do(func() { close(asked) }); return time.Now() })
-		got := make(chan reconcile.Report, 1)
-		go func() {
-			rep, err := second.Run(ctx, aid)
-			if err != nil {
-				t.Error(err)
-			}
-			got <- rep
-		}()
+		got := runAsync(t, second, aid)
 		<-asked
 		close(release)
 		old, rep := <-done, <-got
@@ -105,4 +91,17 @@ func TestACallerGetsARunBegunAfterItAsked(t *testing.T) {
 				"want one more locked", other, rep.Redis, old.Redis)
 		}
 	}
+}
+
+// runAsync runs s.Run(aid) on a goroutine of its own; its report comes on the channel.
+func runAsync(t *testing.T, s *reconcile.Single, aid int64) <-chan reconcile.Report {
+	out := make(chan reconcile.Report, 1)
+	go func() {
+		rep, err := s.Run(ctx, aid)
+		if err != nil {
+			t.Error(err)
+		}
+		out <- rep
+	}()
+	return out
 }
