@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"sort"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/seckill/seckill/devkit/apiclient"
@@ -75,7 +75,8 @@ type drawBuyer struct {
 	heavy bool
 
 	mu      sync.Mutex
-	rank    int64               // 0 until its first accepted answer
+	rank    int64               // its place by sent (1, 2, ...) once every buyer arrived; 0: none accepted
+	sent    time.Time           // when its earliest accepted request was sent (zero: none yet)
 	entry   string              // the entry's request id (draw) once queued
 	outcome string              // "won", "lost", or "" while unknown
 	orders  map[string]struct{} // order numbers it was answered with
@@ -190,11 +191,11 @@ func (g *run) drawSale(ctx context.Context, d int64, s int) (*DrawSale, error) {
 	return sale, nil
 }
 
-// arrive sends every buyer's reservations, buyer i not before start + i/N of DrawArrival.
+// arrive sends every buyer's reservations, buyer i not before start + i/N of DrawArrival, and
+// ranks the buyers by when they sent their earliest accepted request.
 func (g *run) arrive(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, start time.Time) {
 	cfg := g.cfg
 	rec := newRecorder(time.Now())
-	var rank atomic.Int64
 	g.prog.startBar("arrive", len(buyers))
 	Drive{N: len(buyers), Workers: cfg.Concurrency, Start: start, Spread: cfg.DrawArrival}.Run(ctx, func(i int) {
 		b := buyers[i]
@@ -213,41 +214,67 @@ func (g *run) arrive(ctx context.Context, sale *DrawSale, buyers []*drawBuyer, s
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				rid := "lgd-" + g.id + "-" + strconv.Itoa(i) + "-" + strconv.Itoa(k)
-				body := apiclient.ReserveBody(g.r.ActivityID, cfg.Quantity, rid)
-				var resp apiclient.Reservation // a 202 entry, or a 200 reservation (no draw, or after it)
-				code := g.withRetries(ctx, rec, func() (string, time.Duration) {
-					var m apiclient.Meta
-					resp, m, _ = g.c.Reserve(ctx, token, body)
-					g.prog.attempt()
-					return m.Code, m.Took
-				})
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				accepted := code == CodeQueued || code == CodeOK || code == CodeSoldOut || code == "LIMIT_EXCEEDED"
-				if b.rank == 0 && accepted && (code == CodeQueued || sale.DrawSeconds == 0) {
-					b.rank = rank.Add(1)
-				}
-				switch code {
-				case CodeQueued:
-					if b.entry == "" {
-						b.entry = resp.RequestID
-					}
-				case CodeOK:
-					b.order(resp.OrderNo)
-				}
-				if b.last == "" || code == CodeQueued || code == CodeOK {
-					b.last = code
-				}
+				g.reserveAs(ctx, rec, sale, b, token, "lgd-"+g.id+"-"+strconv.Itoa(i)+"-"+strconv.Itoa(k))
 			}()
 		}
 		wg.Wait()
 		g.prog.buyerDone(b.last)
 	}, nil)
 	g.prog.endBar()
+	rankBySent(buyers)
 	lat, codes, _ := rec.snapshot()
 	sale.ArrivalDuration = time.Since(rec.start)
 	sale.Requests, sale.Attempts, sale.Latency = lat.Count(), codes, lat.Summary()
+}
+
+// reserveAs sends one reservation of buyer b (retried as cfg.Retries says) and records its
+// answer: an accepted one (a 202 entry in a draw, a 200, SOLD_OUT or LIMIT_EXCEEDED without
+// one) with when its last attempt was sent.
+func (g *run) reserveAs(ctx context.Context, rec *recorder, sale *DrawSale, b *drawBuyer, token, rid string) {
+	body := apiclient.ReserveBody(g.r.ActivityID, g.cfg.Quantity, rid)
+	var resp apiclient.Reservation // a 202 entry, or a 200 reservation (no draw, or after it)
+	var sent time.Time
+	code := g.withRetries(ctx, rec, func() (string, time.Duration) {
+		var m apiclient.Meta
+		sent = time.Now()
+		resp, m, _ = g.c.Reserve(ctx, token, body)
+		g.prog.attempt()
+		return m.Code, m.Took
+	})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	accepted := code == CodeQueued || code == CodeOK || code == CodeSoldOut || code == "LIMIT_EXCEEDED"
+	if accepted && (code == CodeQueued || sale.DrawSeconds == 0) && (b.sent.IsZero() || sent.Before(b.sent)) {
+		b.sent = sent
+	}
+	switch code {
+	case CodeQueued:
+		if b.entry == "" {
+			b.entry = resp.RequestID
+		}
+	case CodeOK:
+		b.order(resp.OrderNo)
+	}
+	if b.last == "" || code == CodeQueued || code == CodeOK {
+		b.last = code
+	}
+}
+
+// rankBySent gives the buyers with an accepted request their places 1, 2, ... by when they
+// sent it. Not by when its answer came: a reservation's 200 waits for Kafka's acknowledgement
+// while a later buyer's SOLD_OUT comes from the gateway's mark at once, and under load the
+// first buyers without a draw, who took the stock, were ranked behind those they beat.
+func rankBySent(buyers []*drawBuyer) {
+	var ranked []*drawBuyer
+	for _, b := range buyers {
+		if !b.sent.IsZero() {
+			ranked = append(ranked, b)
+		}
+	}
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].sent.Before(ranked[j].sent) })
+	for i, b := range ranked {
+		b.rank = int64(i + 1)
+	}
 }
 
 // pollOutcomes asks every entrant's entry (GET /v1/seckill/entries/{id}) from draw_at on,

@@ -8,7 +8,7 @@ import (
 )
 
 // Outcome is one buyer's place and result in a sale: Rank is the order (1, 2, ...) in which
-// the buyers' first accepted answers arrived (a 202 entry in a draw, a 200 or SOLD_OUT without
+// the buyers sent their earliest accepted requests (a 202 entry in a draw, a 200 or SOLD_OUT without
 // one), Heavy whether it sent several reservations, Won whether it ended holding an order.
 type Outcome struct {
 	Rank  int

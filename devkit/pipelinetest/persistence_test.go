@@ -1,7 +1,6 @@
 package pipelinetest_test
 
 import (
-	"fmt"
 	red "github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/rpc/rpcserver"
 	"sort"
@@ -231,41 +230,47 @@ func TestRedisDownAnswersBusy(t *testing.T) {
 	}); err != nil {
 		_, direct := p.Store.Confirm(ctx, r.OrderNo, 1)
 		t.Logf("direct: %v", direct)
-		t.Fatalf("pay after Redis came back: %v", err)
+		t.Fatalf("pay after Redis came back: %v; %s", err, p.Books(aid))
 	}
 }
 
 // awaitReservations waits until a reservation succeeds again after Redis came back: go-zero's
 // Redis breaker saw every call fail while Redis was down (the relay's and the jobs' too); it
 // lets calls through again as its 10 s window fills with successes, which on loaded cores has
-// taken over 30 s.
+// taken over 30 s. Every answer until then must be BUSY; a failure lists each one seen.
 func awaitReservations(t *testing.T, p *pipelinetest.Pipeline, aid int64) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	var last error
-	for {
-		_, err := p.Inv.Reserve(
-			ctx,
-			&inventoryclient.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1, RequestId: rid(2, "back")},
-		)
-		if err == nil {
-			break
-		}
-		if c := code(err); c != xerr.Busy {
-			t.Fatalf("reserve while Redis comes back: %v (%s), want BUSY or success", err, c)
-		}
-		last = err
-		if time.Now().After(deadline) {
-			t.Fatal(fmt.Errorf("reservations did not recover within 60 s after Redis came back; last: %w", last))
-		}
-		time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	_, err := pipelinetest.Retry(t, 60*time.Second, func() (*inventoryclient.ReserveResp, error) {
+		return p.Inv.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: aid, Uid: 2, Quantity: 1,
+			RequestId: rid(2, "back")})
+	})
+	if err != nil {
+		t.Fatalf("reserve after Redis came back: %v (%s), want success after BUSY; %s", err, code(err), p.Books(aid))
 	}
+	t.Logf("reservations back %s after Redis", time.Since(start).Round(time.Millisecond))
 }
 
 // TestScriptsReloadedAfterTheCacheIsLost: a Redis back from a restart or a failover has
 // no script cache; the inventory service's Redis probe loads every script again, so a
 // script call never depends on its NOSCRIPT fallback passing an open breaker.
 func TestScriptsReloadedAfterTheCacheIsLost(t *testing.T) {
+	scriptsReloaded(t, false)
+}
+
+// TestScriptsReloadedWhileTheBreakerIsOpen: the probe reloads the scripts while go-zero's
+// Redis breaker drops nearly every call of the service (here: calls failing without end).
+// Through the breaker, its PING and SCRIPT LOADs were dropped with the rest; while scripts
+// were missing every script call failed with NOSCRIPT and kept the breaker open, and a
+// Redis restarted under load left reservations BUSY for over 60 s (36 s in a passing run).
+func TestScriptsReloadedWhileTheBreakerIsOpen(t *testing.T) {
+	scriptsReloaded(t, true)
+}
+
+// scriptsReloaded flushes the script cache of a pipeline's Redis (probing every 200 ms) and
+// waits up to 10 s for the probe to load every script again; with failing, while the
+// service's Redis client fails calls without end.
+func scriptsReloaded(t *testing.T, failing bool) {
 	p := pipelinetest.Start(t, pipelinetest.Options{Inventory: func(c *rpcserver.Config) {
 		c.Probe.Interval = 200 * time.Millisecond
 	}})
@@ -284,6 +289,23 @@ func TestScriptsReloadedAfterTheCacheIsLost(t *testing.T) {
 		}
 		t.Fatal("INFO memory has no number_of_cached_scripts")
 		return 0
+	}
+	if failing {
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		defer func() { close(stop); wg.Wait() }()
+		for range 4 {
+			wg.Go(func() { // NOSCRIPT through the service's client: a failure to its breaker
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_, _ = p.Server.Svc.Redis.EvalShaCtx(ctx, strings.Repeat("0", 40), []string{"x"})
+				}
+			})
+		}
 	}
 	const scripts = 11 // warmup, reserve, confirm, release, expire_due, adjust, restore, acked, fence, lost, wipe
 	if err := c.ScriptFlush(ctx).Err(); err != nil {

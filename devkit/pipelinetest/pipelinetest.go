@@ -7,6 +7,7 @@ package pipelinetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/mq/mqserver"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -289,4 +291,19 @@ func Retry[T any](t testing.TB, limit time.Duration, fn func() (T, error)) (T, e
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Books describes activity aid's state for a failure message: its stock hash, its outbox's
+// entries (at most 5, each cut at 160 bytes) and its MySQL inventory row, epochs included.
+func (p *Pipeline) Books(aid int64) string {
+	ctx := context.Background()
+	var b strings.Builder
+	h, err := p.RDS.HgetallCtx(ctx, p.Keys.Stock(aid))
+	fmt.Fprintf(&b, "stock hash %v (%v); ", h, err)
+	v, err := p.RDS.EvalCtx(ctx, "return redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 5)",
+		[]string{p.Keys.Events(aid)})
+	fmt.Fprintf(&b, "outbox %.800v (%v); ", v, err)
+	row, err := model.NewInventoryModel(p.DB.Conn).FindOne(ctx, uint64(aid))
+	fmt.Fprintf(&b, "mysql inventory %+v (%v)", row, err)
+	return b.String()
 }

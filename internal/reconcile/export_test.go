@@ -8,5 +8,5 @@ import (
 // SetSleep replaces the pause of Conf.ReadDuty (tests record it).
 func (r *Reconciler) SetSleep(f func(ctx context.Context, d time.Duration) error) { r.sleep = f }
 
-// SetNow replaces the clock that stamps kept reports and the calls' asking time (tests freeze it).
-func (s *Single) SetNow(now func() time.Time) { s.now = now }
+// SetNow replaces the clock Single reads when a call asks and when a run begins.
+func (s *Single) SetNow(f func() time.Time) { s.now = f }

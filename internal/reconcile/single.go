@@ -49,34 +49,51 @@ func NewSingle(r *Reconciler) *Single {
 	return &Single{r: r, audit: r.store.Audit(), flight: syncx.NewSingleFlight(), now: time.Now}
 }
 
-// Run is Reconciler.Run, shared: the report of the run this call found in progress or
-// started, one that finished after the call began.
+// Run is Reconciler.Run, shared: the report of a run that began reading after this call
+// began, found in progress or started. A run already reading when the call began is not
+// shared with it: the books may have changed between its reads and the call (a caller that
+// waited for a change and then asked was answered from before the change).
 func (s *Single) Run(ctx context.Context, aid int64) (Report, error) {
-	asked := s.now().UnixMilli()
-	v, err := s.flight.Do(strconv.FormatInt(aid, 10), func() (any, error) {
-		// Shared by this instance's callers: not cancelled by the first one's going away.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.r.c.Timeout)
-		defer cancel()
-		return s.runOrWait(rctx, aid, asked)
-	})
-	if err != nil {
-		return Report{}, err
+	asked := s.now().UnixNano()
+	for {
+		v, err := s.flight.Do(strconv.FormatInt(aid, 10), func() (any, error) {
+			// Shared by this instance's callers: not cancelled by the first one's going away.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.r.c.Timeout)
+			defer cancel()
+			return s.runOrWait(rctx, aid, asked)
+		})
+		if err != nil {
+			return Report{}, err
+		}
+		if k := v.(kept); k.started >= asked {
+			return k.report, nil
+		}
+		// The flight this call joined was another caller's, who asked earlier: the run it
+		// shared may have begun before this call. Each next flight begins after the last one.
+		if err := ctx.Err(); err != nil {
+			return Report{}, err
+		}
 	}
-	return v.(Report), nil
 }
 
-// runOrWait takes aid's lock and runs, or waits for the holder's report finished after
-// asked (unix ms); it takes the lock itself when the holder left none.
-func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error) {
+// kept is a run's report and when the run began reading (unix ns).
+type kept struct {
+	report  Report
+	started int64
+}
+
+// runOrWait takes aid's lock and runs, or waits for the holder's report of a run begun at or
+// after asked (unix ns); it takes the lock itself when the holder left none.
+func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (kept, error) {
 	lock := s.r.store.Lock(stock.Keys.ReconLock, aid)
 	lock.SetExpire(int(lockLease / time.Second))
 	for {
-		if rep, ok := s.shared(ctx, aid, asked); ok {
-			return rep, nil
+		if k, ok := s.shared(ctx, aid, asked); ok {
+			return k, nil
 		}
 		ok, err := lock.AcquireCtx(ctx)
 		if err != nil {
-			return Report{}, err
+			return kept{}, err
 		}
 		if ok {
 			defer func() {
@@ -90,7 +107,7 @@ func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (Report, error
 		}
 		select {
 		case <-ctx.Done():
-			return Report{}, ctx.Err()
+			return kept{}, ctx.Err()
 		case <-time.After(lockPoll):
 		}
 	}
@@ -119,33 +136,33 @@ func (s *Single) renew(ctx context.Context, aid int64, lock *redis.RedisLock) fu
 	return func() { close(done) }
 }
 
-// run compares the books and keeps the report for the callers waiting on other instances.
-func (s *Single) run(ctx context.Context, aid int64) (Report, error) {
+// run compares the books and keeps the report, with when the run began, for the callers
+// waiting on other instances.
+func (s *Single) run(ctx context.Context, aid int64) (kept, error) {
 	metricRuns.Inc()
+	started := s.now().UnixNano()
 	rep, err := s.r.Run(ctx, aid)
 	if err != nil {
-		return Report{}, err
+		return kept{}, err
 	}
 	if raw, err := json.Marshal(rep); err == nil {
-		if err := s.audit.SaveReport(ctx, aid, s.now().UnixMilli(), raw, sharedReportTTL); err != nil {
+		if err := s.audit.SaveReport(ctx, aid, started, raw, sharedReportTTL); err != nil {
 			logx.WithContext(ctx).Errorf("reconcile %d: keep the report: %v", aid, err)
 		}
 	}
-	return rep, nil
+	return kept{report: rep, started: started}, nil
 }
 
-// shared is the kept report of aid when it finished after asked (unix ms): not in the same
-// millisecond, when a run that finished just before the call (its writes made since unseen)
-// would pass for one that finished after it.
-func (s *Single) shared(ctx context.Context, aid, asked int64) (Report, bool) {
-	at, raw, ok, err := s.audit.LastReport(ctx, aid)
-	if err != nil || !ok || at <= asked {
-		return Report{}, false
+// shared is the kept report of aid when its run began at or after asked (unix ns).
+func (s *Single) shared(ctx context.Context, aid, asked int64) (kept, bool) {
+	started, raw, ok, err := s.audit.LastReport(ctx, aid)
+	if err != nil || !ok || started < asked {
+		return kept{}, false
 	}
 	var rep Report
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		logx.WithContext(ctx).Errorf("reconcile %d: kept report: %v", aid, err)
-		return Report{}, false
+		return kept{}, false
 	}
-	return rep, true
+	return kept{report: rep, started: started}, true
 }

@@ -105,22 +105,23 @@ func (a Audit) SaveHistory(ctx context.Context, aid int64, seen map[string]strin
 	return err
 }
 
-// SaveReport records activity aid's last comparison report, finished at finishedMs, for ttl.
-func (a Audit) SaveReport(ctx context.Context, aid, finishedMs int64, report []byte, ttl time.Duration) error {
-	return a.s.rds.SetexCtx(ctx, a.s.keys.reconReport(aid), strconv.FormatInt(finishedMs, 10)+" "+string(report),
+// SaveReport records activity aid's last comparison report, whose reads began at startedNs
+// (unix ns), for ttl.
+func (a Audit) SaveReport(ctx context.Context, aid, startedNs int64, report []byte, ttl time.Duration) error {
+	return a.s.rds.SetexCtx(ctx, a.s.keys.reconReport(aid), strconv.FormatInt(startedNs, 10)+" "+string(report),
 		max(int(ttl/time.Second), 1))
 }
 
-// LastReport is activity aid's last comparison report and when it finished (unix ms); ok
+// LastReport is activity aid's last comparison report and when its reads began (unix ns); ok
 // false when none is kept.
-func (a Audit) LastReport(ctx context.Context, aid int64) (finishedMs int64, report []byte, ok bool, err error) {
+func (a Audit) LastReport(ctx context.Context, aid int64) (startedNs int64, report []byte, ok bool, err error) {
 	v, err := a.s.rds.GetCtx(ctx, a.s.keys.reconReport(aid))
 	if err != nil || v == "" {
 		return 0, nil, false, err
 	}
 	at, rest, found := strings.Cut(v, " ")
-	if finishedMs, err = strconv.ParseInt(at, 10, 64); !found || err != nil {
+	if startedNs, err = strconv.ParseInt(at, 10, 64); !found || err != nil {
 		return 0, nil, false, fmt.Errorf("reconcile report of %d: malformed %.40q", aid, v)
 	}
-	return finishedMs, []byte(rest), true, nil
+	return startedNs, []byte(rest), true, nil
 }

@@ -88,7 +88,7 @@ func (k Keys) recon(aid int64) string { return k.base(aid) + "recon" }
 // ReconLock is held by the one instance comparing the activity's books (reconcile.Single).
 func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
 
-// reconReport is the last comparison's report, "<finished unix ms> <JSON>", kept briefly so
+// reconReport is the last comparison's report, "<unix ns its reads began> <JSON>", kept briefly so
 // that callers who waited on another instance's run share its answer.
 func (k Keys) reconReport(aid int64) string { return k.base(aid) + "reconrep" }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	pkgerrors "github.com/pkg/errors"
+	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
@@ -96,10 +97,21 @@ var (
 // script even when one fails: right after Redis comes back the breaker still drops a share of
 // calls, and a load that stopped at its first drop would refill the cache only when all of
 // them passed at once, so each probe would start over (CI saw pay stay BUSY for a minute).
-func (s *Store) LoadScripts(ctx context.Context) error {
+// With via (a client around go-zero's breaker, internal/redisx) the loads go through it and
+// none is dropped: through the breaker, while the scripts were missing every script call
+// failed with NOSCRIPT and kept the breaker open, which dropped the loads in turn (a restart
+// under load stayed BUSY for over 60 s). Only via's first client is used.
+func (s *Store) LoadScripts(ctx context.Context, via ...red.Scripter) error {
+	load := func(src string) error {
+		_, err := s.rds.ScriptLoadCtx(ctx, src)
+		return err
+	}
+	if len(via) > 0 {
+		load = func(src string) error { return via[0].ScriptLoad(ctx, src).Err() }
+	}
 	var errs []error
 	for _, sc := range allScripts {
-		if _, err := s.rds.ScriptLoadCtx(ctx, sc.src); err != nil {
+		if err := load(sc.src); err != nil {
 			errs = append(errs, fmt.Errorf("load script %s: %w", sc.name, err))
 		}
 	}

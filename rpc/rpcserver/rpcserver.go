@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/service"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/telemetry"
 	"github.com/seckill/seckill/internal/xerr"
@@ -55,6 +57,8 @@ type Server struct {
 
 	mu   sync.Mutex
 	grpc *grpc.Server // set once serving
+
+	probe red.UniversalClient // the Redis probe's client, closed by Stop
 }
 
 // New builds the service. A Config built in code should pass through conf.FillDefault
@@ -113,21 +117,8 @@ func New(c Config) (*Server, error) {
 	if ctx.Degrade.On {
 		group.Add(ctx.Degrade) // hands degraded activities back to Redis once it answers
 	}
-	group.Add(depwatch.New(c.Probe, "rpc",
-		depwatch.Probe{Dependency: "redis", Check: func(pctx context.Context) error {
-			if !ctx.Redis.PingCtx(pctx) {
-				return errors.New("redis ping failed")
-			}
-			// A Redis back from a restart or a failover has no script cache. A script call
-			// then needs its NOSCRIPT fallback (EVAL) to pass go-zero's breaker right after
-			// the failed EVALSHA, which an open breaker mostly drops: the cache would
-			// refill only by luck, and every failed try keeps the breaker open. So the probe
-			// loads every script again (idempotent, one SCRIPT LOAD each).
-			if err := ctx.Store.LoadScripts(pctx); err != nil {
-				logx.Errorf("rpc: redis answers, reloading the scripts failed (next probe retries): %v", err)
-			}
-			return nil
-		}},
+	srv.probe = redisx.NewProbe(c.StockRedis)
+	group.Add(depwatch.New(c.Probe, "rpc", redisProbe(ctx, srv.probe),
 		depwatch.Probe{Dependency: "mysql", Check: func(pctx context.Context) error {
 			db, err := ctx.DB.RawDB()
 			if err != nil {
@@ -137,6 +128,26 @@ func New(c Config) (*Server, error) {
 		}}))
 	srv.rpc, srv.group = s, group
 	return srv, nil
+}
+
+// redisProbe checks Redis for depwatch and reloads the scripts once it answers, both through
+// probe, a client around go-zero's breaker, which drops PING and SCRIPT LOAD like any call
+// while it is open (Known traps).
+func redisProbe(ctx *ServiceContext, probe red.UniversalClient) depwatch.Probe {
+	return depwatch.Probe{Dependency: "redis", Check: func(pctx context.Context) error {
+		if !redisx.Answers(pctx, probe) {
+			return errors.New("redis ping failed")
+		}
+		// A Redis back from a restart or a failover has no script cache. A script call
+		// then needs its NOSCRIPT fallback (EVAL) to pass go-zero's breaker right after
+		// the failed EVALSHA, which an open breaker mostly drops: the cache would
+		// refill only by luck, and every failed try keeps the breaker open. So the probe
+		// loads every script again (idempotent, one SCRIPT LOAD each), around the breaker.
+		if err := ctx.Store.LoadScripts(pctx, probe); err != nil {
+			logx.Errorf("rpc: redis answers, reloading the scripts failed (next probe retries): %v", err)
+		}
+		return nil
+	}}
 }
 
 // serverConf is go-zero's server config as the service runs it: Reconcile and Repair with
@@ -185,6 +196,7 @@ func (s *Server) Stop() {
 		logx.SetWriter(w)
 	}
 	s.Svc.Loader.Close() // rebuilds in progress stop; their locks lapse after the lease
+	_ = s.probe.Close()
 	s.mu.Lock()
 	g := s.grpc
 	s.mu.Unlock()

@@ -110,8 +110,8 @@ func TestPayRacingTwoExpiryJobs(t *testing.T) {
 	pays.Wait()
 	// Let the jobs sweep whatever is still due, then stop them.
 	f.waitFor("no order left reserved", 10*time.Second, func() bool {
-		c, _ := f.env.Store.Stock(ctx, aid)
-		return c.Locked == 0
+		c, err := f.env.Store.Stock(ctx, aid)
+		return err == nil && c.Locked == 0 // a failed read is no answer, not zero locked
 	})
 	close(r.stopJobs)
 	r.wg.Wait()

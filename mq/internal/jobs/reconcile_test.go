@@ -125,7 +125,7 @@ func TestReconcileSaleInFlightThenConsistent(t *testing.T) {
 	}
 	// Every outbox entry still changes MySQL: 30 reserved, 10 paid, 5 cancelled.
 	if r.InFlight != reserve+pay+cancel {
-		t.Fatalf("in_flight %d, want %d", r.InFlight, reserve+pay+cancel)
+		t.Fatalf("in_flight %d, want %d: %v", r.InFlight, reserve+pay+cancel, r.Diffs)
 	}
 	if r.Redis.Remaining != total-reserve+cancel || r.Redis.Sold != pay || r.Db.Available != total || r.Db.Sold != 0 {
 		t.Fatalf("books: redis %v, mysql %v", r.Redis, r.Db)
@@ -140,8 +140,8 @@ func TestReconcileSaleInFlightThenConsistent(t *testing.T) {
 	f.startRelay()
 	// The unpaid 15 expire (2 s timeout) through the mq expiry job, and everything drains.
 	f.waitFor("unpaid orders to expire", 15*time.Second, func() bool {
-		c, _ := f.env.Store.Stock(ctx, aid)
-		return c.Locked == 0
+		c, err := f.env.Store.Stock(ctx, aid)
+		return err == nil && c.Locked == 0 // a failed read is no answer, not zero locked
 	})
 	r = f.waitConsistent(aid, 30*time.Second)
 	if len(r.Diffs) != 0 || r.InFlight != 0 {
