@@ -65,6 +65,9 @@ func TestNoTraceMiddlewareWithoutExporter(t *testing.T) {
 	}
 }
 
+// traceParentID is the caller's span traceReserve's traceparent names.
+const traceParentID = "00f067aa0ba902b7"
+
 // traceReserve reserves one unit of activity aid through e's gateway with a sampled
 // traceparent of traceID and returns the answer's traceparent.
 func traceReserve(t *testing.T, e *env, aid int64, traceID string) string {
@@ -76,7 +79,7 @@ func traceReserve(t *testing.T, e *env, aid int64, traceID string) string {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+buyerToken(t, 102))
-	req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	req.Header.Set("traceparent", "00-"+traceID+"-"+traceParentID+"-01")
 	resp, err := e.client.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,7 @@
 package apiserver_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -26,24 +23,8 @@ func TestReservationTrace(t *testing.T) {
 	a := e.warm(map[string]any{"stock": 5})
 	exp.Reset()
 
-	traceID, parentID := "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-	raw, _ := json.Marshal(reserveBody(a.ActivityID, "traced-reservation-1", 1))
-	req, err := http.NewRequest(http.MethodPost, e.base+"/v1/seckill/orders", bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+buyerToken(t, 101))
-	req.Header.Set("traceparent", "00-"+traceID+"-"+parentID+"-01")
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("reserve: %d", resp.StatusCode)
-	}
-	if tp := resp.Header.Get("traceparent"); !strings.Contains(tp, traceID) {
+	traceID, parentID := "4bf92f3577b34da6a3ce929d0e0e4736", traceParentID
+	if tp := traceReserve(t, e, a.ActivityID, traceID); !strings.Contains(tp, traceID) {
 		t.Errorf("the answer's traceparent %q is not of trace %s", tp, traceID)
 	}
 
