@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,6 +62,15 @@ func TestServiceProcessGetsOnlyItsOwnEnvironment(t *testing.T) {
 	}
 	start := func(name string, env []string) *child {
 		c := &child{name: name, bin: bin, args: []string{"60"}, log: filepath.Join(dir, name+".log"), env: env}
+		// Started means exec'd through: Start returns once the exec is past its point of no return,
+		// before the kernel has set the new image's arguments and environment, and an environ
+		// read in between is empty (CI read "api-2 holds 0 variables").
+		c.ready = func(context.Context) error {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.pid())); err != nil || len(b) == 0 {
+				return fmt.Errorf("%s not exec'd yet (%v)", name, err)
+			}
+			return nil
+		}
 		if err := c.start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
