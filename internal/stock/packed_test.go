@@ -43,7 +43,8 @@ func TestPackedOrderRoundTrip(t *testing.T) {
 		}
 	}
 	c := packedCases()[2]
-	if v, want := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es), "p 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 3:dw"; v != want {
+	want := "p 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 3:dw"
+	if v := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es); v != want {
 		t.Fatalf("packed %q, want %q", v, want)
 	}
 	good := "r 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 3:-dw"
