@@ -24,7 +24,7 @@ type RedisCost struct {
 	// Keys: MEMORY USAGE (every element sampled) of the activity's keys at End, by kind.
 	Keys []KeyCost `json:"keys,omitempty"`
 	// BuyerFields: the buyers hash's fields by kind, h:<uid> (the holding) and
-	// r:<uid>:<request_id> (the request's order_no), with their field and value bytes.
+	// r<uid base 36>:<request_id> (stock.ReqField: the request's order's short number), with their field and value bytes.
 	BuyerFields []FieldCost `json:"buyer_fields,omitempty"`
 	Err         string      `json:"error,omitempty"`
 }
@@ -112,7 +112,7 @@ var reqPrefix = strings.TrimSuffix(stock.ReqField(0, "x"), "0:x")
 
 // buyerFields walks the buyers hash (HSCAN) and sums its fields by kind.
 func buyerFields(ctx context.Context, rds *red.Client, key string) (held, reqs FieldCost, err error) {
-	held.Kind, reqs.Kind = "h:<uid>", "r:<uid>:<request_id>"
+	held.Kind, reqs.Kind = "h:<uid>", "r<uid36>:<request_id>"
 	var cursor uint64
 	for {
 		kv, next, err := rds.HScan(ctx, key, cursor, "", 2000).Result()

@@ -1,6 +1,8 @@
 package stock_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +131,49 @@ func TestAdvanceDrawArgsByName(t *testing.T) {
 	for _, l := range lost {
 		if v := e.Raw.HGet(ctx, e.Keys.Buyers(aid), stock.ReqField(l.UID, l.RequestID)).Val(); v != "~lost" {
 			t.Errorf("loser %d: %q", l.UID, v)
+		}
+	}
+}
+
+// order.lua and stock.packed are one format: for every packed case the string the Lua packer makes
+// is the one Go packs, the Lua reader reads Go's string back to the same values, and refuses a value
+// with a broken field.
+func TestLuaPacksOrdersAsGo(t *testing.T) {
+	e := stocktest.New(t)
+	src := stock.OrderLua + `
+local out = {}
+for i = 1, #ARGV, 11 do
+  local er, es = ARGV[i + 8], ARGV[i + 9]
+  out[#out + 1] = packOrder(ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], ARGV[i + 6],
+    ARGV[i + 7], er ~= '' and er, es ~= '' and es)
+  local o = unpackOrder(ARGV[i + 10])
+  out[#out + 1] = o and table.concat({o.state, o.uid, o.qty, o.expire_at, o.created_at, o.request_id, o.cseq, o.useq,
+    o.er or '', o.es or ''}, '|') or 'nil'
+end
+out[#out + 1] = unpackOrder('r 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 3:-dw') and 'read' or 'nil'
+for _, bad in ipairs({'reserved 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 -', 'r 42 3 J 1 q 1 1 - -',
+    'r 42 3 1 -1 q 1 1 - -', 'r 42 3 1 1 q -1 1 - -', 'r 42 3 1 1 q 1 1 0: -', 'r x 3 1 1 q 1 1 - -'}) do
+  out[#out + 1] = unpackOrder(bad) and bad or 'nil'
+end
+return out`
+	var argv []any
+	var want []string
+	for _, c := range packedCases() {
+		i := func(v int64) string { return strconv.FormatInt(v, 10) }
+		v := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es)
+		argv = append(argv, c.o.State, i(c.o.UID), i(c.o.Quantity), i(c.o.ExpireAt), i(c.o.CreatedAt), c.o.RequestID,
+			i(c.cseq), i(c.useq), c.er, c.es, v)
+		want = append(want, v, strings.Join([]string{c.o.State, i(c.o.UID), i(c.o.Quantity), i(c.o.ExpireAt),
+			i(c.o.CreatedAt), c.o.RequestID, i(c.cseq), i(c.useq), c.er, c.es}, "|"))
+	}
+	want = append(want, "read", "nil", "nil", "nil", "nil", "nil", "nil")
+	got, err := e.Raw.Eval(ctx, src, nil, argv...).StringSlice()
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("order.lua: %q, %v", got, err)
+	}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Errorf("order.lua %d: %q, Go %q", k, got[k], want[k])
 		}
 	}
 }

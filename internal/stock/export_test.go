@@ -66,7 +66,11 @@ var ErrOrderNoTaken = errOrderNoTaken
 
 // PackOrder is an order as the orders hash holds it (packed.pack), for tests.
 func PackOrder(o Order, cseq, useq int64, er, es string) string {
-	return packed{Order: o, Cseq: cseq, Useq: useq, Er: er, Es: es}.pack()
+	v, err := packed{Order: o, Cseq: cseq, Useq: useq, Er: er, Es: es}.pack()
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // UnpackOrder is unpackOrder, for tests.
@@ -77,6 +81,9 @@ func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, e
 
 // EntryLua is scripts/entry.lua, for tests.
 var EntryLua = entryLua
+
+// OrderLua is scripts/order.lua, for tests.
+var OrderLua = orderLua
 
 // ReserveReplyFields runs reserve.lua once for items with the given order numbers and returns
 // its reply as the codec decodes it, every field under its name: the head's (the batch's entry

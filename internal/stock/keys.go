@@ -45,9 +45,11 @@ const heldPrefix = "h:"
 // heldField is the buyers hash's field of the quantity uid holds.
 func heldField(uid int64) string { return heldPrefix + strconv.FormatInt(uid, 10) }
 
-// ReqField is the buyers hash's field of uid's request id.
+// ReqField is the buyers hash's field of uid's request id: r<uid in base 36>:<request id>, one field
+// per (uid, request id) and no heldField (request ids hold no ':'); base 36 keeps a 12-digit uid's
+// field with a 17-character request id in the allocator's 32-byte class (docs/DESIGN.md "Redis keys").
 func ReqField(uid int64, requestID string) string {
-	return "r:" + strconv.FormatInt(uid, 10) + ":" + requestID
+	return "r" + strconv.FormatInt(uid, 36) + ":" + requestID
 }
 
 // Trades is the activity's hash short number -> the payment provider's trade_no of every order

@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -9,24 +10,75 @@ import (
 	"github.com/seckill/seckill/internal/stock"
 )
 
-// An order packed in Go reads back as it was, entry ids absent or not; a value that is not a
-// packed order is refused.
-func TestPackedOrderRoundTrip(t *testing.T) {
+// packedCase is an order with its seqs and entry ids, as a packed order holds them.
+type packedCase struct {
+	o          stock.Order
+	cseq, useq int64
+	er, es     string
+}
+
+// packedCases are orders of every state, with entry ids absent, at created_at's ms and not (later
+// and earlier), an expire-at before the creation, and seqs equal and not.
+func packedCases() []packedCase {
 	o := stock.Order{OrderNo: "7-1", ActivityID: 7, UID: 42, Quantity: 3, State: domain.StatePaid,
 		ExpireAt: 1763000900000, CreatedAt: 1763000000000, RequestID: "req_A-0000001"}
-	for _, ids := range [][2]string{{"", ""}, {"1763000000000-0", ""}, {"1763000000000-0", "1763000000500-3"}} {
-		v := stock.PackOrder(o, 11, 12, ids[0], ids[1])
+	restored, early, expired, cancelled := o, o, o, o
+	restored.State = domain.StateReserved
+	early.ExpireAt = o.CreatedAt - 5
+	expired.State, cancelled.State = domain.StateExpired, domain.StateCancelled
+	return []packedCase{{restored, 0, 0, "", ""}, {o, 11, 11, "1763000000000-0", ""},
+		{o, 11, 12, "1763000000000-0", "1763000000500-3"}, {early, 46655, 46656, "1762999999998-40", ""},
+		{expired, 1, 9, "", "1763000900001-0"}, {cancelled, 5, 6, "1763000000000-35", "1763000000000-36"}}
+}
+
+// An order packed in Go reads back as it was (every state, entry ids absent, at its creation's ms
+// or not, numbers below their base); the format is the one documented (one value pinned); a value
+// with any one field broken, and one of the earlier layout, is refused.
+func TestPackedOrderRoundTrip(t *testing.T) {
+	for _, c := range packedCases() {
+		v := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es)
 		got, cseq, useq, er, es, ok := stock.UnpackOrder(7, "7-1", v)
-		if !ok || got != o || cseq != 11 || useq != 12 || er != ids[0] || es != ids[1] {
-			t.Fatalf("%q read back as %+v %d %d %q %q %v", v, got, cseq, useq, er, es, ok)
+		if !ok || got != c.o || cseq != c.cseq || useq != c.useq || er != c.er || es != c.es {
+			t.Fatalf("%q read back as %+v %d %d %q %q %v, want %+v", v, got, cseq, useq, er, es, ok, c)
 		}
 	}
-	good := stock.PackOrder(o, 1, 1, "", "")
-	for _, bad := range []string{"", "paid", strings.Replace(good, " 42 ", " x ", 1), good + " more",
-		strings.TrimSuffix(good, " -"), strings.Replace(good, "paid", "", 1)} {
+	c := packedCases()[2]
+	want := "p 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 3:dw"
+	if v := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es); v != want {
+		t.Fatalf("packed %q, want %q", v, want)
+	}
+	good := "r 42 3 jag0 mhwsoi68 req_A-0000001 b 1 0 3:-dw"
+	if _, _, _, _, _, ok := stock.UnpackOrder(7, "7-1", good); !ok {
+		t.Fatalf("%q not read as a packed order", good)
+	}
+	f := strings.Split(good, " ")
+	broken := func(i int, v string) string {
+		g := append([]string(nil), f...)
+		g[i] = v
+		return strings.Join(g, " ")
+	}
+	for _, bad := range []string{"", "r", good + " more", strings.TrimSuffix(good, " 3:-dw"),
+		"reserved 42 3 1763000900000 1763000000000 req_A-0000001 11 11 1763000000000-0 -", // the earlier layout
+		broken(0, "reserved"), broken(0, ""), broken(1, "x"), broken(1, "-42"), broken(2, "3a"),
+		broken(3, "J9cw"), broken(3, "+jag0"), broken(3, "-"), broken(4, "-mhwsoi68"), broken(4, "mhw.oi68"),
+		broken(5, ""), broken(6, "-b"), broken(7, "1-"), broken(8, "1763000000000-0"), broken(8, "0:"),
+		broken(9, "3:-"), broken(9, "-:dw"), broken(9, "")} {
 		if _, _, _, _, _, ok := stock.UnpackOrder(7, "7-1", bad); ok {
 			t.Fatalf("%q read as a packed order", bad)
 		}
+	}
+}
+
+// A reserved order as the ten-million-buyer sale makes it (a 12-digit uid, a 17-character request
+// id, 900 s to pay, its batch's seq under 36^3 and entry at its creation's ms) packs in at most 60
+// bytes: with the sds header (3 B) and its NUL Redis's allocator keeps it in a 64-byte block (112
+// in the earlier layout's 99 bytes).
+func TestPackedOrderFitsItsSizeClass(t *testing.T) {
+	o := stock.Order{OrderNo: "1-1", ActivityID: 1, UID: 764211029999, Quantity: 1, State: domain.StateReserved,
+		ExpireAt: 1764920400123 + 900_000, CreatedAt: 1764920400123, RequestID: "lg-0a1b2c3d-29999"}
+	v := stock.PackOrder(o, 46655, 46655, "1764920400123-35", "")
+	if len(v) > 60 {
+		t.Fatalf("%q: %d bytes, want at most 60 (the 64-byte size class)", v, len(v))
 	}
 }
 
@@ -66,5 +118,30 @@ func TestScriptsReadGoPackedOrders(t *testing.T) {
 	_, _, useq, er, es, ok := stock.UnpackOrder(aid, r.OrderNo, v)
 	if err != nil || !ok || useq < 1 || er != "" || es == "" {
 		t.Fatalf("paid order packed %q (%v): useq %d, er %q, es %q", v, err, useq, er, es)
+	}
+}
+
+// A request id's field in the buyers hash names one (uid, request id) and no holding: different
+// pairs give different fields, none a heldField; the ten-million-buyer sale's (a 12-digit uid, a
+// 17-character request id) takes at most 28 bytes, so with its sds header and NUL a 32-byte block
+// (40 with the uid in decimal).
+func TestReqFieldIsShortAndExact(t *testing.T) {
+	seen := map[string][2]string{}
+	for _, uid := range []int64{1, 17, 35, 36, 1296, 764211029999, 1<<63 - 1} {
+		for _, rid := range []string{"a", "h", "1", "r1", "lg-0a1b2c3d-29999", "_-_"} {
+			f := stock.ReqField(uid, rid)
+			if p, dup := seen[f]; dup {
+				t.Fatalf("%q is the field of %v and of %d %q", f, p, uid, rid)
+			}
+			seen[f] = [2]string{strconv.FormatInt(uid, 10), rid}
+			for _, held := range []int64{uid, 1, 17} {
+				if f == stock.HeldField(held) {
+					t.Fatalf("%q is uid %d's request %q and the holding of %d", f, uid, rid, held)
+				}
+			}
+		}
+	}
+	if f := stock.ReqField(764211029999, "lg-0a1b2c3d-29999"); len(f) > 28 {
+		t.Fatalf("%q: %d bytes, want at most 28 (the 32-byte size class)", f, len(f))
 	}
 }
