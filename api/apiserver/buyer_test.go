@@ -143,7 +143,7 @@ func TestReserveOutcomes(t *testing.T) {
 	t.Run("busy when the cache cannot be loaded", func(t *testing.T) {
 		cold := e.create(nil)
 		// Another loader holds the backfill lock and never finishes.
-		if err := e.rds.Setex(e.keys.Lock(cold.ActivityID), "someone-else", 30); err != nil {
+		if err := e.rds.Setex(e.keys.Lock(cold.ActivityID, ""), "someone-else", 30); err != nil {
 			t.Fatal(err)
 		}
 		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(cold.ActivityID, "cold-cache", 1),

@@ -6,11 +6,10 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 )
 
-// Lock returns the lock on activity aid's key of the given name (a Keys method: Keys.ModeLock,
-// while one instance hands the activity back to Redis; Keys.Lock, while one loads or rebuilds
-// it; Keys.DrawLock, while one draws it; Keys.ReconLock, while one compares its books).
-func (s *Store) Lock(key func(Keys, int64) string, aid int64) *redis.RedisLock {
-	return redis.NewRedisLock(s.rds, key(s.keys, aid))
+// Lock returns the lease of activity aid for of (Keys.Lock): "" while one instance loads or
+// rebuilds it; the owner's name otherwise (degrade.ModeLock, draw.LockName, reconcile's).
+func (s *Store) Lock(aid int64, of string) *redis.RedisLock {
+	return redis.NewRedisLock(s.rds, s.keys.Lock(aid, of))
 }
 
 // Ping says whether Redis answers.

@@ -69,24 +69,19 @@ func (k Keys) Events(aid int64) string { return k.base(aid) + "events" }
 // Missing caches "no such activity".
 func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
 
-// Lock guards the cache backfill of one activity.
-func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
+// Lock is a lease of activity aid (go-zero RedisLock): of "" is the lock of its cache backfill
+// (and rebuild); any other of is a purpose its owner names once (docs/DESIGN.md, "Redis keys"):
+// the key is of + "lock".
+func (k Keys) Lock(aid int64, of string) string { return k.base(aid) + of + "lock" }
 
 // epochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
 // stock hash of a lower epoch is written. The key keeps its first name, "fence".
 func (k Keys) epochClaim(aid int64) string { return k.base(aid) + "fence" }
 
-// ModeLock guards the switch of one activity back from degrade mode to Redis (forget,
-// rebuild, mode redis): one instance does it.
-func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
-
 // recon is the hash of differences reconciliation found unexplained on its last run
 // (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
 // lingering difference from one still in flight.
 func (k Keys) recon(aid int64) string { return k.base(aid) + "recon" }
-
-// ReconLock is held by the one instance comparing the activity's books (reconcile.Single).
-func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
 
 // reconReport is the last comparison's report, "<unix ns its reads began> <JSON>", kept briefly so
 // that callers who waited on another instance's run share its answer.
@@ -143,6 +138,3 @@ func (k Keys) entryAddrs(aid int64) string { return k.base(aid) + "eaddr" }
 
 // Draw is the draw's progress hash `cursor winners lost status` (status "drawing" | "done").
 func (k Keys) Draw(aid int64) string { return k.base(aid) + "draw" }
-
-// DrawLock is the lease one instance holds while it draws activity aid.
-func (k Keys) DrawLock(aid int64) string { return k.base(aid) + "drawlock" }

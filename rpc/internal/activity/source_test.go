@@ -261,7 +261,7 @@ func TestStalledRebuilderIsRefused(t *testing.T) {
 	go func() { _, err := a.Stock(ctx, id); results <- err }()
 	<-sa.in // A bumped the epoch to 2 and stalls
 	// A's lease lapses.
-	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id)); err != nil {
+	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id, "")); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _, err := b.Stock(ctx, id); results <- err }()

@@ -59,7 +59,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		t.Fatal("no winner of 2 units")
 	}
 	// The loss: what a rebuild does not bring back of a draw not done.
-	keys := []string{f.e.Keys.Draw(aid), f.e.Keys.DrawLock(aid)}
+	keys := []string{f.e.Keys.Draw(aid), f.e.Keys.Lock(aid, draw.LockName)}
 	for _, k := range keys {
 		if _, err := f.e.Redis.DelCtx(ctx, k); err != nil {
 			t.Fatal(err)
