@@ -122,14 +122,6 @@ func (k Keys) Idempotency(mid int64, key string) string {
 	return k.Prefix + "sk:idem:" + strconv.FormatInt(mid, 10) + ":" + key
 }
 
-// RPCApps is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf
-// Auth with Redis.Key): who may call the inventory service.
-func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }
-
-// ActivityBloom is the Bloom filter (go-zero core/bloom) of every activity id MySQL has:
-// an id it does not contain is answered ACTIVITY_NOT_FOUND without reading MySQL.
-func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }
-
 // DrawEntries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
 func (k Keys) DrawEntries(aid int64) string { return k.base(aid) + "entries" }
 
