@@ -4,7 +4,9 @@ import (
 	"strconv"
 )
 
-// Keys builds every Redis key name; nothing else in the code base spells one. Each
+// Keys builds every Redis key name of the inventory; nothing else in the code base spells one
+// (the gateway's own keys are api/gatekeys'; the inventory service's app tokens and Bloom
+// filter, rpcserver.AppsKey and activity.BloomKey; its leases are named by their owners). Each
 // activity's keys share the hash tag {a<ID>}, so a script touches one cluster slot.
 // Prefix isolates deployments (and tests) sharing one Redis.
 type Keys struct {
@@ -97,30 +99,6 @@ func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
 
 // active is the zset of warm activity ids scored by end time (unix seconds).
 func (k Keys) active() string { return k.Prefix + "sk:active" }
-
-// RateLimit is the per-user request counter of the gateway's limiter (go-zero
-// PeriodLimit). It is not activity-scoped: the limit is per buyer across activities.
-func (k Keys) RateLimit(uid int64) string {
-	return k.Prefix + "sk:rl:" + strconv.FormatInt(uid, 10)
-}
-
-// RateLimitAddr is the gateway's per-client-address counter of one kind ("reserve": the
-// reservations; "authfail": the 401 answers), go-zero PeriodLimit like RateLimit.
-func (k Keys) RateLimitAddr(kind, addr string) string {
-	return k.Prefix + "sk:rla:" + kind + ":" + addr
-}
-
-// RateLimitMerchant is the gateway's per-merchant counter of writes and heavy reads (go-zero
-// PeriodLimit), shared by every gateway.
-func (k Keys) RateLimitMerchant(mid int64) string {
-	return k.Prefix + "sk:rlm:" + strconv.FormatInt(mid, 10)
-}
-
-// Idempotency is the gateway's record of one merchant's Idempotency-Key (a JSON value: pending
-// with the request's fingerprint, then done with the first answer), kept 24 h.
-func (k Keys) Idempotency(mid int64, key string) string {
-	return k.Prefix + "sk:idem:" + strconv.FormatInt(mid, 10) + ":" + key
-}
 
 // DrawEntries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
 func (k Keys) DrawEntries(aid int64) string { return k.base(aid) + "entries" }
