@@ -74,7 +74,9 @@ func TestAddrLimiterLocalThenShared(t *testing.T) {
 	}
 
 	rds, keys := testenv.Redis(t)
-	shared := func() *AddrLimiter { return NewAddrLimiter(60, 4, NewSharedCounts(rds), gatekeys.Keys{Prefix: keys.Prefix}) }
+	shared := func() *AddrLimiter {
+		return NewAddrLimiter(60, 4, NewSharedCounts(rds), gatekeys.Keys{Prefix: keys.Prefix})
+	}
 	a, b := shared(), shared() // two gateways
 	passed := 0
 	for range 3 {

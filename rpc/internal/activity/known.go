@@ -44,7 +44,7 @@ type Known struct {
 // (model.ActivityModel.FindActivityIdsAfter).
 type Page func(ctx context.Context, after int64, limit int) ([]int64, error)
 
-// NewKnown is the filter at key (stock.Keys.ActivityBloom) of bits bits, reading MySQL
+// NewKnown is the filter at key (BloomKey) of bits bits, reading MySQL
 // through page at most once per refresh.
 func NewKnown(rds *redis.Redis, key string, bits uint, page Page, refresh time.Duration) *Known {
 	return &Known{filter: bloom.New(rds, key, bits), page: page, refresh: refresh}

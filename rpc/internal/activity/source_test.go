@@ -282,3 +282,11 @@ func TestStalledRebuilderIsRefused(t *testing.T) {
 		t.Fatalf("the stalled rebuild answered %v (want BUSY), the second %v (want nil)", errA, errB)
 	}
 }
+
+// The backfill's lease keeps the key an earlier version's instances take (a rolling upgrade
+// shares it), and the API's tests hold: sk:{a<ID>}:lock.
+func TestBackfillLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, ""); got != "p:sk:{a7}:lock" {
+		t.Errorf("backfill lease %q, want p:sk:{a7}:lock", got)
+	}
+}

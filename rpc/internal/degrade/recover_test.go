@@ -296,3 +296,11 @@ func drop(t *testing.T, r *recovery, aid int64, n int, least time.Duration) erro
 		return nil
 	}
 }
+
+// The mode lease keeps the key an earlier version's instances take (a rolling upgrade shares
+// it): sk:{a<ID>}:modelock.
+func TestModeLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, degrade.ModeLock); got != "p:sk:{a7}:modelock" {
+		t.Errorf("mode lease %q, want p:sk:{a7}:modelock", got)
+	}
+}

@@ -128,3 +128,11 @@ func TestWinnerReplayQueuedMidDraw(t *testing.T) {
 		}
 	}
 }
+
+// The drawer's lease keeps the key an earlier version's instances take (a rolling upgrade
+// shares it): sk:{a<ID>}:drawlock.
+func TestLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, draw.LockName); got != "p:sk:{a7}:drawlock" {
+		t.Errorf("draw lease %q, want p:sk:{a7}:drawlock", got)
+	}
+}
