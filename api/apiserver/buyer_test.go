@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/stock"
 )
 
 type activityView struct {
@@ -70,7 +71,7 @@ func TestGetActivity(t *testing.T) {
 	}
 	t.Run("unknown id is 404 and cached as missing", func(t *testing.T) {
 		e.expectErr(http.MethodGet, "/v1/activities/424242", tok, nil, http.StatusNotFound, "ACTIVITY_NOT_FOUND")
-		if ok, _ := e.rds.Exists(e.keys.Missing(424242)); !ok {
+		if ok, _ := stock.NewStore(e.rds, e.keys).Missing(context.Background(), 424242); !ok {
 			t.Fatal("unknown activity not cached as missing")
 		}
 	})

@@ -25,8 +25,10 @@ import (
 // keys one Keys.Lock(aid, of), each lease named by its owner; the keys that are not the
 // inventory's (the gateway's rate limits and Idempotency-Keys, the RPC app tokens, the activity
 // Bloom filter) defined next to their owners (api/gatekeys, rpcserver, rpc/internal/activity).
+// 161 -> 160: Keys.Missing unexported; the tests ask Store.Missing, or clear the mark with
+// Store.ClearMissing, as the loader does.
 // The split the issue asks for (≤ 90) is still to do.
-const stockSurfaceBudget = 161
+const stockSurfaceBudget = 160
 
 // surface counts the exported identifiers of the non-test Go files under root, every package
 // there included: exported top-level types, funcs, vars and consts, exported methods (on any

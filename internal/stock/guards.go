@@ -17,16 +17,16 @@ func (s *Store) Ping(ctx context.Context) bool { return s.rds.PingCtx(ctx) }
 
 // SetMissing records for seconds that activity aid does not exist.
 func (s *Store) SetMissing(ctx context.Context, aid int64, seconds int) error {
-	return s.rds.SetexCtx(ctx, s.keys.Missing(aid), "1", seconds)
+	return s.rds.SetexCtx(ctx, s.keys.missing(aid), "1", seconds)
 }
 
 // ClearMissing removes the flag that activity aid does not exist.
 func (s *Store) ClearMissing(ctx context.Context, aid int64) error {
-	_, err := s.rds.DelCtx(ctx, s.keys.Missing(aid))
+	_, err := s.rds.DelCtx(ctx, s.keys.missing(aid))
 	return err
 }
 
 // Missing says whether activity aid is flagged as not existing.
 func (s *Store) Missing(ctx context.Context, aid int64) (bool, error) {
-	return s.rds.ExistsCtx(ctx, s.keys.Missing(aid))
+	return s.rds.ExistsCtx(ctx, s.keys.missing(aid))
 }

@@ -68,8 +68,8 @@ func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }
 // Events is the activity's outbox stream.
 func (k Keys) Events(aid int64) string { return k.base(aid) + "events" }
 
-// Missing caches "no such activity".
-func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
+// missing caches "no such activity" (Store.Missing).
+func (k Keys) missing(aid int64) string { return k.base(aid) + "missing" }
 
 // Lock is a lease of activity aid (go-zero RedisLock): of "" is the lock of its cache backfill
 // (and rebuild); any other of is a purpose its owner names once (docs/DESIGN.md, "Redis keys"):

@@ -140,7 +140,7 @@ func TestUnknownActivityIsCachedAsMissing(t *testing.T) {
 	if got := f.src.reads.Load(); got > 1 {
 		t.Fatalf("%d MySQL reads after the missing flag", got)
 	}
-	if ok, _ := f.env.Redis.Exists(f.env.Keys.Missing(987654)); !ok {
+	if ok, _ := f.env.Store.Missing(ctx, 987654); !ok {
 		t.Fatal("no missing flag")
 	}
 }
