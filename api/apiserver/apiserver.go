@@ -14,6 +14,7 @@ import (
 	"github.com/zeromicro/go-zero/rest/httpx"
 	"github.com/zeromicro/go-zero/rest/router"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/console"
 	"github.com/seckill/seckill/api/internal/handler"
@@ -84,7 +85,7 @@ func New(c Config) (*Server, error) {
 	// middleware and the 401s it writes.
 	rc, routes := routing(c)
 	addrs, err := middleware.NewAddrLimit(ctx.Pipeline.Front(routes), ctx.AddrAuthFail,
-		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, ctx.Keys, ctx.ClientIP)
+		time.Duration(c.AddrLimit.AuthFailPeriod)*time.Second, gatekeys.Keys{Prefix: c.KeyPrefix}, ctx.ClientIP)
 	if err != nil {
 		ctx.Close()
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/stock"
 )
 
 type activityView struct {
@@ -70,7 +71,7 @@ func TestGetActivity(t *testing.T) {
 	}
 	t.Run("unknown id is 404 and cached as missing", func(t *testing.T) {
 		e.expectErr(http.MethodGet, "/v1/activities/424242", tok, nil, http.StatusNotFound, "ACTIVITY_NOT_FOUND")
-		if ok, _ := e.rds.Exists(e.keys.Missing(424242)); !ok {
+		if ok, _ := stock.NewStore(e.rds, e.keys).Missing(context.Background(), 424242); !ok {
 			t.Fatal("unknown activity not cached as missing")
 		}
 	})
@@ -143,7 +144,7 @@ func TestReserveOutcomes(t *testing.T) {
 	t.Run("busy when the cache cannot be loaded", func(t *testing.T) {
 		cold := e.create(nil)
 		// Another loader holds the backfill lock and never finishes.
-		if err := e.rds.Setex(e.keys.Lock(cold.ActivityID), "someone-else", 30); err != nil {
+		if err := e.rds.Setex(e.keys.Lock(cold.ActivityID, ""), "someone-else", 30); err != nil {
 			t.Fatal(err)
 		}
 		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(cold.ActivityID, "cold-cache", 1),

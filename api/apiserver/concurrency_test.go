@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/api/apiserver"
+	"github.com/seckill/seckill/api/gatekeys"
 )
 
 type outcome struct {
@@ -116,7 +117,7 @@ func TestRateLimit(t *testing.T) {
 		http.StatusTooManyRequests, "RATE_LIMITED")
 	// The limit is per user, and lives in Redis under the test's prefix.
 	e.call(http.MethodPost, "/v1/seckill/orders", calm, reserveBody(a.ActivityID, "calm-0001", 1), nil)
-	if ok, _ := e.rds.Exists(e.keys.RateLimit(1)); !ok {
+	if ok, _ := e.rds.Exists(gatekeys.Keys{Prefix: e.keys.Prefix}.RateLimit(1)); !ok {
 		t.Fatal("no limiter key under the prefix")
 	}
 	if rem, _, _ := e.redisStock(a.ActivityID); rem != 96 {

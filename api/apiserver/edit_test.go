@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/devkit/apiclient"
 )
 
@@ -200,7 +201,7 @@ func TestEditIdempotent(t *testing.T) {
 
 	// The gateway's record lost (its Redis key expired or was never written): the inventory
 	// service's own record still keeps the retry from applying again.
-	if _, err := e.rds.Del(e.keys.Idempotency(merchantID, "edit-key-1")); err != nil {
+	if _, err := e.rds.Del(gatekeys.Keys{Prefix: e.keys.Prefix}.Idempotency(merchantID, "edit-key-1")); err != nil {
 		t.Fatal(err)
 	}
 	c4, b4, _ := e.doKey(http.MethodPut, path, merchantID, "edit-key-1", raw("first"))

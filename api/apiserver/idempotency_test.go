@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -204,7 +205,7 @@ func TestIdempotentAdjust(t *testing.T) {
 	}
 	// The gateway lost its record (or a retry after BUSY): the inventory service's record of the
 	// key, written with the change, answers the first result and applies nothing again.
-	if _, err := e.rds.Del(e.keys.Idempotency(merchantID, "adj-key-1")); err != nil {
+	if _, err := e.rds.Del(gatekeys.Keys{Prefix: e.keys.Prefix}.Idempotency(merchantID, "adj-key-1")); err != nil {
 		t.Fatal(err)
 	}
 	c3, b3, h3 := e.doKey(http.MethodPost, path, merchantID, "adj-key-1", `{"delta":5}`)
@@ -215,7 +216,7 @@ func TestIdempotentAdjust(t *testing.T) {
 		t.Fatalf("remaining %d, want 15: one change", remaining)
 	}
 	// Without the gateway's record, another body under the key is still a conflict.
-	if _, err := e.rds.Del(e.keys.Idempotency(merchantID, "adj-key-1")); err != nil {
+	if _, err := e.rds.Del(gatekeys.Keys{Prefix: e.keys.Prefix}.Idempotency(merchantID, "adj-key-1")); err != nil {
 		t.Fatal(err)
 	}
 	e.expectKeyErr(path, merchantID, "adj-key-1", `{"delta":6}`, http.StatusConflict, "IDEMPOTENCY_CONFLICT")
@@ -240,7 +241,7 @@ func lostRecord(t *testing.T, e *env, path string) {
 		t.Fatalf("first: %d %s", c1, b1)
 	}
 	for range 2 {
-		if _, err := e.rds.Del(e.keys.Idempotency(mid, "key-eeee-1")); err != nil {
+		if _, err := e.rds.Del(gatekeys.Keys{Prefix: e.keys.Prefix}.Idempotency(mid, "key-eeee-1")); err != nil {
 			t.Fatal(err)
 		}
 		c2, b2, h2 := e.doKey(http.MethodPost, path, mid, "key-eeee-1", reordered(body))
@@ -248,7 +249,7 @@ func lostRecord(t *testing.T, e *env, path string) {
 			t.Fatalf("retry: %d %s, want %s", c2, b2, b1)
 		}
 	}
-	if _, err := e.rds.Del(e.keys.Idempotency(mid, "key-eeee-1")); err != nil {
+	if _, err := e.rds.Del(gatekeys.Keys{Prefix: e.keys.Prefix}.Idempotency(mid, "key-eeee-1")); err != nil {
 		t.Fatal(err)
 	}
 	e.expectKeyErr(path, mid, "key-eeee-1", createBody("idem-e2", 10), http.StatusConflict, "IDEMPOTENCY_CONFLICT")

@@ -21,8 +21,14 @@ import (
 // 175 -> 174: DrawCommitment, the seed's hash only rpc shows, moved to rpc/internal/draw.
 // 174 -> 171: ActiveEntry (a type, two fields; a third meaning of "entry") gone: ActiveUntil
 // answers id -> last due time.
+// 171 -> 161: ReserveResult.Entries unexported (callers use Awaited); the activity's four lease
+// keys one Keys.Lock(aid, of), each lease named by its owner; the keys that are not the
+// inventory's (the gateway's rate limits and Idempotency-Keys, the RPC app tokens, the activity
+// Bloom filter) defined next to their owners (api/gatekeys, rpcserver, rpc/internal/activity).
+// 161 -> 160: Keys.Missing unexported; the tests ask Store.Missing, or clear the mark with
+// Store.ClearMissing, as the loader does.
 // The split the issue asks for (≤ 90) is still to do.
-const stockSurfaceBudget = 171
+const stockSurfaceBudget = 160
 
 // surface counts the exported identifiers of the non-test Go files under root, every package
 // there included: exported top-level types, funcs, vars and consts, exported methods (on any

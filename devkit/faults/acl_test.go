@@ -11,6 +11,7 @@ import (
 	"github.com/zeromicro/go-zero/core/limit"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -64,22 +65,22 @@ func TestGatewayACLCoversItsKeys(t *testing.T) {
 	defer admin.Do(ctx, "ACL", "DELUSER", user)
 	rds := redis.MustNewRedis(redis.RedisConf{Host: addr, Type: "node", User: user, Pass: "pw",
 		DisableIdentity: true})
-	keys := stock.Keys{} // deploy/ runs without a key prefix
+	keys, gate := stock.Keys{}, gatekeys.Keys{} // deploy/ runs without a key prefix
 	aid, id := 900_000_000+time.Now().Unix()%1000, time.Now().UnixNano()
-	defer admin.Del(ctx, keys.RateLimit(id), keys.RateLimitAddr("reserve", "198.51.100.9"),
-		keys.RateLimitAddr("authfail", "198.51.100.9"),
-		keys.RateLimitMerchant(id), keys.Idempotency(id, "acl-test-key"))
+	defer admin.Del(ctx, gate.RateLimit(id), gate.RateLimitAddr("reserve", "198.51.100.9"),
+		gate.RateLimitAddr("authfail", "198.51.100.9"),
+		gate.RateLimitMerchant(id), gate.Idempotency(id, "acl-test-key"))
 	pl := limit.NewPeriodLimit(1, 10, rds, "")
-	for name, key := range map[string]string{"merchant limit": keys.RateLimitMerchant(id),
-		"failed authentications": keys.RateLimitAddr("authfail", "198.51.100.9")} {
+	for name, key := range map[string]string{"merchant limit": gate.RateLimitMerchant(id),
+		"failed authentications": gate.RateLimitAddr("authfail", "198.51.100.9")} {
 		if _, err := pl.TakeCtx(ctx, key); err != nil {
 			t.Errorf("%s (%s): %v", name, key, err)
 		}
 	}
 	// The shared buyer and address counts (api/internal/svc SharedCounts): INCR and EXPIRE NX
 	// in a pipeline.
-	for name, key := range map[string]string{"buyer limit": keys.RateLimit(id),
-		"address limit": keys.RateLimitAddr("reserve", "198.51.100.9")} {
+	for name, key := range map[string]string{"buyer limit": gate.RateLimit(id),
+		"address limit": gate.RateLimitAddr("reserve", "198.51.100.9")} {
 		err := rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
 			p.Incr(ctx, key)
 			p.ExpireNX(ctx, key, time.Second)
@@ -89,7 +90,7 @@ func TestGatewayACLCoversItsKeys(t *testing.T) {
 			t.Errorf("%s (%s): %v", name, key, err)
 		}
 	}
-	if _, err := rds.SetnxExCtx(ctx, keys.Idempotency(id, "acl-test-key"), "x", 60); err != nil {
+	if _, err := rds.SetnxExCtx(ctx, gate.Idempotency(id, "acl-test-key"), "x", 60); err != nil {
 		t.Errorf("idempotency record: %v", err)
 	}
 	if _, err := rds.HmgetCtx(ctx, keys.Buyers(aid), "r:1:req"); err != nil {

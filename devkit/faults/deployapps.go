@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/rpc/rpcserver"
 )
 
 // appTokensCheck: no zRPC app token of rpc.yaml's Apps is in Redis: the hash go-zero's
@@ -18,7 +18,7 @@ import (
 // holds a token (the AOF keeps every write, including a hash since deleted).
 func (s *System) appTokensCheck(ctx context.Context) Check {
 	const name = "Redis: no zRPC app token stored (hash, AOF)"
-	key := stock.Keys{Prefix: s.invCfg.KeyPrefix}.RPCApps()
+	key := rpcserver.AppsKey(s.invCfg.KeyPrefix)
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: s.Cluster.Addrs(), Username: "admin",
 		Password: adminPass(), DisableIdentity: true})
 	n, err := c.Exists(ctx, key).Result()

@@ -26,6 +26,8 @@ const (
 	// a release lost in a Redis Cluster failover left every caller waiting past the fault
 	// table's deadline.
 	lockLease = 5 * time.Second
+	// lockName names the lease of the one instance comparing an activity's books (stock.Keys.Lock).
+	lockName = "recon"
 )
 
 var metricRuns = promauto.NewCounter(prometheus.CounterOpts{
@@ -85,7 +87,7 @@ type kept struct {
 // runOrWait takes aid's lock and runs, or waits for the holder's report of a run begun at or
 // after asked (unix ns); it takes the lock itself when the holder left none.
 func (s *Single) runOrWait(ctx context.Context, aid, asked int64) (kept, error) {
-	lock := s.r.store.Lock(stock.Keys.ReconLock, aid)
+	lock := s.r.store.Lock(aid, lockName)
 	lock.SetExpire(int(lockLease / time.Second))
 	for {
 		if k, ok := s.shared(ctx, aid, asked); ok {

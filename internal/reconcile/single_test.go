@@ -10,6 +10,7 @@ import (
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/reconcile"
+	"github.com/seckill/seckill/internal/stock"
 )
 
 // A hundred callers at once, split over two instances (two Singles over one Redis and one
@@ -104,4 +105,12 @@ func runAsync(t *testing.T, s *reconcile.Single, aid int64) <-chan reconcile.Rep
 		out <- rep
 	}()
 	return out
+}
+
+// The comparison's lease keeps the key an earlier version's instances take (a rolling upgrade
+// shares it): sk:{a<ID>}:reconlock.
+func TestLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, reconcile.LockName); got != "p:sk:{a7}:reconlock" {
+		t.Errorf("reconciliation lease %q, want p:sk:{a7}:reconlock", got)
+	}
 }

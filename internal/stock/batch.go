@@ -23,10 +23,10 @@ type ReserveItem struct {
 type ReserveResult struct {
 	Reservation
 	Err error
-	// Entries are the outbox entries the answer waits on (WithEntries; each holds its epoch):
+	// entries are the outbox entries the answer waits on (WithEntries; each holds its epoch):
 	// a reservation's own, a replay's still in the outbox, an entrant's. One entry may be
 	// several items' (a replay of an order an earlier item of the call made): Awaited.
-	Entries []Entry
+	entries []Entry
 }
 
 // Awaited returns the entries results wait on, each once, and for each the indexes of the
@@ -34,7 +34,7 @@ type ReserveResult struct {
 func Awaited(results []ReserveResult) (es []Entry, waiting [][]int) {
 	at := map[string]int{} // entry id -> index in es
 	for i, r := range results {
-		for _, e := range r.Entries {
+		for _, e := range r.entries {
 			k, ok := at[e.ID]
 			if !ok {
 				k = len(es)
@@ -138,7 +138,7 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 		if r == nil {
 			continue
 		}
-		if out[i].Entries, out[i].Err = r.entries(aid); out[i].Err == nil {
+		if out[i].entries, out[i].Err = r.entries(aid); out[i].Err == nil {
 			out[i].Reservation, out[i].Err = r.reservation()
 		}
 	}

@@ -312,7 +312,7 @@ func TestReserveBatchAwaitsEachEntryOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if xerr.CodeOf(got[33].Err) != xerr.InvalidArgument || got[33].Entries != nil {
+	if xerr.CodeOf(got[33].Err) != xerr.InvalidArgument || stock.EntriesOf(got[33]) != nil {
 		t.Fatalf("bad item: %+v", got[33])
 	}
 	es, waiting := stock.Awaited(got)
@@ -331,7 +331,8 @@ func TestReserveBatchAwaitsEachEntryOnce(t *testing.T) {
 	}
 	// Nobody deleted the entry: the replay hands it over again.
 	again, err := e.Store.ReserveBatch(ctx, aid, items[3:4], time.Time{})
-	if err != nil || !again[0].Replay || len(again[0].Entries) != 1 || again[0].Entries[0].ID != es[0].ID {
+	if err != nil || !again[0].Replay || len(stock.EntriesOf(again[0])) != 1 ||
+		stock.EntriesOf(again[0])[0].ID != es[0].ID {
 		t.Fatalf("replay of an unsent change: %+v, %v", again, err)
 	}
 	if again[0].State != domain.StateReserved {

@@ -82,7 +82,7 @@ func TestScriptRepliesByName(t *testing.T) {
 		t.Fatalf("pay: entries %+v, %v", paid, err)
 	}
 	again, err := e.Store.Confirm(ctx, res[0].OrderNo, 1) // nothing deleted them: both unsent
-	if err != nil || len(again) != 2 || again[0].ID != res[0].Entries[0].ID || again[1].ID != paid[0].ID {
+	if err != nil || len(again) != 2 || again[0].ID != stock.EntriesOf(res[0])[0].ID || again[1].ID != paid[0].ID {
 		t.Fatalf("pay again: entries %+v, %v", again, err)
 	}
 	c, es, err := e.Store.Adjust(ctx, aid, 4, "", "")

@@ -122,7 +122,7 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 		}
 		out[i].Reservation = Reservation{Order: Order{Quantity: a.Qty, RequestID: a.RequestID,
 			State: domain.StateQueued}, DrawAt: a.DrawAtMs}
-		if out[i].Entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
+		if out[i].entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
 			out[i].Reservation = Reservation{}
 		}
 	}

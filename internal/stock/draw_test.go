@@ -140,14 +140,14 @@ func TestEnterArgsByName(t *testing.T) {
 	for _, i := range []int{0, 2} {
 		r, it := res[i], items[i]
 		if r.Err != nil || r.State != domain.StateQueued || r.Quantity != it.Qty || r.RequestID != it.RequestID ||
-			len(r.Entries) != 1 {
+			len(stock.EntriesOf(r)) != 1 {
 			t.Fatalf("item %d: %+v", i, r)
 		}
 		got, err := e.Store.DrawEntry(ctx, aid, it.UID)
-		if err != nil || got.Qty != it.Qty || got.RequestID != it.RequestID || got.EventID != r.Entries[0].ID {
+		if err != nil || got.Qty != it.Qty || got.RequestID != it.RequestID || got.EventID != stock.EntriesOf(r)[0].ID {
 			t.Fatalf("item %d's entry: %+v, %v", i, got, err)
 		}
-		a, err := event.Attributes(r.Entries[0].Values)
+		a, err := event.Attributes(stock.EntriesOf(r)[0].Values)
 		if err != nil || a[event.FieldTraceParent] != event.TraceParent(traced) {
 			t.Fatalf("item %d's event: %v, %v", i, a, err)
 		}

@@ -144,7 +144,7 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res {
-		if keep(r.Entries, r.Err) != nil {
+		if keep(stock.EntriesOf(r), r.Err) != nil {
 			t.Fatal(r.Err)
 		}
 	}
@@ -164,7 +164,7 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 	draw := e.Warm(stocktest.Spec{ID: aid + 1, Total: 10, DrawAt: time.Now().Add(time.Hour), Epoch: 3})
 	entrant, err := e.Store.ReserveBatch(traced, draw, []stock.ReserveItem{{UID: 4, Qty: 1, RequestID: reqID(4)}},
 		time.Time{})
-	if err != nil || keep(entrant[0].Entries, entrant[0].Err) != nil || entrant[0].State != domain.StateQueued {
+	if err != nil || keep(stock.EntriesOf(entrant[0]), entrant[0].Err) != nil || entrant[0].State != domain.StateQueued {
 		t.Fatalf("entry: %+v, %v", entrant, err)
 	}
 	var types []event.Type

@@ -183,3 +183,6 @@ func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int6
 	p, err := readOrder(aid, orderNo, v)
 	return p.UID, err
 }
+
+// EntriesOf is the outbox entries result r waits on (Awaited gathers them for a caller).
+func EntriesOf(r ReserveResult) []Entry { return r.entries }

@@ -4,7 +4,9 @@ import (
 	"strconv"
 )
 
-// Keys builds every Redis key name; nothing else in the code base spells one. Each
+// Keys builds every Redis key name of the inventory; nothing else in the code base spells one
+// (the gateway's own keys are api/gatekeys'; the inventory service's app tokens and Bloom
+// filter, rpcserver.AppsKey and activity.BloomKey; its leases are named by their owners). Each
 // activity's keys share the hash tag {a<ID>}, so a script touches one cluster slot.
 // Prefix isolates deployments (and tests) sharing one Redis.
 type Keys struct {
@@ -68,27 +70,22 @@ func (k Keys) Pending(aid int64) string { return k.base(aid) + "pending" }
 // Events is the activity's outbox stream.
 func (k Keys) Events(aid int64) string { return k.base(aid) + "events" }
 
-// Missing caches "no such activity".
-func (k Keys) Missing(aid int64) string { return k.base(aid) + "missing" }
+// missing caches "no such activity" (Store.Missing).
+func (k Keys) missing(aid int64) string { return k.base(aid) + "missing" }
 
-// Lock guards the cache backfill of one activity.
-func (k Keys) Lock(aid int64) string { return k.base(aid) + "lock" }
+// Lock is a lease of activity aid (go-zero RedisLock): of "" is the lock of its cache backfill
+// (and rebuild); any other of is a purpose its owner names once (docs/DESIGN.md, "Redis keys"):
+// the key is of + "lock".
+func (k Keys) Lock(aid int64, of string) string { return k.base(aid) + of + "lock" }
 
 // epochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
 // stock hash of a lower epoch is written. The key keeps its first name, "fence".
 func (k Keys) epochClaim(aid int64) string { return k.base(aid) + "fence" }
 
-// ModeLock guards the switch of one activity back from degrade mode to Redis (forget,
-// rebuild, mode redis): one instance does it.
-func (k Keys) ModeLock(aid int64) string { return k.base(aid) + "modelock" }
-
 // recon is the hash of differences reconciliation found unexplained on its last run
 // (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
 // lingering difference from one still in flight.
 func (k Keys) recon(aid int64) string { return k.base(aid) + "recon" }
-
-// ReconLock is held by the one instance comparing the activity's books (reconcile.Single).
-func (k Keys) ReconLock(aid int64) string { return k.base(aid) + "reconlock" }
 
 // reconReport is the last comparison's report, "<unix ns its reads began> <JSON>", kept briefly so
 // that callers who waited on another instance's run share its answer.
@@ -105,38 +102,6 @@ func (k Keys) StockBack() string { return k.Prefix + "sk:stock-back" }
 // active is the zset of warm activity ids scored by end time (unix seconds).
 func (k Keys) active() string { return k.Prefix + "sk:active" }
 
-// RateLimit is the per-user request counter of the gateway's limiter (go-zero
-// PeriodLimit). It is not activity-scoped: the limit is per buyer across activities.
-func (k Keys) RateLimit(uid int64) string {
-	return k.Prefix + "sk:rl:" + strconv.FormatInt(uid, 10)
-}
-
-// RateLimitAddr is the gateway's per-client-address counter of one kind ("reserve": the
-// reservations; "authfail": the 401 answers), go-zero PeriodLimit like RateLimit.
-func (k Keys) RateLimitAddr(kind, addr string) string {
-	return k.Prefix + "sk:rla:" + kind + ":" + addr
-}
-
-// RateLimitMerchant is the gateway's per-merchant counter of writes and heavy reads (go-zero
-// PeriodLimit), shared by every gateway.
-func (k Keys) RateLimitMerchant(mid int64) string {
-	return k.Prefix + "sk:rlm:" + strconv.FormatInt(mid, 10)
-}
-
-// Idempotency is the gateway's record of one merchant's Idempotency-Key (a JSON value: pending
-// with the request's fingerprint, then done with the first answer), kept 24 h.
-func (k Keys) Idempotency(mid int64, key string) string {
-	return k.Prefix + "sk:idem:" + strconv.FormatInt(mid, 10) + ":" + key
-}
-
-// RPCApps is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf
-// Auth with Redis.Key): who may call the inventory service.
-func (k Keys) RPCApps() string { return k.Prefix + "sk:rpc:apps" }
-
-// ActivityBloom is the Bloom filter (go-zero core/bloom) of every activity id MySQL has:
-// an id it does not contain is answered ACTIVITY_NOT_FOUND without reading MySQL.
-func (k Keys) ActivityBloom() string { return k.Prefix + "sk:bloom:activities" }
-
 // DrawEntries is the draw's hash uid -> "qty request_id entry_id" of every entrant (one entry per buyer).
 func (k Keys) DrawEntries(aid int64) string { return k.base(aid) + "entries" }
 
@@ -145,6 +110,3 @@ func (k Keys) entryAddrs(aid int64) string { return k.base(aid) + "eaddr" }
 
 // Draw is the draw's progress hash `cursor winners lost status` (status "drawing" | "done").
 func (k Keys) Draw(aid int64) string { return k.base(aid) + "draw" }
-
-// DrawLock is the lease one instance holds while it draws activity aid.
-func (k Keys) DrawLock(aid int64) string { return k.base(aid) + "drawlock" }

@@ -121,6 +121,6 @@ func (r Recovery) Forget(ctx context.Context, aid int64) error {
 	}
 	k := s.keys
 	_, err := s.rds.UnlinkCtx(ctx, k.Stock(aid), k.Pending(aid), k.OrdersHash(aid), k.Buyers(aid), k.Events(aid),
-		k.Missing(aid))
+		k.missing(aid))
 	return dep(err)
 }

@@ -51,7 +51,7 @@ func TestReserveEntryOnlyWithEntries(t *testing.T) {
 			res, err)
 	}
 	if got, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 9, Qty: 1, RequestID: reqID(9)}},
-		time.Time{}); err != nil || got[0].Err != nil || got[0].Entries != nil {
+		time.Time{}); err != nil || got[0].Err != nil || stock.EntriesOf(got[0]) != nil {
 		t.Fatalf("reserve without entries: %+v, %v", got, err)
 	}
 	withEntries := stock.NewStore(e.Redis, e.Keys, stock.WithEntries())
@@ -60,7 +60,7 @@ func TestReserveEntryOnlyWithEntries(t *testing.T) {
 	if err != nil || out[0].Err != nil {
 		t.Fatal(out, err)
 	}
-	r, got := out[0].Reservation, out[0].Entries
+	r, got := out[0].Reservation, stock.EntriesOf(out[0])
 	if len(got) != 1 {
 		t.Fatalf("reservation with %d entries, want 1", len(got))
 	}

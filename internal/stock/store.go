@@ -51,7 +51,7 @@ func NewStore(rds *redis.Redis, keys Keys, opts ...Option) *Store {
 type Option func(*Store)
 
 // WithEntries makes every reservation and draw entry carry the outbox entries its answer
-// waits on (ReserveResult.Entries), for a caller that acknowledges them once Kafka has them
+// waits on (ReserveResult.entries, Awaited), for a caller that acknowledges them once Kafka has them
 // (docs/DESIGN.md, "Acknowledged only once in Kafka"). Without it those scripts return only
 // the entries' ids, which costs Redis less; the other changes always return their entries.
 func WithEntries() Option { return func(s *Store) { s.entries = true } }

@@ -24,7 +24,7 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 		if err != nil {
 			return stock.Reservation{}, err
 		}
-		acked = append(acked, res[0].Entries...)
+		acked = append(acked, stock.EntriesOf(res[0])...)
 		return res[0].Reservation, res[0].Err
 	}
 	traced := tracedCtx(9)

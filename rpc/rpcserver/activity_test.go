@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
+	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/inventory"
 )
 
@@ -165,7 +166,7 @@ func createdWithItsInventory(t *testing.T, f *fixture) {
 	// activity): the activity is recorded as known.
 	dump := f.env.Dump()
 	for k := range dump {
-		if k == f.env.Keys.ActivityBloom() {
+		if k == activity.BloomKey(f.env.Keys.Prefix) {
 			delete(dump, k)
 		}
 	}

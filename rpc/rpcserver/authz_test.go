@@ -198,7 +198,7 @@ func TestRemovedAndRotatedTokensRefusedAtStart(t *testing.T) {
 	if _, err := dial(t, c.ListenOn, "api", newAPI).Ping(ctx, &inventory.PingReq{}); err != nil {
 		t.Fatalf("new token: %v", err)
 	}
-	apps, err := srv.Svc.Redis.HgetallCtx(ctx, env.Keys.RPCApps())
+	apps, err := srv.Svc.Redis.HgetallCtx(ctx, rpcserver.AppsKey(env.Keys.Prefix))
 	if err != nil || len(apps) != 1 || apps["api"] != newAPI {
 		t.Fatalf("the apps hash: %v %v, want only api's new token", apps, err)
 	}
@@ -232,11 +232,11 @@ func TestAppTokensNotInRedis(t *testing.T) {
 	api := freshToken(t)
 	c := rpctest.Config(t, env.Keys, db.DSN)
 	c.Auth, c.Apps = true, []rpcserver.AppToken{{App: "api", Token: api, Methods: everyMethod}}
-	if err := env.Redis.HsetCtx(ctx, env.Keys.RPCApps(), "api", api); err != nil { // an earlier version's
+	if err := env.Redis.HsetCtx(ctx, rpcserver.AppsKey(env.Keys.Prefix), "api", api); err != nil { // an earlier version's
 		t.Fatal(err)
 	}
 	_, srv := rpctest.Start(t, c)
-	if n, err := srv.Svc.Redis.ExistsCtx(ctx, env.Keys.RPCApps()); err != nil || n {
+	if n, err := srv.Svc.Redis.ExistsCtx(ctx, rpcserver.AppsKey(env.Keys.Prefix)); err != nil || n {
 		t.Fatalf("the apps hash after start: exists %v %v, want none", n, err)
 	}
 	if _, err := dial(t, c.ListenOn, "api", freshToken(t)).Ping(ctx, &inventory.PingReq{}); status.Code(err) !=

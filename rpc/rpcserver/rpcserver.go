@@ -22,7 +22,6 @@ import (
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
 	"github.com/seckill/seckill/internal/redisx"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/telemetry"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/caller"
@@ -161,6 +160,11 @@ func serverConf(c Config) zrpc.RpcServerConf {
 	return sc
 }
 
+// AppsKey is the hash app -> token that go-zero's zRPC authenticator reads (RpcServerConf
+// Auth with Redis.Key), under the deployment's key prefix: authApps deletes it, or with
+// legacy writes it.
+func AppsKey(prefix string) string { return prefix + "sk:rpc:apps" }
+
 // authApps returns the authenticator of Apps: the service checks tokens itself, from
 // memory, in place of go-zero's authenticator (which reads app -> token from the StockRedis
 // hash sk:rpc:apps and caches each for 5 minutes). It deletes that hash, so that no token
@@ -168,7 +172,7 @@ func serverConf(c Config) zrpc.RpcServerConf {
 // upgrade from a version that used go-zero's) it makes the hash equal Apps instead (a
 // removed app deleted, a rotated token replaced), the tokens in clear, as go-zero compares.
 func authApps(ctx *ServiceContext, apps []AppToken, legacy bool) (*caller.Authenticator, error) {
-	key := stock.Keys{Prefix: ctx.Config.KeyPrefix}.RPCApps()
+	key := AppsKey(ctx.Config.KeyPrefix)
 	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := ctx.Redis.PipelinedCtx(tctx, func(p redis.Pipeliner) error {

@@ -11,7 +11,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logc"
 	"github.com/zeromicro/go-zero/rest/httpx"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -24,7 +24,7 @@ type AddrLimit struct {
 	httpx.Router
 	AuthFail *limit.PeriodLimit // nil: no failed-authentication limit
 	blocked  *collection.Cache
-	Keys     stock.Keys
+	Keys     gatekeys.Keys
 	Client   ClientIP
 }
 
@@ -34,7 +34,7 @@ func NewAddrLimit(
 	router httpx.Router,
 	authFail *limit.PeriodLimit,
 	authFailPeriod time.Duration,
-	keys stock.Keys,
+	keys gatekeys.Keys,
 	client ClientIP,
 ) (*AddrLimit, error) {
 	blocked, err := collection.NewCache(authFailPeriod, collection.WithName("seckill-addr-blocked"))

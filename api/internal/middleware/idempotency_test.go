@@ -9,6 +9,7 @@ import (
 
 	"github.com/zeromicro/go-zero/rest/httpx"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
@@ -41,7 +42,7 @@ func TestFingerprintIsTheJSONValue(t *testing.T) {
 func TestIdempotencyKeepsNo5xx(t *testing.T) {
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler) // as the gateway does (apiserver)
 	rds, keys := testenv.Redis(t)
-	m := middleware.NewIdempotencyMiddleware(rds, keys.Idempotency)
+	m := middleware.NewIdempotencyMiddleware(rds, gatekeys.Keys{Prefix: keys.Prefix}.Idempotency)
 	status, runs := http.StatusServiceUnavailable, 0
 	var inner func()
 	h := m.Handle(func(w http.ResponseWriter, _ *http.Request) {

@@ -58,7 +58,7 @@ type idemRecord struct {
 // Idempotency-Key runs once per (merchant, key); a repeat answers the first 2xx or 4xx again.
 type IdempotencyMiddleware struct {
 	rds *redis.Redis
-	key func(mid int64, key string) string // the record's Redis key (stock.Keys.Idempotency)
+	key func(mid int64, key string) string // the record's Redis key (gatekeys.Keys.Idempotency)
 }
 
 func NewIdempotencyMiddleware(rds *redis.Redis, key func(mid int64, key string) string) *IdempotencyMiddleware {

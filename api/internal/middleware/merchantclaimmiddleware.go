@@ -21,7 +21,7 @@ var errMerchantLimited = xerr.New(xerr.RateLimited, "too many changes or heavy r
 type MerchantLimit struct {
 	Limiter *limit.PeriodLimit
 	Period  int                    // seconds: the Retry-After of a refusal
-	Key     func(mid int64) string // the limiter's Redis key (stock.Keys.RateLimitMerchant)
+	Key     func(mid int64) string // the limiter's Redis key (gatekeys.Keys.RateLimitMerchant)
 	Failure FailurePolicy          // when the limiter's Redis fails
 }
 

@@ -4,15 +4,15 @@ import (
 	"github.com/zeromicro/go-zero/core/limit"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/middleware"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // addrLimiters builds the per-address limiters (config AddrLimit): reservations counted in
 // memory (and in Redis with ReserveShared: counts), failed authentications in the limiter Redis;
-// nils when disabled. The keys are complete already (stock.Keys), so no extra prefix.
-func addrLimiters(c config.Config, keys stock.Keys, counts *SharedCounts) (reserve *AddrLimiter,
+// nils when disabled. The keys are complete already (gatekeys.Keys), so no extra prefix.
+func addrLimiters(c config.Config, keys gatekeys.Keys, counts *SharedCounts) (reserve *AddrLimiter,
 	authFail *limit.PeriodLimit, err error) {
 	if !c.AddrLimit.Enabled {
 		return nil, nil, nil
@@ -45,7 +45,7 @@ func newSharedCounts(c config.Config) (*SharedCounts, error) {
 
 // newMerchantLimit builds the per-merchant limit of writes and heavy reads (config
 // MerchantLimit), counted in the limiter Redis; nil when disabled.
-func newMerchantLimit(c config.Config, keys stock.Keys) (*middleware.MerchantLimit, error) {
+func newMerchantLimit(c config.Config, keys gatekeys.Keys) (*middleware.MerchantLimit, error) {
 	if !c.MerchantLimit.Enabled {
 		return nil, nil
 	}
@@ -60,7 +60,7 @@ func newMerchantLimit(c config.Config, keys stock.Keys) (*middleware.MerchantLim
 
 // newIdempotency is the Idempotency-Key middleware of the merchant's writes, its records in the
 // gateway's Redis.
-func newIdempotency(c config.Config, keys stock.Keys) (*middleware.IdempotencyMiddleware, error) {
+func newIdempotency(c config.Config, keys gatekeys.Keys) (*middleware.IdempotencyMiddleware, error) {
 	rds, err := redis.NewRedis(c.Redis)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/api/internal/config"
 	"github.com/seckill/seckill/api/internal/edge"
@@ -70,6 +71,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		return nil, err
 	}
 	keys := stock.Keys{Prefix: c.KeyPrefix}
+	gate := gatekeys.Keys{Prefix: c.KeyPrefix}
 	counts, err := newSharedCounts(c)
 	if err != nil {
 		return nil, err
@@ -80,11 +82,11 @@ func New(c config.Config) (*ServiceContext, error) {
 		if c.RateLimit.Shared {
 			shared = counts
 		}
-		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, keys)
-		reads = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ReadQuota, nil, keys)
-		changes = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ChangeQuota, nil, keys)
+		limiter = NewUserLimiter(c.RateLimit.Period, c.RateLimit.Quota, shared, gate)
+		reads = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ReadQuota, nil, gate)
+		changes = NewUserLimiter(c.RateLimit.Period, c.RateLimit.ChangeQuota, nil, gate)
 	}
-	addrReserve, addrAuthFail, err := addrLimiters(c, keys, counts)
+	addrReserve, addrAuthFail, err := addrLimiters(c, gate, counts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +94,11 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	merchantLimit, err := newMerchantLimit(c, keys)
+	merchantLimit, err := newMerchantLimit(c, gate)
 	if err != nil {
 		return nil, err
 	}
-	idem, err := newIdempotency(c, keys)
+	idem, err := newIdempotency(c, gate)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"go.opentelemetry.io/otel"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/api/internal/coalesce"
 	"github.com/seckill/seckill/devkit/testenv"
 )
@@ -41,7 +42,7 @@ func TestSharedCountsExactlyQuota(t *testing.T) {
 			g := []*SharedCounts{a, b}[i%2]
 			wg.Go(func() {
 				<-start
-				ok, err := g.Take(context.Background(), keys.RateLimit(int64(k)), 60, quota)
+				ok, err := g.Take(context.Background(), gatekeys.Keys{Prefix: keys.Prefix}.RateLimit(int64(k)), 60, quota)
 				if err != nil {
 					t.Error(err)
 				}
@@ -71,7 +72,7 @@ func TestSharedCountsWindow(t *testing.T) {
 	rds, keys := testenv.Redis(t)
 	s := NewSharedCounts(rds)
 	ctx := context.Background()
-	key := keys.RateLimitAddr("reserve", "10.0.0.1")
+	key := gatekeys.Keys{Prefix: keys.Prefix}.RateLimitAddr("reserve", "10.0.0.1")
 	if ok, err := s.Take(ctx, key, 100, 2); !ok || err != nil {
 		t.Fatalf("first take: %v %v", ok, err)
 	}
@@ -91,7 +92,7 @@ func TestSharedCountsWindow(t *testing.T) {
 	if ok, _ := s.Take(ctx, key, 100, 2); ok {
 		t.Fatal("third take allowed at quota 2")
 	}
-	bare := keys.RateLimit(7)
+	bare := gatekeys.Keys{Prefix: keys.Prefix}.RateLimit(7)
 	if _, err := rds.IncrCtx(ctx, bare); err != nil { // a count whose EXPIRE was lost
 		t.Fatal(err)
 	}
@@ -130,14 +131,14 @@ func TestSharedCountsStartNoTraceOfTheirOwn(t *testing.T) {
 	rds, keys := testenv.Redis(t)
 	spans := testenv.RecordSpans(t)
 	s := NewSharedCounts(rds)
-	if _, err := s.Take(context.Background(), keys.RateLimit(1), 60, 5); err != nil {
+	if _, err := s.Take(context.Background(), gatekeys.Keys{Prefix: keys.Prefix}.RateLimit(1), 60, 5); err != nil {
 		t.Fatal(err)
 	}
 	for _, sp := range spans.GetSpans() {
 		t.Errorf("a count outside any request made the span %q (parent %v)", sp.Name, sp.Parent.SpanID())
 	}
 	ctx, req := otel.Tracer("test").Start(context.Background(), "request")
-	if _, err := s.Take(ctx, keys.RateLimit(2), 60, 5); err != nil {
+	if _, err := s.Take(ctx, gatekeys.Keys{Prefix: keys.Prefix}.RateLimit(2), 60, 5); err != nil {
 		t.Fatal(err)
 	}
 	req.End()

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/api/gatekeys"
 )
 
 // UserLimiter is a per-buyer limit of Quota per Period, counted in this gateway's memory and,
@@ -14,11 +14,11 @@ import (
 type UserLimiter struct {
 	*local[int64]
 	shared *SharedCounts // nil: local only
-	keys   stock.Keys
+	keys   gatekeys.Keys
 }
 
 // NewUserLimiter counts quota per period seconds; shared (may be nil) counts in Redis.
-func NewUserLimiter(period, quota int, shared *SharedCounts, keys stock.Keys) *UserLimiter {
+func NewUserLimiter(period, quota int, shared *SharedCounts, keys gatekeys.Keys) *UserLimiter {
 	return &UserLimiter{local: newLocal(period, quota, func(uid int64) uint64 { return uint64(uid) }),
 		shared: shared, keys: keys}
 }
@@ -38,13 +38,13 @@ func (l *UserLimiter) Allow(ctx context.Context, uid int64) (bool, error) {
 type AddrLimiter struct {
 	*local[string]
 	shared *SharedCounts // nil: local only
-	keys   stock.Keys
+	keys   gatekeys.Keys
 }
 
 var addrSeed = maphash.MakeSeed()
 
 // NewAddrLimiter counts quota per period seconds per address; shared may be nil.
-func NewAddrLimiter(period, quota int, shared *SharedCounts, keys stock.Keys) *AddrLimiter {
+func NewAddrLimiter(period, quota int, shared *SharedCounts, keys gatekeys.Keys) *AddrLimiter {
 	return &AddrLimiter{local: newLocal(period, quota, func(a string) uint64 { return maphash.String(addrSeed, a) }),
 		shared: shared, keys: keys}
 }

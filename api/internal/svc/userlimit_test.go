@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/api/gatekeys"
 	"github.com/seckill/seckill/devkit/testenv"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 func TestUserLimiterLocal(t *testing.T) {
-	l := NewUserLimiter(2, 3, nil, stock.Keys{})
+	l := NewUserLimiter(2, 3, nil, gatekeys.Keys{})
 	now := time.Unix(1_000_000, 0)
 	l.now = func() time.Time { return now }
 	ctx := context.Background()
@@ -38,7 +38,7 @@ func TestUserLimiterLocal(t *testing.T) {
 }
 
 func TestUserLimiterConcurrentExactlyQuota(t *testing.T) {
-	l := NewUserLimiter(60, 5, nil, stock.Keys{})
+	l := NewUserLimiter(60, 5, nil, gatekeys.Keys{})
 	var ok atomic.Int64
 	var wg sync.WaitGroup
 	for range 100 {
@@ -60,7 +60,7 @@ func TestUserLimiterConcurrentExactlyQuota(t *testing.T) {
 // the shared limiter two gateways share an address's quota.
 func TestAddrLimiterLocalThenShared(t *testing.T) {
 	ctx := context.Background()
-	local := NewAddrLimiter(60, 3, nil, stock.Keys{})
+	local := NewAddrLimiter(60, 3, nil, gatekeys.Keys{})
 	for i := range 3 {
 		if ok, err := local.Allow(ctx, "10.0.0.1"); !ok || err != nil {
 			t.Fatalf("request %d: %v %v", i, ok, err)
@@ -74,7 +74,9 @@ func TestAddrLimiterLocalThenShared(t *testing.T) {
 	}
 
 	rds, keys := testenv.Redis(t)
-	shared := func() *AddrLimiter { return NewAddrLimiter(60, 4, NewSharedCounts(rds), keys) }
+	shared := func() *AddrLimiter {
+		return NewAddrLimiter(60, 4, NewSharedCounts(rds), gatekeys.Keys{Prefix: keys.Prefix})
+	}
 	a, b := shared(), shared() // two gateways
 	passed := 0
 	for range 3 {

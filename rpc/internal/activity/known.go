@@ -24,6 +24,9 @@ var bloomRejected = promauto.NewCounter(prometheus.CounterOpts{
 // it (never seeded, or lost with Redis's data) is not trusted.
 var seededMark = []byte("seeded")
 
+// BloomKey is Known's Bloom filter under the deployment's key prefix (a string of bits).
+func BloomKey(prefix string) string { return prefix + "sk:bloom:activities" }
+
 // Known is the Bloom filter of every activity id MySQL has (go-zero core/bloom on Redis): a lookup
 // of an id that cannot exist never reaches MySQL (docs/DESIGN.md, "Warm-up, cache backfill ...").
 type Known struct {
@@ -41,7 +44,7 @@ type Known struct {
 // (model.ActivityModel.FindActivityIdsAfter).
 type Page func(ctx context.Context, after int64, limit int) ([]int64, error)
 
-// NewKnown is the filter at key (stock.Keys.ActivityBloom) of bits bits, reading MySQL
+// NewKnown is the filter at key (BloomKey) of bits bits, reading MySQL
 // through page at most once per refresh.
 func NewKnown(rds *redis.Redis, key string, bits uint, page Page, refresh time.Duration) *Known {
 	return &Known{filter: bloom.New(rds, key, bits), page: page, refresh: refresh}

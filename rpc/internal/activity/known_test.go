@@ -47,7 +47,7 @@ func (p *ids) set(list []int64, err error) {
 func TestKnownRulesOutOnlyWhatItRead(t *testing.T) {
 	env := stocktest.New(t)
 	p := &ids{list: []int64{1}}
-	k := activity.NewKnown(env.Redis, env.Keys.ActivityBloom(), 1<<16, p.page, 10*time.Millisecond)
+	k := activity.NewKnown(env.Redis, activity.BloomKey(env.Keys.Prefix), 1<<16, p.page, 10*time.Millisecond)
 	if _, err := k.Seed(ctx); err != nil {
 		t.Fatal(err)
 	}

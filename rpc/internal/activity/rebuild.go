@@ -59,7 +59,7 @@ func (r *rebuilds) start(l *Loader, id int64) (run *rebuild, started bool, err e
 	if lease <= 0 {
 		lease = 10 * time.Second
 	}
-	lock := l.Store.Lock(stock.Keys.Lock, id)
+	lock := l.Store.Lock(id, "")
 	lock.SetExpire(max(int(lease/time.Second), 1))
 	ctx, cancel := context.WithTimeout(context.Background(), maxRebuild)
 	ok, err := lock.AcquireCtx(ctx)

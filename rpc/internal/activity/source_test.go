@@ -140,7 +140,7 @@ func TestUnknownActivityIsCachedAsMissing(t *testing.T) {
 	if got := f.src.reads.Load(); got > 1 {
 		t.Fatalf("%d MySQL reads after the missing flag", got)
 	}
-	if ok, _ := f.env.Redis.Exists(f.env.Keys.Missing(987654)); !ok {
+	if ok, _ := f.env.Store.Missing(ctx, 987654); !ok {
 		t.Fatal("no missing flag")
 	}
 }
@@ -261,7 +261,7 @@ func TestStalledRebuilderIsRefused(t *testing.T) {
 	go func() { _, err := a.Stock(ctx, id); results <- err }()
 	<-sa.in // A bumped the epoch to 2 and stalls
 	// A's lease lapses.
-	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id)); err != nil {
+	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id, "")); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _, err := b.Stock(ctx, id); results <- err }()
@@ -280,5 +280,13 @@ func TestStalledRebuilderIsRefused(t *testing.T) {
 	}
 	if xerr.CodeOf(errA) != xerr.Busy || errB != nil {
 		t.Fatalf("the stalled rebuild answered %v (want BUSY), the second %v (want nil)", errA, errB)
+	}
+}
+
+// The backfill's lease keeps the key an earlier version's instances take (a rolling upgrade
+// shares it), and the API's tests hold: sk:{a<ID>}:lock.
+func TestBackfillLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, ""); got != "p:sk:{a7}:lock" {
+		t.Errorf("backfill lease %q, want p:sk:{a7}:lock", got)
 	}
 }

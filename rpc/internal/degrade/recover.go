@@ -8,7 +8,6 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/threading"
 
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -22,11 +21,15 @@ const (
 	maxRecoveries = 8
 )
 
+// ModeLock names activity aid's lease of the switch back from degrade mode to Redis (forget,
+// rebuild, mode redis; stock.Keys.Lock): one instance does it.
+const ModeLock = "mode"
+
 // Recover hands activity aid back to Redis under its mode lock: mode mysql → rebuilding,
 // forget what Redis holds of it, rebuild it from MySQL, mode redis.
 func (f *Fence) Recover(ctx context.Context, aid int64) error {
 	// A short lease, renewed while this runs: a holder that died holds it up for modeLockSeconds at most.
-	lock := f.Store.Lock(stock.Keys.ModeLock, aid)
+	lock := f.Store.Lock(aid, ModeLock)
 	lock.SetExpire(modeLockSeconds)
 	ok, err := lock.AcquireCtx(ctx)
 	if err != nil || !ok {

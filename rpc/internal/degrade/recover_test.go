@@ -155,7 +155,7 @@ func TestEveryDegradedActivityIsHandedBack(t *testing.T) {
 		t.Fatalf("every activity in mode redis, but the fence still sees %v degraded", d)
 	}
 	for _, aid := range aids {
-		lock := r.store.Lock(stock.Keys.ModeLock, aid)
+		lock := r.store.Lock(aid, degrade.ModeLock)
 		lock.SetExpire(1)
 		if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 			t.Fatalf("activity %d handed back, but its mode lock is still held (acquired %v, %v)", aid, ok, err)
@@ -179,7 +179,7 @@ func TestEveryDegradedActivityIsHandedBack(t *testing.T) {
 func TestASlowHandBackHoldsUpNoOther(t *testing.T) {
 	r := newRecovery(t)
 	slow := r.place(t)
-	held := r.store.Lock(stock.Keys.Lock, slow)
+	held := r.store.Lock(slow, "")
 	held.SetExpire(120)
 	if ok, err := held.AcquireCtx(ctx); err != nil || !ok {
 		t.Fatalf("take the rebuild lock of activity %d: %v %v", slow, ok, err)
@@ -294,5 +294,13 @@ func drop(t *testing.T, r *recovery, aid int64, n int, least time.Duration) erro
 		return err
 	default:
 		return nil
+	}
+}
+
+// The mode lease keeps the key an earlier version's instances take (a rolling upgrade shares
+// it): sk:{a<ID>}:modelock.
+func TestModeLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, degrade.ModeLock); got != "p:sk:{a7}:modelock" {
+		t.Errorf("mode lease %q, want p:sk:{a7}:modelock", got)
 	}
 }

@@ -81,6 +81,9 @@ type Run struct {
 // loserChunk is how many losers one advance call records once the stock is gone.
 const loserChunk = 4096
 
+// LockName names the lease one instance holds while it draws an activity (stock.Keys.Lock).
+const LockName = "draw"
+
 // ErrLeaseLost: another instance holds the draw's lease (this one's lapsed).
 var ErrLeaseLost = xerr.New(xerr.Busy, "the draw's lease lapsed")
 
@@ -95,7 +98,7 @@ func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
 	if err != nil || now < snap.DrawAt {
 		return nil, err // entries are still coming in (by Redis's clock, the one enter.lua reads)
 	}
-	lock := d.Store.Lock(stock.Keys.DrawLock, aid)
+	lock := d.Store.Lock(aid, LockName)
 	lock.SetExpire(max(int(d.lease()/time.Second), 1))
 	if ok, err := lock.AcquireCtx(ctx); err != nil || !ok {
 		return nil, err

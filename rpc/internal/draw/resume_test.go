@@ -59,7 +59,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		t.Fatal("no winner of 2 units")
 	}
 	// The loss: what a rebuild does not bring back of a draw not done.
-	keys := []string{f.e.Keys.Draw(aid), f.e.Keys.DrawLock(aid)}
+	keys := []string{f.e.Keys.Draw(aid), f.e.Keys.Lock(aid, draw.LockName)}
 	for _, k := range keys {
 		if _, err := f.e.Redis.DelCtx(ctx, k); err != nil {
 			t.Fatal(err)
@@ -126,5 +126,13 @@ func TestWinnerReplayQueuedMidDraw(t *testing.T) {
 		if res, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid)); err != nil || res.OrderNo != no {
 			t.Fatalf("winner %d's replay after the draw: %+v, %v; want order %s", uid, res, err, no)
 		}
+	}
+}
+
+// The drawer's lease keeps the key an earlier version's instances take (a rolling upgrade
+// shares it): sk:{a<ID>}:drawlock.
+func TestLockKeepsItsKeyName(t *testing.T) {
+	if got := (stock.Keys{Prefix: "p:"}).Lock(7, draw.LockName); got != "p:sk:{a7}:drawlock" {
+		t.Errorf("draw lease %q, want p:sk:{a7}:drawlock", got)
 	}
 }

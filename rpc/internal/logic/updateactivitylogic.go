@@ -154,7 +154,7 @@ func (l *UpdateActivityLogic) undo(before *model.Activity) {
 
 // lock takes the activity's load lock (stock.Store.RebuildLock), waiting up to editLockWait.
 func (l *UpdateActivityLogic) lock(aid int64) (release func(), err error) {
-	lk := l.svcCtx.Store.Lock(stock.Keys.Lock, aid)
+	lk := l.svcCtx.Store.Lock(aid, "")
 	lk.SetExpire(10)
 	deadline := time.Now().Add(editLockWait)
 	for {

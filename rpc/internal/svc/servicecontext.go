@@ -76,7 +76,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	db := book.Conn(c.Mysql.DataSource)
 	activities := model.NewActivityModel(db)
 	inventory, orders := model.NewInventoryModel(db), model.NewSeckillOrderModel(db)
-	known := activity.NewKnown(rds, keys.ActivityBloom(), c.Stock.BloomBits,
+	known := activity.NewKnown(rds, activity.BloomKey(keys.Prefix), c.Stock.BloomBits,
 		activities.FindActivityIdsAfter, time.Duration(c.Stock.BloomRefreshMs)*time.Millisecond)
 	seedKnown(known)
 	rl, err := newRelay(c, store)
