@@ -48,6 +48,8 @@
 -- draw is not done, -13 the stock hash holds a pay timeout or an expire-at this script could
 -- not apply. Each is checked where a single reservation checks it (after its replay check),
 -- and only replays, which write nothing, can come before.
+-- The globals the loops read are locals (a register, not a look-up in the globals table).
+local ARGV, tonumber, format = ARGV, tonumber, string.format
 local n = (#ARGV - ARG_COUNT) / ITEM_COUNT
 if n < 1 or n ~= math.floor(n) or #KEYS ~= 5 then
   return {-11}
@@ -68,34 +70,33 @@ local corrupt = not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~
 -- (snprintf '%.17g' per argument) costs a float formatting each time.
 local nowS, expS, expireAt, expireAtS, startMs, endMs, limit, mid
 if not corrupt then
-  expS = string.format('%d', exp)
+  expS = format('%d', exp)
   expireAt = now + ttl * 1000
-  expireAtS = string.format('%d', expireAt)
+  expireAtS = format('%d', expireAt)
 end
-nowS = string.format('%d', now)
+nowS = format('%d', now)
 if s[1] then
   startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
 end
 local want, epoch, aid, sku = ARGV[ARG_WANT_ENTRIES] == '1', s[11] or '0', ARGV[ARG_ACTIVITY_ID], s[6]
 local serve = ARGV[ARG_SERVE] == '1'
+-- distinct: no two items share a buyer or a fresh number (Go's word, from the items): no item
+-- can see an earlier one's holding, request id or number, and held, req and mine stay empty.
+local distinct = ARGV[ARG_DISTINCT] == '1'
 local trace = entryTrace(ARGV[ARG_TRACEPARENT]) -- the caller's trace context (event.FieldTraceParent)
--- Item i's field f (ITEM_<name>) is ARGV[base(i) + f]: inlined below as item i's base a.
-local function base(i)
-  return ARG_COUNT + ITEM_COUNT * (i - 1)
-end
+-- Item i's field f (ITEM_<name>) is ARGV[a + f], a = ARG_COUNT + ITEM_COUNT * (i - 1) its base
+-- (stepped by ITEM_COUNT in the loops: no call per item).
 -- The buyers' holdings and request ids, read once (b[2i - 1], b[2i]: item i's); then the
 -- orders hash, read once: each item's fresh number (ov[i]: taken, the number is in use) and
 -- each order a request id names (before[order_no]: its value now, for a replay).
-local names = {}
+local names, shorts = {}, {}
+local a = ARG_COUNT
 for i = 1, n do
-  local a = base(i)
-  names[2 * i - 1], names[2 * i] = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_REQ_FIELD]
+  names[2 * i - 1], names[2 * i], shorts[i] = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_REQ_FIELD], ARGV[a + ITEM_SHORT]
+  a = a + ITEM_COUNT
 end
 local b = redis.call('HMGET', KEYS[4], unpack(names))
-names = {}
-for i = 1, n do
-  names[i] = ARGV[base(i) + ITEM_SHORT]
-end
+names = shorts
 local k = n
 for i = 1, n do
   if b[2 * i] then
@@ -124,8 +125,9 @@ local mu, mq, mr, pf = {}, {}, {}, {}
 -- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
 -- and string.format cost more than a table look-up, and quantities repeat).
 local qtyN, qtyS = {}, {}
+a = ARG_COUNT - ITEM_COUNT
 for i = 1, n do
-  local a = base(i)
+  a = a + ITEM_COUNT
   local rf = ARGV[a + ITEM_REQ_FIELD]
   local qa = ARGV[a + ITEM_QTY]
   local qty = qtyN[qa]
@@ -134,14 +136,15 @@ for i = 1, n do
     qtyN[qa] = qty
   end
   local r
-  local rono = req[rf] or b[2 * i]
+  local rono = not distinct and req[rf] or b[2 * i]
   if not qty or qty < 1 or qty % 1 ~= 0 then
     r = -11
   elseif rono then
     local m = mine[rono]
     if m then
       r = {[REPLAY_CODE] = 1, [REPLAY_ORDER_NO] = rono, [REPLAY_STATE] = 'reserved',
-        [REPLAY_QTY] = tonumber(ARGV[base(m) + ITEM_QTY]), [REPLAY_EXPIRE_AT_MS] = expireAt, [REPLAY_CREATED_MS] = now,
+        [REPLAY_QTY] = tonumber(ARGV[ARG_COUNT + ITEM_COUNT * (m - 1) + ITEM_QTY]),
+        [REPLAY_EXPIRE_AT_MS] = expireAt, [REPLAY_CREATED_MS] = now,
         [REPLAY_REMAINING] = remaining}
       if want then
         late[#late + 1] = r -- its unsent: this call's entry, once written
@@ -171,7 +174,7 @@ for i = 1, n do
     end
     local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_SHORT]
     local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
-    local h = held[hf] or not hb and 0 or tonumber(hb)
+    local h = not distinct and held[hf] or not hb and 0 or tonumber(hb)
     if now < startMs then
       r = -2
     elseif now >= endMs then
@@ -182,7 +185,7 @@ for i = 1, n do
       r = -5
     elseif corrupt then
       return {-13}
-    elseif ov[i] or mine[ono] then
+    elseif ov[i] or not distinct and mine[ono] then
       -- a taken number: nothing written for this item
       r = -12
     else
@@ -190,15 +193,17 @@ for i = 1, n do
       remaining, locked = remaining - qty, locked + qty
       local uid, rid, qs = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], qtyS[qty]
       if not qs then
-        qs = string.format('%d', qty)
+        qs = format('%d', qty)
         qtyS[qty] = qs
       end
       -- a new buyer's holding is the quantity: its string is made already
-      local hs = h == 0 and qs or string.format('%d', h + qty)
+      local hs = h == 0 and qs or format('%d', h + qty)
       h = h + qty
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromAttributes fills it in)
       pz[made], mu[made], mq[made], mr[made], pf[made] = ono, uid, qs, rid, ARGV[a + ITEM_ORDER_NO]
-      mine[ono], held[hf], req[rf] = i, h, ono
+      if not distinct then
+        mine[ono], held[hf], req[rf] = i, h, ono
+      end
       bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, hs, nb + 4
       r = 0
     end
@@ -209,7 +214,7 @@ out[REPLY_ENTRY_ID], out[REPLY_ENTRY] = '', 0
 if made > 0 then
   -- one change (seq) and one outbox entry for the batch, then one write per key
   seq = seq + 1
-  local seqS = string.format('%d', seq)
+  local seqS = format('%d', seq)
   local e
   if made == 1 then -- the entry of one change, one concatenation
     e = packOrderEntry('reserved', aid, sku, pf[1], mu[1], mq[1], nowS, mr[1], nil, expireAtS, epoch, seqS, trace)
@@ -237,8 +242,8 @@ if made > 0 then
   redis.call('HSET', KEYS[3], unpack(oh))
   redis.call('HSET', KEYS[4], unpack(bh))
   redis.call('ZADD', KEYS[2], expireAtS, table.concat(pz, ' '))
-  redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining),
-    'locked', string.format('%d', locked), 'kx', '1', 'seq', seqS)
+  redis.call('HSET', KEYS[1], 'remaining', format('%d', remaining),
+    'locked', format('%d', locked), 'kx', '1', 'seq', seqS)
   if fresh then
     redis.call('EXPIREAT', KEYS[2], expS)
     redis.call('EXPIREAT', KEYS[3], expS)
