@@ -112,6 +112,9 @@ end
 local out = {}
 out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
   expireAt or 0, now
+-- refuse: the whole call's refusal, the same for every item, known before the items (the first
+-- item that would write returns it): -1 not warm, -15 past the sell-by, -17 the draw not done.
+local refuse = not s[1] and -1 or sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
 -- made: the reservations made so far; pz their short numbers (the pending member), pf their
 -- order_nos (the events'), mu, mq, mr
 -- their uids, quantities and request ids (their orders are packed once the entry's id is
@@ -163,14 +166,8 @@ for i = 1, n do
       end
     end
   else
-    if not s[1] then
-      return {-1}
-    end
-    if sellBy > 0 and now > sellBy then
-      return {-15}
-    end
-    if s[12] and s[13] ~= '1' and not serve then
-      return {-17}
+    if refuse then
+      return {refuse}
     end
     local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_SHORT]
     local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
