@@ -30,6 +30,9 @@ type reserveArgs struct {
 	// what an earlier one of the call did (its buyer's holding, its request id, its number):
 	// the script keeps no table of those. argv sets it from the items, never the caller.
 	Distinct string `lua:"distinct"`
+	// HeldPrefix starts each buyer's holding's field in the buyers hash, the uid after it
+	// (heldField; as expire_due.lua's): one argument per call, not one per item. argv sets it.
+	HeldPrefix string `lua:"held_prefix"`
 }
 
 // reserveItemArgs is one item's group of ARGV, after reserveArgs: item i's field f is
@@ -40,17 +43,16 @@ type reserveItemArgs struct {
 	UID       int64  `lua:"uid"`
 	Qty       int64  `lua:"qty"`
 	RequestID string `lua:"request_id"`
-	HeldField string `lua:"held_field"` // the buyer's holding's field in the buyers hash (HeldField)
 	ReqField  string `lua:"req_field"`  // the request id's field in the buyers hash (ReqField)
 }
 
 // argv is the call's ARGV: a's fields, then each item's, in the structs' order.
 func (a reserveArgs) argv(items []reserveItemArgs) []any {
 	out := make([]any, 0, reserveArgCount+reserveItemArgCount*len(items))
-	a.Distinct = flag(distinctItems(items))
-	out = append(out, a.ActivityID, a.SellByMs, a.WantEntries, a.TraceParent, a.Serve, a.Distinct)
+	a.Distinct, a.HeldPrefix = flag(distinctItems(items)), heldPrefix
+	out = append(out, a.ActivityID, a.SellByMs, a.WantEntries, a.TraceParent, a.Serve, a.Distinct, a.HeldPrefix)
 	for _, it := range items {
-		out = append(out, it.OrderNo, it.Short, it.UID, it.Qty, it.RequestID, it.HeldField, it.ReqField)
+		out = append(out, it.OrderNo, it.Short, it.UID, it.Qty, it.RequestID, it.ReqField)
 	}
 	return out
 }

@@ -53,7 +53,7 @@ func TestReserveArgvFollowsTheTable(t *testing.T) {
 	if len(argv) != reserveArgCount+3*reserveItemArgCount {
 		t.Fatalf("argv of %d values for 3 items", len(argv))
 	}
-	call.Distinct = "1" // argv's, from the items (distinct here)
+	call.Distinct, call.HeldPrefix = "1", heldPrefix // argv's own: from the items (distinct here), a constant
 	check := func(p any, g int) {
 		v := reflect.ValueOf(p)
 		for i := range v.NumField() {

@@ -83,20 +83,20 @@ local serve = ARGV[ARG_SERVE] == '1'
 -- distinct: no two items share a buyer or a fresh number (Go's word, from the items): no item
 -- can see an earlier one's holding, request id or number, and held, req and mine stay empty.
 local distinct = ARGV[ARG_DISTINCT] == '1'
+local heldPrefix = ARGV[ARG_HELD_PREFIX] -- a buyer's holding's field is it and the uid (heldField)
 local trace = entryTrace(ARGV[ARG_TRACEPARENT]) -- the caller's trace context (event.FieldTraceParent)
 -- Item i's field f (ITEM_<name>) is ARGV[a + f], a = ARG_COUNT + ITEM_COUNT * (i - 1) its base
 -- (stepped by ITEM_COUNT in the loops: no call per item).
 -- The buyers' holdings and request ids, read once (b[2i - 1], b[2i]: item i's); then the
 -- orders hash, read once: each item's fresh number (ov[i]: taken, the number is in use) and
 -- each order a request id names (before[order_no]: its value now, for a replay).
-local names, shorts = {}, {}
+local bf, names = {}, {} -- the buyers hash's fields (item i's holding 2i - 1, request id 2i); the shorts
 local a = ARG_COUNT
 for i = 1, n do
-  names[2 * i - 1], names[2 * i], shorts[i] = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_REQ_FIELD], ARGV[a + ITEM_SHORT]
+  bf[2 * i - 1], bf[2 * i], names[i] = heldPrefix .. ARGV[a + ITEM_UID], ARGV[a + ITEM_REQ_FIELD], ARGV[a + ITEM_SHORT]
   a = a + ITEM_COUNT
 end
-local b = redis.call('HMGET', KEYS[4], unpack(names))
-names = shorts
+local b = redis.call('HMGET', KEYS[4], unpack(bf))
 local k = n
 for i = 1, n do
   if b[2 * i] then
@@ -169,7 +169,7 @@ for i = 1, n do
     if refuse then
       return {refuse}
     end
-    local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_SHORT]
+    local hf, ono = bf[2 * i - 1], ARGV[a + ITEM_SHORT]
     local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
     local h = not distinct and held[hf] or not hb and 0 or tonumber(hb)
     if now < startMs then
