@@ -43,7 +43,7 @@ type reserveItemArgs struct {
 	UID       int64  `lua:"uid"`
 	Qty       int64  `lua:"qty"`
 	RequestID string `lua:"request_id"`
-	ReqField  string `lua:"req_field"`  // the request id's field in the buyers hash (ReqField)
+	ReqField  string `lua:"req_field"` // the request id's field in the buyers hash (ReqField)
 }
 
 // argv is the call's ARGV: a's fields, then each item's, in the structs' order.
