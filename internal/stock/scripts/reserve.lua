@@ -115,16 +115,16 @@ out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATE
 -- refuse: the whole call's refusal, the same for every item, known before the items (the first
 -- item that would write returns it): -1 not warm, -15 past the sell-by, -17 the draw not done.
 local refuse = not s[1] and -1 or sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
--- made: the reservations made so far; pz their short numbers (the pending member), pf their
--- order_nos (the events'), mu, mq, mr
--- their uids, quantities and request ids (their orders are packed once the entry's id is
--- known); bh the buyers hash's fields and values to write (a buyer's holding once per order: the
+-- made: the reservations made so far; pz their short numbers (the pending member), ma their
+-- items' ARGV bases (their order_no, uid and request id are read there again for their event
+-- lines and their orders, packed once the entry's id is known: fewer tables than one per
+-- value), mq their quantities' strings; bh the buyers hash's fields and values to write (a buyer's holding once per order: the
 -- last one written holds); held[field], req[field] a holding and a request id this call changed
 -- (later items see them); mine[order_no] the item that made it (a replay of it later in the
 -- batch waits on this call's entry, late: those replays; a number taken twice in one call is
 -- refused).
 local made, bh, nb, pz, held, req, mine, late = 0, {}, 0, {}, {}, {}, {}, {}
-local mu, mq, mr, pf = {}, {}, {}, {}
+local ma, mq = {}, {}
 -- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
 -- and string.format cost more than a table look-up, and quantities repeat).
 local qtyN, qtyS = {}, {}
@@ -188,7 +188,7 @@ for i = 1, n do
     else
       made = made + 1
       remaining, locked = remaining - qty, locked + qty
-      local uid, rid, qs = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], qtyS[qty]
+      local qs = qtyS[qty]
       if not qs then
         qs = format('%d', qty)
         qtyS[qty] = qs
@@ -197,7 +197,7 @@ for i = 1, n do
       local hs = h == 0 and qs or format('%d', h + qty)
       h = h + qty
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromAttributes fills it in)
-      pz[made], mu[made], mq[made], mr[made], pf[made] = ono, uid, qs, rid, ARGV[a + ITEM_ORDER_NO]
+      pz[made], ma[made], mq[made] = ono, a, qs
       if not distinct then
         mine[ono], held[hf], req[rf] = i, h, ono
       end
@@ -214,11 +214,14 @@ if made > 0 then
   local seqS = format('%d', seq)
   local e
   if made == 1 then -- the entry of one change, one concatenation
-    e = packOrderEntry('reserved', aid, sku, pf[1], mu[1], mq[1], nowS, mr[1], nil, expireAtS, epoch, seqS, trace)
+    local m = ma[1]
+    e = packOrderEntry('reserved', aid, sku, ARGV[m + ITEM_ORDER_NO], ARGV[m + ITEM_UID], mq[1], nowS,
+      ARGV[m + ITEM_REQUEST_ID], nil, expireAtS, epoch, seqS, trace)
   else -- a batch entry: its shared line, then one line per event (entry.lua)
     local ep = {packBatchHead('reserved', aid, sku, nowS, expireAtS, epoch, seqS, trace)}
     for j = 1, made do
-      ep[j + 1] = batchLine(pf[j], mu[j], mq[j], mr[j])
+      local m = ma[j]
+      ep[j + 1] = batchLine(ARGV[m + ITEM_ORDER_NO], ARGV[m + ITEM_UID], mq[j], ARGV[m + ITEM_REQUEST_ID])
     end
     e = table.concat(ep)
   end
@@ -226,8 +229,9 @@ if made > 0 then
   -- 'er': the entry's id, so a replay can tell whether the order's event is in Kafka yet (unsent)
   local oh = {}
   for j = 1, made do
+    local m = ma[j]
     oh[2 * j - 1], oh[2 * j] = pz[j],
-      packOrder('reserved', mu[j], mq[j], expireAtS, nowS, mr[j], seqS, seqS, id)
+      packOrder('reserved', ARGV[m + ITEM_UID], mq[j], expireAtS, nowS, ARGV[m + ITEM_REQUEST_ID], seqS, seqS, id)
   end
   out[REPLY_ENTRY_ID] = id
   if want then
