@@ -4,7 +4,7 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short fuzz bench tenm faults faults-cluster deploy-test gen gen-check build vet lint fmt tools
+.PHONY: run test test-short fuzz bench callgrind tenm faults faults-cluster deploy-test gen gen-check build vet lint fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured);
 ## flags through ARGS, e.g. make run ARGS="-trace otlpgrpc://127.0.0.1:4317"
@@ -43,6 +43,13 @@ test-short:
 ## each ÷ the dev profile's in the same round; the rows list every setting changed from deploy/ (-no-prod: none).
 bench:
 	$(GO) run $(GOFLAGS_T) ./cmd/bench
+
+## callgrind: redis-server's instructions per reservation (batches of 32 and of 1, 4,096 reservations each after
+## 512 uncounted, through stock.Store.ReserveBatch) on a private redis-server under valgrind's callgrind, with the
+## functions and commands they go to; machine-independent, unlike bench's µs (devkit/callgrind; flags through ARGS,
+## e.g. make callgrind ARGS="-sizes 32,64,1 -entries -keep")
+callgrind:
+	$(GO) run $(GOFLAGS_T) ./devkit/callgrind $(ARGS)
 
 ## tenm: the ten-million-buyer sale (10,000,000 buyers, 100,000 stock, reserve phase bounded at 15 min) against the
 ## system as make run starts it, with what it costs: Redis bytes per order, the services' RSS after 1,000,000 and

@@ -185,7 +185,7 @@ func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem,
 // reserveItem is item it's group of reserve.lua's ARGV, its order to be numbered orderNo.
 func reserveItem(orderNo string, it ReserveItem) reserveItemArgs {
 	return reserveItemArgs{OrderNo: orderNo, Short: shortNo(orderNo), UID: it.UID, Qty: it.Qty,
-		RequestID: it.RequestID, HeldField: heldField(it.UID), ReqField: ReqField(it.UID, it.RequestID)}
+		RequestID: it.RequestID, ReqField: ReqField(it.UID, it.RequestID)}
 }
 
 // replayOrderNo is the order_no of a replay's order, which reserve.lua names by its short

@@ -26,6 +26,13 @@ type reserveArgs struct {
 	// Serve "1": the draw serves its entrants; else an activity whose draw is not done sells
 	// nothing (-17: the caller takes the batch to enter.lua).
 	Serve string `lua:"serve"`
+	// Distinct "1": no two items have the same uid or the same short number, so no item sees
+	// what an earlier one of the call did (its buyer's holding, its request id, its number):
+	// the script keeps no table of those. argv sets it from the items, never the caller.
+	Distinct string `lua:"distinct"`
+	// HeldPrefix starts each buyer's holding's field in the buyers hash, the uid after it
+	// (heldField; as expire_due.lua's): one argument per call, not one per item. argv sets it.
+	HeldPrefix string `lua:"held_prefix"`
 }
 
 // reserveItemArgs is one item's group of ARGV, after reserveArgs: item i's field f is
@@ -36,18 +43,30 @@ type reserveItemArgs struct {
 	UID       int64  `lua:"uid"`
 	Qty       int64  `lua:"qty"`
 	RequestID string `lua:"request_id"`
-	HeldField string `lua:"held_field"` // the buyer's holding's field in the buyers hash (HeldField)
-	ReqField  string `lua:"req_field"`  // the request id's field in the buyers hash (ReqField)
+	ReqField  string `lua:"req_field"` // the request id's field in the buyers hash (ReqField)
 }
 
 // argv is the call's ARGV: a's fields, then each item's, in the structs' order.
 func (a reserveArgs) argv(items []reserveItemArgs) []any {
 	out := make([]any, 0, reserveArgCount+reserveItemArgCount*len(items))
-	out = append(out, a.ActivityID, a.SellByMs, a.WantEntries, a.TraceParent, a.Serve)
+	a.Distinct, a.HeldPrefix = flag(distinctItems(items)), heldPrefix
+	out = append(out, a.ActivityID, a.SellByMs, a.WantEntries, a.TraceParent, a.Serve, a.Distinct, a.HeldPrefix)
 	for _, it := range items {
-		out = append(out, it.OrderNo, it.Short, it.UID, it.Qty, it.RequestID, it.HeldField, it.ReqField)
+		out = append(out, it.OrderNo, it.Short, it.UID, it.Qty, it.RequestID, it.ReqField)
 	}
 	return out
+}
+
+// distinctItems reports whether no two items have the same uid or the same short number.
+func distinctItems(items []reserveItemArgs) bool {
+	if len(items) < 2 {
+		return true
+	}
+	uids, shorts := make(map[int64]struct{}, len(items)), make(map[string]struct{}, len(items))
+	for _, it := range items {
+		uids[it.UID], shorts[it.Short] = struct{}{}, struct{}{}
+	}
+	return len(uids) == len(items) && len(shorts) == len(items)
 }
 
 // reserveReply is the head of reserve.lua's reply; then each item's answer (REPLY_HEAD + i: 0

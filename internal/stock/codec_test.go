@@ -53,6 +53,7 @@ func TestReserveArgvFollowsTheTable(t *testing.T) {
 	if len(argv) != reserveArgCount+3*reserveItemArgCount {
 		t.Fatalf("argv of %d values for 3 items", len(argv))
 	}
+	call.Distinct, call.HeldPrefix = "1", heldPrefix // argv's own: from the items (distinct here), a constant
 	check := func(p any, g int) {
 		v := reflect.ValueOf(p)
 		for i := range v.NumField() {
@@ -79,4 +80,33 @@ func TestReserveLuaUsesTheNames(t *testing.T) {
 			t.Errorf("reserve.lua does not use %s", name)
 		}
 	}
+}
+
+// The script keeps no table of what earlier items did only when argv says the items are
+// distinct: a buyer twice, or a fresh number twice, in one call makes the flag "0".
+func TestReserveArgvDistinct(t *testing.T) {
+	item := func(uid int64, short string) reserveItemArgs { return reserveItemArgs{UID: uid, Short: short} }
+	for _, c := range []struct {
+		items []reserveItemArgs
+		want  string
+	}{
+		{[]reserveItemArgs{item(1, "a")}, "1"},
+		{[]reserveItemArgs{item(1, "a"), item(2, "b"), item(3, "c")}, "1"},
+		{[]reserveItemArgs{item(1, "a"), item(2, "b"), item(1, "c")}, "0"}, // a buyer twice
+		{[]reserveItemArgs{item(1, "a"), item(2, "b"), item(3, "a")}, "0"}, // a number twice
+	} {
+		argv := reserveArgs{}.argv(c.items)
+		if got := argv[reserveLuaConstantsAt(t, "ARG_DISTINCT")-1]; got != c.want {
+			t.Errorf("items %+v: distinct %v, want %s", c.items, got, c.want)
+		}
+	}
+}
+
+func reserveLuaConstantsAt(t *testing.T, name string) int {
+	t.Helper()
+	at, ok := reserveConstants(t)[name]
+	if !ok {
+		t.Fatalf("no %s", name)
+	}
+	return at
 }

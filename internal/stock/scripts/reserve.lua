@@ -48,6 +48,8 @@
 -- draw is not done, -13 the stock hash holds a pay timeout or an expire-at this script could
 -- not apply. Each is checked where a single reservation checks it (after its replay check),
 -- and only replays, which write nothing, can come before.
+-- The globals the loops read are locals (a register, not a look-up in the globals table).
+local ARGV, tonumber, format = ARGV, tonumber, string.format
 local n = (#ARGV - ARG_COUNT) / ITEM_COUNT
 if n < 1 or n ~= math.floor(n) or #KEYS ~= 5 then
   return {-11}
@@ -68,34 +70,33 @@ local corrupt = not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~
 -- (snprintf '%.17g' per argument) costs a float formatting each time.
 local nowS, expS, expireAt, expireAtS, startMs, endMs, limit, mid
 if not corrupt then
-  expS = string.format('%d', exp)
+  expS = format('%d', exp)
   expireAt = now + ttl * 1000
-  expireAtS = string.format('%d', expireAt)
+  expireAtS = format('%d', expireAt)
 end
-nowS = string.format('%d', now)
+nowS = format('%d', now)
 if s[1] then
   startMs, endMs, limit = tonumber(s[2]) * 1000, tonumber(s[3]) * 1000, tonumber(s[4])
 end
 local want, epoch, aid, sku = ARGV[ARG_WANT_ENTRIES] == '1', s[11] or '0', ARGV[ARG_ACTIVITY_ID], s[6]
 local serve = ARGV[ARG_SERVE] == '1'
+-- distinct: no two items share a buyer or a fresh number (Go's word, from the items): no item
+-- can see an earlier one's holding, request id or number, and held, req and mine stay empty.
+local distinct = ARGV[ARG_DISTINCT] == '1'
+local heldPrefix = ARGV[ARG_HELD_PREFIX] -- a buyer's holding's field is it and the uid (heldField)
 local trace = entryTrace(ARGV[ARG_TRACEPARENT]) -- the caller's trace context (event.FieldTraceParent)
--- Item i's field f (ITEM_<name>) is ARGV[base(i) + f]: inlined below as item i's base a.
-local function base(i)
-  return ARG_COUNT + ITEM_COUNT * (i - 1)
-end
+-- Item i's field f (ITEM_<name>) is ARGV[a + f], a = ARG_COUNT + ITEM_COUNT * (i - 1) its base
+-- (stepped by ITEM_COUNT in the loops: no call per item).
 -- The buyers' holdings and request ids, read once (b[2i - 1], b[2i]: item i's); then the
 -- orders hash, read once: each item's fresh number (ov[i]: taken, the number is in use) and
 -- each order a request id names (before[order_no]: its value now, for a replay).
-local names = {}
+local bf, names = {}, {} -- the buyers hash's fields (item i's holding 2i - 1, request id 2i); the shorts
+local a = ARG_COUNT
 for i = 1, n do
-  local a = base(i)
-  names[2 * i - 1], names[2 * i] = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_REQ_FIELD]
+  bf[2 * i - 1], bf[2 * i], names[i] = heldPrefix .. ARGV[a + ITEM_UID], ARGV[a + ITEM_REQ_FIELD], ARGV[a + ITEM_SHORT]
+  a = a + ITEM_COUNT
 end
-local b = redis.call('HMGET', KEYS[4], unpack(names))
-names = {}
-for i = 1, n do
-  names[i] = ARGV[base(i) + ITEM_SHORT]
-end
+local b = redis.call('HMGET', KEYS[4], unpack(bf))
 local k = n
 for i = 1, n do
   if b[2 * i] then
@@ -111,21 +112,25 @@ end
 local out = {}
 out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
   expireAt or 0, now
--- made: the reservations made so far; pz their short numbers (the pending member), pf their
--- order_nos (the events'), mu, mq, mr
--- their uids, quantities and request ids (their orders are packed once the entry's id is
--- known); bh the buyers hash's fields and values to write (a buyer's holding once per order: the
+-- refuse: the whole call's refusal, the same for every item, known before the items (the first
+-- item that would write returns it): -1 not warm, -15 past the sell-by, -17 the draw not done.
+local refuse = not s[1] and -1 or sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
+-- made: the reservations made so far; pz their short numbers (the pending member), ma their
+-- items' ARGV bases (their order_no, uid and request id are read there again for their event
+-- lines and their orders, packed once the entry's id is known: fewer tables than one per
+-- value), mq their quantities' strings; bh the buyers hash's fields and values to write (a buyer's holding once per order: the
 -- last one written holds); held[field], req[field] a holding and a request id this call changed
 -- (later items see them); mine[order_no] the item that made it (a replay of it later in the
 -- batch waits on this call's entry, late: those replays; a number taken twice in one call is
 -- refused).
 local made, bh, nb, pz, held, req, mine, late = 0, {}, 0, {}, {}, {}, {}, {}
-local mu, mq, mr, pf = {}, {}, {}, {}
+local ma, mq = {}, {}
 -- qtyN[s], qtyS[q]: a quantity's number and string, each made once per call (tonumber's strtod
 -- and string.format cost more than a table look-up, and quantities repeat).
 local qtyN, qtyS = {}, {}
+a = ARG_COUNT - ITEM_COUNT
 for i = 1, n do
-  local a = base(i)
+  a = a + ITEM_COUNT
   local rf = ARGV[a + ITEM_REQ_FIELD]
   local qa = ARGV[a + ITEM_QTY]
   local qty = qtyN[qa]
@@ -134,14 +139,15 @@ for i = 1, n do
     qtyN[qa] = qty
   end
   local r
-  local rono = req[rf] or b[2 * i]
+  local rono = not distinct and req[rf] or b[2 * i]
   if not qty or qty < 1 or qty % 1 ~= 0 then
     r = -11
   elseif rono then
     local m = mine[rono]
     if m then
       r = {[REPLAY_CODE] = 1, [REPLAY_ORDER_NO] = rono, [REPLAY_STATE] = 'reserved',
-        [REPLAY_QTY] = tonumber(ARGV[base(m) + ITEM_QTY]), [REPLAY_EXPIRE_AT_MS] = expireAt, [REPLAY_CREATED_MS] = now,
+        [REPLAY_QTY] = tonumber(ARGV[ARG_COUNT + ITEM_COUNT * (m - 1) + ITEM_QTY]),
+        [REPLAY_EXPIRE_AT_MS] = expireAt, [REPLAY_CREATED_MS] = now,
         [REPLAY_REMAINING] = remaining}
       if want then
         late[#late + 1] = r -- its unsent: this call's entry, once written
@@ -160,18 +166,12 @@ for i = 1, n do
       end
     end
   else
-    if not s[1] then
-      return {-1}
+    if refuse then
+      return {refuse}
     end
-    if sellBy > 0 and now > sellBy then
-      return {-15}
-    end
-    if s[12] and s[13] ~= '1' and not serve then
-      return {-17}
-    end
-    local hf, ono = ARGV[a + ITEM_HELD_FIELD], ARGV[a + ITEM_SHORT]
+    local hf, ono = bf[2 * i - 1], ARGV[a + ITEM_SHORT]
     local hb = b[2 * i - 1] -- the holding: none is 0 (and costs no tonumber)
-    local h = held[hf] or not hb and 0 or tonumber(hb)
+    local h = not distinct and held[hf] or not hb and 0 or tonumber(hb)
     if now < startMs then
       r = -2
     elseif now >= endMs then
@@ -182,23 +182,25 @@ for i = 1, n do
       r = -5
     elseif corrupt then
       return {-13}
-    elseif ov[i] or mine[ono] then
+    elseif ov[i] or not distinct and mine[ono] then
       -- a taken number: nothing written for this item
       r = -12
     else
       made = made + 1
       remaining, locked = remaining - qty, locked + qty
-      local uid, rid, qs = ARGV[a + ITEM_UID], ARGV[a + ITEM_REQUEST_ID], qtyS[qty]
+      local qs = qtyS[qty]
       if not qs then
-        qs = string.format('%d', qty)
+        qs = format('%d', qty)
         qtyS[qty] = qs
       end
       -- a new buyer's holding is the quantity: its string is made already
-      local hs = h == 0 and qs or string.format('%d', h + qty)
+      local hs = h == 0 and qs or format('%d', h + qty)
       h = h + qty
       -- no 'cms': a reserved event's creation time is its 'at' (event.FromAttributes fills it in)
-      pz[made], mu[made], mq[made], mr[made], pf[made] = ono, uid, qs, rid, ARGV[a + ITEM_ORDER_NO]
-      mine[ono], held[hf], req[rf] = i, h, ono
+      pz[made], ma[made], mq[made] = ono, a, qs
+      if not distinct then
+        mine[ono], held[hf], req[rf] = i, h, ono
+      end
       bh[nb + 1], bh[nb + 2], bh[nb + 3], bh[nb + 4], nb = rf, ono, hf, hs, nb + 4
       r = 0
     end
@@ -209,14 +211,17 @@ out[REPLY_ENTRY_ID], out[REPLY_ENTRY] = '', 0
 if made > 0 then
   -- one change (seq) and one outbox entry for the batch, then one write per key
   seq = seq + 1
-  local seqS = string.format('%d', seq)
+  local seqS = format('%d', seq)
   local e
   if made == 1 then -- the entry of one change, one concatenation
-    e = packOrderEntry('reserved', aid, sku, pf[1], mu[1], mq[1], nowS, mr[1], nil, expireAtS, epoch, seqS, trace)
+    local m = ma[1]
+    e = packOrderEntry('reserved', aid, sku, ARGV[m + ITEM_ORDER_NO], ARGV[m + ITEM_UID], mq[1], nowS,
+      ARGV[m + ITEM_REQUEST_ID], nil, expireAtS, epoch, seqS, trace)
   else -- a batch entry: its shared line, then one line per event (entry.lua)
     local ep = {packBatchHead('reserved', aid, sku, nowS, expireAtS, epoch, seqS, trace)}
     for j = 1, made do
-      ep[j + 1] = batchLine(pf[j], mu[j], mq[j], mr[j])
+      local m = ma[j]
+      ep[j + 1] = batchLine(ARGV[m + ITEM_ORDER_NO], ARGV[m + ITEM_UID], mq[j], ARGV[m + ITEM_REQUEST_ID])
     end
     e = table.concat(ep)
   end
@@ -224,8 +229,9 @@ if made > 0 then
   -- 'er': the entry's id, so a replay can tell whether the order's event is in Kafka yet (unsent)
   local oh = {}
   for j = 1, made do
+    local m = ma[j]
     oh[2 * j - 1], oh[2 * j] = pz[j],
-      packOrder('reserved', mu[j], mq[j], expireAtS, nowS, mr[j], seqS, seqS, id)
+      packOrder('reserved', ARGV[m + ITEM_UID], mq[j], expireAtS, nowS, ARGV[m + ITEM_REQUEST_ID], seqS, seqS, id)
   end
   out[REPLY_ENTRY_ID] = id
   if want then
@@ -237,8 +243,8 @@ if made > 0 then
   redis.call('HSET', KEYS[3], unpack(oh))
   redis.call('HSET', KEYS[4], unpack(bh))
   redis.call('ZADD', KEYS[2], expireAtS, table.concat(pz, ' '))
-  redis.call('HSET', KEYS[1], 'remaining', string.format('%d', remaining),
-    'locked', string.format('%d', locked), 'kx', '1', 'seq', seqS)
+  redis.call('HSET', KEYS[1], 'remaining', format('%d', remaining),
+    'locked', format('%d', locked), 'kx', '1', 'seq', seqS)
   if fresh then
     redis.call('EXPIREAT', KEYS[2], expS)
     redis.call('EXPIREAT', KEYS[3], expS)
