@@ -21,6 +21,7 @@ import (
 
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/telemetry"
@@ -169,7 +170,7 @@ func serverConf(c Config) zrpc.RpcServerConf {
 // removed app deleted, a rotated token replaced), the tokens in clear, as go-zero compares.
 func authApps(ctx *ServiceContext, apps []AppToken, legacy bool) (*caller.Authenticator, error) {
 	key := stock.Keys{Prefix: ctx.Config.KeyPrefix}.RPCApps()
-	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	tctx, cancel := context.WithTimeout(event.Untraced(context.Background()), 5*time.Second)
 	defer cancel()
 	err := ctx.Redis.PipelinedCtx(tctx, func(p redis.Pipeliner) error {
 		p.Del(tctx, key)

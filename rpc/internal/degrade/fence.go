@@ -16,6 +16,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/syncx"
 
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -217,7 +218,7 @@ func (f *Fence) observe(aid int64, mode string, readAt time.Time) view {
 // awaitBook marks switch generation gen caught up once MySQL is the complete book: sellAt
 // passed, the activity's outbox relayed (or out of reach for RelayMarginMs), the writer past Kafka's ends.
 func (f *Fence) awaitBook(aid int64, gen int, sellAt time.Time) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), 10*time.Minute)
 	defer cancel()
 	current := func() bool {
 		f.mu.Lock()
