@@ -151,9 +151,9 @@ func redisProbe(ctx *ServiceContext, probe red.UniversalClient) depwatch.Probe {
 	}}
 }
 
-// serverConf is go-zero's server config as the service runs it: Reconcile and Repair with
-// their timeout (longCalls), authApps' authenticator in place of go-zero's, and go-zero's
-// trace interceptors only when the service exports spans (DESIGN "Traces").
+// serverConf is go-zero's server config as the service runs it: Reconcile, Repair and
+// DrawAudit with their timeout (longCalls), authApps' authenticator in place of go-zero's,
+// and go-zero's trace interceptors only when the service exports spans (DESIGN "Traces").
 func serverConf(c Config) zrpc.RpcServerConf {
 	sc := c.RpcServerConf
 	sc.MethodTimeouts = longCalls(c.MethodTimeouts, c.Reconcile.Timeout)
@@ -212,11 +212,16 @@ func (s *Server) Stop() {
 	}
 }
 
-// longCalls adds Reconcile and Repair with timeout to the configured method timeouts (those
-// already named keep theirs): a reconciliation outlasts the sale's Timeout.
+// longMethods are the calls that read a whole activity: a reconciliation, a repair, a draw's
+// audit (20,000 entrants and more) outlast the sale's Timeout.
+var longMethods = []string{inventory.Inventory_Reconcile_FullMethodName, inventory.Inventory_Repair_FullMethodName,
+	inventory.Inventory_DrawAudit_FullMethodName}
+
+// longCalls adds longMethods with timeout to the configured method timeouts (those already
+// named keep theirs).
 func longCalls(set []zrpc.MethodTimeoutConf, timeout time.Duration) []zrpc.MethodTimeoutConf {
 	out := append([]zrpc.MethodTimeoutConf{}, set...)
-	for _, m := range []string{inventory.Inventory_Reconcile_FullMethodName, inventory.Inventory_Repair_FullMethodName} {
+	for _, m := range longMethods {
 		if !slices.ContainsFunc(set, func(t zrpc.MethodTimeoutConf) bool { return t.FullMethod == m }) {
 			out = append(out, zrpc.MethodTimeoutConf{FullMethod: m, Timeout: timeout})
 		}
