@@ -210,6 +210,7 @@ func (s *Server) Stop() {
 			g.Stop()
 		}
 	}
+	s.Svc.Close() // nothing serves now: degrade mode's probe goes
 }
 
 // longMethods are the calls that read a whole activity: a reconciliation, a repair, a draw's

@@ -12,11 +12,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/syncx"
 
 	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -80,10 +82,11 @@ type Fence struct {
 	Pipeline activity.Pipeline
 	// Known, when set, says whether an activity id may exist (the Bloom filter of known ids).
 	Known func(ctx context.Context, aid int64) bool
-	// Answers says whether Redis answers a PING outside go-zero's breaker (redisx.Answers);
-	// nil: Store.Ping, which the breaker drops too (a drop is then taken for an outage, as
-	// before Dec 2026; tests of other rules leave it nil).
-	Answers func(ctx context.Context) bool
+	// Probe is a client of its own that asks Redis for a PING outside go-zero's breaker
+	// (redisx.Answers); nil: Store.Ping, which the breaker drops too (a drop is then taken for
+	// an outage, as before Dec 2026; tests of other rules leave it nil). Its owner closes it
+	// once nothing serves (svc.ServiceContext.Close): the fence asks it while calls come in.
+	Probe red.UniversalClient
 
 	readsOnce sync.Once
 	reads     syncx.SingleFlight // set by flight
@@ -313,10 +316,10 @@ const answerWait = time.Second
 func (f *Fence) answers(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, answerWait)
 	defer cancel()
-	if f.Answers == nil {
+	if f.Probe == nil {
 		return f.Store.Ping(ctx)
 	}
-	return f.Answers(ctx)
+	return redisx.Answers(ctx, f.Probe)
 }
 
 // Degraded lists the activities this instance sees served from MySQL or being rebuilt.

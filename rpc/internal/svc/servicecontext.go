@@ -118,6 +118,15 @@ func New(c config.Config) (*ServiceContext, error) {
 	}, nil
 }
 
+// Close releases what the context opened beyond go-zero's shared clients: degrade mode's
+// Redis probe, a client of its own. The fence asks it while calls come in: close once
+// nothing serves (rpcserver's Stop, after the gRPC server).
+func (s *ServiceContext) Close() {
+	if s.Degrade.Probe != nil {
+		_ = s.Degrade.Probe.Close()
+	}
+}
+
 // newLoader returns the activity loader: warm-up, cache backfill and rebuilds from MySQL.
 func newLoader(c config.Config, store *stock.Store, db sqlx.SqlConn, source activity.Source, known *activity.Known,
 	progress *kafkax.Progress) *activity.Loader {
@@ -143,8 +152,7 @@ func newFence(c config.Config, store *stock.Store, inventory model.InventoryMode
 	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
 		Rebuild: loader, Known: known.MayExist}
 	if fence.On {
-		probe := redisx.NewProbe(c.StockRedis)
-		fence.Answers = func(ctx context.Context) bool { return redisx.Answers(ctx, probe) }
+		fence.Probe = redisx.NewProbe(c.StockRedis) // closed by Close
 	}
 	if progress != nil {
 		fence.Pipeline = progress
