@@ -138,17 +138,17 @@ func (f *Fence) Route(ctx context.Context, aid int64) (mysql bool, sellBy time.T
 
 // view returns the activity's mode as this instance sees it, re-read when older than L.
 func (f *Fence) view(ctx context.Context, aid int64) (view, error) {
-	f.mu.Lock()
-	v := f.views[aid]
-	if v != nil && time.Since(v.readAt) < f.lease() {
-		out := *v
-		f.mu.Unlock()
-		return out, nil
+	v, fresh, seen := f.fresh(aid)
+	if fresh {
+		return v, nil
 	}
-	seen := v != nil
-	f.mu.Unlock()
 	// One read per activity at a time, shared by the callers that find the view stale together.
 	got, err := f.flight().Do(strconv.FormatInt(aid, 10), func() (any, error) {
+		// A caller that found the view stale may get here after the read it would have shared
+		// ended: the view that read left is its answer (TestModeReadsAreShared saw 3 reads).
+		if v, fresh, _ := f.fresh(aid); fresh {
+			return v, nil
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
 		return f.read(rctx, aid, seen)
@@ -157,6 +157,17 @@ func (f *Fence) view(ctx context.Context, aid int64) (view, error) {
 		return view{}, err
 	}
 	return got.(view), nil
+}
+
+// fresh is the activity's view and whether it is younger than L; seen: there is one.
+func (f *Fence) fresh(aid int64) (v view, fresh, seen bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.views[aid]
+	if p == nil {
+		return view{}, false, false
+	}
+	return *p, time.Since(p.readAt) < f.lease(), true
 }
 
 func (f *Fence) flight() syncx.SingleFlight {
