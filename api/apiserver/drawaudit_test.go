@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
+
+	"github.com/seckill/seckill/api/apiserver"
 )
 
 type drawPublic struct {
@@ -195,6 +197,19 @@ func TestDrawAuditThroughTheGateway(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), d.Commitment) {
 		t.Fatal("the draw's log line was not captured: the log check proves nothing")
+	}
+	auditOutlastsTheSaleTimeouts(e, auditPath, audit)
+}
+
+// auditOutlastsTheSaleTimeouts: the audit of a large draw outlasts the sale's bounds (the
+// route's 3 s, the zRPC client's 2 s), so its route has Reconcile's timeout and the call
+// inherits it. Here the sale's bounds are far shorter than any audit (50 ms and 1 ms).
+func auditOutlastsTheSaleTimeouts(e *env, auditPath string, audit drawAudit) {
+	short := e.gateway(func(c *apiserver.Config) { c.Timeout, c.Inventory.Timeout = 50, 1 })
+	var again drawAudit
+	short.call(http.MethodGet, auditPath, merchantToken(e.t, merchantID), nil, &again)
+	if again.Seed != audit.Seed || len(again.Entrants) != len(audit.Entrants) {
+		e.t.Fatalf("the audit through a gateway with the sale's bounds short: %+v", again)
 	}
 }
 

@@ -64,16 +64,19 @@ func Untraced(ctx context.Context) context.Context {
 	return trace.ContextWithSpanContext(ctx, untraced)
 }
 
-// StartSpan starts a span named name under ctx's span, or, with no span in ctx, a root
-// span linked to links; nil (no work) when ctx holds no sampled span and there is no link
-// (callers pass only sampled ones).
+// StartSpan starts a span named name under ctx's span, or, with no span in ctx (or under
+// Untraced), a root span linked to links; nil (no work) when ctx holds no sampled span and
+// there is no link (callers pass only sampled ones).
 func StartSpan(ctx context.Context, name string, kind trace.SpanKind, links []trace.Link,
 	attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	if len(links) == 0 && !Sampled(ctx) {
 		return ctx, nil
 	}
-	return tracer(ctx).Start(ctx, name, trace.WithSpanKind(kind),
-		trace.WithLinks(links...), trace.WithAttributes(attrs...))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithLinks(links...), trace.WithAttributes(attrs...)}
+	if trace.SpanContextFromContext(ctx).Equal(untraced) {
+		opts = append(opts, trace.WithNewRoot()) // a child of untraced would never be sampled
+	}
+	return tracer(ctx).Start(ctx, name, opts...)
 }
 
 // tracer is the tracer of ctx's span when it records, else the process's (go-zero's

@@ -52,9 +52,10 @@ type Conf struct {
 	// ReadDuty is the share of wall time a run's reading of Redis may take: after each chunk
 	// of orders it pauses (1/ReadDuty - 1) times as long as the chunk took; 1 = no pause.
 	ReadDuty float64 `json:",default=0.5,range=(0:1]"`
-	// Timeout bounds one Reconcile or Repair call on the inventory service, which gives
-	// these two methods this instead of its zRPC Timeout (2 s, meant for the sale's calls)
-	// unless its MethodTimeouts names them: a run over 100,000 orders takes seconds.
+	// Timeout bounds one Reconcile, Repair or DrawAudit call on the inventory service, which
+	// gives these methods this instead of its zRPC Timeout (2 s, meant for the sale's calls)
+	// unless its MethodTimeouts names them: a run over 100,000 orders takes seconds, an
+	// audit of 20,000 entrants can outlast 2 s under load.
 	Timeout time.Duration `json:",default=1m"`
 }
 

@@ -283,7 +283,8 @@ func (a *Acker) run(aid int64) {
 		r := q[0]
 		a.rounds[aid] = q[1:] // closed to new entries from here on
 		a.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), ackCheckTimeout)
+		// A round checks the entries of many requests: its calls are no one's (untraced).
+		ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), ackCheckTimeout)
 		var seq int64
 		r.same, r.epoch, seq, r.err = a.store.Outbox().Acked(ctx, aid, r.entries)
 		if r.err == nil {
@@ -400,7 +401,7 @@ func (a *Acker) lose(aid, epoch, seq int64) {
 	a.lost[aid] = epoch
 	a.mu.Unlock()
 	try := func(n int) bool {
-		ctx, cancel := context.WithTimeout(context.Background(), ackCheckTimeout)
+		ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), ackCheckTimeout)
 		defer cancel()
 		gone, err := a.store.Recovery().Lost(ctx, aid, epoch)
 		if n == 0 || err == nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/zeromicro/go-zero/core/conf"
 	"github.com/zeromicro/go-zero/core/logx"
 
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -144,7 +145,9 @@ func NewWithSenders(c Conf, store *stock.Store, grace time.Duration, events, dea
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// Untraced: the relay's Redis calls belong to no request (its produce is a root span of
+	// its own, linked to its messages' traces: event.StartSpan).
+	ctx, cancel := context.WithCancel(event.Untraced(context.Background()))
 	return &Relay{c: c, store: store, grace: grace, stream: stream,
 		events: events, dead: dead, consumer: consumerName(), now: time.Now,
 		ctx: ctx, cancel: cancel, done: make(chan struct{})}, nil

@@ -50,12 +50,10 @@ type adjustArgs struct {
 	Fingerprint    string `lua:"fingerprint"`     // the request's, recorded with the key's result
 }
 
-// warmupArgs is warmup.lua's ARGV: the stock hash's fields (Meta's).
-type warmupArgs struct {
-	Total      int64  `lua:"total"`
-	Remaining  int64  `lua:"remaining"`
-	Locked     int64  `lua:"locked"`
-	Sold       int64  `lua:"sold"`
+// activityArgs are the activity's window and terms, the stock hash's fields that warmup.lua
+// and edit_meta.lua both write: embedded in both's arguments, its fields in its place
+// (argFields).
+type activityArgs struct {
 	Start      int64  `lua:"start"` // unix seconds
 	End        int64  `lua:"end"`   // unix seconds
 	Limit      int64  `lua:"limit"`
@@ -63,26 +61,27 @@ type warmupArgs struct {
 	SkuID      int64  `lua:"sku_id"`
 	ExpireAt   int64  `lua:"expire_at"` // unix seconds
 	Name       string `lua:"name"`
-	Epoch      int64  `lua:"epoch"`
 	DrawAt     int64  `lua:"draw_at"` // ms; 0: no draw
-	Drawn      string `lua:"drawn"`   // "1": the draw is done
 	Price      int64  `lua:"price"`
+}
+
+// warmupArgs is warmup.lua's ARGV: the stock hash's fields (Meta's).
+type warmupArgs struct {
+	Total     int64 `lua:"total"`
+	Remaining int64 `lua:"remaining"`
+	Locked    int64 `lua:"locked"`
+	Sold      int64 `lua:"sold"`
+	activityArgs
+	Epoch int64  `lua:"epoch"`
+	Drawn string `lua:"drawn"` // "1": the draw is done
 }
 
 // editMetaArgs is edit_meta.lua's ARGV: the activity's new window and terms, then where and
 // what to tell the gateways.
 type editMetaArgs struct {
-	Start      int64  `lua:"start"` // unix seconds
-	End        int64  `lua:"end"`   // unix seconds
-	Limit      int64  `lua:"limit"`
-	PayTimeout int64  `lua:"pay_timeout"` // seconds
-	SkuID      int64  `lua:"sku_id"`
-	ExpireAt   int64  `lua:"expire_at"` // unix seconds
-	Name       string `lua:"name"`
-	DrawAt     int64  `lua:"draw_at"` // ms; 0: no draw
-	Price      int64  `lua:"price"`
-	StockBack  string `lua:"stock_back"` // the channel (Keys.StockBack)
-	Message    string `lua:"message"`    // windowMessage
+	activityArgs
+	StockBack string `lua:"stock_back"` // the channel (Keys.StockBack)
+	Message   string `lua:"message"`    // windowMessage
 }
 
 // endSaleArgs is end_sale.lua's ARGV.
@@ -206,14 +205,33 @@ type ackedEntryArgs struct {
 	ID    string `lua:"id"`
 }
 
-// argvOf is a script's ARGV built from its arguments struct v: the fields' values in order, a
-// slice (the last field) as its elements, the first at the field's position; an element that
-// is a struct (a group) as its fields in order.
+// argFields are the fields of the arguments struct type t in ARGV's order, an embedded
+// struct's fields in its place (each Index the path from t).
+func argFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.Anonymous || f.Type.Kind() != reflect.Struct {
+			out = append(out, f)
+			continue
+		}
+		for _, e := range argFields(f.Type) {
+			e.Index = append([]int{i}, e.Index...)
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// argvOf is a script's ARGV built from its arguments struct v: the fields' values in order
+// (argFields), a slice (the last field) as its elements, the first at the field's position;
+// an element that is a struct (a group) as its fields in order.
 func argvOf(v any) []any {
 	rv := reflect.ValueOf(v)
-	out := make([]any, 0, rv.NumField())
-	for i := range rv.NumField() {
-		f := rv.Field(i)
+	fields := argFields(rv.Type())
+	out := make([]any, 0, len(fields))
+	for _, sf := range fields {
+		f := rv.FieldByIndex(sf.Index)
 		if f.Kind() != reflect.Slice {
 			out = append(out, f.Interface())
 			continue
@@ -233,10 +251,10 @@ func argvOf(v any) []any {
 }
 
 // argConstants is the Lua prelude of the script whose arguments struct is args: ARG_<NAME> for
-// each field and, when the last is a list of groups, <PREFIX>_<NAME> for each field of a group
-// and <PREFIX>_WIDTH.
+// each field (argFields: an embedded struct's in its place) and, when the last is a list of
+// groups, <PREFIX>_<NAME> for each field of a group and <PREFIX>_WIDTH.
 func argConstants(args any) string {
-	out := luaConstants("ARG", args)
+	out := luaConstants("ARG", reflect.Zero(flatArgs(reflect.TypeOf(args))).Interface())
 	if prefix, group, ok := argGroup(reflect.TypeOf(args)); ok {
 		out += luaConstants(prefix, reflect.Zero(group).Interface()) +
 			fmt.Sprintf("local %s_WIDTH = %d\n", prefix, group.NumField())
@@ -244,10 +262,21 @@ func argConstants(args any) string {
 	return out
 }
 
+// flatArgs is t with each embedded struct replaced by its fields (argFields), the struct
+// luaConstants numbers.
+func flatArgs(t reflect.Type) reflect.Type {
+	fields := argFields(t)
+	for i := range fields {
+		fields[i].Index = nil
+	}
+	return reflect.StructOf(fields)
+}
+
 // argGroup is the list of groups that ends the arguments struct type t, if it does: its
 // constants' prefix and its element type.
 func argGroup(t reflect.Type) (prefix string, group reflect.Type, ok bool) {
-	f := t.Field(t.NumField() - 1)
+	fields := argFields(t)
+	f := fields[len(fields)-1]
 	if f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() != reflect.Struct {
 		return "", nil, false
 	}

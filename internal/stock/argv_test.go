@@ -50,24 +50,29 @@ func luaPositions(t *testing.T, prelude string) map[string]int {
 func luaValues(t *testing.T, sc *script) (want, got map[string][]string) {
 	t.Helper()
 	pos := luaPositions(t, argConstants(sc.args))
-	p := reflect.New(reflect.TypeOf(sc.args))
-	distinct(p.Interface(), 1)
-	args := p.Elem()
+	args := reflect.New(reflect.TypeOf(sc.args)).Elem()
+	fields := argFields(args.Type())
 	want = map[string][]string{}
-	for i := range args.NumField() {
-		name := "ARG_" + strings.ToUpper(args.Type().Field(i).Tag.Get("lua"))
-		f := args.Field(i)
+	for i, sf := range fields {
+		name := "ARG_" + strings.ToUpper(sf.Tag.Get("lua"))
+		f := args.FieldByIndex(sf.Index)
 		switch {
-		case f.Kind() != reflect.Slice:
+		case f.Kind() == reflect.Int64 || f.Kind() == reflect.Int:
+			f.SetInt(int64(100 + i)) // distinct values, an embedded struct's fields included
 			want[name] = []string{fmt.Sprint(f.Interface())}
-		case i != args.NumField()-1:
+		case f.Kind() == reflect.String:
+			f.SetString(fmt.Sprint(100 + i))
+			want[name] = []string{f.String()}
+		case f.Kind() != reflect.Slice:
+			t.Fatalf("%s: field %s is a %s", sc.name, sf.Name, f.Kind())
+		case i != len(fields)-1:
 			t.Fatalf("%s: a list before the last field", sc.name)
 		case f.Type().Elem().Kind() != reflect.Struct:
 			f.Set(reflect.ValueOf([]string{"first", "second"}))
 			want[name] = []string{"first", "second"}
 		default:
 			f.Set(reflect.MakeSlice(f.Type(), 2, 2))
-			prefix := strings.ToUpper(args.Type().Field(i).Tag.Get("group"))
+			prefix := strings.ToUpper(sf.Tag.Get("group"))
 			for g := range 2 {
 				e := f.Index(g)
 				distinct(e.Addr().Interface(), g+2)
@@ -94,7 +99,8 @@ func luaValues(t *testing.T, sc *script) (want, got map[string][]string) {
 func readArgv(t *testing.T, sc *script, pos map[string]int, argv []any, want map[string][]string) map[string][]string {
 	t.Helper()
 	prefix, group, grouped := argGroup(reflect.TypeOf(sc.args))
-	list := reflect.TypeOf(sc.args).Field(reflect.TypeOf(sc.args).NumField() - 1).Tag.Get("lua")
+	fields := argFields(reflect.TypeOf(sc.args))
+	list := fields[len(fields)-1].Tag.Get("lua")
 	got := map[string][]string{}
 	for name, vals := range want {
 		at, ok := pos[name]
@@ -153,7 +159,8 @@ func TestScriptsReadArgvByName(t *testing.T) {
 		}
 		pos := luaPositions(t, argConstants(sc.args))
 		args := reflect.TypeOf(sc.args)
-		list := args.Field(args.NumField()-1).Type.Kind() == reflect.Slice
+		fields := argFields(args)
+		list := fields[len(fields)-1].Type.Kind() == reflect.Slice
 		prefix, _, grouped := argGroup(args)
 		for _, m := range index.FindAllStringSubmatch(code, -1) {
 			i := strings.TrimSpace(m[1])
@@ -173,5 +180,28 @@ func TestScriptsReadArgvByName(t *testing.T) {
 	}
 	if len(open) > 0 {
 		t.Logf("scripts that read ARGV by number: %v", open)
+	}
+}
+
+// An embedded struct's fields are arguments in its place (warmup.lua's and edit_meta.lua's shared
+// activityArgs): in the ARGV argvOf builds and in the constants, where a walk that skipped it
+// would leave ARG_START out, or put the whole struct in one value and move every later field.
+func TestArgsWalkEmbeddedFields(t *testing.T) {
+	a := warmupArgs{Total: 1, Remaining: 2, Locked: 3, Sold: 4, activityArgs: activityArgs{Start: 5, End: 6, Limit: 7,
+		PayTimeout: 8, SkuID: 9, ExpireAt: 10, Name: "n", DrawAt: 12, Price: 13}, Epoch: 14, Drawn: "1"}
+	want := []any{int64(1), int64(2), int64(3), int64(4), int64(5), int64(6), int64(7), int64(8), int64(9), int64(10),
+		"n", int64(12), int64(13), int64(14), "1"}
+	if got := argvOf(a); !reflect.DeepEqual(got, want) {
+		t.Fatalf("argvOf(warmupArgs): %v, want %v", got, want)
+	}
+	pos := luaPositions(t, argConstants(warmupArgs{}))
+	for name, at := range map[string]int{"ARG_SOLD": 4, "ARG_START": 5, "ARG_PRICE": 13, "ARG_EPOCH": 14,
+		"ARG_DRAWN": 15} {
+		if pos[name] != at {
+			t.Errorf("warmup's %s = %d, want %d", name, pos[name], at)
+		}
+	}
+	if pos := luaPositions(t, argConstants(editMetaArgs{})); pos["ARG_START"] != 1 || pos["ARG_MESSAGE"] != 11 {
+		t.Errorf("edit_meta's ARG_START %d, ARG_MESSAGE %d; want 1 and 11", pos["ARG_START"], pos["ARG_MESSAGE"])
 	}
 }

@@ -40,9 +40,9 @@ func (s *Store) Edit(ctx context.Context, e Meta) (warm bool, err error) {
 	aid := e.ActivityID
 	_, err = s.run(ctx, editMetaScript, aid,
 		[]string{s.keys.Stock(aid), s.keys.adjustKeys(aid), s.keys.epochClaim(aid)},
-		argvOf(editMetaArgs{Start: e.Start, End: e.End, Limit: e.Limit, PayTimeout: e.PayTimeout, SkuID: e.SkuID,
-			ExpireAt: e.ExpireAt, Name: e.Name, DrawAt: e.DrawAt, Price: e.Price, StockBack: s.keys.StockBack(),
-			Message: windowMessage(aid)})...)
+		argvOf(editMetaArgs{activityArgs: activityArgs{Start: e.Start, End: e.End, Limit: e.Limit,
+			PayTimeout: e.PayTimeout, SkuID: e.SkuID, ExpireAt: e.ExpireAt, Name: e.Name, DrawAt: e.DrawAt,
+			Price: e.Price}, StockBack: s.keys.StockBack(), Message: windowMessage(aid)})...)
 	switch {
 	case err == nil:
 		return true, nil

@@ -58,9 +58,10 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 	}
 	keys := []string{s.keys.Stock(m.ActivityID), s.keys.epochClaim(m.ActivityID)}
 	res, err := s.run(ctx, warmupScript, m.ActivityID, keys,
-		argvOf(warmupArgs{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold, Start: m.Start,
-			End: m.End, Limit: m.Limit, PayTimeout: m.PayTimeout, SkuID: m.SkuID, ExpireAt: m.ExpireAt, Name: m.Name,
-			Epoch: m.Epoch, DrawAt: m.DrawAt, Drawn: flag(m.Drawn), Price: m.Price})...)
+		argvOf(warmupArgs{Total: m.Total, Remaining: m.Remaining, Locked: m.Locked, Sold: m.Sold,
+			activityArgs: activityArgs{Start: m.Start, End: m.End, Limit: m.Limit, PayTimeout: m.PayTimeout,
+				SkuID: m.SkuID, ExpireAt: m.ExpireAt, Name: m.Name, DrawAt: m.DrawAt, Price: m.Price},
+			Epoch: m.Epoch, Drawn: flag(m.Drawn)})...)
 	if err != nil {
 		return false, 0, err
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seckill/seckill/devkit/devenv"
@@ -401,5 +403,42 @@ func TestDrawAuditDoneInRedisShowsTheSeed(t *testing.T) {
 	sum := sha256.Sum256(seed)
 	if a.GetStatus() != "done" || err != nil || len(seed) != 32 || hex.EncodeToString(sum[:]) != act.GetDrawCommitment() {
 		t.Fatalf("done in Redis: status %q seed %q, committed %q", a.GetStatus(), a.GetSeed(), act.GetDrawCommitment())
+	}
+}
+
+// DrawAudit, like Reconcile, gets Reconcile.Timeout instead of the server's Timeout (an audit
+// of 20,000 entrants outlasted the 2 s under load, TestDrawAuditRecomputes): an audit of 2,000
+// entrants answers from a server whose Timeout is 1 ms, and one that MethodTimeouts names
+// keeps the configured timeout.
+func TestDrawAuditOutlivesTheServerTimeout(t *testing.T) {
+	f, c, _ := startDraws(t, nil)
+	act := f.drawActivity(t, 301, 600)
+	aid := act.GetActivityId()
+	f.enterAll(t, aid, 2_000)
+	f.openDraw(t, aid)
+	f.waitDone(t, aid)
+	audit := func(named bool) error {
+		port, err := devenv.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := c
+		c.ListenOn, c.Timeout, c.Reconcile.Timeout = devenv.Loopback(port), 1, time.Minute // Timeout in ms
+		if named {
+			c.MethodTimeouts = []zrpc.MethodTimeoutConf{
+				{FullMethod: inventory.Inventory_DrawAudit_FullMethodName, Timeout: time.Millisecond}}
+		}
+		short, _ := serve(t, f.env, f.db, c)
+		a, err := short.client.DrawAudit(ctx, &inventory.GetActivityReq{ActivityId: aid, MerchantId: auditMerchant})
+		if err == nil && len(a.GetEntrants()) != 2_000 {
+			t.Fatalf("audit of %d entrants, want 2,000", len(a.GetEntrants()))
+		}
+		return err
+	}
+	if err := audit(false); err != nil {
+		t.Fatalf("DrawAudit past the server's Timeout (1 ms): %v", err)
+	}
+	if err := audit(true); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("DrawAudit named in MethodTimeouts (1 ms): %v, want DeadlineExceeded", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/seckill/seckill/internal/buildinfo"
 	"github.com/seckill/seckill/internal/depwatch"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/telemetry"
 	"github.com/seckill/seckill/internal/xerr"
@@ -149,9 +150,9 @@ func redisProbe(ctx *ServiceContext, probe red.UniversalClient) depwatch.Probe {
 	}}
 }
 
-// serverConf is go-zero's server config as the service runs it: Reconcile and Repair with
-// their timeout (longCalls), authApps' authenticator in place of go-zero's, and go-zero's
-// trace interceptors only when the service exports spans (DESIGN "Traces").
+// serverConf is go-zero's server config as the service runs it: Reconcile, Repair and
+// DrawAudit with their timeout (longCalls), authApps' authenticator in place of go-zero's,
+// and go-zero's trace interceptors only when the service exports spans (DESIGN "Traces").
 func serverConf(c Config) zrpc.RpcServerConf {
 	sc := c.RpcServerConf
 	sc.MethodTimeouts = longCalls(c.MethodTimeouts, c.Reconcile.Timeout)
@@ -173,7 +174,7 @@ func AppsKey(prefix string) string { return prefix + "sk:rpc:apps" }
 // removed app deleted, a rotated token replaced), the tokens in clear, as go-zero compares.
 func authApps(ctx *ServiceContext, apps []AppToken, legacy bool) (*caller.Authenticator, error) {
 	key := AppsKey(ctx.Config.KeyPrefix)
-	tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	tctx, cancel := context.WithTimeout(event.Untraced(context.Background()), 5*time.Second)
 	defer cancel()
 	err := ctx.Redis.PipelinedCtx(tctx, func(p redis.Pipeliner) error {
 		p.Del(tctx, key)
@@ -213,13 +214,19 @@ func (s *Server) Stop() {
 			g.Stop()
 		}
 	}
+	s.Svc.Close() // nothing serves now: degrade mode's probe goes
 }
 
-// longCalls adds Reconcile and Repair with timeout to the configured method timeouts (those
-// already named keep theirs): a reconciliation outlasts the sale's Timeout.
+// longMethods are the calls that read a whole activity: a reconciliation, a repair, a draw's
+// audit (20,000 entrants and more) outlast the sale's Timeout.
+var longMethods = []string{inventory.Inventory_Reconcile_FullMethodName, inventory.Inventory_Repair_FullMethodName,
+	inventory.Inventory_DrawAudit_FullMethodName}
+
+// longCalls adds longMethods with timeout to the configured method timeouts (those already
+// named keep theirs).
 func longCalls(set []zrpc.MethodTimeoutConf, timeout time.Duration) []zrpc.MethodTimeoutConf {
 	out := append([]zrpc.MethodTimeoutConf{}, set...)
-	for _, m := range []string{inventory.Inventory_Reconcile_FullMethodName, inventory.Inventory_Repair_FullMethodName} {
+	for _, m := range longMethods {
 		if !slices.ContainsFunc(set, func(t zrpc.MethodTimeoutConf) bool { return t.FullMethod == m }) {
 			out = append(out, zrpc.MethodTimeoutConf{FullMethod: m, Timeout: timeout})
 		}

@@ -88,12 +88,6 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 					Handler: merchant.GetAdminActivityHandler(serverCtx),
 				},
 				{
-					// the audit of the activity's opening draw, for the merchant to publish
-					Method:  http.MethodGet,
-					Path:    "/activities/:id/draw",
-					Handler: merchant.DrawAuditHandler(serverCtx),
-				},
-				{
 					// load stock into Redis if absent
 					Method:  http.MethodPost,
 					Path:    "/activities/:id/warmup",
@@ -143,6 +137,12 @@ func RegisterHandlers(server *rest.Server, serverCtx *svc.ServiceContext) {
 		rest.WithMiddlewares(
 			[]rest.Middleware{serverCtx.MerchantClaim},
 			[]rest.Route{
+				{
+					// the audit of the activity's opening draw, for the merchant to publish
+					Method:  http.MethodGet,
+					Path:    "/activities/:id/draw",
+					Handler: merchant.DrawAuditHandler(serverCtx),
+				},
 				{
 					// compare Redis and MySQL now
 					Method:  http.MethodGet,

@@ -7,7 +7,8 @@
 -- warm-up reads). Either way the gateways are told (MESSAGE on the channel STOCK_BACK) to
 -- drop the window they cached.
 -- KEYS[1] stock hash  KEYS[2] the activity's idempotency hash (adjust.lua)  KEYS[3] epoch claim key
--- ARGV (stock.editMetaArgs, read by the ARG_ names prepended): START (unix s), END (unix s),
+-- ARGV (stock.editMetaArgs, read by the ARG_ names prepended): stock.activityArgs (warmup.lua's
+-- too): START (unix s), END (unix s),
 -- LIMIT per user, PAY_TIMEOUT (s), SKU_ID, EXPIRE_AT (unix s: end + pay timeout + grace), NAME,
 -- DRAW_AT (ms, 0: no draw), PRICE the unit price, STOCK_BACK the stock-back channel, MESSAGE
 -- (stock.WindowMessage)

@@ -1,10 +1,11 @@
 -- warmup: create an activity's stock hash only if it is absent.
 -- KEYS[1] stock hash
 -- ARGV (stock.warmupArgs, read by the ARG_ names prepended): TOTAL, REMAINING, LOCKED, SOLD,
--- START (unix s), END (unix s), LIMIT per user, PAY_TIMEOUT (s), SKU_ID, EXPIRE_AT (unix s:
--- end + pay timeout + grace), NAME, EPOCH (inventory.epoch of this warm-up or rebuild),
--- DRAW_AT (ms, 0: no draw), DRAWN "1": the draw is done (MySQL says so), PRICE the unit price
--- (smallest currency unit, 0..10^9; fixed once the activity starts)
+-- then stock.activityArgs (edit_meta.lua's too): START (unix s), END (unix s), LIMIT per user,
+-- PAY_TIMEOUT (s), SKU_ID, EXPIRE_AT (unix s: end + pay timeout + grace), NAME, DRAW_AT (ms,
+-- 0: no draw), PRICE the unit price (smallest currency unit, 0..10^9; fixed once the activity
+-- starts); then EPOCH (inventory.epoch of this warm-up or rebuild), DRAWN "1": the draw is done
+-- (MySQL says so)
 -- KEYS[2] epoch claim key (claim_epoch.lua): a stock hash of an epoch below it is not written (-16)
 -- Returns {1, remaining} created, {0, remaining} it existed (never overwritten);
 --         {-16} a later loss rebuild has claimed a higher epoch (nothing written);

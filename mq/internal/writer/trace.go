@@ -15,7 +15,9 @@ const attrEvents = attribute.Key("seckill.events")
 // startApply starts the span writer.apply of a batch's transaction: the child of the first
 // sampled event's span (its kafka.consume, which the consumer started), linked to the
 // others' (a batch holds the events of many requests, as a coalesced zRPC call does); nil
-// (no work) when no event is sampled. go-zero's sql spans are its children.
+// (no work) when no event is sampled, and ctx then event.Untraced: the requests were not
+// sampled, and go-zero's sql spans would otherwise be roots, traces of no request. go-zero's
+// sql spans are the span's children.
 func startApply(ctx context.Context, batch []*request) (context.Context, oteltrace.Span) {
 	var parent oteltrace.SpanContext
 	var links []oteltrace.Link
@@ -29,7 +31,7 @@ func startApply(ctx context.Context, batch []*request) (context.Context, oteltra
 		}
 	}
 	if !parent.IsValid() {
-		return ctx, nil
+		return event.Untraced(ctx), nil
 	}
 	ctx = oteltrace.ContextWithSpanContext(ctx, parent)
 	return event.StartSpan(ctx, "writer.apply", oteltrace.SpanKindInternal, links, attrEvents.Int(len(batch)))

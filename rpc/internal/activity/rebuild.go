@@ -13,6 +13,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -61,7 +62,8 @@ func (r *rebuilds) start(l *Loader, id int64) (run *rebuild, started bool, err e
 	}
 	lock := l.Store.Lock(id, "")
 	lock.SetExpire(max(int(lease/time.Second), 1))
-	ctx, cancel := context.WithTimeout(context.Background(), maxRebuild)
+	// The rebuild outlives the request that started it: no request's trace, nor one of its own.
+	ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), maxRebuild)
 	ok, err := lock.AcquireCtx(ctx)
 	if err != nil || !ok {
 		cancel()
@@ -79,7 +81,7 @@ func (r *rebuilds) start(l *Loader, id int64) (run *rebuild, started bool, err e
 		stopRenew := renew(ctx, cancel, lock, lease)
 		run.created, run.err = l.rebuild(ctx, id)
 		stopRenew()
-		if _, err := lock.ReleaseCtx(context.Background()); err != nil {
+		if _, err := lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
 			logx.Errorf("rebuild of activity %d: release lock: %v", id, err)
 		}
 		r.mu.Lock()

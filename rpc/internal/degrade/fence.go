@@ -12,10 +12,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/breaker"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/syncx"
 
+	"github.com/seckill/seckill/internal/event"
+	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -79,10 +82,11 @@ type Fence struct {
 	Pipeline activity.Pipeline
 	// Known, when set, says whether an activity id may exist (the Bloom filter of known ids).
 	Known func(ctx context.Context, aid int64) bool
-	// Answers says whether Redis answers a PING outside go-zero's breaker (redisx.Answers);
-	// nil: Store.Ping, which the breaker drops too (a drop is then taken for an outage, as
-	// before Dec 2026; tests of other rules leave it nil).
-	Answers func(ctx context.Context) bool
+	// Probe is a client of its own that asks Redis for a PING outside go-zero's breaker
+	// (redisx.Answers); nil: Store.Ping, which the breaker drops too (a drop is then taken for
+	// an outage, as before Dec 2026; tests of other rules leave it nil). Its owner closes it
+	// once nothing serves (svc.ServiceContext.Close): the fence asks it while calls come in.
+	Probe red.UniversalClient
 
 	readsOnce sync.Once
 	reads     syncx.SingleFlight // set by flight
@@ -134,17 +138,17 @@ func (f *Fence) Route(ctx context.Context, aid int64) (mysql bool, sellBy time.T
 
 // view returns the activity's mode as this instance sees it, re-read when older than L.
 func (f *Fence) view(ctx context.Context, aid int64) (view, error) {
-	f.mu.Lock()
-	v := f.views[aid]
-	if v != nil && time.Since(v.readAt) < f.lease() {
-		out := *v
-		f.mu.Unlock()
-		return out, nil
+	v, fresh, seen := f.fresh(aid)
+	if fresh {
+		return v, nil
 	}
-	seen := v != nil
-	f.mu.Unlock()
 	// One read per activity at a time, shared by the callers that find the view stale together.
 	got, err := f.flight().Do(strconv.FormatInt(aid, 10), func() (any, error) {
+		// A caller that found the view stale may get here after the read it would have shared
+		// ended: the view that read left is its answer (TestModeReadsAreShared saw 3 reads).
+		if v, fresh, _ := f.fresh(aid); fresh {
+			return v, nil
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readTimeout)
 		defer cancel()
 		return f.read(rctx, aid, seen)
@@ -153,6 +157,17 @@ func (f *Fence) view(ctx context.Context, aid int64) (view, error) {
 		return view{}, err
 	}
 	return got.(view), nil
+}
+
+// fresh is the activity's view and whether it is younger than L; seen: there is one.
+func (f *Fence) fresh(aid int64) (v view, fresh, seen bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := f.views[aid]
+	if p == nil {
+		return view{}, false, false
+	}
+	return *p, time.Since(p.readAt) < f.lease(), true
 }
 
 func (f *Fence) flight() syncx.SingleFlight {
@@ -217,7 +232,7 @@ func (f *Fence) observe(aid int64, mode string, readAt time.Time) view {
 // awaitBook marks switch generation gen caught up once MySQL is the complete book: sellAt
 // passed, the activity's outbox relayed (or out of reach for RelayMarginMs), the writer past Kafka's ends.
 func (f *Fence) awaitBook(aid int64, gen int, sellAt time.Time) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), 10*time.Minute)
 	defer cancel()
 	current := func() bool {
 		f.mu.Lock()
@@ -312,10 +327,10 @@ const answerWait = time.Second
 func (f *Fence) answers(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, answerWait)
 	defer cancel()
-	if f.Answers == nil {
+	if f.Probe == nil {
 		return f.Store.Ping(ctx)
 	}
-	return f.Answers(ctx)
+	return redisx.Answers(ctx, f.Probe)
 }
 
 // Degraded lists the activities this instance sees served from MySQL or being rebuilt.

@@ -8,6 +8,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/threading"
 
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -65,7 +66,7 @@ func hold(ctx context.Context, aid int64, lock *redis.RedisLock) (context.Contex
 	return ctx, func() {
 		cancel()
 		<-renewed
-		if _, err := lock.ReleaseCtx(context.Background()); err != nil {
+		if _, err := lock.ReleaseCtx(context.WithoutCancel(ctx)); err != nil {
 			logx.Errorf("degrade: activity %d: release mode lock (it lapses in %ds): %v", aid, modeLockSeconds, err)
 		}
 	}
@@ -150,7 +151,7 @@ func (f *Fence) Start() {
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	f.stop, f.done = stop, done
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(event.Untraced(context.Background())) // no request's
 	go func() {
 		<-stop
 		cancel() // a recovery in progress stops; the mode lock lapses

@@ -66,8 +66,8 @@ func newRecovery(t *testing.T) *recovery {
 	probe := redisx.NewProbe(conf)
 	t.Cleanup(func() { _ = probe.Close() })
 	fence := &degrade.Fence{On: true, Inventory: inventory, Store: store, Rebuild: loader,
-		Conf:    degrade.Conf{Concurrency: 4, LeaseMs: 100, RelayMarginMs: 100, RecoverMs: 100},
-		Answers: func(ctx context.Context) bool { return redisx.Answers(ctx, probe) }}
+		Conf:  degrade.Conf{Concurrency: 4, LeaseMs: 100, RelayMarginMs: 100, RecoverMs: 100},
+		Probe: probe}
 	t.Cleanup(fence.Stop)
 	return &recovery{db: db, proxy: proxy, keys: keys, store: store, inventory: inventory, loader: loader, fence: fence,
 		router: &book.Router{Fence: fence, Redis: book.Redis{Store: store}, MySQL: &book.MySQL{}, Loader: loader}}

@@ -16,6 +16,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -105,7 +106,7 @@ func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
 	}
 	r, err := d.begin(ctx, aid, lock, snap.Remaining)
 	if err != nil {
-		_, _ = lock.ReleaseCtx(context.Background())
+		_, _ = lock.ReleaseCtx(context.WithoutCancel(ctx))
 	}
 	return r, err
 }
@@ -262,7 +263,7 @@ func (r *Run) serve(ctx context.Context, chunk []stock.DrawEntry) (int64, []stoc
 
 // Finish ends the run: the lease is released (a run abandoned without Finish lapses).
 func (r *Run) Finish() {
-	if _, err := r.lock.ReleaseCtx(context.Background()); err != nil {
+	if _, err := r.lock.ReleaseCtx(event.Untraced(context.Background())); err != nil {
 		logx.Errorf("activity %d: release the draw lease (it lapses): %v", r.aid, err)
 	}
 }

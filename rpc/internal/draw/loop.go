@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/metric"
+
+	"github.com/seckill/seckill/internal/event"
 )
 
 var (
@@ -49,7 +51,7 @@ func (l *Loop) Start() {
 	if iv <= 0 {
 		iv = 200 * time.Millisecond
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(event.Untraced(context.Background())) // no request's: no trace of its own
 	defer cancel()
 	go func() { <-l.stop; cancel() }()
 	t := time.NewTicker(iv)

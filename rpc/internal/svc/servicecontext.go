@@ -10,6 +10,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/reconcile"
 	"github.com/seckill/seckill/internal/redisx"
@@ -117,6 +118,15 @@ func New(c config.Config) (*ServiceContext, error) {
 	}, nil
 }
 
+// Close releases what the context opened beyond go-zero's shared clients: degrade mode's
+// Redis probe, a client of its own. The fence asks it while calls come in: close once
+// nothing serves (rpcserver's Stop, after the gRPC server).
+func (s *ServiceContext) Close() {
+	if s.Degrade.Probe != nil {
+		_ = s.Degrade.Probe.Close()
+	}
+}
+
 // newLoader returns the activity loader: warm-up, cache backfill and rebuilds from MySQL.
 func newLoader(c config.Config, store *stock.Store, db sqlx.SqlConn, source activity.Source, known *activity.Known,
 	progress *kafkax.Progress) *activity.Loader {
@@ -142,8 +152,7 @@ func newFence(c config.Config, store *stock.Store, inventory model.InventoryMode
 	fence := &degrade.Fence{On: c.Degrade == "mysql", Conf: c.DegradeMode, Inventory: inventory, Store: store,
 		Rebuild: loader, Known: known.MayExist}
 	if fence.On {
-		probe := redisx.NewProbe(c.StockRedis)
-		fence.Answers = func(ctx context.Context) bool { return redisx.Answers(ctx, probe) }
+		fence.Probe = redisx.NewProbe(c.StockRedis) // closed by Close
 	}
 	if progress != nil {
 		fence.Pipeline = progress
@@ -166,7 +175,7 @@ func newStore(c config.Config) (*redis.Redis, stock.Keys, *stock.Store, error) {
 		opts = append(opts, stock.WithOrderKey([]byte(c.OrderKey)))
 	}
 	store := stock.NewStore(rds, keys, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), 5*time.Second)
 	defer cancel()
 	if err := store.LoadScripts(ctx); err != nil {
 		return nil, stock.Keys{}, nil, err
@@ -176,7 +185,7 @@ func newStore(c config.Config) (*redis.Redis, stock.Keys, *stock.Store, error) {
 
 // seedKnown fills the Bloom filter of known activity ids from MySQL.
 func seedKnown(known *activity.Known) {
-	seedCtx, seedCancel := context.WithTimeout(context.Background(), time.Minute)
+	seedCtx, seedCancel := context.WithTimeout(event.Untraced(context.Background()), time.Minute)
 	defer seedCancel()
 	if n, err := known.Seed(seedCtx); err != nil {
 		// Not fatal: an unseeded filter lets every lookup through to MySQL, as before.
@@ -218,7 +227,8 @@ func writerProgress(c config.Config) (*kafkax.Progress, error) {
 // its group), a loss on its path. Resolve it like any miss (BUSY meanwhile).
 func resolveGone(loader *activity.Loader) func(aid int64) {
 	return func(aid int64) {
-		if _, err := loader.Stock(context.Background(), aid); err != nil && !errors.Is(err, stock.ErrNotWarm) {
+		_, err := loader.Stock(event.Untraced(context.Background()), aid)
+		if err != nil && !errors.Is(err, stock.ErrNotWarm) {
 			logx.Errorf("relay: activity %d left the active set: %v", aid, err)
 		}
 	}

@@ -5,12 +5,15 @@ package merchant
 
 import (
 	"context"
+	"time"
+
+	"github.com/zeromicro/go-zero/core/logx"
+	"github.com/zeromicro/go-zero/zrpc"
+	"google.golang.org/grpc"
 
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/rpc/inventoryclient"
-
-	"github.com/zeromicro/go-zero/core/logx"
 )
 
 type DrawAuditLogic struct {
@@ -34,7 +37,14 @@ func (l *DrawAuditLogic) DrawAudit(req *types.ActivityPathReq) (*types.DrawAudit
 	if err != nil {
 		return nil, err
 	}
-	res, err := l.svcCtx.Inventory.DrawAudit(l.ctx, &inventoryclient.GetActivityReq{ActivityId: req.Id, MerchantId: mid})
+	// The route's timeout (seckill.api, as Reconcile's) bounds the call, not the client's 2 s
+	// for the sale: an audit of 20,000 entrants can outlast it under load.
+	var opts []grpc.CallOption
+	if dl, ok := l.ctx.Deadline(); ok {
+		opts = append(opts, zrpc.WithCallTimeout(time.Until(dl)))
+	}
+	res, err := l.svcCtx.Inventory.DrawAudit(l.ctx, &inventoryclient.GetActivityReq{ActivityId: req.Id, MerchantId: mid},
+		opts...)
 	if err != nil {
 		return nil, err
 	}
