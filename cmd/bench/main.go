@@ -2,7 +2,9 @@
 // group commit vs one transaction per event, the batched writer) and a short loopback load
 // run against the standalone system beside bare go-zero baselines (reservations, sold-out
 // rejections, reservations beside the bare handler, a sold-out storm, writer / reservation
-// rate), Redis time per reservation (INFO commandstats, batches of 32 beside batches of 1),
+// rate, and "sale vs bare": a sale of 10,000 units to 1,000,000 buyers at 256 clients
+// beside the bare handler at 256, -no-sale leaves it out), Redis time per reservation (INFO
+// commandstats, batches of 32 beside batches of 1),
 // then degrade mode (the MySQL book beside the Redis path on one inventory instance whose
 // Redis is cut, and a sweep of its semaphore), then the capacity at a p99 bound (the
 // highest open-loop rate of reservations, and of the bare handler, with p99 <= 50 ms and
@@ -19,6 +21,7 @@
 //	go run -tags no_k8s ./cmd/bench -requests 3000 -duration 5s -json
 //	go run -tags no_k8s ./cmd/bench -no-go -no-http   # degrade mode and the capacity row
 //	go run -tags no_k8s ./cmd/bench -no-go -no-http -no-redis -no-degrade   # the capacity row only
+//	go run -tags no_k8s ./cmd/bench -no-go -no-redis -no-degrade -no-prod -no-capacity   # HTTP rows, sale vs bare
 package main
 
 import (
@@ -71,6 +74,7 @@ func parseFlags(cfg *benchrun.Config) options {
 	flag.DurationVar(&cfg.MaxDuration, "duration", 15*time.Second, "time bound of each HTTP measurement")
 	flag.IntVar(&cfg.StormStock, "storm-stock", 1000, "stock of the sold-out storm's sale")
 	flag.IntVar(&cfg.StormBuyers, "storm-buyers", 20000, "buyers of the sold-out storm's sale")
+	saleFlags(cfg)
 	flag.IntVar(&cfg.Rounds, "rounds", 3,
 		"rounds of the Go benchmark pairs and the HTTP rows (each row reports its median round)")
 	flag.IntVar(&cfg.StockN, "stock-n", 20000, "-benchtime (x) of Reserve / RawEvalsha")
@@ -115,6 +119,18 @@ func parseFlags(cfg *benchrun.Config) options {
 		"(default: a new one in the temp dir, named at the end; - for the console)")
 	flag.Parse()
 	return opt
+}
+
+// saleFlags are the "sale vs bare" row's.
+func saleFlags(cfg *benchrun.Config) {
+	flag.IntVar(&cfg.SaleBuyers, "sale-buyers", 1_000_000, "sale vs bare: buyers of the sale (one attempt each), "+
+		"and the bare handler's requests")
+	flag.IntVar(&cfg.SaleStock, "sale-stock", 10_000, "sale vs bare: stock of the sale")
+	flag.IntVar(&cfg.SaleConc, "sale-conc", 256, "sale vs bare: clients in flight, of the sale and the bare handler")
+	flag.DurationVar(&cfg.SaleMaxDuration, "sale-duration", 10*time.Minute,
+		"sale vs bare: time bound of the sale's reserve phase and of the bare handler's run")
+	flag.BoolVar(&cfg.SkipSale, "no-sale", false, "leave out the sale vs bare row (a sale of -sale-stock units to "+
+		"-sale-buyers buyers beside the bare handler, both at -sale-conc)")
 }
 
 // configure completes cfg from the other flags and the environment; it returns the exit

@@ -33,6 +33,7 @@ func TestJSONAloneOnStdout(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-dir", "../..", "-no-go", "-no-degrade", "-no-install", "-q", "-json",
 		"-redis", testenv.RedisAddr(), "-mysql", db.DSN, "-key-prefix", keys.Prefix, "-logs", t.TempDir(),
 		"-requests", "40", "-c", "4", "-rounds", "1", "-storm-stock", "5", "-storm-buyers", "60",
+		"-sale-buyers", "60", "-sale-stock", "5", "-sale-conc", "4",
 		"-redis-n", "64", "-redis-batch", "4", "-timeout", "2m",
 		"-capacity-budget", "6s", "-capacity-step", "250ms", "-capacity-p99", "500ms",
 		"-no-prod") // deploy/'s multi-node system is too big here: devkit/benchrun prod_test.go tests its rows
@@ -54,7 +55,7 @@ func TestJSONAloneOnStdout(t *testing.T) {
 		t.Fatalf("stdout does not start with the document:\n%s", head(stdout.String()))
 	}
 	for _, word := range []string{"reservations", "reservations vs bare", "storm", "redis us per reservation",
-		"capacity at p99 <= 500ms"} {
+		"capacity at p99 <= 500ms", "sale vs bare"} {
 		found := false
 		for _, row := range res.Rows {
 			if strings.Contains(row.Label, word) && row.Error == "" && row.Subject.Rate > 0 {

@@ -227,6 +227,12 @@ func sampleResult() *Result {
 		}, {
 			Label: "writer", Error: "go test: exit status 1\n--- FAIL",
 			Subject: Measurement{Name: "writer, group commit"}, Baseline: Measurement{Name: "writer, one tx per event"},
+		}, {
+			Label:   "sale vs bare",
+			Subject: Measurement{Name: "sale answers", Unit: "/s", Rate: 3000, Count: 1000, P99: 30 * time.Millisecond},
+			Baseline: Measurement{Name: "bare go-zero handler (256 clients)", Unit: "/s", Rate: 6000, Count: 1000,
+				P99: 10 * time.Millisecond},
+			Metrics: map[string]float64{MetricSaleP99: 30, MetricBareP99: 10},
 		}},
 		Sale:  &Sale{ActivityID: 1, OK: true, Reconcile: "consistent"},
 		Notes: []string{"absolute numbers on 2 noisy cores mean little: the ratios are the figures"},
@@ -246,7 +252,7 @@ func TestWriteText(t *testing.T) {
 		`profile "noshed-dev"`, "nproc 2", "64 concurrent keep-alive clients", "10000 requests or 15s",
 		"2,400/s", "48ms", "4,800/s", "24ms", "0.50x", "p99 2.00x",
 		"other RATE_LIMITED 10", "other none", "not measured", "go test: exit status 1",
-		"load generator checks PASS", "ratios are the figures",
+		"load generator checks PASS", "ratios are the figures", "metrics: bare p99 ms 10.00, sale p99 ms 30.00",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
@@ -256,7 +262,7 @@ func TestWriteText(t *testing.T) {
 		strings.Contains(err.Error(), "FAIL") {
 		t.Errorf("Failed() = %v, want the writer row's first line", err)
 	}
-	res.Rows = res.Rows[:1]
+	res.Rows = slices.Delete(res.Rows, 1, 2)
 	if err := res.Failed(); err != nil {
 		t.Errorf("Failed() = %v with every row measured and the sale passed", err)
 	}
@@ -275,9 +281,24 @@ func TestWriteJSON(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Profile.Name != "noshed-dev" || back.Machine.NumCPU != 2 || len(back.Rows) != 2 ||
+	if back.Profile.Name != "noshed-dev" || back.Machine.NumCPU != 2 || len(back.Rows) != 3 ||
 		back.Rows[0].Ratio != 0.5 || back.Rows[0].P99Ratio != 2 || back.Rows[0].Subject.Other["RATE_LIMITED"] != 10 ||
-		back.Rows[1].Error == "" || back.Settings.MaxDuration != 15*time.Second {
+		back.Rows[1].Error == "" || back.Settings.MaxDuration != 15*time.Second ||
+		back.Rows[2].Metrics[MetricSaleP99] != 30 || back.Rows[2].Metrics[MetricBareP99] != 10 {
 		t.Fatalf("round trip: %+v", back)
+	}
+}
+
+// TestSaleTarget: the "sale vs bare" row meets the issue's targets only at >= 1x the bare
+// handler's rate and <= 2x its p99.
+func TestSaleTarget(t *testing.T) {
+	for _, tc := range []struct {
+		ratio, p99 float64
+		met        bool
+	}{{1, 2, true}, {1.5, 0.8, true}, {0.99, 1, false}, {1.2, 2.01, false}, {1.2, 0, false}} {
+		got := saleTarget(Row{Ratio: tc.ratio, P99Ratio: tc.p99})
+		if strings.Contains(got, ": met;") != tc.met || strings.Contains(got, "NOT met") == tc.met {
+			t.Errorf("ratio %v, p99 ratio %v: %q, want met %v", tc.ratio, tc.p99, got, tc.met)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -81,6 +82,8 @@ type Row struct {
 	// several rounds (Config.Rounds; in each round subject and baseline run back to back).
 	// Ratio is then their median, and Subject, Baseline and P99Ratio are the median round's.
 	Rounds []float64 `json:"round_ratios,omitempty"`
+	// Metrics are the row's own figures beside the ratios (the "sale vs bare" row: both p99s).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 
 // medianRow is the median round of rows measured in rounds (the lower of the middle two
@@ -182,6 +185,9 @@ func (r *Result) WriteText(w io.Writer) {
 		if row.Detail != "" {
 			p("  %s", row.Detail)
 		}
+		if len(row.Metrics) > 0 {
+			p("  metrics: %s", metrics(row.Metrics))
+		}
 	}
 	if r.Degrade != nil && len(r.Degrade.Points) > 0 {
 		p("")
@@ -236,6 +242,15 @@ func detail(row Row) string {
 		words += fmt.Sprintf(", p99 %s of its p99", ratio(row.P99Ratio))
 	}
 	return strings.Join(parts, "; ") + "; " + words
+}
+
+// metrics prints a row's metrics by name.
+func metrics(m map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func rate(m Measurement) string {

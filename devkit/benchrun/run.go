@@ -57,6 +57,12 @@ type Config struct {
 	// The sold-out storm: a sale of StormStock units to StormBuyers buyers (default 1,000
 	// and 20,000), in which almost every answer is SOLD_OUT.
 	StormStock, StormBuyers int
+	// The "sale vs bare" row (sale.go): a sale of SaleStock units to SaleBuyers buyers at
+	// SaleConc clients beside the bare handler at SaleConc, each bounded by SaleMaxDuration
+	// (default 10,000, 1,000,000, 256, 10m); SkipSale leaves it out.
+	SaleBuyers, SaleStock, SaleConc int
+	SaleMaxDuration                 time.Duration
+	SkipSale                        bool
 
 	// Degrade mode (degrade.go): each burst runs DegradeClients buyers in flight for
 	// DegradeDuration (the bound that ends it), at most DegradeRequests buyers, one attempt
@@ -153,6 +159,7 @@ func (c *Config) defaults() {
 		c.DegradeSweep = []int{4, 16, 64}
 	}
 	c.capacityDefaults()
+	c.saleDefaults()
 	if c.ProdTopology == "" {
 		c.ProdTopology = ProdOne
 	}
@@ -199,6 +206,9 @@ func (c *Config) validate() error {
 	}
 	if c.ProdTopology != ProdOne && c.ProdTopology != ProdDeploy {
 		return fmt.Errorf("production profile topology %q: want %s or %s", c.ProdTopology, ProdOne, ProdDeploy)
+	}
+	if err := c.saleValidate(); err != nil {
+		return err
 	}
 	if c.Rounds < 1 {
 		return fmt.Errorf("rounds (%d) must be positive", c.Rounds)
@@ -271,6 +281,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Rows, res.Sale = append(res.Rows, rows...), sale
 		if w, ok := extra[writerBatched]; ok {
 			res.Rows = append(res.Rows, drainRow(w, rows))
+		}
+		if !cfg.SkipSale && ctx.Err() == nil {
+			res.Rows = append(res.Rows, saleRow(ctx, &cfg, sys, ac.RestConf, logf))
 		}
 	}
 	if !cfg.SkipDegrade && ctx.Err() == nil {

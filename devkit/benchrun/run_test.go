@@ -29,6 +29,7 @@ func TestRunTiny(t *testing.T) {
 		SkipProd:    true,
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
+		SaleStock: 10, SaleBuyers: 3 * n, SaleConc: 8,
 		Rounds: 2, Log: &progress,
 	})
 	if err != nil {
@@ -48,7 +49,7 @@ func TestRunTiny(t *testing.T) {
 		labels = append(labels, row.Label)
 	}
 	if want := []string{"reservations", "reservations vs bare", "sold-out rejections",
-		"sold-out storm"}; !slices.Equal(labels, want) {
+		"sold-out storm", "sale vs bare"}; !slices.Equal(labels, want) {
 		t.Fatalf("rows %q, want %q", labels, want)
 	}
 	if vs := res.Rows[1]; vs.Subject.Name != res.Rows[0].Subject.Name || vs.Baseline.Name != res.Rows[2].Baseline.Name {
@@ -58,8 +59,8 @@ func TestRunTiny(t *testing.T) {
 	for _, row := range res.Rows {
 		for i, m := range []Measurement{row.Subject, row.Baseline} {
 			want := n
-			if row.Label == "sold-out storm" && i == 0 {
-				want = 3 * n
+			if row.Label == "sold-out storm" && i == 0 || row.Label == "sale vs bare" {
+				want = 3 * n // the sale's buyers, and as many bare requests
 			}
 			if m.Count != want || m.OtherCount() != 0 || m.NotSent != 0 || m.Rate <= 0 || m.P99 <= 0 {
 				t.Errorf("%s: counted %d of %d, other %v, not sent %d, rate %f, p99 %s", m.Name, m.Count, want, m.Other, m.NotSent,
@@ -69,6 +70,15 @@ func TestRunTiny(t *testing.T) {
 		if row.Ratio <= 0 || row.P99Ratio <= 0 || len(row.Rounds) != 2 || !slices.Contains(row.Rounds, row.Ratio) {
 			t.Errorf("%s: ratio %f, p99 ratio %f, rounds %v", row.Label, row.Ratio, row.P99Ratio, row.Rounds)
 		}
+	}
+	sale := res.Rows[4]
+	for _, k := range []string{MetricSaleP99, MetricBareP99} {
+		if v := sale.Metrics[k]; v <= 0 {
+			t.Errorf("sale vs bare: metric %q = %v, metrics %v", k, v, sale.Metrics)
+		}
+	}
+	if sale.Metrics[MetricSaleP99] != ms(sale.Subject.P99) || sale.Metrics[MetricBareP99] != ms(sale.Baseline.P99) {
+		t.Errorf("sale vs bare: metrics %v, p99s %s and %s", sale.Metrics, sale.Subject.P99, sale.Baseline.P99)
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "checked strictly (409 and JSON code SOLD_OUT): ok") {
 		t.Errorf("the strict rejection probe did not pass: %v", res.Notes)
