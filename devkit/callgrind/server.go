@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/seckill/seckill/devkit/devenv"
 )
 
 // server is a private redis-server running under callgrind, counting nothing until on.
@@ -33,7 +33,7 @@ func startServer(ctx context.Context, valgrind, redisServer string) (*server, er
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := devenv.FreePort()
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -44,7 +44,7 @@ func startServer(ctx context.Context, valgrind, redisServer string) (*server, er
 		return nil, err
 	}
 	defer log.Close()
-	s := &server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, done: make(chan struct{})}
+	s := &server{addr: devenv.Loopback(port), dir: dir, done: make(chan struct{})}
 	s.cmd = exec.Command(valgrind, "--tool=callgrind", "--instr-atstart=no",
 		"--callgrind-out-file="+filepath.Join(dir, "callgrind.out"),
 		redisServer, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "",
@@ -57,7 +57,7 @@ func startServer(ctx context.Context, valgrind, redisServer string) (*server, er
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(2 * time.Minute) // valgrind takes seconds to start a process
 	for {
-		err := ping(ctx, s.addr)
+		err := devenv.PingRedis(ctx, s.addr)
 		if err == nil {
 			return s, nil
 		}
@@ -72,37 +72,6 @@ func startServer(ctx context.Context, valgrind, redisServer string) (*server, er
 		s.stop(true)
 		return nil, fmt.Errorf("redis-server under callgrind on %s: %w", s.addr, err)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// ping sends an inline PING and wants +PONG.
-func ping(ctx context.Context, addr string) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if strings.TrimSpace(line) != "+PONG" {
-		return fmt.Errorf("answered %q", strings.TrimSpace(line))
-	}
-	return nil
 }
 
 // control runs callgrind_control with args on the server's process.

@@ -119,7 +119,7 @@ func runRedis(ctx context.Context, bin, name, conf, host, dir string, port int, 
 		}
 		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
-		if err := p.waitReady(wctx, func(ctx context.Context) error { return redisPing(ctx, p.Addr) }); err != nil {
+		if err := p.waitReady(wctx, func(ctx context.Context) error { return PingRedis(ctx, p.Addr) }); err != nil {
 			p.Kill()
 			return nil, err
 		}
@@ -127,8 +127,8 @@ func runRedis(ctx context.Context, bin, name, conf, host, dir string, port int, 
 	}
 }
 
-// redisPing sends an inline PING and expects +PONG.
-func redisPing(ctx context.Context, addr string) error {
+// PingRedis sends an inline PING to the Redis at addr and expects +PONG.
+func PingRedis(ctx context.Context, addr string) error {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -172,7 +172,7 @@ func RestartRedis(ctx context.Context, p *Proc) (*Proc, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	if err := q.waitReady(wctx, func(ctx context.Context) error { return redisPing(ctx, q.Addr) }); err != nil {
+	if err := q.waitReady(wctx, func(ctx context.Context) error { return PingRedis(ctx, q.Addr) }); err != nil {
 		_ = q.Close()
 		return nil, err
 	}
