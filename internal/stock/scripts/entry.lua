@@ -37,13 +37,12 @@ end
 local function batchLine(ono, uid, qty, rid)
   return '\nono=' .. ono .. ' uid=' .. uid .. ' qty=' .. qty .. ' rid=' .. rid
 end
--- entryKeys is the order of an entry's attributes.
-local entryKeys = {'t', 'aid', 'sku', 'ono', 'uid', 'qty', 'd', 'at', 'rid', 'cms', 'ems', 'ep', 'sq', 'tn', 'tp'}
 -- packEntry is the entry of any change from its attributes by key ({t = 'adjusted', aid = ...};
--- a nil, false or '' value is left out).
+-- a nil, false or '' value is left out). Its list of the keys in their order is made here, not at
+-- the top level, where every script that prepends this file would pay for it on every call.
 local function packEntry(a)
   local p = {}
-  for _, k in ipairs(entryKeys) do
+  for _, k in ipairs({'t', 'aid', 'sku', 'ono', 'uid', 'qty', 'd', 'at', 'rid', 'cms', 'ems', 'ep', 'sq', 'tn', 'tp'}) do
     local v = a[k]
     if v and v ~= '' then
       p[#p + 1] = k .. '=' .. v

@@ -68,9 +68,8 @@ local corrupt = not ttl or ttl < 1 or ttl ~= math.floor(ttl) or not exp or exp ~
 -- Every number is handed to redis.call as a string made once by string.format('%d'): a
 -- Lua number argument becomes '1e+14' in Lua's own conversion once large, and Redis's
 -- (snprintf '%.17g' per argument) costs a float formatting each time.
-local nowS, expS, expireAt, expireAtS, startMs, endMs, limit, mid
+local nowS, expireAt, expireAtS, startMs, endMs, limit
 if not corrupt then
-  expS = format('%d', exp)
   expireAt = now + ttl * 1000
   expireAtS = format('%d', expireAt)
 end
@@ -227,11 +226,12 @@ if made > 0 then
   end
   local id = addEntry(KEYS[5], e)
   -- 'er': the entry's id, so a replay can tell whether the order's event is in Kafka yet (unsent)
+  -- the pieces the batch's orders share, made once (order.lua)
+  local mid, tail = orderShared(expireAt, now, seq, seq, id, nil, nowS)
   local oh = {}
   for j = 1, made do
     local m = ma[j]
-    oh[2 * j - 1], oh[2 * j] = pz[j],
-      packOrder('reserved', ARGV[m + ITEM_UID], mq[j], expireAtS, nowS, ARGV[m + ITEM_REQUEST_ID], seqS, seqS, id)
+    oh[2 * j - 1], oh[2 * j] = pz[j], orderValue('r', ARGV[m + ITEM_UID], mq[j], mid, ARGV[m + ITEM_REQUEST_ID], tail)
   end
   out[REPLY_ENTRY_ID] = id
   if want then
@@ -246,6 +246,7 @@ if made > 0 then
   redis.call('HSET', KEYS[1], 'remaining', format('%d', remaining),
     'locked', format('%d', locked), 'kx', '1', 'seq', seqS)
   if fresh then
+    local expS = format('%d', exp)
     redis.call('EXPIREAT', KEYS[2], expS)
     redis.call('EXPIREAT', KEYS[3], expS)
     redis.call('EXPIREAT', KEYS[4], expS)
