@@ -96,10 +96,16 @@ local function orderShared(expireAt, created, cseq, useq, er, es, createdS)
     ' ' .. orderB36(cseq) .. ' ' .. orderB36(useq - cseq) .. ' ' .. orderEntryID(er, created, createdS) .. ' ' ..
     orderEntryID(es, created, createdS)
 end
--- orderValue is an order's value from its state's letter st, uid, qty, request id rid (strings)
--- and the pieces of orderShared.
-local function orderValue(st, uid, qty, mid, rid, tail)
-  return st .. ' ' .. uid .. ' ' .. qty .. mid .. rid .. tail
+-- orderValues puts in list oh, as field and value pairs from oh[1] on, a reservation batch's made
+-- reserved orders, one concatenation each, in one loop (a Lua function called per order cost
+-- ≈ 540 instructions more): order j's field is short[j], its uid and request id argv[at[j] + fUid]
+-- and argv[at[j] + fRid], its quantity qty[j] (reserve.lua passes its ARGV), mid and tail from
+-- orderShared. The value is packOrder's, state r.
+local function orderValues(oh, made, short, argv, at, fUid, fRid, qty, mid, tail)
+  for j = 1, made do
+    local m = at[j]
+    oh[2 * j - 1], oh[2 * j] = short[j], 'r ' .. argv[m + fUid] .. ' ' .. qty[j] .. mid .. argv[m + fRid] .. tail
+  end
 end
 -- packOrder takes every value as a decimal string (numbers made by string.format('%d')) and
 -- the entry ids as XADD made them; er and es may be false or nil. The state's letter is its
@@ -111,7 +117,7 @@ local function packOrder(state, uid, qty, expireAt, createdAt, rid, cseq, useq, 
     error('packOrder: state ' .. tostring(state))
   end
   local mid, tail = orderShared(tonumber(expireAt), tonumber(createdAt), tonumber(cseq), tonumber(useq), er, es)
-  return orderValue(st, uid, qty, mid, rid, tail)
+  return st .. ' ' .. uid .. ' ' .. qty .. mid .. rid .. tail -- the same as orderValues
 end
 -- orderNumber reads a base-36 number of a packed order (signed: '-' in front allowed); nil
 -- when v is not one.

@@ -225,10 +225,7 @@ if made > 0 then
       ARGV[m + ITEM_REQUEST_ID], nil, expireAtS, epoch, seqS, trace)
   else -- a batch entry: its shared line, then one line per event (entry.lua)
     local ep = {packBatchHead('reserved', aid, sku, nowS, expireAtS, epoch, seqS, trace)}
-    for j = 1, made do
-      local m = ma[j]
-      ep[j + 1] = batchLine(ARGV[m + ITEM_ORDER_NO], ARGV[m + ITEM_UID], mq[j], ARGV[m + ITEM_REQUEST_ID])
-    end
+    batchLines(ep, made, ARGV, ma, ITEM_ORDER_NO, ITEM_UID, ITEM_REQUEST_ID, mq)
     e = table.concat(ep)
   end
   local id = addEntry(KEYS[5], e)
@@ -236,10 +233,7 @@ if made > 0 then
   -- the pieces the batch's orders share, made once (order.lua)
   local mid, tail = orderShared(expireAt, now, seq, seq, id, nil, nowS)
   local oh = {}
-  for j = 1, made do
-    local m = ma[j]
-    oh[2 * j - 1], oh[2 * j] = pz[j], orderValue('r', ARGV[m + ITEM_UID], mq[j], mid, ARGV[m + ITEM_REQUEST_ID], tail)
-  end
+  orderValues(oh, made, pz, ARGV, ma, ITEM_UID, ITEM_REQUEST_ID, mq, mid, tail)
   out[REPLY_ENTRY_ID] = id
   if want then
     out[REPLY_ENTRY] = e
