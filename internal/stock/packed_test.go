@@ -50,6 +50,32 @@ func numberCases() []packedCase {
 	return cs
 }
 
+// sharedCases are orders packed one after another, each the one before with one value changed of
+// those order.lua's packOrder keeps from the order before (expire_at, created_at, cseq, useq, er,
+// es), then every one back: a value left out of its comparison packs a stale piece.
+func sharedCases() []packedCase {
+	c := packedCases()[2]
+	cs := []packedCase{c}
+	for i := range 6 {
+		switch i {
+		case 0:
+			c.o.ExpireAt++
+		case 1:
+			c.o.CreatedAt--
+		case 2:
+			c.cseq--
+		case 3:
+			c.useq++
+		case 4:
+			c.er = "1763000000001-2"
+		case 5:
+			c.es = ""
+		}
+		cs = append(cs, c)
+	}
+	return append(cs, packedCases()[2])
+}
+
 // An order packed in Go reads back as it was (every state, entry ids absent, at its creation's ms
 // or not, numbers below their base); the format is the one documented (one value pinned); a value
 // with any one field broken, and one of the earlier layout, is refused.

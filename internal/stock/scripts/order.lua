@@ -109,15 +109,24 @@ local function orderValues(oh, made, short, argv, at, fUid, fRid, qty, mid, tail
 end
 -- packOrder takes every value as a decimal string (numbers made by string.format('%d')) and
 -- the entry ids as XADD made them; er and es may be false or nil. The state's letter is its
--- first (reserved r, paid p, cancelled c, expired e); another state is an error.
+-- first (reserved r, paid p, cancelled c, expired e); another state is an error. The values an
+-- order shares with the one packed before it in the same call (expire_due's orders of one
+-- reservation batch: expire_at created_at cseq useq er es) are encoded once: the last ones are
+-- kept in locals (packLast*), not a table, which the chunk would build on every call.
+local packLastE, packLastC, packLastS, packLastU, packLastEr, packLastEs, packLastMid, packLastTail
 local function packOrder(state, uid, qty, expireAt, createdAt, rid, cseq, useq, er, es)
   local st = (state == 'reserved' or state == 'paid' or state == 'cancelled' or state == 'expired') and
     orderSub(state, 1, 1)
   if not st then
     error('packOrder: state ' .. tostring(state))
   end
-  local mid, tail = orderShared(tonumber(expireAt), tonumber(createdAt), tonumber(cseq), tonumber(useq), er, es)
-  return st .. ' ' .. uid .. ' ' .. qty .. mid .. rid .. tail -- the same as orderValues
+  if expireAt ~= packLastE or createdAt ~= packLastC or cseq ~= packLastS or useq ~= packLastU or
+      er ~= packLastEr or es ~= packLastEs then
+    packLastE, packLastC, packLastS, packLastU, packLastEr, packLastEs = expireAt, createdAt, cseq, useq, er, es
+    packLastMid, packLastTail = orderShared(tonumber(expireAt), tonumber(createdAt), tonumber(cseq), tonumber(useq),
+      er, es)
+  end
+  return st .. ' ' .. uid .. ' ' .. qty .. packLastMid .. rid .. packLastTail -- the same as orderValues
 end
 -- orderNumber reads a base-36 number of a packed order (signed: '-' in front allowed); nil
 -- when v is not one.
