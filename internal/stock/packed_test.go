@@ -31,9 +31,9 @@ func packedCases() []packedCase {
 		{expired, 1, 9, "", "1763000900001-0"}, {cancelled, 5, 6, "1763000000000-35", "1763000000000-36"}}
 }
 
-// numberCases are orders whose numbers cross every length of base 36 that a packed order's numbers
-// reach (0, 35 and 36, 1,295 and 1,296, ... up to 36^10 - 1, odd and even counts of digits: order.lua
-// makes two digits a step; within Lua's exact integers), in each of the order's base-36 values, and an entry id at another ms.
+// numberCases are orders whose numbers cross every length in base 36 up to 10 digits (0, 35 and 36,
+// 1,295 and 1,296, ... 36^10 - 1: odd and even counts of digits, order.lua makes two digits a step;
+// within Lua's exact integers), in each of the order's base-36 values, and entry ids at another ms.
 func numberCases() []packedCase {
 	var cs []packedCase
 	const created = int64(1763000000000)
