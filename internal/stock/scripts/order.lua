@@ -8,13 +8,21 @@
 -- (base 36). The same format as stock.packed in Go (internal/stock/packed.go), the one copy
 -- there, which says why each number is short.
 -- Redis runs a script's whole chunk on every call: what this file does at its top level (a table
--- built, ≈ 2,300 instructions with a few fields; a function made, ≈ 450) every script that
--- prepends it pays on every call, so it builds no table there and makes few functions.
--- ORDER_PAIRS is every two-digit base-36 number, a line per first digit (36 pairs and a newline,
--- 73 bytes): the pair of d = 36 hi + lo is at 73 hi + 2 lo + 1. A constant, made once, when the
--- script is loaded. orderB36 makes a number two digits a step (a string.sub and a concatenation
--- each: a created_at of 8 digits ≈ 5,900 instructions, a digit a step ≈ 12,300).
-local ORDER_PAIRS = [[
+-- built, ≈ 2,300 instructions with a few fields; a function made, ≈ 450; a top-level local that
+-- a function uses, an upvalue, ≈ 400) every script that prepends it pays on every call, so it
+-- builds no table there and makes few functions and upvalues.
+-- orderB36's ORDER_PAIRS is every two-digit base-36 number, a line per first digit (36 pairs and
+-- a newline, 73 bytes): the pair of d = 36 hi + lo is at 73 hi + 2 lo + 1. A constant of the
+-- function, made once, when the script is loaded. orderB36 makes a number two digits a step (a
+-- string.sub and a concatenation each: a created_at of 8 digits ≈ 5,900 instructions, a digit a
+-- step ≈ 12,300).
+local orderSub = string.sub
+-- orderB36 is whole number x in base 36 ('-' in front when negative).
+local function orderB36(x)
+  if x < 0 then
+    return '-' .. orderB36(-x)
+  end
+  local ORDER_PAIRS = [[
 000102030405060708090a0b0c0d0e0f0g0h0i0j0k0l0m0n0o0p0q0r0s0t0u0v0w0x0y0z
 101112131415161718191a1b1c1d1e1f1g1h1i1j1k1l1m1n1o1p1q1r1s1t1u1v1w1x1y1z
 202122232425262728292a2b2c2d2e2f2g2h2i2j2k2l2m2n2o2p2q2r2s2t2u2v2w2x2y2z
@@ -52,12 +60,6 @@ x0x1x2x3x4x5x6x7x8x9xaxbxcxdxexfxgxhxixjxkxlxmxnxoxpxqxrxsxtxuxvxwxxxyxz
 y0y1y2y3y4y5y6y7y8y9yaybycydyeyfygyhyiyjykylymynyoypyqyrysytyuyvywyxyyyz
 z0z1z2z3z4z5z6z7z8z9zazbzczdzezfzgzhzizjzkzlzmznzozpzqzrzsztzuzvzwzxzyzz
 ]]
-local orderSub = string.sub
--- orderB36 is whole number x in base 36 ('-' in front when negative).
-local function orderB36(x)
-  if x < 0 then
-    return '-' .. orderB36(-x)
-  end
   local s = ''
   while x >= 1296 do
     local d = x % 1296
@@ -111,22 +113,25 @@ end
 -- the entry ids as XADD made them; er and es may be false or nil. The state's letter is its
 -- first (reserved r, paid p, cancelled c, expired e); another state is an error. The values an
 -- order shares with the one packed before it in the same call (expire_due's orders of one
--- reservation batch: expire_at created_at cseq useq er es) are encoded once: the last ones are
--- kept in locals (packLast*), not a table, which the chunk would build on every call.
-local packLastE, packLastC, packLastS, packLastU, packLastEr, packLastEs, packLastMid, packLastTail
+-- reservation batch: expire_at created_at cseq useq er es) are encoded once: packLast keeps
+-- them, a table made by the first packOrder of the call (a script that packs none makes none).
+local packLast
 local function packOrder(state, uid, qty, expireAt, createdAt, rid, cseq, useq, er, es)
   local st = (state == 'reserved' or state == 'paid' or state == 'cancelled' or state == 'expired') and
     orderSub(state, 1, 1)
   if not st then
     error('packOrder: state ' .. tostring(state))
   end
-  if expireAt ~= packLastE or createdAt ~= packLastC or cseq ~= packLastS or useq ~= packLastU or
-      er ~= packLastEr or es ~= packLastEs then
-    packLastE, packLastC, packLastS, packLastU, packLastEr, packLastEs = expireAt, createdAt, cseq, useq, er, es
-    packLastMid, packLastTail = orderShared(tonumber(expireAt), tonumber(createdAt), tonumber(cseq), tonumber(useq),
-      er, es)
+  local l = packLast
+  if not l then
+    l = {}
+    packLast = l
   end
-  return st .. ' ' .. uid .. ' ' .. qty .. packLastMid .. rid .. packLastTail -- the same as orderValues
+  if expireAt ~= l[1] or createdAt ~= l[2] or cseq ~= l[3] or useq ~= l[4] or er ~= l[5] or es ~= l[6] then
+    l[1], l[2], l[3], l[4], l[5], l[6] = expireAt, createdAt, cseq, useq, er, es
+    l.mid, l.tail = orderShared(tonumber(expireAt), tonumber(createdAt), tonumber(cseq), tonumber(useq), er, es)
+  end
+  return st .. ' ' .. uid .. ' ' .. qty .. l.mid .. rid .. l.tail -- the same as orderValues
 end
 -- orderNumber reads a base-36 number of a packed order (signed: '-' in front allowed); nil
 -- when v is not one.
