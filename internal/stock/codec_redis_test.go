@@ -1,6 +1,7 @@
 package stock_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -158,7 +159,7 @@ end
 return out`
 	var argv []any
 	var want []string
-	for _, c := range packedCases() {
+	for _, c := range slices.Concat(packedCases(), numberCases(), sharedCases()) {
 		i := func(v int64) string { return strconv.FormatInt(v, 10) }
 		v := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es)
 		argv = append(argv, c.o.State, i(c.o.UID), i(c.o.Quantity), i(c.o.ExpireAt), i(c.o.CreatedAt), c.o.RequestID,

@@ -65,7 +65,7 @@ return {
 	}
 }
 
-// entry.lua's batch entry (packBatchHead, addBatchItem, as reserve.lua uses them) is the string
+// entry.lua's batch entry (packBatchHead, batchLines, as reserve.lua uses them) is the string
 // event.PackBatch makes of the same events, and reads back in Go as those events, in order.
 func TestLuaPacksBatchEntriesAsGo(t *testing.T) {
 	e := stocktest.New(t)
@@ -76,8 +76,7 @@ func TestLuaPacksBatchEntriesAsGo(t *testing.T) {
 	two.OrderNo, two.UID, two.Quantity, two.RequestID = "12-1700000000123c0ffee00deadbeef02", 8, 1, "req-00000002"
 	src := stock.EntryLua + `
 local p = {}
-p[2] = batchLine(ARGV[1], '3', '2', 'req_0000-01')
-p[3] = batchLine(ARGV[2], '8', '1', 'req-00000002')
+batchLines(p, 2, {ARGV[1], '3', 'req_0000-01', ARGV[2], '8', 'req-00000002'}, {0, 3}, 1, 2, 3, {'2', '1'})
 p[1] = packBatchHead('reserved', '12', '7', '1700000000123', '1700000900123', '4', '41', entryTrace(ARGV[3]))
 local traced = table.concat(p)
 p[1] = packBatchHead('reserved', '12', '7', '1700000000123', '1700000900123', '4', '41', entryTrace(''))

@@ -31,11 +31,56 @@ func packedCases() []packedCase {
 		{expired, 1, 9, "", "1763000900001-0"}, {cancelled, 5, 6, "1763000000000-35", "1763000000000-36"}}
 }
 
+// numberCases are orders whose numbers cross every length in base 36 up to 10 digits (0, 35 and 36,
+// 1,295 and 1,296, ... 36^10 - 1: odd and even counts of digits, order.lua makes two digits a step;
+// within Lua's exact integers), in each of the order's base-36 values, and entry ids at another ms.
+func numberCases() []packedCase {
+	var cs []packedCase
+	const created = int64(1763000000000)
+	for p := int64(1); p <= 101559956668416; p *= 36 { // up to 36^9
+		for _, x := range []int64{p - 1, p, p + 1, p*36 - 1} {
+			o := stock.Order{OrderNo: "7-1", ActivityID: 7, UID: x, Quantity: 1, State: domain.StateReserved,
+				ExpireAt: created + x%(p*7+3), CreatedAt: x, RequestID: "r"}
+			cs = append(cs, packedCase{o, x, x + p, "", ""})
+			o.CreatedAt, o.ExpireAt = created, created-x
+			cs = append(cs, packedCase{o, 0, x, strconv.FormatInt(created+x, 10) + "-" + strconv.FormatInt(x, 10),
+				strconv.FormatInt(created, 10) + "-" + strconv.FormatInt(x, 10)})
+		}
+	}
+	return cs
+}
+
+// sharedCases are orders packed one after another, each the one before with one value changed of
+// those order.lua's packOrder keeps from the order before (expire_at, created_at, cseq, useq, er,
+// es), then every one back: a value left out of its comparison packs a stale piece.
+func sharedCases() []packedCase {
+	c := packedCases()[2]
+	cs := []packedCase{c}
+	for i := range 6 {
+		switch i {
+		case 0:
+			c.o.ExpireAt++
+		case 1:
+			c.o.CreatedAt--
+		case 2:
+			c.cseq--
+		case 3:
+			c.useq++
+		case 4:
+			c.er = "1763000000001-2"
+		case 5:
+			c.es = ""
+		}
+		cs = append(cs, c)
+	}
+	return append(cs, packedCases()[2])
+}
+
 // An order packed in Go reads back as it was (every state, entry ids absent, at its creation's ms
 // or not, numbers below their base); the format is the one documented (one value pinned); a value
 // with any one field broken, and one of the earlier layout, is refused.
 func TestPackedOrderRoundTrip(t *testing.T) {
-	for _, c := range packedCases() {
+	for _, c := range append(packedCases(), numberCases()...) {
 		v := stock.PackOrder(c.o, c.cseq, c.useq, c.er, c.es)
 		got, cseq, useq, er, es, ok := stock.UnpackOrder(7, "7-1", v)
 		if !ok || got != c.o || cseq != c.cseq || useq != c.useq || er != c.er || es != c.es {
