@@ -13,6 +13,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/benchrun"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 )
 
@@ -46,8 +47,8 @@ func (d *driver) close() { _ = d.raw.Close() }
 // warm creates activity aid with stock for n reservations (one per buyer), live for an hour.
 func (d *driver) warm(ctx context.Context, aid int64, n int) error {
 	now := time.Now()
-	created, _, err := d.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "callgrind",
-		Counters: stock.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
+	created, _, err := d.store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "callgrind",
+		Counters: domain.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
 		Limit: 1, PayTimeout: 900, ExpireAt: now.Unix() + 7200})
 	if err == nil && !created {
 		err = fmt.Errorf("activity %d is warm already", aid)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -54,7 +55,7 @@ func (a acked) Release(ctx context.Context, orderNo string, uid int64, target st
 	return a.answer(ctx, es, err)
 }
 
-func (a acked) Adjust(ctx context.Context, aid, delta int64) (stock.Counters, error) {
+func (a acked) Adjust(ctx context.Context, aid, delta int64) (domain.Counters, error) {
 	c, es, err := a.store.Adjust(ctx, aid, delta, "", "")
 	return c, a.answer(ctx, es, err)
 }

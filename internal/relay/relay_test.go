@@ -15,6 +15,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
@@ -42,8 +43,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
-	m := stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Counters: stock.Counters{Total: 100000, Remaining: 100000},
-		Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}
+	m := domain.Activity{ActivityID: aid, SkuID: 70, Name: "relay",
+		Counters: domain.Counters{Total: 100000, Remaining: 100000},
+		Start:    now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ type activeMember struct {
 	lastDue int64 // unix seconds: end + pay timeout
 }
 
-// Activate records the activity in the active set, scored by lastDue (Meta.LastDue), which
+// Activate records the activity in the active set, scored by lastDue (domain.Activity.LastDue), which
 // the relay and the jobs walk.
 func (s *Store) Activate(ctx context.Context, aid, lastDue int64) error {
 	_, err := s.rds.ZaddCtx(ctx, s.keys.active(), lastDue, strconv.FormatInt(aid, 10))

@@ -223,7 +223,7 @@ func parseReserve(aid int64, res []any, nos []string, qty []int64, withEntries b
 					return nil, fmt.Errorf("stock script reserve: item %d reserved without an entry", j)
 				}
 				remaining -= qty[j]
-				r.res = Reservation{Order: Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
+				r.res = Reservation{Order: domain.Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
 					CreatedAt: head.CreatedMs, State: domain.StateReserved}, Remaining: remaining}
 				r.batch, r.err = batch, batchErr
 			case v > 0:
@@ -257,7 +257,7 @@ func (r *itemReply) reservation() (Reservation, error) {
 		if r.replayGone { // the replayed order's keys are gone
 			return Reservation{}, xerr.ErrOrderNotFound
 		}
-		return Reservation{Order: Order{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
+		return Reservation{Order: domain.Order{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
 			CreatedAt: v.CreatedMs}, Remaining: v.Remaining, Replay: true}, nil
 	}
 	return r.res, nil

@@ -86,7 +86,7 @@ func TestScriptRepliesByName(t *testing.T) {
 		t.Fatalf("pay again: entries %+v, %v", again, err)
 	}
 	c, es, err := e.Store.Adjust(ctx, aid, 4, "", "")
-	if err != nil || c != (stock.Counters{Total: 14, Remaining: 9, Locked: 2, Sold: 3}) || len(es) != 1 {
+	if err != nil || c != (domain.Counters{Total: 14, Remaining: 9, Locked: 2, Sold: 3}) || len(es) != 1 {
 		t.Fatalf("adjust: %+v, %v, %v", c, es, err)
 	}
 	m, err := e.Store.Stock(ctx, aid)
@@ -114,9 +114,9 @@ func TestScriptRepliesByName(t *testing.T) {
 func TestAdvanceDrawArgsByName(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	var lost []stock.DrawEntry
+	var lost []domain.DrawEntry
 	for i := range 3 {
-		lost = append(lost, stock.DrawEntry{UID: int64(i + 1), Qty: 1, RequestID: reqID(i + 1)})
+		lost = append(lost, domain.DrawEntry{UID: int64(i + 1), Qty: 1, RequestID: reqID(i + 1)})
 	}
 	if err := e.Store.AdvanceDraw(ctx, aid, 0, 7, 4, lost, true); err != nil {
 		t.Fatal(err)

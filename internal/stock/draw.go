@@ -1,11 +1,7 @@
 package stock
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strconv"
@@ -29,55 +25,19 @@ const (
 	loserValue = "~lost"
 )
 
-// A DrawEntry is one buyer's entry in an activity's draw.
-type DrawEntry struct {
-	UID       int64
-	Qty       int64
-	RequestID string
-	EventID   string // the entry's outbox entry id
+// entryValue is e's value in the draw's entries hash: "qty request_id entry_id".
+func entryValue(e domain.DrawEntry) string {
+	return fmt.Sprintf("%d %s %s", e.Qty, e.RequestID, e.EventID)
 }
 
-func (e DrawEntry) value() string { return fmt.Sprintf("%d %s %s", e.Qty, e.RequestID, e.EventID) }
-
-func parseEntry(uid, v string) (DrawEntry, bool) {
+func parseEntry(uid, v string) (domain.DrawEntry, bool) {
 	f := strings.Fields(v)
 	u, err1 := strconv.ParseInt(uid, 10, 64)
 	if len(f) != 3 || err1 != nil {
-		return DrawEntry{}, false
+		return domain.DrawEntry{}, false
 	}
 	q, err := strconv.ParseInt(f[0], 10, 64)
-	return DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
-}
-
-// DrawOrder is the draw's order of entries: ascending by each uid's key, HMAC-SHA256 keyed with
-// the seed's bytes over the uid in decimal ASCII, as byte strings (by uid on the impossible
-// tie). The same entries and seed give the same order, whatever order they come in
-// (rpc/internal/draw serves it; anyone holding the audit recomputes it).
-func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
-	type keyed struct {
-		key [sha256.Size]byte
-		e   DrawEntry
-	}
-	ks := make([]keyed, len(entries))
-	mac := hmac.New(sha256.New, seed)
-	var num [20]byte
-	for i, e := range entries {
-		mac.Reset()
-		mac.Write(strconv.AppendInt(num[:0], e.UID, 10))
-		mac.Sum(ks[i].key[:0])
-		ks[i].e = e
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := bytes.Compare(a.key[:], b.key[:]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.e.UID, b.e.UID)
-	})
-	out := make([]DrawEntry, len(ks))
-	for i := range ks {
-		out[i] = ks[i].e
-	}
-	return out
+	return domain.DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
@@ -120,7 +80,7 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			out[i].Err = codeError(a.Code)
 			continue
 		}
-		out[i].Reservation = Reservation{Order: Order{Quantity: a.Qty, RequestID: a.RequestID,
+		out[i].Reservation = Reservation{Order: domain.Order{Quantity: a.Qty, RequestID: a.RequestID,
 			State: domain.StateQueued}, DrawAt: a.DrawAtMs}
 		if out[i].entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
 			out[i].Reservation = Reservation{}
@@ -130,8 +90,8 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 }
 
 // DrawEntries reads every entry of activity aid's draw, sorted by uid.
-func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]DrawEntry, error) {
-	var out []DrawEntry
+func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]domain.DrawEntry, error) {
+	var out []domain.DrawEntry
 	var cur uint64
 	for {
 		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.DrawEntries(aid), cur, "", 20000)
@@ -147,8 +107,8 @@ func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]DrawEntry, error)
 			break
 		}
 	}
-	slices.SortFunc(out, func(a, b DrawEntry) int { return int(a.UID - b.UID) })
-	return slices.CompactFunc(out, func(a, b DrawEntry) bool { return a.UID == b.UID }), nil
+	slices.SortFunc(out, func(a, b domain.DrawEntry) int { return int(a.UID - b.UID) })
+	return slices.CompactFunc(out, func(a, b domain.DrawEntry) bool { return a.UID == b.UID }), nil
 }
 
 // DrawProgress is the draw hash of an activity.
@@ -175,7 +135,7 @@ func (s *Store) DrawEntryCount(ctx context.Context, aid int64) (int64, error) {
 
 // DrawEntryStatus is a buyer's entry and what the draw made of it.
 type DrawEntryStatus struct {
-	DrawEntry
+	domain.DrawEntry
 	Status  string // domain.StateQueued, "won" or "lost"
 	OrderNo string // when won
 }
@@ -219,7 +179,8 @@ func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) (
 // AdvanceDraw records a served chunk [from, to) of the draw: its winners count and its losers
 // (a replay of a loser's entry is SOLD_OUT); done opens the activity to reservations in arrival
 // order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
-func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
+func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64,
+	lost []domain.DrawEntry, done bool) error {
 	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid), s.keys.Buyers(aid)}
 	args := drawAdvanceArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
 	for i, e := range lost {
@@ -235,7 +196,7 @@ func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, l
 // DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
 // order under its entry's request id (a winner): the buyers hash's request id field names an
 // order, not the loser value. One HMGET.
-func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
+func (s *Store) DrawServed(ctx context.Context, aid int64, entries []domain.DrawEntry) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
 		return out, nil
@@ -261,13 +222,13 @@ var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the act
 // losers' request ids to the loser value (restore_losers.lua) while the stock hash is absent,
 // keys expiring at expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock
 // hash exists.
-func (r Recovery) RestoreDrawEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
+func (r Recovery) RestoreDrawEntries(ctx context.Context, aid, expireAt int64, entries, lost []domain.DrawEntry) error {
 	s := r.s
 	k := s.keys
 	for batch := range slices.Chunk(entries, restoreBatch) {
 		args := restoreEntriesArgs{ExpireAt: expireAt, Entries: make([]restoreEntryArgs, len(batch))}
 		for i, e := range batch {
-			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: e.value()}
+			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: entryValue(e)}
 		}
 		if err := s.restore(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.DrawEntries(aid)}, args,
 			len(batch)); err != nil {

@@ -2,11 +2,8 @@ package stock
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"reflect"
-	"strconv"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -65,7 +62,7 @@ func (k Keys) ReserveKeys(aid int64) []string {
 var ErrOrderNoTaken = errOrderNoTaken
 
 // PackOrder is an order as the orders hash holds it (packed.pack), for tests.
-func PackOrder(o Order, cseq, useq int64, er, es string) string {
+func PackOrder(o domain.Order, cseq, useq int64, er, es string) string {
 	v, err := packed{Order: o, Cseq: cseq, Useq: useq, Er: er, Es: es}.pack()
 	if err != nil {
 		panic(err)
@@ -74,7 +71,7 @@ func PackOrder(o Order, cseq, useq int64, er, es string) string {
 }
 
 // UnpackOrder is unpackOrder, for tests.
-func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, es string, ok bool) {
+func UnpackOrder(aid int64, orderNo, v string) (o domain.Order, cseq, useq int64, er, es string, ok bool) {
 	p, ok := unpackOrder(aid, orderNo, v)
 	return p.Order, p.Cseq, p.Useq, p.Er, p.Es, ok
 }
@@ -125,14 +122,6 @@ func byName(v any) map[string]any {
 
 // ErrDrawBusy is errDrawBusy, for tests.
 var ErrDrawBusy = errDrawBusy
-
-// DrawKey is uid's place in the draw of seed (DrawOrder): HMAC-SHA256 keyed with the seed's
-// bytes over the uid in decimal ASCII.
-func DrawKey(seed []byte, uid int64) []byte {
-	mac := hmac.New(sha256.New, seed)
-	mac.Write([]byte(strconv.FormatInt(uid, 10)))
-	return mac.Sum(nil)
-}
 
 // WindowMessage is windowMessage, for tests.
 var WindowMessage = windowMessage

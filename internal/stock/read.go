@@ -14,13 +14,13 @@ import (
 )
 
 // Stock reads an activity's stock hash; ErrNotWarm when absent.
-func (s *Store) Stock(ctx context.Context, aid int64) (Meta, error) {
+func (s *Store) Stock(ctx context.Context, aid int64) (domain.Activity, error) {
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Stock(aid))
 	if err != nil {
-		return Meta{}, dep(err)
+		return domain.Activity{}, dep(err)
 	}
 	if _, ok := m["remaining"]; !ok {
-		return Meta{}, ErrNotWarm
+		return domain.Activity{}, ErrNotWarm
 	}
 	return parseStock(aid, m), nil
 }
@@ -41,38 +41,26 @@ func (s *Store) Price(ctx context.Context, aid int64) (price, start int64, err e
 }
 
 // parseStock reads a stock hash's fields (absent ones are 0).
-func parseStock(aid int64, m map[string]string) Meta {
+func parseStock(aid int64, m map[string]string) domain.Activity {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
-	return Meta{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
-		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Counters: Counters{Total: n("total"),
+	return domain.Activity{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
+		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Counters: domain.Counters{Total: n("total"),
 			Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold")}, Epoch: n("epoch"),
 		DrawAt: n("draw_at"), Drawn: m["drawn"] == "1", Price: n("price")}
 }
 
-// Order is an order as Redis holds it.
-type Order struct {
-	OrderNo    string
-	ActivityID int64
-	UID        int64
-	Quantity   int64
-	State      string
-	ExpireAt   int64 // ms
-	CreatedAt  int64 // ms
-	RequestID  string
-}
-
 // Order reads an order; xerr.ErrOrderNotFound when Redis does not hold it.
-func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
+func (s *Store) Order(ctx context.Context, orderNo string) (domain.Order, error) {
 	aid, err := s.CheckOrderNo(orderNo)
 	if err != nil {
-		return Order{}, err
+		return domain.Order{}, err
 	}
 	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), shortNo(orderNo))
 	if errors.Is(err, redis.Nil) {
-		return Order{}, xerr.ErrOrderNotFound
+		return domain.Order{}, xerr.ErrOrderNotFound
 	}
 	if err != nil {
-		return Order{}, dep(err)
+		return domain.Order{}, dep(err)
 	}
 	p, err := readOrder(aid, orderNo, v)
 	return p.Order, err
@@ -81,7 +69,7 @@ func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
 // OrderNos lists an activity's orders (the orders hash, read in HSCAN pages), oldest first
 // (by creation, then number).
 func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
-	var orders []Order
+	var orders []domain.Order
 	var cursor uint64
 	for {
 		page, next, err := s.rds.HscanCtx(ctx, s.keys.OrdersHash(aid), cursor, "", 1000)
@@ -99,7 +87,7 @@ func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
 			break
 		}
 	}
-	slices.SortFunc(orders, func(a, b Order) int {
+	slices.SortFunc(orders, func(a, b domain.Order) int {
 		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.OrderNo, b.OrderNo))
 	})
 	nos := make([]string, 0, len(orders))

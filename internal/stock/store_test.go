@@ -332,8 +332,8 @@ func warmUnchecked(t *testing.T, e *stocktest.Env, total int64) int64 {
 	t.Helper()
 	aid := time.Now().UnixNano()%1_000_000_000 + 1
 	now := time.Now()
-	created, _, err := e.Store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "test",
-		Counters: stock.Counters{Total: total, Remaining: total}, Start: now.Add(-time.Minute).Unix(),
+	created, _, err := e.Store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "test",
+		Counters: domain.Counters{Total: total, Remaining: total}, Start: now.Add(-time.Minute).Unix(),
 		End: now.Add(time.Hour).Unix(), Limit: 1,
 		PayTimeout: 900, ExpireAt: now.Add(2 * time.Hour).Unix()})
 	if err != nil || !created {

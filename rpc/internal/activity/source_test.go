@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -27,7 +28,7 @@ type countingSource struct {
 	reads atomic.Int64
 }
 
-func (c *countingSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+func (c *countingSource) Orders(ctx context.Context, id int64) ([]domain.Order, error) {
 	return c.inner.Orders(ctx, id)
 }
 
@@ -225,7 +226,7 @@ type stallingSource struct {
 	in, release chan struct{}
 }
 
-func (s *stallingSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+func (s *stallingSource) Orders(ctx context.Context, id int64) ([]domain.Order, error) {
 	s.in <- struct{}{}
 	<-s.release
 	return s.Source.Orders(ctx, id)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/degrade"
@@ -101,7 +102,7 @@ func (r *Router) ExpireDue(ctx context.Context, aid int64, limit int) (done []st
 
 // Adjust changes activity aid's sellable stock on the Redis book, whichever book the fence
 // chooses: stock changes go through Redis alone, and reach MySQL as events like any other.
-func (r *Router) Adjust(ctx context.Context, aid, delta int64, key, fp string) (stock.Counters, error) {
+func (r *Router) Adjust(ctx context.Context, aid, delta int64, key, fp string) (domain.Counters, error) {
 	return r.Redis.Adjust(ctx, aid, delta, key, fp)
 }
 

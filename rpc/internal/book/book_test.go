@@ -105,8 +105,8 @@ func impls(t testing.TB) []impl {
 	return []impl{
 		{"redis", book.Redis{Store: store}, func(t testing.TB, s sale) int64 {
 			aid := insert(t, s, model.ModeRedis)
-			if _, _, err := store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "kettle",
-				Counters: stock.Counters{Total: s.total, Remaining: s.total}, Start: s.start.Unix(), End: s.end.Unix(),
+			if _, _, err := store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "kettle",
+				Counters: domain.Counters{Total: s.total, Remaining: s.total}, Start: s.start.Unix(), End: s.end.Unix(),
 				Limit: s.limit, PayTimeout: s.payTimeout,
 				ExpireAt: s.end.Unix() + 3600}); err != nil {
 				t.Fatal(err)

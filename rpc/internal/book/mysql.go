@@ -197,7 +197,7 @@ func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity
 				ActivityId: uint64(aid), Uid: uint64(it.UID), Quantity: uint64(it.Qty), Status: domain.StateReserved,
 				ExpireAt: expireAt / 1000, PlacedAt: nowMs / 1000}
 			orders[reqs[n]], placed = o, append(placed, o)
-			out[i] = stock.ReserveResult{Reservation: stock.Reservation{Order: stock.Order{OrderNo: o.OrderNo,
+			out[i] = stock.ReserveResult{Reservation: stock.Reservation{Order: domain.Order{OrderNo: o.OrderNo,
 				Quantity: it.Qty, ExpireAt: expireAt, CreatedAt: nowMs, State: domain.StateReserved},
 				Remaining: remaining}}
 		}
@@ -232,7 +232,7 @@ func (b *MySQL) holdings(ctx context.Context, s sqlx.Session, aid int64, closed 
 
 // replay is the answer to a request that made order o: the order as it is, with remaining.
 func replay(o *model.SeckillOrder, remaining int64) stock.Reservation {
-	return stock.Reservation{Order: stock.Order{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
+	return stock.Reservation{Order: domain.Order{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
 		ExpireAt: o.ExpireAt * 1000, CreatedAt: o.PlacedAt * 1000}, Remaining: remaining, Replay: true}
 }
 

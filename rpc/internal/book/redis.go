@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/degrade"
@@ -125,13 +126,13 @@ func (r Redis) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, e
 
 // Adjust adds (delta > 0) or withdraws (delta < 0) activity aid's sellable stock under a
 // merchant's idempotency key and fingerprint (stock.Store.AdjustOnce).
-func (r Redis) Adjust(ctx context.Context, aid, delta int64, key, fp string) (stock.Counters, error) {
+func (r Redis) Adjust(ctx context.Context, aid, delta int64, key, fp string) (domain.Counters, error) {
 	c, es, err := r.Store.Adjust(ctx, aid, delta, key, fp)
 	if err == nil {
 		err = firstError(r.acknowledge(ctx, aid, es))
 	}
 	if err != nil {
-		return stock.Counters{}, err
+		return domain.Counters{}, err
 	}
 	return c, nil
 }

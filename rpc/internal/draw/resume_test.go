@@ -35,7 +35,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 	entries, _ := f.e.Store.DrawEntries(ctx, aid)
 	order := draw.Order(entries, seed)
 	won := f.outcome(t, aid)
-	var passed []stock.DrawEntry // entrants before the cursor left without stock
+	var passed []domain.DrawEntry // entrants before the cursor left without stock
 	for _, e := range order[:p.Cursor] {
 		if _, ok := won[e.UID]; !ok {
 			passed = append(passed, e)

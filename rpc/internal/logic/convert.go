@@ -19,7 +19,7 @@ const (
 )
 
 // Status is the buyer-facing status of an activity at now (unix seconds).
-func Status(s stock.Meta, now int64) string {
+func Status(s domain.Activity, now int64) string {
 	switch {
 	case now >= s.End:
 		return StatusEnded
@@ -32,12 +32,12 @@ func Status(s stock.Meta, now int64) string {
 	}
 }
 
-func toStock(s stock.Meta) *inventory.Stock {
+func toStock(s domain.Activity) *inventory.Stock {
 	return &inventory.Stock{ActivityId: s.ActivityID, Total: s.Total, Remaining: s.Remaining,
 		Locked: s.Locked, Sold: s.Sold}
 }
 
-func toActivity(s stock.Meta) *inventory.Activity {
+func toActivity(s domain.Activity) *inventory.Activity {
 	return &inventory.Activity{ActivityId: s.ActivityID, SkuId: s.SkuID, Name: s.Name, StartTime: s.Start,
 		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total, Price: s.Price}
 }

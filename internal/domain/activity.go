@@ -1,0 +1,46 @@
+package domain
+
+// Activity is an activity as the inventory holds it while it sells (the Redis book's stock
+// hash): what warm-up writes and the services read back.
+type Activity struct {
+	ActivityID int64
+	SkuID      int64
+	Name       string
+	Counters         // the stock numbers: total = remaining + locked + sold
+	Start      int64 // unix seconds
+	End        int64 // unix seconds
+	Limit      int64
+	PayTimeout int64 // seconds
+	ExpireAt   int64 // unix seconds: when the activity's keys go (end + pay timeout + grace)
+	// DrawAt is when the activity's opening draw is decided (ms; 0: no draw), and Drawn
+	// says it is done (docs/DESIGN.md, "The opening draw").
+	DrawAt int64
+	Drawn  bool
+	// Epoch is inventory.epoch of the warm-up or rebuild that wrote the hash (0 in a hash
+	// written before epochs existed).
+	Epoch int64
+	// Price is the unit price (smallest currency unit), fixed once the activity starts; 0 in a
+	// hash written before prices existed.
+	Price int64
+}
+
+// Counters are an activity's stock numbers.
+type Counters struct {
+	Total, Remaining, Locked, Sold int64
+}
+
+// LastDue is when the activity's last order can fall due (unix seconds): its end plus
+// its pay timeout. The inventory's active set is scored by it, and its keys outlive it by the grace.
+func (a Activity) LastDue() int64 { return a.End + a.PayTimeout }
+
+// Order is an order as the books hold it (Redis's packed order, the ledger's row).
+type Order struct {
+	OrderNo    string
+	ActivityID int64
+	UID        int64
+	Quantity   int64
+	State      string
+	ExpireAt   int64 // ms
+	CreatedAt  int64 // ms
+	RequestID  string
+}
