@@ -133,41 +133,34 @@ func (s *Store) DrawEntryCount(ctx context.Context, aid int64) (int64, error) {
 	return int64(n), dep(err)
 }
 
-// DrawEntryStatus is a buyer's entry and what the draw made of it.
-type DrawEntryStatus struct {
-	domain.DrawEntry
-	Status  string // domain.StateQueued, "won" or "lost"
-	OrderNo string // when won
-}
-
-// DrawEntry reads uid's entry in activity aid's draw: xerr.ErrEntryNotFound when there is none.
-func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (DrawEntryStatus, error) {
+// DrawEntry reads uid's entry in activity aid's draw and what the draw made of it: status
+// domain.StateQueued until the draw is done, then "won" (orderNo its order) or "lost";
+// xerr.ErrEntryNotFound when there is none.
+func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (e domain.DrawEntry, status, orderNo string,
+	err error) {
 	v, err := s.rds.HgetCtx(ctx, s.keys.DrawEntries(aid), strconv.FormatInt(uid, 10))
 	if err == redis.Nil {
-		return DrawEntryStatus{}, xerr.ErrEntryNotFound
+		return e, "", "", xerr.ErrEntryNotFound
 	}
 	if err != nil {
-		return DrawEntryStatus{}, dep(err)
+		return e, "", "", dep(err)
 	}
 	e, ok := parseEntry(strconv.FormatInt(uid, 10), v)
 	if !ok {
-		return DrawEntryStatus{}, fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
+		return e, "", "", fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
 	}
-	st := DrawEntryStatus{DrawEntry: e, Status: domain.StateQueued}
 	d, err := s.Draw(ctx, aid)
 	if err != nil || d.Status != DrawDone {
-		return st, err
+		return e, domain.StateQueued, "", err
 	}
 	ono, err := s.rds.HgetCtx(ctx, s.keys.Buyers(aid), ReqField(uid, e.RequestID))
 	switch {
 	case err == redis.Nil || ono == loserValue:
-		st.Status = "lost"
+		return e, "lost", "", nil
 	case err != nil:
-		return DrawEntryStatus{}, dep(err)
-	default:
-		st.Status, st.OrderNo = "won", s.orderNoOf(aid, ono)
+		return domain.DrawEntry{}, "", "", dep(err)
 	}
-	return st, nil
+	return e, "won", s.orderNoOf(aid, ono), nil
 }
 
 // ServeDraw reserves a chunk of the draw's entrants in order, each exactly an ordinary

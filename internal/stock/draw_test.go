@@ -45,11 +45,11 @@ func TestEntryRules(t *testing.T) {
 	if ev.UID != 1 || ev.Quantity != 2 || ev.RequestID != reqID(1) {
 		t.Fatalf("entered event %+v", ev)
 	}
-	st, err := e.Store.DrawEntry(ctx, aid, 1)
-	if err != nil || st.Status != domain.StateQueued || st.RequestID != reqID(1) {
-		t.Fatalf("entry status %+v, %v", st, err)
+	en, st, _, err := e.Store.DrawEntry(ctx, aid, 1)
+	if err != nil || st != domain.StateQueued || en.RequestID != reqID(1) {
+		t.Fatalf("entry %+v, status %q, %v", en, st, err)
 	}
-	if _, err := e.Store.DrawEntry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
+	if _, _, _, err := e.Store.DrawEntry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
 		t.Fatalf("no entry: %v, want ENTRY_NOT_FOUND", err)
 	}
 }
@@ -143,7 +143,7 @@ func TestEnterArgsByName(t *testing.T) {
 			len(stock.EntriesOf(r)) != 1 {
 			t.Fatalf("item %d: %+v", i, r)
 		}
-		got, err := e.Store.DrawEntry(ctx, aid, it.UID)
+		got, _, _, err := e.Store.DrawEntry(ctx, aid, it.UID)
 		if err != nil || got.Qty != it.Qty || got.RequestID != it.RequestID || got.EventID != stock.EntriesOf(r)[0].ID {
 			t.Fatalf("item %d's entry: %+v, %v", i, got, err)
 		}

@@ -146,7 +146,7 @@ func TestRestoreArgsByName(t *testing.T) {
 		}
 	}
 	for _, en := range entries {
-		if got, err := e.Store.DrawEntry(ctx, aid, en.UID); err != nil || got.DrawEntry != en {
+		if got, _, _, err := e.Store.DrawEntry(ctx, aid, en.UID); err != nil || got != en {
 			t.Errorf("entry of %d: %+v, %v", en.UID, got, err)
 		}
 	}

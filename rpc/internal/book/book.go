@@ -22,7 +22,7 @@ type Book interface {
 	Confirm(ctx context.Context, orderNo string, uid int64) error
 	// Pay confirms an order as the payment provider's payment p: the same change as Confirm,
 	// with the amount checked and the trade_no kept with the order.
-	Pay(ctx context.Context, orderNo string, p stock.Payment) error
+	Pay(ctx context.Context, orderNo string, p domain.Payment) error
 	// Release moves a reserved order of uid to target (domain.StateCancelled or domain.StateExpired).
 	Release(ctx context.Context, orderNo string, uid int64, target string) error
 	ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error)
@@ -74,7 +74,7 @@ func (r *Router) Confirm(ctx context.Context, orderNo string, uid int64) error {
 }
 
 // Pay confirms an order as the payment provider's payment p.
-func (r *Router) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+func (r *Router) Pay(ctx context.Context, orderNo string, p domain.Payment) error {
 	aid, err := r.Redis.Store.CheckOrderNo(orderNo)
 	if err != nil {
 		return err

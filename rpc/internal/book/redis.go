@@ -107,7 +107,7 @@ func (r Redis) Confirm(ctx context.Context, orderNo string, uid int64) error {
 }
 
 // Pay confirms an order as the payment provider's payment p.
-func (r Redis) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+func (r Redis) Pay(ctx context.Context, orderNo string, p domain.Payment) error {
 	es, err := r.Store.Pay(ctx, orderNo, p)
 	return r.answer(ctx, es, err)
 }

@@ -176,23 +176,23 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	}
 	for uid := int64(1); uid <= 40; uid++ {
 		r, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid))
-		st, serr := f.e.Store.DrawEntry(ctx, aid, uid)
+		_, st, stNo, serr := f.e.Store.DrawEntry(ctx, aid, uid)
 		if serr != nil {
 			t.Fatal(serr)
 		}
 		if no, ok := won[uid]; ok {
 			o, _ := f.e.Store.Order(ctx, no)
-			if err != nil || !r.Replay || r.OrderNo != no || r.State != domain.StateReserved || st.Status != "won" ||
-				st.OrderNo != no {
-				t.Fatalf("winner %d replay: %+v, %v; entry %+v", uid, r, err, st)
+			if err != nil || !r.Replay || r.OrderNo != no || r.State != domain.StateReserved || st != "won" ||
+				stNo != no {
+				t.Fatalf("winner %d replay: %+v, %v; entry %q", uid, r, err, st)
 			}
 			if exp := o.ExpireAt - 900_000; exp < start.UnixMilli()-1000 || exp > time.Now().UnixMilli() {
 				t.Fatalf("winner %d's order expires at %d: not pay_timeout after the draw", uid, o.ExpireAt)
 			}
 			continue
 		}
-		if xerr.CodeOf(err) != xerr.SoldOut || st.Status != "lost" {
-			t.Fatalf("loser %d replay: %+v, %v (want SOLD_OUT); entry %+v", uid, r, err, st)
+		if xerr.CodeOf(err) != xerr.SoldOut || st != "lost" {
+			t.Fatalf("loser %d replay: %+v, %v (want SOLD_OUT); entry %q", uid, r, err, st)
 		}
 	}
 	p, _ := f.e.Store.Draw(ctx, aid)

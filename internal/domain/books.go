@@ -44,3 +44,12 @@ type Order struct {
 	CreatedAt  int64 // ms
 	RequestID  string
 }
+
+// Payment is a payment provider's notification that an order was paid (docs/API.md,
+// "Payment"): its payment id, the amount it took and the activity's unit price.
+// Both books take it: Redis's (internal/stock) and MySQL's in degrade mode.
+type Payment struct {
+	TradeNo string
+	Amount  int64
+	Price   int64
+}
