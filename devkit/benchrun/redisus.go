@@ -232,9 +232,9 @@ func (u *redisUS) reserve(ctx context.Context, aid int64, size int) (int64, erro
 				if from >= u.n || ctx.Err() != nil {
 					return
 				}
-				items := make([]stock.ReserveItem, 0, size)
+				items := make([]domain.ReserveItem, 0, size)
 				for i := from; i < min(from+size, u.n); i++ {
-					items = append(items, stock.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("bench-us-%d", i)})
+					items = append(items, domain.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("bench-us-%d", i)})
 				}
 				res, err := u.store.ReserveBatch(ctx, aid, items, time.Time{})
 				if err != nil {

@@ -59,11 +59,11 @@ func (d *driver) warm(ctx context.Context, aid int64, n int) error {
 // reserve makes reservations from..from+n-1 (buyer i+1, request id cg-<i>) in batches of
 // size, one batch at a time; each must be made.
 func (d *driver) reserve(ctx context.Context, aid int64, from, n, size int) error {
-	items := make([]stock.ReserveItem, 0, size)
+	items := make([]domain.ReserveItem, 0, size)
 	for i := from; i < from+n; {
 		items = items[:0]
 		for ; len(items) < size && i < from+n; i++ {
-			items = append(items, stock.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("cg-%08d", i)})
+			items = append(items, domain.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("cg-%08d", i)})
 		}
 		res, err := d.store.ReserveBatch(ctx, aid, items, time.Time{})
 		if err != nil {

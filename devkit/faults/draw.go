@@ -70,7 +70,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 		switch {
 		case err != nil && !errors.Is(err, redis.Nil):
 			return nil, err
-		case status == stock.DrawDone:
+		case status == domain.DrawDone:
 			return nil, fmt.Errorf("the draw was done (cursor %d) before it could be killed", cursor)
 		case cursor > 0:
 			s.Inventory.kill()
@@ -78,7 +78,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if st == stock.DrawDone {
+			if st == domain.DrawDone {
 				return nil, fmt.Errorf("the draw was done (cursor %d) when the kill landed", at)
 			}
 			n, _ := c.HLen(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.DrawEntries(s.Hot)).Result()
@@ -89,7 +89,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 			start := time.Now()
 			for {
 				_, st, err := drawProgress(ctx, c, key)
-				if err == nil && st == stock.DrawDone {
+				if err == nil && st == domain.DrawDone {
 					return append(notes, fmt.Sprintf("the restarted rpc finished the draw %s after its start",
 						time.Since(start).Round(100*time.Millisecond))), nil
 				}

@@ -56,11 +56,11 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, er
 	if err != nil {
 		return Cost{}, err
 	}
-	items := make([]stock.ReserveItem, 0, size)
+	items := make([]domain.ReserveItem, 0, size)
 	for done := 0; done < n; {
 		items = items[:0]
 		for ; len(items) < size && done < n; done++ {
-			items = append(items, stock.ReserveItem{UID: int64(done + 1), Qty: 1, RequestID: fmt.Sprintf("cost-%08d", done)})
+			items = append(items, domain.ReserveItem{UID: int64(done + 1), Qty: 1, RequestID: fmt.Sprintf("cost-%08d", done)})
 		}
 		res, err := st.ReserveBatch(ctx, aid, items, time.Time{})
 		if err != nil {

@@ -186,10 +186,10 @@ func drawAt(t time.Time) int64 {
 
 // Reserve reserves qty for uid under requestID as production does: a ReserveBatch of one item
 // (no sell-by), its answer or refusal.
-func Reserve(ctx context.Context, s *stock.Store, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	res, err := s.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
+func Reserve(ctx context.Context, s *stock.Store, aid, uid, qty int64, requestID string) (domain.Reservation, error) {
+	res, err := s.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }

@@ -53,3 +53,23 @@ type Payment struct {
 	Amount  int64
 	Price   int64
 }
+
+// A ReserveItem is one buyer's reservation in a batch, as either book takes it (Redis's, or
+// MySQL's in degrade mode); each answers it with a Reservation or an error.
+type ReserveItem struct {
+	UID       int64
+	Qty       int64
+	RequestID string
+	Addr      string // the buyer's client address ("" none): bounds a draw's entrants per address
+}
+
+// Reservation is a successful (or replayed) reservation: its order (State is the order's state
+// now: reserved for a new reservation; for a replay whatever it has become, paid, cancelled or
+// expired; StateQueued for an entry of the draw, with the buyer's first RequestID and no
+// OrderNo; ActivityID and UID are the caller's, not set), and the stock left right after it.
+type Reservation struct {
+	Order
+	Remaining int64
+	Replay    bool
+	DrawAt    int64 // an entry's (State StateQueued): when the draw is decided (ms)
+}

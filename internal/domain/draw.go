@@ -9,6 +9,14 @@ import (
 	"strconv"
 )
 
+// The opening draw's states, as its progress hash in Redis records them and the views show them
+// (docs/DESIGN.md, "The opening draw"); before the draw begins it has none (the views call that
+// "pending": rpc/internal/logic).
+const (
+	DrawDrawing = "drawing"
+	DrawDone    = "done"
+)
+
 // A DrawEntry is one buyer's entry in an activity's opening draw (docs/DESIGN.md, "The opening
 // draw"): Redis's entries hash and MySQL's draw_entry hold it.
 type DrawEntry struct {

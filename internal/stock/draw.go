@@ -15,15 +15,9 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// The draw hash's states (docs/DESIGN.md, "The opening draw"); before the draw begins the
-// hash has none (the views call that "pending": rpc/internal/logic).
-const (
-	DrawDrawing = "drawing"
-	DrawDone    = "done"
-	// loserValue is the request id's value in the buyers hash of an entrant the draw left
-	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
-	loserValue = "~lost"
-)
+// loserValue is the request id's value in the buyers hash of an entrant the draw left
+// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
+const loserValue = "~lost"
 
 // entryValue is e's value in the draw's entries hash: "qty request_id entry_id".
 func entryValue(e domain.DrawEntry) string {
@@ -42,7 +36,8 @@ func parseEntry(uid, v string) (domain.DrawEntry, bool) {
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
 // buyer's entry (State domain.StateQueued) and, WithEntries, the outbox entry the answer waits on.
-func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult, error) {
+func (s *Store) enter(ctx context.Context, aid int64, items []domain.ReserveItem, sellBy time.Time) ([]ReserveResult,
+	error) {
 	out := make([]ReserveResult, len(items))
 	var todo []int
 	for i, it := range items {
@@ -80,10 +75,10 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			out[i].Err = codeError(a.Code)
 			continue
 		}
-		out[i].Reservation = Reservation{Order: domain.Order{Quantity: a.Qty, RequestID: a.RequestID,
+		out[i].Reservation = domain.Reservation{Order: domain.Order{Quantity: a.Qty, RequestID: a.RequestID,
 			State: domain.StateQueued}, DrawAt: a.DrawAtMs}
 		if out[i].entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
-			out[i].Reservation = Reservation{}
+			out[i].Reservation = domain.Reservation{}
 		}
 	}
 	return out, nil
@@ -114,7 +109,7 @@ func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]domain.DrawEntry,
 // DrawProgress is the draw hash of an activity.
 type DrawProgress struct {
 	Cursor, Winners, Lost int64
-	Status                string // "" (not begun), DrawDrawing or DrawDone
+	Status                string // "" (not begun), domain.DrawDrawing or domain.DrawDone
 }
 
 // Draw reads the progress of activity aid's draw.
@@ -150,7 +145,7 @@ func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (e domain.DrawEnt
 		return e, "", "", fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
 	}
 	d, err := s.Draw(ctx, aid)
-	if err != nil || d.Status != DrawDone {
+	if err != nil || d.Status != domain.DrawDone {
 		return e, domain.StateQueued, "", err
 	}
 	ono, err := s.rds.HgetCtx(ctx, s.keys.Buyers(aid), ReqField(uid, e.RequestID))
@@ -165,7 +160,7 @@ func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (e domain.DrawEnt
 
 // ServeDraw reserves a chunk of the draw's entrants in order, each exactly an ordinary
 // reservation of that buyer with that request id (a chunk served twice changes nothing).
-func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) ([]ReserveResult, error) {
+func (s *Store) ServeDraw(ctx context.Context, aid int64, items []domain.ReserveItem) ([]ReserveResult, error) {
 	return s.reserveBatch(ctx, aid, items, time.Time{}, true)
 }
 

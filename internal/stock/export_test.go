@@ -17,7 +17,7 @@ import (
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv([]reserveItemArgs{reserveItem(orderNo,
-		ReserveItem{UID: uid, Qty: qty, RequestID: requestID})})...)
+		domain.ReserveItem{UID: uid, Qty: qty, RequestID: requestID})})...)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, o
 
 // ReserveBatchAs runs reserve.lua once for items with the given order numbers: each item's code
 // (0 reserved, 1 a replay).
-func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveItem, orderNos []string) ([]int64,
+func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []domain.ReserveItem, orderNos []string) ([]int64,
 	error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	group := make([]reserveItemArgs, len(items))
@@ -85,7 +85,7 @@ var OrderLua = orderLua
 // ReserveReplyFields runs reserve.lua once for items with the given order numbers and returns
 // its reply as the codec decodes it, every field under its name: the head's (the batch's entry
 // among them), and each item's (a replay's fields, or 0 or its code under "answer").
-func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []ReserveItem,
+func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []domain.ReserveItem,
 	orderNos []string) (map[string]any, []map[string]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	group := make([]reserveItemArgs, len(items))
@@ -137,7 +137,7 @@ var ScriptCount = len(allScripts)
 
 // EnterAs runs enter.lua for items (ReserveBatch reaches it only through reserve.lua, which
 // checks the sell-by first).
-func (s *Store) EnterAs(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult,
+func (s *Store) EnterAs(ctx context.Context, aid int64, items []domain.ReserveItem, sellBy time.Time) ([]ReserveResult,
 	error) {
 	return s.enter(ctx, aid, items, sellBy)
 }

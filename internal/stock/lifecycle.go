@@ -44,17 +44,6 @@ func (s *Store) StockBack(ctx context.Context, aid int64) error {
 	return dep(err)
 }
 
-// Reservation is a successful (or replayed) reservation: its order (State is the order's state
-// now: reserved for a new reservation; for a replay whatever it has become, paid, cancelled or
-// expired; domain.StateQueued for an entry of the draw, with the buyer's first RequestID and no
-// OrderNo; ActivityID and UID are the caller's, not set), and the stock left right after it.
-type Reservation struct {
-	domain.Order
-	Remaining int64
-	Replay    bool
-	DrawAt    int64 // an entry's (State domain.StateQueued): when the draw is decided (ms)
-}
-
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). The
 // entries are those the answer waits on: the change's, or a repeat's still in the outbox.
 func (s *Store) Confirm(ctx context.Context, orderNo string, uid int64) ([]Entry, error) {

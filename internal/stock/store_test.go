@@ -286,10 +286,10 @@ func TestParseOrderNo(t *testing.T) {
 }
 
 // reserveBy is a ReserveBatch of one item with a sell-by.
-func reserveBy(e *stocktest.Env, aid, uid int64, requestID string, sellBy time.Time) (stock.Reservation, error) {
-	res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: 1, RequestID: requestID}}, sellBy)
+func reserveBy(e *stocktest.Env, aid, uid int64, requestID string, sellBy time.Time) (domain.Reservation, error) {
+	res, err := e.Store.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: 1, RequestID: requestID}}, sellBy)
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }

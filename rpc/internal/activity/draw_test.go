@@ -12,8 +12,8 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/draw"
 )
@@ -37,9 +37,9 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	if _, _, err := f.loader.Warmup(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	var items []stock.ReserveItem
+	var items []domain.ReserveItem
 	for u := int64(1); u <= n; u++ {
-		items = append(items, stock.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("entry-%08d", u)})
+		items = append(items, domain.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("entry-%08d", u)})
 	}
 	if _, err := f.env.Store.ReserveBatch(ctx, id, items, time.Time{}); err != nil {
 		t.Fatal(err)

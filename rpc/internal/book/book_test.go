@@ -136,7 +136,7 @@ func want(t *testing.T, what string, err error, w xerr.Code) {
 func rid(n int) string { return fmt.Sprintf("req-%08d", n) }
 
 // reserve reserves qty for uid with request n and wants the code w; it returns the reservation.
-func reserve(t *testing.T, b book.Book, aid, uid, qty int64, n int, w xerr.Code) stock.Reservation {
+func reserve(t *testing.T, b book.Book, aid, uid, qty int64, n int, w xerr.Code) domain.Reservation {
 	t.Helper()
 	r, err := b.Reserve(ctx, aid, uid, qty, rid(n))
 	want(t, fmt.Sprintf("reserve %d by %d (%s)", qty, uid, rid(n)), err, w)

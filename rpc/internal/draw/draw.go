@@ -51,7 +51,7 @@ type Drawer struct {
 
 // A Server reserves a chunk of the draw's entrants of activity aid in order.
 type Server interface {
-	ServeDraw(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error)
+	ServeDraw(ctx context.Context, aid int64, items []domain.ReserveItem) ([]stock.ReserveResult, error)
 }
 
 // Order is the draw's order of entries (domain.DrawOrder).
@@ -225,9 +225,9 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 
 // serve reserves chunk in order: its winners' count and its losers.
 func (r *Run) serve(ctx context.Context, chunk []domain.DrawEntry) (int64, []domain.DrawEntry, error) {
-	items := make([]stock.ReserveItem, len(chunk))
+	items := make([]domain.ReserveItem, len(chunk))
 	for i, e := range chunk {
-		items[i] = stock.ReserveItem{UID: e.UID, Qty: e.Qty, RequestID: e.RequestID}
+		items[i] = domain.ReserveItem{UID: e.UID, Qty: e.Qty, RequestID: e.RequestID}
 	}
 	var server Server = r.d.Store
 	if r.d.Server != nil {

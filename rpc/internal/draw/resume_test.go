@@ -84,7 +84,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		}
 	}
 	end, _ := f.e.Store.Draw(ctx, aid)
-	if end.Status != stock.DrawDone || end.Winners+end.Lost != n || end.Winners != int64(len(after)) {
+	if end.Status != domain.DrawDone || end.Winners+end.Lost != n || end.Winners != int64(len(after)) {
 		t.Fatalf("draw %+v: want done, %d winners of %d", end, len(after), n)
 	}
 	if got, err := f.acts.FindDrawCursor(ctx, aid); err != nil || got != n {

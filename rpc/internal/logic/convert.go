@@ -44,7 +44,7 @@ func toActivity(s domain.Activity) *inventory.Activity {
 
 // toReserveResp is a reservation's answer; its amount is its quantity x price (an entry of the
 // draw, queued, has none yet).
-func toReserveResp(res stock.Reservation, price int64, err error) (*inventory.ReserveResp, error) {
+func toReserveResp(res domain.Reservation, price int64, err error) (*inventory.ReserveResp, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func toExpireDueResp(done []string, err error) (*inventory.ExpireDueResp, error)
 }
 
 // toReserveItems checks a batch's bounds; each item's own values are checked as a single reservation's.
-func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) {
+func toReserveItems(in *inventory.ReserveBatchReq) ([]domain.ReserveItem, error) {
 	if err := domain.CheckActivityID(in.ActivityId); err != nil {
 		return nil, err
 	}
@@ -105,9 +105,9 @@ func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) 
 		return nil, xerr.Newf(xerr.InvalidArgument, "a batch holds 1..%d items, not %d", stock.MaxReserveBatch,
 			len(in.Items))
 	}
-	items := make([]stock.ReserveItem, len(in.Items))
+	items := make([]domain.ReserveItem, len(in.Items))
 	for i, it := range in.Items {
-		items[i] = stock.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId, Addr: it.ClientAddr}
+		items[i] = domain.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId, Addr: it.ClientAddr}
 	}
 	return items, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
@@ -53,7 +52,7 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 	out.Status = drawStatus(a, p)
 	// The row was read before Redis: a draw finishing in between is done in Redis (set after
 	// MySQL's draw_done_at) and not in the row. Done either way shows the seed.
-	out.Commitment, out.Seed = activity.PublicDraw([]byte(a.DrawSeed), out.Status == stock.DrawDone)
+	out.Commitment, out.Seed = activity.PublicDraw([]byte(a.DrawSeed), out.Status == domain.DrawDone)
 	entries, won, err := l.entrants(in.ActivityId)
 	if err != nil {
 		return nil, err
