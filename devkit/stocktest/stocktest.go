@@ -92,7 +92,7 @@ func (e *Env) CheckInvariant(aid int64) domain.Counters {
 		e.T.Errorf("invariant broken for activity %d: %+v", aid, c)
 	}
 	var reserved, paid int64
-	nos, err := e.Store.OrderNos(ctx, aid)
+	nos, err := OrderNos(ctx, e.Store, aid)
 	if err != nil {
 		e.T.Errorf("invariant: orders: %v", err)
 	}

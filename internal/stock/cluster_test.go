@@ -48,7 +48,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if ok.Load() != 50 || soldOut.Load() != 150 {
 				t.Fatalf("ok %d sold out %d", ok.Load(), soldOut.Load())
 			}
-			orders, err := st.OrderNos(ctx, aid)
+			orders, err := stocktest.OrderNos(ctx, st, aid)
 			if err != nil || len(orders) != 50 {
 				t.Fatalf("orders %d %v", len(orders), err)
 			}

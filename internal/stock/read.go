@@ -1,10 +1,8 @@
 package stock
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -64,39 +62,6 @@ func (s *Store) Order(ctx context.Context, orderNo string) (domain.Order, error)
 	}
 	p, err := readOrder(aid, orderNo, v)
 	return p.Order, err
-}
-
-// OrderNos lists an activity's orders (the orders hash, read in HSCAN pages), oldest first
-// (by creation, then number).
-func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
-	var orders []domain.Order
-	var cursor uint64
-	for {
-		page, next, err := s.rds.HscanCtx(ctx, s.keys.OrdersHash(aid), cursor, "", 1000)
-		if err != nil {
-			return nil, dep(err)
-		}
-		for i := 0; i+1 < len(page); i += 2 {
-			p, err := readOrder(aid, s.orderNoOf(aid, page[i]), page[i+1])
-			if err != nil {
-				return nil, err
-			}
-			orders = append(orders, p.Order)
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
-	}
-	slices.SortFunc(orders, func(a, b domain.Order) int {
-		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.OrderNo, b.OrderNo))
-	})
-	nos := make([]string, 0, len(orders))
-	for i, o := range orders {
-		if i == 0 || o.OrderNo != orders[i-1].OrderNo { // HSCAN may return a field twice
-			nos = append(nos, o.OrderNo)
-		}
-	}
-	return nos, nil
 }
 
 // End moves the warmed activity's end (unix seconds) to end if that is earlier (a merchant

@@ -345,7 +345,7 @@ func warmUnchecked(t *testing.T, e *stocktest.Env, total int64) int64 {
 // mustOrderNo is the one order number of activity aid.
 func mustOrderNo(t *testing.T, e *stocktest.Env, aid int64) string {
 	t.Helper()
-	nos, err := e.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, e.Store, aid)
 	if err != nil || len(nos) != 1 {
 		t.Fatalf("orders of %d: %v %v", aid, nos, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
@@ -81,7 +82,7 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	for _, e := range draw.Order(before, seed)[:total] {
 		want = append(want, e.UID)
 	}
-	nos, _ := f.env.Store.OrderNos(ctx, id)
+	nos, _ := stocktest.OrderNos(ctx, f.env.Store, id)
 	for _, no := range nos {
 		o, _ := f.env.Store.Order(ctx, no)
 		got = append(got, o.UID)

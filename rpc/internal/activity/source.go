@@ -171,7 +171,7 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap domai
 		return false, snap, err
 	}
 	// An explicit warm-up of a known activity clears a stale "missing" flag.
-	if err := l.Store.ClearMissing(ctx, id); err != nil {
+	if err := l.Store.SetMissing(ctx, id, 0); err != nil {
 		return false, snap, xerr.Unavailable(err)
 	}
 	snap, err = l.Store.Stock(ctx, id)

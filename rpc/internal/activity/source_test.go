@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -112,8 +113,8 @@ func TestColdStampedeReadsMySQLOnce(t *testing.T) {
 	}
 	f.env.CheckInvariant(id)
 	// The backfill warmed it and marked it active.
-	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
-	if len(ids) != 1 || ids[0] != id {
+	ids, _ := f.env.Store.Active(ctx, 0, math.MaxInt64)
+	if _, ok := ids[id]; len(ids) != 1 || !ok {
 		t.Fatalf("active %v", ids)
 	}
 }
@@ -181,8 +182,8 @@ func TestWarmup(t *testing.T) {
 	if _, err := stocktest.Reserve(ctx, f.env.Store, ended, 1, 1, "req-ended-1"); xerr.CodeOf(err) != xerr.Ended {
 		t.Fatalf("reserve on ended: %v", err)
 	}
-	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
-	if len(ids) != 1 || ids[0] != id {
+	ids, _ := f.env.Store.Active(ctx, 0, math.MaxInt64)
+	if _, ok := ids[id]; len(ids) != 1 || !ok {
 		t.Fatalf("active %v, want only %d", ids, id)
 	}
 }

@@ -87,7 +87,7 @@ func (f *fixture) activity(t *testing.T, total int64, n int, seed []byte, window
 // outcome is who won (uid -> order_no), read from Redis' orders, failing on a buyer with two.
 func (f *fixture) outcome(t *testing.T, aid int64) map[int64]string {
 	t.Helper()
-	nos, err := f.e.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, f.e.Store, aid)
 	if err != nil {
 		t.Fatal(err)
 	}
