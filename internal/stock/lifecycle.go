@@ -172,7 +172,7 @@ func (s *Store) expireMember(aid int64, shorts string) expireMemberArgs {
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock, under a merchant's
 // Idempotency-Key (key "mid:key", "" for none) and the request's fingerprint fp, recorded in the
 // same script as the change: the key again answers the first result without applying it again,
-// with another fp ErrIdempotencyConflict. The
+// with another fp xerr.ErrIdempotencyConflict. The
 // entries are those the answer waits on: the change's, or the first's still in the outbox.
 func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (domain.Counters, []Entry, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {

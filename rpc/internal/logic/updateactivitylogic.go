@@ -209,7 +209,7 @@ func (l *UpdateActivityLogic) edited(in *inventory.UpdateActivityReq) (*inventor
 		return nil, activity.DBError(fmt.Errorf("edit activity: read the idempotency key: %w", err))
 	}
 	if k.Fingerprint != in.IdempotencyFp || int64(k.ActivityId) != in.ActivityId {
-		return nil, stock.ErrIdempotencyConflict
+		return nil, xerr.ErrIdempotencyConflict
 	}
 	a, err := l.svcCtx.Activities.FindOne(l.ctx, k.ActivityId)
 	if err != nil {
