@@ -23,21 +23,6 @@ func (s *Store) Stock(ctx context.Context, aid int64) (domain.Activity, error) {
 	return parseStock(aid, m), nil
 }
 
-// Price reads an activity's unit price and start (unix s) from its stock hash (0 for a hash
-// written before prices existed); ErrNotWarm when the hash is absent.
-func (s *Store) Price(ctx context.Context, aid int64) (price, start int64, err error) {
-	v, err := s.rds.HmgetCtx(ctx, s.keys.Stock(aid), "start", "price")
-	if err != nil {
-		return 0, 0, dep(err)
-	}
-	if len(v) != 2 || v[0] == "" {
-		return 0, 0, ErrNotWarm
-	}
-	start, _ = strconv.ParseInt(v[0], 10, 64)
-	price, _ = strconv.ParseInt(v[1], 10, 64)
-	return price, start, nil
-}
-
 // parseStock reads a stock hash's fields (absent ones are 0).
 func parseStock(aid int64, m map[string]string) domain.Activity {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
