@@ -16,6 +16,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 )
 
@@ -194,8 +195,8 @@ func (u *redisUS) measure(ctx context.Context, m Measurement, size int) (Measure
 func (u *redisUS) warm(ctx context.Context) (int64, error) {
 	now := time.Now()
 	aid := now.UnixNano()%1_000_000_000 + 1
-	created, _, err := u.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 1, Name: "bench redis us",
-		Counters: stock.Counters{Total: int64(u.n), Remaining: int64(u.n)}, Start: now.Add(-time.Minute).Unix(),
+	created, _, err := u.store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 1, Name: "bench redis us",
+		Counters: domain.Counters{Total: int64(u.n), Remaining: int64(u.n)}, Start: now.Add(-time.Minute).Unix(),
 		End: now.Add(time.Hour).Unix(), Limit: 1, PayTimeout: 900, ExpireAt: now.Add(2 * time.Hour).Unix()})
 	if err == nil && !created {
 		err = errors.New("its stock hash already exists")
@@ -231,9 +232,9 @@ func (u *redisUS) reserve(ctx context.Context, aid int64, size int) (int64, erro
 				if from >= u.n || ctx.Err() != nil {
 					return
 				}
-				items := make([]stock.ReserveItem, 0, size)
+				items := make([]domain.ReserveItem, 0, size)
 				for i := from; i < min(from+size, u.n); i++ {
-					items = append(items, stock.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("bench-us-%d", i)})
+					items = append(items, domain.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("bench-us-%d", i)})
 				}
 				res, err := u.store.ReserveBatch(ctx, aid, items, time.Time{})
 				if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/benchrun"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 )
 
@@ -46,8 +47,8 @@ func (d *driver) close() { _ = d.raw.Close() }
 // warm creates activity aid with stock for n reservations (one per buyer), live for an hour.
 func (d *driver) warm(ctx context.Context, aid int64, n int) error {
 	now := time.Now()
-	created, _, err := d.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "callgrind",
-		Counters: stock.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
+	created, _, err := d.store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "callgrind",
+		Counters: domain.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
 		Limit: 1, PayTimeout: 900, ExpireAt: now.Unix() + 7200})
 	if err == nil && !created {
 		err = fmt.Errorf("activity %d is warm already", aid)
@@ -58,11 +59,11 @@ func (d *driver) warm(ctx context.Context, aid int64, n int) error {
 // reserve makes reservations from..from+n-1 (buyer i+1, request id cg-<i>) in batches of
 // size, one batch at a time; each must be made.
 func (d *driver) reserve(ctx context.Context, aid int64, from, n, size int) error {
-	items := make([]stock.ReserveItem, 0, size)
+	items := make([]domain.ReserveItem, 0, size)
 	for i := from; i < from+n; {
 		items = items[:0]
 		for ; len(items) < size && i < from+n; i++ {
-			items = append(items, stock.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("cg-%08d", i)})
+			items = append(items, domain.ReserveItem{UID: int64(i) + 1, Qty: 1, RequestID: fmt.Sprintf("cg-%08d", i)})
 		}
 		res, err := d.store.ReserveBatch(ctx, aid, items, time.Time{})
 		if err != nil {

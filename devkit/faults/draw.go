@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/devkit/apiclient"
 	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/internal/authtoken"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -69,7 +70,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 		switch {
 		case err != nil && !errors.Is(err, redis.Nil):
 			return nil, err
-		case status == stock.DrawDone:
+		case status == domain.DrawDone:
 			return nil, fmt.Errorf("the draw was done (cursor %d) before it could be killed", cursor)
 		case cursor > 0:
 			s.Inventory.kill()
@@ -77,7 +78,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if st == stock.DrawDone {
+			if st == domain.DrawDone {
 				return nil, fmt.Errorf("the draw was done (cursor %d) when the kill landed", at)
 			}
 			n, _ := c.HLen(ctx, stock.Keys{Prefix: s.invCfg.KeyPrefix}.DrawEntries(s.Hot)).Result()
@@ -88,7 +89,7 @@ func killMidDraw(ctx context.Context, s *System, _ Scale) ([]string, error) {
 			start := time.Now()
 			for {
 				_, st, err := drawProgress(ctx, c, key)
-				if err == nil && st == stock.DrawDone {
+				if err == nil && st == domain.DrawDone {
 					return append(notes, fmt.Sprintf("the restarted rpc finished the draw %s after its start",
 						time.Since(start).Round(100*time.Millisecond))), nil
 				}
@@ -317,16 +318,16 @@ func checkDraw(ctx context.Context, dsn string, aid int64) ([]string, []int64, e
 		v = append(v, fmt.Sprintf("MySQL: draw seed of %d bytes, done at %d: not decided", len(a.DrawSeed),
 			a.DrawDoneAt))
 	}
-	entries := make([]stock.DrawEntry, len(rows))
+	entries := make([]domain.DrawEntry, len(rows))
 	entryReq := map[int64]string{}
 	for i, r := range rows {
-		entries[i] = stock.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId}
+		entries[i] = domain.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId}
 		entryReq[int64(r.Uid)] = r.RequestId
 	}
-	slices.SortFunc(entries, func(x, y stock.DrawEntry) int { return int(x.UID - y.UID) })
+	slices.SortFunc(entries, func(x, y domain.DrawEntry) int { return int(x.UID - y.UID) })
 	var want []int64
 	left := int64(a.Total)
-	for _, e := range stock.DrawOrder(entries, []byte(a.DrawSeed)) {
+	for _, e := range domain.DrawOrder(entries, []byte(a.DrawSeed)) {
 		if e.Qty <= left { // per-user limit 1, quantity 1: only the stock decides
 			left -= e.Qty
 			want = append(want, e.UID)

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/seckill/seckill/devkit/apiclient"
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 )
 
 // VerifyDrawAudit recomputes a done draw from its audit, as anyone given it can (docs/API.md
@@ -27,13 +27,13 @@ func VerifyDrawAudit(a apiclient.DrawAudit, won []int64) error {
 	if sum := sha256.Sum256(seed); hex.EncodeToString(sum[:]) != a.Commitment {
 		return fmt.Errorf("sha256(seed) %x is not the commitment %s", sum, a.Commitment)
 	}
-	entries := make([]stock.DrawEntry, len(a.Entrants))
+	entries := make([]domain.DrawEntry, len(a.Entrants))
 	for i, e := range a.Entrants {
-		entries[i] = stock.DrawEntry{UID: e.UID, Qty: e.Quantity}
+		entries[i] = domain.DrawEntry{UID: e.UID, Qty: e.Quantity}
 	}
 	var winners []int64
 	left := a.Stock
-	for _, e := range stock.DrawOrder(entries, seed) {
+	for _, e := range domain.DrawOrder(entries, seed) {
 		if e.Qty <= left {
 			left -= e.Qty
 			winners = append(winners, e.UID)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/devkit/apiclient"
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 )
 
 // audit is a done draw of stock over entrants uid 1..n of quantity 1 or 2 under seed, with
@@ -16,17 +16,17 @@ func audit(seed []byte, n int, stockN int64) apiclient.DrawAudit {
 	sum := sha256.Sum256(seed)
 	a := apiclient.DrawAudit{Stock: stockN, Commitment: hex.EncodeToString(sum[:]), Seed: hex.EncodeToString(seed),
 		Status: "done"}
-	entries := make([]stock.DrawEntry, n)
+	entries := make([]domain.DrawEntry, n)
 	for i := range n {
 		q := int64(1 + i%2)
-		entries[i] = stock.DrawEntry{UID: int64(i + 1), Qty: q}
+		entries[i] = domain.DrawEntry{UID: int64(i + 1), Qty: q}
 		a.Entrants = append(a.Entrants, struct {
 			UID      int64 `json:"uid"`
 			Quantity int64 `json:"quantity"`
 		}{int64(i + 1), q})
 	}
 	left := stockN
-	for _, e := range stock.DrawOrder(entries, seed) {
+	for _, e := range domain.DrawOrder(entries, seed) {
 		if e.Qty <= left {
 			left -= e.Qty
 			a.Winners = append(a.Winners, e.UID)

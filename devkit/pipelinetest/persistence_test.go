@@ -13,7 +13,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/pipelinetest"
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -144,7 +144,7 @@ func TestPersistenceLossOnKill(t *testing.T) {
 				t.Fatalf("selling after the restart: %v", err)
 			}
 			// A rebuild may still run (the Acker rebuilds a hash back behind what it acknowledged): BUSY meanwhile.
-			snap, err := pipelinetest.Retry(t, 30*time.Second, func() (stock.Meta, error) {
+			snap, err := pipelinetest.Retry(t, 30*time.Second, func() (domain.Activity, error) {
 				return p.Store.Stock(ctx, aid)
 			})
 			if err != nil || snap.Remaining+snap.Locked+snap.Sold != snap.Total {

@@ -394,7 +394,7 @@ func TestRecoveryTimeFor10000Orders(t *testing.T) {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	nos, err := p.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, p.Store, aid)
 	if err != nil || len(nos) != n {
 		t.Fatalf("%d orders restored (%v), want %d", len(nos), err, n)
 	}

@@ -11,6 +11,7 @@ import (
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 )
 
@@ -41,8 +42,8 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, er
 	}
 	now := time.Now()
 	aid := now.UnixNano()%1_000_000_000 + 1
-	if _, _, err := st.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "cost",
-		Counters: stock.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
+	if _, _, err := st.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "cost",
+		Counters: domain.Counters{Total: int64(n), Remaining: int64(n)}, Start: now.Unix() - 60, End: now.Unix() + 3600,
 		Limit: 1, PayTimeout: 900,
 		ExpireAt: now.Unix() + 7200}); err != nil {
 		return Cost{}, err
@@ -55,11 +56,11 @@ func ScriptCost(ctx context.Context, addr, prefix string, size, n int) (Cost, er
 	if err != nil {
 		return Cost{}, err
 	}
-	items := make([]stock.ReserveItem, 0, size)
+	items := make([]domain.ReserveItem, 0, size)
 	for done := 0; done < n; {
 		items = items[:0]
 		for ; len(items) < size && done < n; done++ {
-			items = append(items, stock.ReserveItem{UID: int64(done + 1), Qty: 1, RequestID: fmt.Sprintf("cost-%08d", done)})
+			items = append(items, domain.ReserveItem{UID: int64(done + 1), Qty: 1, RequestID: fmt.Sprintf("cost-%08d", done)})
 		}
 		res, err := st.ReserveBatch(ctx, aid, items, time.Time{})
 		if err != nil {

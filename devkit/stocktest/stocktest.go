@@ -66,8 +66,8 @@ func (e *Env) Warm(s Spec) int64 {
 	if s.End.IsZero() {
 		s.End = time.Now().Add(time.Hour)
 	}
-	created, _, err := e.Store.Warmup(context.Background(), stock.Meta{ActivityID: s.ID, SkuID: 7,
-		Name: "test", Counters: stock.Counters{Total: s.Total, Remaining: s.Total}, Start: s.Start.Unix(), End: s.End.Unix(),
+	created, _, err := e.Store.Warmup(context.Background(), domain.Activity{ActivityID: s.ID, SkuID: 7,
+		Name: "test", Counters: domain.Counters{Total: s.Total, Remaining: s.Total}, Start: s.Start.Unix(), End: s.End.Unix(),
 		Limit: s.Limit, PayTimeout: s.PayTimeout, ExpireAt: s.End.Unix() + 3600, DrawAt: drawAt(s.DrawAt),
 		Epoch: s.Epoch})
 	if err != nil || !created {
@@ -79,20 +79,20 @@ func (e *Env) Warm(s Spec) int64 {
 
 // CheckInvariant fails the test unless remaining + locked + sold == total with none
 // negative, and the locked count equals the quantity of orders still reserved.
-func (e *Env) CheckInvariant(aid int64) stock.Counters {
+func (e *Env) CheckInvariant(aid int64) domain.Counters {
 	e.T.Helper()
 	ctx := context.Background()
 	snap, err := e.Store.Stock(ctx, aid)
 	if err != nil {
 		e.T.Errorf("invariant: read stock of %d: %v", aid, err)
-		return stock.Counters{}
+		return domain.Counters{}
 	}
 	c := snap.Counters
 	if c.Remaining < 0 || c.Locked < 0 || c.Sold < 0 || c.Remaining+c.Locked+c.Sold != c.Total {
 		e.T.Errorf("invariant broken for activity %d: %+v", aid, c)
 	}
 	var reserved, paid int64
-	nos, err := e.Store.OrderNos(ctx, aid)
+	nos, err := OrderNos(ctx, e.Store, aid)
 	if err != nil {
 		e.T.Errorf("invariant: orders: %v", err)
 	}
@@ -186,10 +186,10 @@ func drawAt(t time.Time) int64 {
 
 // Reserve reserves qty for uid under requestID as production does: a ReserveBatch of one item
 // (no sell-by), its answer or refusal.
-func Reserve(ctx context.Context, s *stock.Store, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	res, err := s.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
+func Reserve(ctx context.Context, s *stock.Store, aid, uid, qty int64, requestID string) (domain.Reservation, error) {
+	res, err := s.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }

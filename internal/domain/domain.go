@@ -1,7 +1,8 @@
 // Package domain is the vocabulary the services share: order states, the bounds on what a
-// caller may send, order numbers and request ids. The gateway, the scripts' wrapper
-// (internal/stock) and the writer all use it; it knows nothing of Redis, MySQL or HTTP.
-// Each check returns an INVALID_ARGUMENT *xerr.Error naming the field.
+// caller may send, order numbers and request ids, and the activity, order and draw entry as the
+// books hold them. The gateway, the scripts' wrapper (internal/stock) and the writer all use
+// it; it knows nothing of Redis, MySQL or HTTP. Each check returns an INVALID_ARGUMENT
+// *xerr.Error naming the field.
 package domain
 
 import (

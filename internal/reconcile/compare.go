@@ -9,7 +9,6 @@ import (
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // result is a comparison plus what Run and Repair need beyond the report.
@@ -20,7 +19,7 @@ type result struct {
 	seen       map[string]string // unexplained differences -> "first seen (ms)[|the topic's end offsets]"
 	ends       *string           // the topic's end offsets, encoded, taken once a run when needed
 	reached    map[string]bool   // encoded end offsets -> whether the writer has consumed past them
-	candidates []stock.Order     // orders MySQL lacks that no outbox entry explains
+	candidates []domain.Order    // orders MySQL lacks that no outbox entry explains
 	full       counters          // MySQL's counters once outbox and candidates are applied
 	broken     bool              // something no pipeline state explains
 	truncated  bool              // outbox longer than MaxOutbox
@@ -156,7 +155,7 @@ func (res *result) coldStatus() Status {
 // its reserved and paid orders hold.
 func (res *result) checkRedis() {
 	rc := res.rds.c
-	res.report.Redis = &stock.Counters{Total: rc.Total, Remaining: rc.Available, Locked: rc.Locked, Sold: rc.Sold}
+	res.report.Redis = &domain.Counters{Total: rc.Total, Remaining: rc.Available, Locked: rc.Locked, Sold: rc.Sold}
 	if rc.Available < 0 || rc.Locked < 0 || rc.Sold < 0 || rc.Available+rc.Locked+rc.Sold != rc.Total {
 		res.brokenf("redis: remaining %d + locked %d + sold %d = %d, total is %d",
 			rc.Available, rc.Locked, rc.Sold, rc.Available+rc.Locked+rc.Sold, rc.Total)
@@ -263,7 +262,7 @@ func (r *Reconciler) compareOrders(ctx context.Context, res *result, sim map[str
 // compareOrder compares one Redis order with its MySQL row and its replayed state, and
 // records the difference, if any: its line, and whether it is confirmed missing.
 func (r *Reconciler) compareOrder(ctx context.Context, res *result, sim map[string]string,
-	o stock.Order) (l diffLine, differs, missing bool) {
+	o domain.Order) (l diffLine, differs, missing bool) {
 	rep := &res.report
 	no := o.OrderNo
 	raw, have := res.db.orders[no]

@@ -11,7 +11,6 @@ import (
 
 	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -100,7 +99,7 @@ type redisBook struct {
 	sku     int64
 	end     int64    // the last due time: end + pay timeout (the active set's score)
 	nos     []string // oldest first
-	orders  map[string]stock.Order
+	orders  map[string]domain.Order
 	lastID  string // newest outbox entry at the snapshot; "" when empty
 	nowMs   int64
 	history map[string]string
@@ -123,7 +122,7 @@ func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error
 	st := sg.Stock
 	b := redisBook{warm: sg.Warm, exact: true, sku: st.SkuID, end: st.LastDue(),
 		c:      counters{Total: st.Total, Available: st.Remaining, Locked: st.Locked, Sold: st.Sold},
-		orders: map[string]stock.Order{}, lastID: sg.LastID, nowMs: sg.NowMs, history: sg.History}
+		orders: map[string]domain.Order{}, lastID: sg.LastID, nowMs: sg.NowMs, history: sg.History}
 	if !sg.Warm {
 		return b, nil
 	}

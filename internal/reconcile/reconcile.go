@@ -11,6 +11,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
@@ -96,7 +97,7 @@ type OrderDiff struct {
 type Report struct {
 	ActivityID int64
 	Status     Status
-	Redis      *stock.Counters // nil when the activity is not warm
+	Redis      *domain.Counters // nil when the activity is not warm
 	DB         DB
 	// InFlight counts events not yet applied: outbox entries MySQL still lacks plus
 	// orders whose difference nothing in the outbox explains yet (their events are

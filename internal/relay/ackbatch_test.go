@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // sends counts a sender's calls and the messages of each.
@@ -34,10 +34,10 @@ func (s *sends) take() []int {
 	return out
 }
 
-func batchOf(n, from int) []stock.ReserveItem {
-	items := make([]stock.ReserveItem, n)
+func batchOf(n, from int) []domain.ReserveItem {
+	items := make([]domain.ReserveItem, n)
 	for i := range items {
-		items[i] = stock.ReserveItem{UID: int64(from + i), Qty: 1, RequestID: fmt.Sprintf("batch-%08d", from+i)}
+		items[i] = domain.ReserveItem{UID: int64(from + i), Qty: 1, RequestID: fmt.Sprintf("batch-%08d", from+i)}
 	}
 	return items
 }

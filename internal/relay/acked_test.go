@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -16,7 +17,7 @@ type acked struct {
 	acker *relay.Acker
 }
 
-func (a acked) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem,
+func (a acked) ReserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem,
 	sellBy time.Time) ([]stock.ReserveResult, error) {
 	res, err := a.store.ReserveBatch(ctx, aid, items, sellBy)
 	if err != nil {
@@ -36,10 +37,10 @@ func (a acked) ReserveBatch(ctx context.Context, aid int64, items []stock.Reserv
 	return res, nil
 }
 
-func (a acked) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	res, err := a.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
+func (a acked) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (domain.Reservation, error) {
+	res, err := a.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}}, time.Time{})
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }
@@ -54,7 +55,7 @@ func (a acked) Release(ctx context.Context, orderNo string, uid int64, target st
 	return a.answer(ctx, es, err)
 }
 
-func (a acked) Adjust(ctx context.Context, aid, delta int64) (stock.Counters, error) {
+func (a acked) Adjust(ctx context.Context, aid, delta int64) (domain.Counters, error) {
 	c, es, err := a.store.Adjust(ctx, aid, delta, "", "")
 	return c, a.answer(ctx, es, err)
 }

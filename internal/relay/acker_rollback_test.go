@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/relay"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -28,8 +29,8 @@ func TestAckerDetectsLostAcknowledgedWrites(t *testing.T) {
 	rewarm := func() {
 		t.Helper()
 		now := time.Now().Unix()
-		if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay",
-			Counters: stock.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
+		if _, _, err := e.store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 70, Name: "relay",
+			Counters: domain.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
 			PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 			t.Fatal(err)
 		}
@@ -121,8 +122,8 @@ func TestAckerDetectsARollbackWhileItsChecksFail(t *testing.T) {
 		t.Fatalf("the change after the outage: %v, want BUSY (the activity is rebuilt)", err)
 	}
 	now := time.Now().Unix() // newEnv's cleanup reads the stock hash
-	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay",
-		Counters: stock.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
+	if _, _, err := e.store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 70, Name: "relay",
+		Counters: domain.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
 		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +165,8 @@ func TestAckerDetectsARollbackByABatchEntry(t *testing.T) {
 		t.Fatalf("the rolled-back stock hash was not deleted for a rebuild: %v", err)
 	}
 	now := time.Now().Unix() // newEnv's cleanup reads the stock hash
-	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay",
-		Counters: stock.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
+	if _, _, err := e.store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 70, Name: "relay",
+		Counters: domain.Counters{Total: 100000, Remaining: 100000}, Start: now - 60, End: now + 3600, Limit: 10,
 		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}

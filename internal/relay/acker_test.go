@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -424,7 +425,7 @@ func TestAckerForgetsRetiredActivities(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the retired activity's record dropped", func() bool { return r.Acker().Tallies() == 0 })
-	if ids, err := e.store.ActiveIDs(context.Background(), 0); err != nil || len(ids) != 0 {
+	if ids, err := e.store.Active(context.Background(), 0, math.MaxInt64); err != nil || len(ids) != 0 {
 		t.Fatalf("active set %v (%v), want empty", ids, err)
 	}
 }

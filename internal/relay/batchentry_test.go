@@ -10,10 +10,10 @@ import (
 
 	kafkago "github.com/segmentio/kafka-go"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // halfFirst is a Kafka whose first Send acknowledges only every other message (kafka-go's
@@ -56,9 +56,9 @@ func (h *halfFirst) state() ([]int, []kafkax.Message) {
 func TestRelayProducesABatchEntryPerEvent(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	items := make([]stock.ReserveItem, 16)
+	items := make([]domain.ReserveItem, 16)
 	for i := range items {
-		items[i] = stock.ReserveItem{UID: int64(500 + i), Qty: 1, RequestID: fmt.Sprintf("batch-entry-%04d", i)}
+		items[i] = domain.ReserveItem{UID: int64(500 + i), Qty: 1, RequestID: fmt.Sprintf("batch-entry-%04d", i)}
 	}
 	res, err := e.store.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {

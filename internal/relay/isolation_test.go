@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // keyFailing refuses every message whose key starts with prefix while blocked is set, and
@@ -42,8 +42,8 @@ func TestRetryingActivityDoesNotDelayOthers(t *testing.T) {
 	ctx := context.Background()
 	const other = aid + 1
 	now := time.Now().Unix()
-	if _, _, err := e.store.Warmup(ctx, stock.Meta{ActivityID: other, SkuID: 71, Name: "other",
-		Counters: stock.Counters{Total: 1000, Remaining: 1000}, Start: now - 60, End: now + 3600, Limit: 10,
+	if _, _, err := e.store.Warmup(ctx, domain.Activity{ActivityID: other, SkuID: 71, Name: "other",
+		Counters: domain.Counters{Total: 1000, Remaining: 1000}, Start: now - 60, End: now + 3600, Limit: 10,
 		PayTimeout: 900, ExpireAt: now + 7200}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -244,7 +246,7 @@ func (r *Relay) sleep(d time.Duration) {
 // past end+grace with an empty outbox.
 func (r *Relay) refresh(ctx context.Context) {
 	now := r.now()
-	ids, err := r.store.ActiveIDs(ctx, 0)
+	due, err := r.store.Active(ctx, 0, math.MaxInt64)
 	if err != nil {
 		if ctx.Err() == nil {
 			metricErrors.WithLabelValues("refresh").Inc()
@@ -252,8 +254,9 @@ func (r *Relay) refresh(ctx context.Context) {
 		}
 		return
 	}
+	ids := slices.Sorted(maps.Keys(due))
 	for _, aid := range r.ids {
-		if slices.Contains(ids, aid) {
+		if _, ok := due[aid]; ok {
 			continue
 		}
 		r.ended(aid)
@@ -279,17 +282,17 @@ func (r *Relay) refresh(ctx context.Context) {
 		}
 		metricLag.WithLabelValues(label).Set(lag)
 	}
-	r.retire(ctx, now)
+	r.retire(ctx, now, due)
 }
 
-// retire removes activities whose end+grace has passed and whose outbox is drained.
-func (r *Relay) retire(ctx context.Context, now time.Time) {
+// retire removes, of the active set due (activity id -> last due time), the activities whose
+// end+grace has passed and whose outbox is drained.
+func (r *Relay) retire(ctx context.Context, now time.Time, due map[int64]int64) {
 	cutoff := now.Add(-r.grace).Unix() - 1
-	old, err := r.store.ActiveUntil(ctx, cutoff)
-	if err != nil {
-		return
-	}
-	for aid, lastDue := range old {
+	for aid, lastDue := range due {
+		if lastDue > cutoff {
+			continue
+		}
 		label := strconv.FormatInt(aid, 10)
 		if n, err := r.store.Outbox().Len(ctx, aid); err != nil || n > 0 {
 			continue

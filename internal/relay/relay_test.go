@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
@@ -42,8 +44,9 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	now := time.Now().Unix()
-	m := stock.Meta{ActivityID: aid, SkuID: 70, Name: "relay", Counters: stock.Counters{Total: 100000, Remaining: 100000},
-		Start: now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}
+	m := domain.Activity{ActivityID: aid, SkuID: 70, Name: "relay",
+		Counters: domain.Counters{Total: 100000, Remaining: 100000},
+		Start:    now - 60, End: now + 3600, Limit: 10, PayTimeout: 900, ExpireAt: now + 7200}
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)
 	}
@@ -281,14 +284,14 @@ func TestRelayRetiresOnlyDrainedActivitiesPastGrace(t *testing.T) {
 	topic := collect(t, e.brokers, event.Topic)
 	e.start(e.newRelay(e.conf()))
 	waitFor(t, "old activities retired", func() bool {
-		ids, err := e.store.ActiveIDs(ctx, 0)
+		ids, err := e.store.Active(ctx, 0, math.MaxInt64)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(ids) == 1
 	})
-	ids, _ := e.store.ActiveIDs(ctx, 0)
-	if ids[0] != aid {
+	ids, _ := e.store.Active(ctx, 0, math.MaxInt64)
+	if _, ok := ids[aid]; !ok {
 		t.Fatalf("active set %v, want only the current activity %d", ids, aid)
 	}
 	// Retired means its outbox was empty, so the event was in Kafka (acks=all) before; the

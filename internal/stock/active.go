@@ -11,31 +11,17 @@ type activeMember struct {
 	lastDue int64 // unix seconds: end + pay timeout
 }
 
-// Activate records the activity in the active set, scored by lastDue (Meta.LastDue), which
+// Activate records the activity in the active set, scored by lastDue (domain.Activity.LastDue), which
 // the relay and the jobs walk.
 func (s *Store) Activate(ctx context.Context, aid, lastDue int64) error {
 	_, err := s.rds.ZaddCtx(ctx, s.keys.active(), lastDue, strconv.FormatInt(aid, 10))
 	return dep(err)
 }
 
-// ActiveIDs lists warm activities whose last due time (end + pay timeout) is at or after
-// since (unix seconds).
-func (s *Store) ActiveIDs(ctx context.Context, since int64) ([]int64, error) {
-	es, err := s.active(ctx, since, 1<<62)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]int64, len(es))
-	for i, e := range es {
-		ids[i] = e.id
-	}
-	return ids, nil
-}
-
-// ActiveUntil lists the activities of the active set whose last due time is at or before until
-// (unix seconds): activity id -> its last due time.
-func (s *Store) ActiveUntil(ctx context.Context, until int64) (map[int64]int64, error) {
-	es, err := s.active(ctx, 0, until)
+// Active lists the activities of the active set whose last due time (end + pay timeout, unix
+// seconds) is from..to: activity id -> its last due time. The warm ones are Active(now, noEnd).
+func (s *Store) Active(ctx context.Context, from, to int64) (map[int64]int64, error) {
+	es, err := s.active(ctx, from, to)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ type activityArgs struct {
 	Price      int64  `lua:"price"`
 }
 
-// warmupArgs is warmup.lua's ARGV: the stock hash's fields (Meta's).
+// warmupArgs is warmup.lua's ARGV: the stock hash's fields (domain.Activity's).
 type warmupArgs struct {
 	Total     int64 `lua:"total"`
 	Remaining int64 `lua:"remaining"`
@@ -184,7 +184,7 @@ type restoreEntriesArgs struct {
 // restoreEntryArgs is one entry's group of restore_entries.lua's ARGV.
 type restoreEntryArgs struct {
 	UID   int64  `lua:"uid"`
-	Value string `lua:"value"` // as the entries hash holds it (DrawEntry.value)
+	Value string `lua:"value"` // as the entries hash holds it (entryValue)
 }
 
 // restoreLosersArgs is restore_losers.lua's ARGV: the keys' expire-at, then the losers, from

@@ -24,7 +24,7 @@ func (s *Store) Audit() Audit { return Audit{s: s} }
 // outbox entry, Redis's clock and the reconciliation history.
 type Sighting struct {
 	Warm    bool // the stock hash exists
-	Stock   Meta
+	Stock   domain.Activity
 	Seq     int64             // the stock hash's change count 'seq'
 	LastID  string            // the newest outbox entry's id; "" when the outbox is empty
 	NowMs   int64             // Redis's clock
@@ -60,7 +60,7 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 // every order present throughout is returned once the cursor is back at 0; one may come twice),
 // as they were when the stock hash's seq was seq: an order created after it is left out, and
 // one changed after it is reserved (every change leaves reserved).
-func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, count int64) ([]Order, uint64,
+func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, count int64) ([]domain.Order, uint64,
 	error) {
 	var cmd *red.ScanCmd
 	err := a.s.rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
@@ -71,7 +71,7 @@ func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, co
 		return nil, 0, err
 	}
 	page, next := cmd.Val()
-	out := make([]Order, 0, len(page)/2)
+	out := make([]domain.Order, 0, len(page)/2)
 	for i := 0; i+1 < len(page); i += 2 { // field, value
 		p, err := readOrder(aid, a.s.orderNoOf(aid, page[i]), page[i+1])
 		if err != nil {

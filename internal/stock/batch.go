@@ -11,17 +11,9 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// A ReserveItem is one buyer's reservation in a batch.
-type ReserveItem struct {
-	UID       int64
-	Qty       int64
-	RequestID string
-	Addr      string // the buyer's client address ("" none): bounds a draw's entrants per address
-}
-
 // A ReserveResult is one item's answer: what a single reservation of it would have returned.
 type ReserveResult struct {
-	Reservation
+	domain.Reservation
 	Err error
 	// entries are the outbox entries the answer waits on (WithEntries; each holds its epoch):
 	// a reservation's own, a replay's still in the outbox, an entrant's. One entry may be
@@ -50,7 +42,7 @@ func Awaited(results []ReserveResult) (es []Entry, waiting [][]int) {
 
 // ReserveBatch reserves items of activity aid in order in one script call, each with the answer
 // a single reservation would give; err is a failure of the whole batch (not warm, lease lapsed).
-func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem,
+func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem,
 	sellBy time.Time) ([]ReserveResult, error) {
 	res, err := s.reserveBatch(ctx, aid, items, sellBy, false)
 	if errors.Is(err, errDrawPending) { // the draw's window, or the draw running: entries
@@ -66,7 +58,7 @@ func (s *Store) ReserveBatch(ctx context.Context, aid int64, items []ReserveItem
 // draw is running: a winner's replay finds its order before the draw is done (the script
 // replays before it looks at the draw), and is queued until it is (docs/API.md, "The opening
 // draw"). One read of the stock hash, only for a batch with a replay.
-func (s *Store) queueDrawReplays(ctx context.Context, aid int64, items []ReserveItem, res []ReserveResult,
+func (s *Store) queueDrawReplays(ctx context.Context, aid int64, items []domain.ReserveItem, res []ReserveResult,
 	sellBy time.Time) ([]ReserveResult, error) {
 	var replays []int
 	for i, r := range res {
@@ -84,7 +76,7 @@ func (s *Store) queueDrawReplays(ctx context.Context, aid int64, items []Reserve
 	if len(v) < 2 || v[0] == "" || v[1] == "1" {
 		return res, nil // no draw, or done
 	}
-	again := make([]ReserveItem, len(replays))
+	again := make([]domain.ReserveItem, len(replays))
 	for j, i := range replays {
 		again[j] = items[i]
 	}
@@ -99,7 +91,7 @@ func (s *Store) queueDrawReplays(ctx context.Context, aid int64, items []Reserve
 }
 
 // reserveBatch is ReserveBatch; serve is the draw serving its entrants (draw.go).
-func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time,
+func (s *Store) reserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem, sellBy time.Time,
 	serve bool) ([]ReserveResult, error) {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return nil, err
@@ -149,7 +141,7 @@ func (s *Store) reserveBatch(ctx context.Context, aid int64, items []ReserveItem
 type itemReply struct {
 	code int64 // 0 reserved, codeReplay, < 0 refused (codes.go)
 	// reserved: the order and, WithEntries, the batch's entry its event is in
-	res        Reservation
+	res        domain.Reservation
 	batch      []Entry
 	replay     reserveReplay // codeReplay: the order as it is now, and WithEntries its unsent entries
 	replayGone bool          // codeReplay: the order is gone (only its number came back)
@@ -158,7 +150,7 @@ type itemReply struct {
 
 // reserveOnce runs reserve.lua once for the items at indices todo, with fresh order numbers, and
 // returns each one's answer.
-func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem, todo []int,
+func (s *Store) reserveOnce(ctx context.Context, aid int64, items []domain.ReserveItem, todo []int,
 	sellBy time.Time, serve bool) ([]itemReply, error) {
 	call := reserveArgs{ActivityID: aid, SellByMs: sellByMs(sellBy), WantEntries: s.wantEntry(),
 		TraceParent: event.TraceParent(ctx), Serve: flag(serve)}
@@ -183,7 +175,7 @@ func (s *Store) reserveOnce(ctx context.Context, aid int64, items []ReserveItem,
 }
 
 // reserveItem is item it's group of reserve.lua's ARGV, its order to be numbered orderNo.
-func reserveItem(orderNo string, it ReserveItem) reserveItemArgs {
+func reserveItem(orderNo string, it domain.ReserveItem) reserveItemArgs {
 	return reserveItemArgs{OrderNo: orderNo, Short: shortNo(orderNo), UID: it.UID, Qty: it.Qty,
 		RequestID: it.RequestID, ReqField: ReqField(it.UID, it.RequestID)}
 }
@@ -223,7 +215,7 @@ func parseReserve(aid int64, res []any, nos []string, qty []int64, withEntries b
 					return nil, fmt.Errorf("stock script reserve: item %d reserved without an entry", j)
 				}
 				remaining -= qty[j]
-				r.res = Reservation{Order: Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
+				r.res = domain.Reservation{Order: domain.Order{OrderNo: nos[j], Quantity: qty[j], ExpireAt: head.ExpireAtMs,
 					CreatedAt: head.CreatedMs, State: domain.StateReserved}, Remaining: remaining}
 				r.batch, r.err = batch, batchErr
 			case v > 0:
@@ -245,20 +237,20 @@ func parseReserve(aid int64, res []any, nos []string, qty []int64, withEntries b
 }
 
 // reservation is the item's answer.
-func (r *itemReply) reservation() (Reservation, error) {
+func (r *itemReply) reservation() (domain.Reservation, error) {
 	switch {
 	case r.code < 0:
-		return Reservation{}, codeError(r.code)
+		return domain.Reservation{}, codeError(r.code)
 	case r.code == codeReplay:
 		v := r.replay
 		if v.OrderNo == loserValue { // an entrant the draw left without stock
-			return Reservation{}, xerr.ErrDrawLost
+			return domain.Reservation{}, xerr.ErrDrawLost
 		}
 		if r.replayGone { // the replayed order's keys are gone
-			return Reservation{}, xerr.ErrOrderNotFound
+			return domain.Reservation{}, xerr.ErrOrderNotFound
 		}
-		return Reservation{Order: Order{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty, ExpireAt: v.ExpireAtMs,
-			CreatedAt: v.CreatedMs}, Remaining: v.Remaining, Replay: true}, nil
+		return domain.Reservation{Order: domain.Order{OrderNo: v.OrderNo, State: v.State, Quantity: v.Qty,
+			ExpireAt: v.ExpireAtMs, CreatedAt: v.CreatedMs}, Remaining: v.Remaining, Replay: true}, nil
 	}
 	return r.res, nil
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // singles answers items one Reserve each, in order: what a batch of them must answer.
-func singles(e *stocktest.Env, aid int64, items []stock.ReserveItem) []stock.ReserveResult {
+func singles(e *stocktest.Env, aid int64, items []domain.ReserveItem) []stock.ReserveResult {
 	out := make([]stock.ReserveResult, len(items))
 	for i, it := range items {
 		out[i].Reservation, out[i].Err = stocktest.Reserve(ctx, e.Store, aid, it.UID, it.Qty, it.RequestID)
@@ -61,7 +61,7 @@ func TestReserveBatchAnswersAsSingles(t *testing.T) {
 	batchAid := e.Warm(spec)
 	spec.ID = batchAid + 1
 	singleAid := e.Warm(spec)
-	items := []stock.ReserveItem{
+	items := []domain.ReserveItem{
 		{UID: 1, Qty: 1, RequestID: reqID(1)}, // reserved: 5 left
 		{UID: 1, Qty: 1, RequestID: reqID(1)}, // the duplicate: a replay of item 0
 		{UID: 1, Qty: 2, RequestID: reqID(2)}, // 1 held + 2 > limit 2
@@ -120,7 +120,7 @@ func TestReserveBatchAnswersAsSingles(t *testing.T) {
 func TestReserveBatchWindow(t *testing.T) {
 	e := stocktest.New(t)
 	early := e.Warm(stocktest.Spec{Total: 5, Start: time.Now().Add(time.Hour), End: time.Now().Add(2 * time.Hour)})
-	got, err := e.Store.ReserveBatch(ctx, early, []stock.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)},
+	got, err := e.Store.ReserveBatch(ctx, early, []domain.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)},
 		{UID: 2, Qty: 1, RequestID: reqID(2)}}, time.Time{})
 	if err != nil || xerr.CodeOf(got[0].Err) != xerr.NotStarted || xerr.CodeOf(got[1].Err) != xerr.NotStarted {
 		t.Fatalf("before the start: %+v, %v", got, err)
@@ -132,7 +132,7 @@ func TestReserveBatchWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(end) + 50*time.Millisecond)
-	got, err = e.Store.ReserveBatch(ctx, late, []stock.ReserveItem{{UID: 2, Qty: 1, RequestID: reqID(2)},
+	got, err = e.Store.ReserveBatch(ctx, late, []domain.ReserveItem{{UID: 2, Qty: 1, RequestID: reqID(2)},
 		{UID: 1, Qty: 1, RequestID: reqID(1)}}, time.Time{})
 	if err != nil || xerr.CodeOf(got[0].Err) != xerr.Ended || got[1].Err != nil || got[1].OrderNo != sold.OrderNo {
 		t.Fatalf("after the end: %+v, %v; want ENDED, then the replay of %s", got, err, sold.OrderNo)
@@ -144,7 +144,7 @@ func TestReserveBatchWindow(t *testing.T) {
 // degrade lease (sell-by).
 func TestReserveBatchFailsWhole(t *testing.T) {
 	e := stocktest.New(t)
-	items := []stock.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)}, {UID: 2, Qty: 1, RequestID: reqID(2)}}
+	items := []domain.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)}, {UID: 2, Qty: 1, RequestID: reqID(2)}}
 	if _, err := e.Store.ReserveBatch(ctx, 987654321, items, time.Time{}); !errors.Is(err, stock.ErrNotWarm) {
 		t.Fatalf("cold activity: %v, want not warm", err)
 	}
@@ -171,7 +171,7 @@ func TestReserveBatchTakenOrderNo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	codes, err := e.Store.ReserveBatchAs(ctx, aid, []stock.ReserveItem{{UID: 2, Qty: 1, RequestID: reqID(2)},
+	codes, err := e.Store.ReserveBatchAs(ctx, aid, []domain.ReserveItem{{UID: 2, Qty: 1, RequestID: reqID(2)},
 		{UID: 3, Qty: 1, RequestID: reqID(3)}}, []string{r.OrderNo, e.Store.NewOrderNo(aid)})
 	if err != nil || codes[0] != -12 || codes[1] != 0 {
 		t.Fatalf("batch with a taken number: %v, %v; want [-12 0]", codes, err)
@@ -198,9 +198,9 @@ func TestReserveBatchTakenOrderNoAnywhere(t *testing.T) {
 	}
 	a, b := e.Store.NewOrderNo(aid), e.Store.NewOrderNo(aid)
 	nos := []string{a, r.OrderNo, a, b, r.OrderNo, b}
-	items := make([]stock.ReserveItem, len(nos))
+	items := make([]domain.ReserveItem, len(nos))
 	for i := range items {
-		items[i] = stock.ReserveItem{UID: int64(i + 2), Qty: 1, RequestID: reqID(i + 2)}
+		items[i] = domain.ReserveItem{UID: int64(i + 2), Qty: 1, RequestID: reqID(i + 2)}
 	}
 	codes, err := e.Store.ReserveBatchAs(ctx, aid, items, nos)
 	want := []int64{0, -12, -12, 0, -12, -12}
@@ -255,9 +255,9 @@ func TestReserveBatchConcurrentNeverOversells(t *testing.T) {
 	race(senders, func(w int) {
 		rng := rand.New(rand.NewSource(int64(w)))
 		for b := 0; b < batches; b++ {
-			items := make([]stock.ReserveItem, 1+rng.Intn(40))
+			items := make([]domain.ReserveItem, 1+rng.Intn(40))
 			for i := range items {
-				items[i] = stock.ReserveItem{UID: 1 + rng.Int63n(users), Qty: 1 + rng.Int63n(2),
+				items[i] = domain.ReserveItem{UID: 1 + rng.Int63n(users), Qty: 1 + rng.Int63n(2),
 					RequestID: reqID(rng.Intn(6))}
 			}
 			res, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
@@ -303,11 +303,11 @@ func TestReserveBatchConcurrentNeverOversells(t *testing.T) {
 func TestReserveBatchAwaitsEachEntryOnce(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 100})
-	items := make([]stock.ReserveItem, 0, 34)
+	items := make([]domain.ReserveItem, 0, 34)
 	for i := range 32 {
-		items = append(items, stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)})
+		items = append(items, domain.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)})
 	}
-	items = append(items, items[3], stock.ReserveItem{UID: 0, Qty: 1, RequestID: reqID(99)})
+	items = append(items, items[3], domain.ReserveItem{UID: 0, Qty: 1, RequestID: reqID(99)})
 	got, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,8 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 	// Activities whose tags land on different masters.
 	for aid := int64(1); aid <= 3; aid++ {
 		t.Run(fmt.Sprint("activity ", aid), func(t *testing.T) {
-			_, _, err := st.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 1, Name: "c",
-				Counters: stock.Counters{Total: 50, Remaining: 50}, Start: time.Now().Unix() - 60,
+			_, _, err := st.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 1, Name: "c",
+				Counters: domain.Counters{Total: 50, Remaining: 50}, Start: time.Now().Unix() - 60,
 				End: time.Now().Unix() + 3600, Limit: 1, PayTimeout: 1,
 				ExpireAt: time.Now().Unix() + 7200})
 			if err != nil {
@@ -48,7 +48,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if ok.Load() != 50 || soldOut.Load() != 150 {
 				t.Fatalf("ok %d sold out %d", ok.Load(), soldOut.Load())
 			}
-			orders, err := st.OrderNos(ctx, aid)
+			orders, err := stocktest.OrderNos(ctx, st, aid)
 			if err != nil || len(orders) != 50 {
 				t.Fatalf("orders %d %v", len(orders), err)
 			}

@@ -19,9 +19,9 @@ import (
 func TestReserveReplyFieldsByName(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	a := stock.ReserveItem{UID: 1, Qty: 2, RequestID: reqID(1)}
+	a := domain.ReserveItem{UID: 1, Qty: 2, RequestID: reqID(1)}
 	nos := []string{e.Store.NewOrderNo(aid), e.Store.NewOrderNo(aid), e.Store.NewOrderNo(aid)}
-	head, got, err := e.Store.ReserveReplyFields(ctx, aid, []stock.ReserveItem{a,
+	head, got, err := e.Store.ReserveReplyFields(ctx, aid, []domain.ReserveItem{a,
 		{UID: 2, Qty: 0, RequestID: reqID(2)}, a}, nos)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 		}
 	}
 	replay("replay within the call", got[2], 8)
-	replayHead, again, err := e.Store.ReserveReplyFields(ctx, aid, []stock.ReserveItem{a}, nos[2:])
+	replayHead, again, err := e.Store.ReserveReplyFields(ctx, aid, []domain.ReserveItem{a}, nos[2:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 	if err := e.Raw.HDel(ctx, e.Keys.OrdersHash(aid), stock.ShortNo(nos[0])).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, gone, err := e.Store.ReserveReplyFields(ctx, aid, []stock.ReserveItem{a}, nos[2:])
+	_, gone, err := e.Store.ReserveReplyFields(ctx, aid, []domain.ReserveItem{a}, nos[2:])
 	if err != nil || gone[0]["code"] != int64(1) || gone[0]["order_no"] != nos[0] || gone[0]["state"] != "" {
 		t.Fatalf("replay of a gone order: %v, %v", gone, err)
 	}
@@ -73,7 +73,7 @@ func TestReserveReplyFieldsByName(t *testing.T) {
 func TestScriptRepliesByName(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries())
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, PayTimeout: 1, Epoch: 2})
-	res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 1, Qty: 3, RequestID: reqID(1)},
+	res, err := e.Store.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: 1, Qty: 3, RequestID: reqID(1)},
 		{UID: 2, Qty: 2, RequestID: reqID(2)}}, time.Time{})
 	if err != nil || res[0].Err != nil || res[1].Err != nil {
 		t.Fatal(res, err)
@@ -87,7 +87,7 @@ func TestScriptRepliesByName(t *testing.T) {
 		t.Fatalf("pay again: entries %+v, %v", again, err)
 	}
 	c, es, err := e.Store.Adjust(ctx, aid, 4, "", "")
-	if err != nil || c != (stock.Counters{Total: 14, Remaining: 9, Locked: 2, Sold: 3}) || len(es) != 1 {
+	if err != nil || c != (domain.Counters{Total: 14, Remaining: 9, Locked: 2, Sold: 3}) || len(es) != 1 {
 		t.Fatalf("adjust: %+v, %v, %v", c, es, err)
 	}
 	m, err := e.Store.Stock(ctx, aid)
@@ -115,9 +115,9 @@ func TestScriptRepliesByName(t *testing.T) {
 func TestAdvanceDrawArgsByName(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
-	var lost []stock.DrawEntry
+	var lost []domain.DrawEntry
 	for i := range 3 {
-		lost = append(lost, stock.DrawEntry{UID: int64(i + 1), Qty: 1, RequestID: reqID(i + 1)})
+		lost = append(lost, domain.DrawEntry{UID: int64(i + 1), Qty: 1, RequestID: reqID(i + 1)})
 	}
 	if err := e.Store.AdvanceDraw(ctx, aid, 0, 7, 4, lost, true); err != nil {
 		t.Fatal(err)

@@ -66,9 +66,6 @@ var (
 	// errEntriesPerAddress: the buyer's client address has as many entrants in the draw as
 	// one address may (Draw.EntriesPerAddress); nothing was written.
 	errEntriesPerAddress = xerr.Sentinel(xerr.RateLimited, "too many entries of the opening draw from this client address")
-	// ErrIdempotencyConflict: a merchant's Idempotency-Key used again with another request.
-	ErrIdempotencyConflict = xerr.Sentinel(xerr.IdempotencyConflict,
-		"this Idempotency-Key was used with another route or body")
 	// errDrawPending: the activity's draw is not done; the batch goes to enter.lua.
 	errDrawPending = errors.New("stock: the draw is not done")
 	// errDrawDone: the draw finished between reserve.lua and enter.lua: reserve again.
@@ -101,7 +98,7 @@ func codeError(code int64) error {
 	case codeOrderPaid:
 		return xerr.ErrOrderPaid
 	case codeIdemConflict:
-		return ErrIdempotencyConflict
+		return xerr.ErrIdempotencyConflict
 	case codeInsufficient:
 		return xerr.ErrInsufficientStock
 	case codeNotDue:

@@ -1,11 +1,7 @@
 package stock
 
 import (
-	"bytes"
-	"cmp"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,70 +15,29 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// The draw hash's states (docs/DESIGN.md, "The opening draw"); before the draw begins the
-// hash has none (the views call that "pending": rpc/internal/logic).
-const (
-	DrawDrawing = "drawing"
-	DrawDone    = "done"
-	// loserValue is the request id's value in the buyers hash of an entrant the draw left
-	// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
-	loserValue = "~lost"
-)
+// loserValue is the request id's value in the buyers hash of an entrant the draw left
+// without stock: reserve.lua finds no order under it, and Go answers SOLD_OUT.
+const loserValue = "~lost"
 
-// A DrawEntry is one buyer's entry in an activity's draw.
-type DrawEntry struct {
-	UID       int64
-	Qty       int64
-	RequestID string
-	EventID   string // the entry's outbox entry id
+// entryValue is e's value in the draw's entries hash: "qty request_id entry_id".
+func entryValue(e domain.DrawEntry) string {
+	return fmt.Sprintf("%d %s %s", e.Qty, e.RequestID, e.EventID)
 }
 
-func (e DrawEntry) value() string { return fmt.Sprintf("%d %s %s", e.Qty, e.RequestID, e.EventID) }
-
-func parseEntry(uid, v string) (DrawEntry, bool) {
+func parseEntry(uid, v string) (domain.DrawEntry, bool) {
 	f := strings.Fields(v)
 	u, err1 := strconv.ParseInt(uid, 10, 64)
 	if len(f) != 3 || err1 != nil {
-		return DrawEntry{}, false
+		return domain.DrawEntry{}, false
 	}
 	q, err := strconv.ParseInt(f[0], 10, 64)
-	return DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
-}
-
-// DrawOrder is the draw's order of entries: ascending by each uid's key, HMAC-SHA256 keyed with
-// the seed's bytes over the uid in decimal ASCII, as byte strings (by uid on the impossible
-// tie). The same entries and seed give the same order, whatever order they come in
-// (rpc/internal/draw serves it; anyone holding the audit recomputes it).
-func DrawOrder(entries []DrawEntry, seed []byte) []DrawEntry {
-	type keyed struct {
-		key [sha256.Size]byte
-		e   DrawEntry
-	}
-	ks := make([]keyed, len(entries))
-	mac := hmac.New(sha256.New, seed)
-	var num [20]byte
-	for i, e := range entries {
-		mac.Reset()
-		mac.Write(strconv.AppendInt(num[:0], e.UID, 10))
-		mac.Sum(ks[i].key[:0])
-		ks[i].e = e
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if c := bytes.Compare(a.key[:], b.key[:]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.e.UID, b.e.UID)
-	})
-	out := make([]DrawEntry, len(ks))
-	for i := range ks {
-		out[i] = ks[i].e
-	}
-	return out
+	return domain.DrawEntry{UID: u, Qty: q, RequestID: f[1], EventID: f[2]}, err == nil
 }
 
 // enter records items as entries of activity aid's draw (enter.lua), each answered with the
 // buyer's entry (State domain.StateQueued) and, WithEntries, the outbox entry the answer waits on.
-func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult, error) {
+func (s *Store) enter(ctx context.Context, aid int64, items []domain.ReserveItem, sellBy time.Time) ([]ReserveResult,
+	error) {
 	out := make([]ReserveResult, len(items))
 	var todo []int
 	for i, it := range items {
@@ -120,18 +75,18 @@ func (s *Store) enter(ctx context.Context, aid int64, items []ReserveItem, sellB
 			out[i].Err = codeError(a.Code)
 			continue
 		}
-		out[i].Reservation = Reservation{Order: Order{Quantity: a.Qty, RequestID: a.RequestID,
+		out[i].Reservation = domain.Reservation{Order: domain.Order{Quantity: a.Qty, RequestID: a.RequestID,
 			State: domain.StateQueued}, DrawAt: a.DrawAtMs}
 		if out[i].entries, out[i].Err = entryList(aid, a.Entry); out[i].Err != nil {
-			out[i].Reservation = Reservation{}
+			out[i].Reservation = domain.Reservation{}
 		}
 	}
 	return out, nil
 }
 
 // DrawEntries reads every entry of activity aid's draw, sorted by uid.
-func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]DrawEntry, error) {
-	var out []DrawEntry
+func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]domain.DrawEntry, error) {
+	var out []domain.DrawEntry
 	var cur uint64
 	for {
 		kvs, next, err := s.rds.HscanCtx(ctx, s.keys.DrawEntries(aid), cur, "", 20000)
@@ -147,14 +102,14 @@ func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]DrawEntry, error)
 			break
 		}
 	}
-	slices.SortFunc(out, func(a, b DrawEntry) int { return int(a.UID - b.UID) })
-	return slices.CompactFunc(out, func(a, b DrawEntry) bool { return a.UID == b.UID }), nil
+	slices.SortFunc(out, func(a, b domain.DrawEntry) int { return int(a.UID - b.UID) })
+	return slices.CompactFunc(out, func(a, b domain.DrawEntry) bool { return a.UID == b.UID }), nil
 }
 
 // DrawProgress is the draw hash of an activity.
 type DrawProgress struct {
 	Cursor, Winners, Lost int64
-	Status                string // "" (not begun), DrawDrawing or DrawDone
+	Status                string // "" (not begun), domain.DrawDrawing or domain.DrawDone
 }
 
 // Draw reads the progress of activity aid's draw.
@@ -173,53 +128,47 @@ func (s *Store) DrawEntryCount(ctx context.Context, aid int64) (int64, error) {
 	return int64(n), dep(err)
 }
 
-// DrawEntryStatus is a buyer's entry and what the draw made of it.
-type DrawEntryStatus struct {
-	DrawEntry
-	Status  string // domain.StateQueued, "won" or "lost"
-	OrderNo string // when won
-}
-
-// DrawEntry reads uid's entry in activity aid's draw: xerr.ErrEntryNotFound when there is none.
-func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (DrawEntryStatus, error) {
+// DrawEntry reads uid's entry in activity aid's draw and what the draw made of it: status
+// domain.StateQueued until the draw is done, then "won" (orderNo its order) or "lost";
+// xerr.ErrEntryNotFound when there is none.
+func (s *Store) DrawEntry(ctx context.Context, aid, uid int64) (e domain.DrawEntry, status, orderNo string,
+	err error) {
 	v, err := s.rds.HgetCtx(ctx, s.keys.DrawEntries(aid), strconv.FormatInt(uid, 10))
 	if err == redis.Nil {
-		return DrawEntryStatus{}, xerr.ErrEntryNotFound
+		return e, "", "", xerr.ErrEntryNotFound
 	}
 	if err != nil {
-		return DrawEntryStatus{}, dep(err)
+		return e, "", "", dep(err)
 	}
 	e, ok := parseEntry(strconv.FormatInt(uid, 10), v)
 	if !ok {
-		return DrawEntryStatus{}, fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
+		return e, "", "", fmt.Errorf("activity %d: bad entry %q of uid %d", aid, v, uid)
 	}
-	st := DrawEntryStatus{DrawEntry: e, Status: domain.StateQueued}
 	d, err := s.Draw(ctx, aid)
-	if err != nil || d.Status != DrawDone {
-		return st, err
+	if err != nil || d.Status != domain.DrawDone {
+		return e, domain.StateQueued, "", err
 	}
 	ono, err := s.rds.HgetCtx(ctx, s.keys.Buyers(aid), ReqField(uid, e.RequestID))
 	switch {
 	case err == redis.Nil || ono == loserValue:
-		st.Status = "lost"
+		return e, "lost", "", nil
 	case err != nil:
-		return DrawEntryStatus{}, dep(err)
-	default:
-		st.Status, st.OrderNo = "won", s.orderNoOf(aid, ono)
+		return domain.DrawEntry{}, "", "", dep(err)
 	}
-	return st, nil
+	return e, "won", s.orderNoOf(aid, ono), nil
 }
 
 // ServeDraw reserves a chunk of the draw's entrants in order, each exactly an ordinary
 // reservation of that buyer with that request id (a chunk served twice changes nothing).
-func (s *Store) ServeDraw(ctx context.Context, aid int64, items []ReserveItem) ([]ReserveResult, error) {
+func (s *Store) ServeDraw(ctx context.Context, aid int64, items []domain.ReserveItem) ([]ReserveResult, error) {
 	return s.reserveBatch(ctx, aid, items, time.Time{}, true)
 }
 
 // AdvanceDraw records a served chunk [from, to) of the draw: its winners count and its losers
 // (a replay of a loser's entry is SOLD_OUT); done opens the activity to reservations in arrival
 // order. errDrawMoved (as xerr BUSY) when another drawer recorded it first.
-func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, lost []DrawEntry, done bool) error {
+func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64,
+	lost []domain.DrawEntry, done bool) error {
 	keys := []string{s.keys.Stock(aid), s.keys.Draw(aid), s.keys.Buyers(aid)}
 	args := drawAdvanceArgs{From: from, To: to, Winners: winners, Done: flag(done), Losers: make([]string, len(lost))}
 	for i, e := range lost {
@@ -235,7 +184,7 @@ func (s *Store) AdvanceDraw(ctx context.Context, aid, from, to, winners int64, l
 // DrawServed tells, for each of entries of activity aid's draw, whether the entrant holds an
 // order under its entry's request id (a winner): the buyers hash's request id field names an
 // order, not the loser value. One HMGET.
-func (s *Store) DrawServed(ctx context.Context, aid int64, entries []DrawEntry) ([]bool, error) {
+func (s *Store) DrawServed(ctx context.Context, aid int64, entries []domain.DrawEntry) ([]bool, error) {
 	out := make([]bool, len(entries))
 	if len(entries) == 0 {
 		return out, nil
@@ -261,13 +210,13 @@ var ErrDrawMoved = xerr.Sentinel(xerr.Busy, "another instance is drawing the act
 // losers' request ids to the loser value (restore_losers.lua) while the stock hash is absent,
 // keys expiring at expireAt (unix s): the rebuild after a loss; ErrAlreadyWarm once the stock
 // hash exists.
-func (r Recovery) RestoreDrawEntries(ctx context.Context, aid, expireAt int64, entries, lost []DrawEntry) error {
+func (r Recovery) RestoreDrawEntries(ctx context.Context, aid, expireAt int64, entries, lost []domain.DrawEntry) error {
 	s := r.s
 	k := s.keys
 	for batch := range slices.Chunk(entries, restoreBatch) {
 		args := restoreEntriesArgs{ExpireAt: expireAt, Entries: make([]restoreEntryArgs, len(batch))}
 		for i, e := range batch {
-			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: e.value()}
+			args.Entries[i] = restoreEntryArgs{UID: e.UID, Value: entryValue(e)}
 		}
 		if err := s.restore(ctx, restoreEntriesScript, aid, []string{k.Stock(aid), k.DrawEntries(aid)}, args,
 			len(batch)); err != nil {

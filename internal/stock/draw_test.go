@@ -45,11 +45,11 @@ func TestEntryRules(t *testing.T) {
 	if ev.UID != 1 || ev.Quantity != 2 || ev.RequestID != reqID(1) {
 		t.Fatalf("entered event %+v", ev)
 	}
-	st, err := e.Store.DrawEntry(ctx, aid, 1)
-	if err != nil || st.Status != domain.StateQueued || st.RequestID != reqID(1) {
-		t.Fatalf("entry status %+v, %v", st, err)
+	en, st, _, err := e.Store.DrawEntry(ctx, aid, 1)
+	if err != nil || st != domain.StateQueued || en.RequestID != reqID(1) {
+		t.Fatalf("entry %+v, status %q, %v", en, st, err)
 	}
-	if _, err := e.Store.DrawEntry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
+	if _, _, _, err := e.Store.DrawEntry(ctx, aid, 9); xerr.CodeOf(err) != xerr.EntryNotFound {
 		t.Fatalf("no entry: %v, want ENTRY_NOT_FOUND", err)
 	}
 }
@@ -64,9 +64,9 @@ func TestEntriesConcurrentBatches(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			items := make([]stock.ReserveItem, 0, 50)
+			items := make([]domain.ReserveItem, 0, 50)
 			for i := range 50 { // every goroutine sends every buyer: each buyer enters once
-				items = append(items, stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(g*100 + i)})
+				items = append(items, domain.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(g*100 + i)})
 			}
 			res, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
 			if err != nil {
@@ -123,7 +123,7 @@ func TestEnterArgsByName(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries(), stock.WithDrawEntriesPerAddress(1))
 	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5, DrawAt: time.Now().Add(time.Hour)})
 	traced := tracedCtx(7)
-	items := []stock.ReserveItem{{UID: 11, Qty: 2, RequestID: reqID(1), Addr: "10.0.0.1"},
+	items := []domain.ReserveItem{{UID: 11, Qty: 2, RequestID: reqID(1), Addr: "10.0.0.1"},
 		{UID: 12, Qty: 3, RequestID: reqID(2), Addr: "10.0.0.1"},
 		{UID: 13, Qty: 4, RequestID: reqID(3), Addr: "10.0.0.2"}}
 	if _, err := e.Store.EnterAs(traced, aid, items, time.Now().Add(-time.Second)); !errors.Is(err,
@@ -143,7 +143,7 @@ func TestEnterArgsByName(t *testing.T) {
 			len(stock.EntriesOf(r)) != 1 {
 			t.Fatalf("item %d: %+v", i, r)
 		}
-		got, err := e.Store.DrawEntry(ctx, aid, it.UID)
+		got, _, _, err := e.Store.DrawEntry(ctx, aid, it.UID)
 		if err != nil || got.Qty != it.Qty || got.RequestID != it.RequestID || got.EventID != stock.EntriesOf(r)[0].ID {
 			t.Fatalf("item %d's entry: %+v, %v", i, got, err)
 		}

@@ -33,7 +33,7 @@ func ParseMessage(payload string) (aid int64, window bool, err error) {
 // counters, Epoch and Drawn are not e's to change) and tells every gateway to drop its cached
 // window, warm or not. warm: the copy was rewritten; false, nil: the activity is not warm
 // (nothing written). xerr.ErrStarted once it started: nothing written.
-func (s *Store) Edit(ctx context.Context, e Meta) (warm bool, err error) {
+func (s *Store) Edit(ctx context.Context, e domain.Activity) (warm bool, err error) {
 	if err := domain.CheckActivityID(e.ActivityID); err != nil {
 		return false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
@@ -26,7 +27,7 @@ func TestEditMeta(t *testing.T) {
 	now := time.Now()
 	aid := e.Warm(stocktest.Spec{Total: 10, Start: now.Add(time.Hour), End: now.Add(2 * time.Hour)})
 	start := now.Add(30 * time.Minute).Unix()
-	edit := stock.Meta{ActivityID: aid, SkuID: 9, Name: "edited", Start: start, End: start + 600, Limit: 4,
+	edit := domain.Activity{ActivityID: aid, SkuID: 9, Name: "edited", Start: start, End: start + 600, Limit: 4,
 		PayTimeout: 60, ExpireAt: start + 600 + 60 + 86400, DrawAt: (start + 30) * 1000, Price: 700}
 	if warm, err := e.Store.Edit(ctx, edit); err != nil || !warm {
 		t.Fatalf("edit: warm %v, %v", warm, err)

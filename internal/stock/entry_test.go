@@ -137,7 +137,7 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 		TraceFlags: trace.FlagsSampled})
 	traced := trace.ContextWithSpanContext(ctx, sc)
 	tp := event.TraceParent(traced)
-	res, err := e.Store.ReserveBatch(traced, aid, []stock.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)},
+	res, err := e.Store.ReserveBatch(traced, aid, []domain.ReserveItem{{UID: 1, Qty: 1, RequestID: reqID(1)},
 		{UID: 2, Qty: 2, RequestID: reqID(2)}, {UID: 3, Qty: 1, RequestID: reqID(3)}}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func TestEveryScriptWritesPackedEntries(t *testing.T) {
 		t.Fatalf("expire due: %v, %v", done, err)
 	}
 	draw := e.Warm(stocktest.Spec{ID: aid + 1, Total: 10, DrawAt: time.Now().Add(time.Hour), Epoch: 3})
-	entrant, err := e.Store.ReserveBatch(traced, draw, []stock.ReserveItem{{UID: 4, Qty: 1, RequestID: reqID(4)}},
+	entrant, err := e.Store.ReserveBatch(traced, draw, []domain.ReserveItem{{UID: 4, Qty: 1, RequestID: reqID(4)}},
 		time.Time{})
 	if err != nil || keep(stock.EntriesOf(entrant[0]), entrant[0].Err) != nil || entrant[0].State != domain.StateQueued {
 		t.Fatalf("entry: %+v, %v", entrant, err)

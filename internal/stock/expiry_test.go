@@ -61,9 +61,9 @@ func TestReservationKeysExpireWithTheActivity(t *testing.T) {
 func TestExpireDueBatchMember(t *testing.T) {
 	e := stocktest.New(t)
 	aid := e.Warm(stocktest.Spec{Total: 100, PayTimeout: 1})
-	items := make([]stock.ReserveItem, 40)
+	items := make([]domain.ReserveItem, 40)
 	for i := range items {
-		items[i] = stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)}
+		items[i] = domain.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: reqID(i)}
 	}
 	res, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil {
@@ -130,9 +130,9 @@ func TestExpireDueBatchMembersConcurrently(t *testing.T) {
 	aid := e.Warm(stocktest.Spec{Total: total, PayTimeout: 1})
 	rng := rand.New(rand.NewSource(1))
 	for made := 0; made < total; {
-		items := make([]stock.ReserveItem, min(1+rng.Intn(40), total-made))
+		items := make([]domain.ReserveItem, min(1+rng.Intn(40), total-made))
 		for i := range items {
-			items[i] = stock.ReserveItem{UID: int64(made + 1), Qty: 1, RequestID: reqID(made)}
+			items[i] = domain.ReserveItem{UID: int64(made + 1), Qty: 1, RequestID: reqID(made)}
 			made++
 		}
 		if _, err := e.Store.ReserveBatch(ctx, aid, items, time.Time{}); err != nil {

@@ -2,11 +2,8 @@ package stock
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"reflect"
-	"strconv"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -20,7 +17,7 @@ import (
 func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, orderNo string) ([]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	res, err := s.run(ctx, reserveScript, aid, s.keys.reserve(aid), call.argv([]reserveItemArgs{reserveItem(orderNo,
-		ReserveItem{UID: uid, Qty: qty, RequestID: requestID})})...)
+		domain.ReserveItem{UID: uid, Qty: qty, RequestID: requestID})})...)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +29,7 @@ func (s *Store) ReserveAs(ctx context.Context, aid, uid, qty int64, requestID, o
 
 // ReserveBatchAs runs reserve.lua once for items with the given order numbers: each item's code
 // (0 reserved, 1 a replay).
-func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []ReserveItem, orderNos []string) ([]int64,
+func (s *Store) ReserveBatchAs(ctx context.Context, aid int64, items []domain.ReserveItem, orderNos []string) ([]int64,
 	error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	group := make([]reserveItemArgs, len(items))
@@ -65,7 +62,7 @@ func (k Keys) ReserveKeys(aid int64) []string {
 var ErrOrderNoTaken = errOrderNoTaken
 
 // PackOrder is an order as the orders hash holds it (packed.pack), for tests.
-func PackOrder(o Order, cseq, useq int64, er, es string) string {
+func PackOrder(o domain.Order, cseq, useq int64, er, es string) string {
 	v, err := packed{Order: o, Cseq: cseq, Useq: useq, Er: er, Es: es}.pack()
 	if err != nil {
 		panic(err)
@@ -74,7 +71,7 @@ func PackOrder(o Order, cseq, useq int64, er, es string) string {
 }
 
 // UnpackOrder is unpackOrder, for tests.
-func UnpackOrder(aid int64, orderNo, v string) (o Order, cseq, useq int64, er, es string, ok bool) {
+func UnpackOrder(aid int64, orderNo, v string) (o domain.Order, cseq, useq int64, er, es string, ok bool) {
 	p, ok := unpackOrder(aid, orderNo, v)
 	return p.Order, p.Cseq, p.Useq, p.Er, p.Es, ok
 }
@@ -88,7 +85,7 @@ var OrderLua = orderLua
 // ReserveReplyFields runs reserve.lua once for items with the given order numbers and returns
 // its reply as the codec decodes it, every field under its name: the head's (the batch's entry
 // among them), and each item's (a replay's fields, or 0 or its code under "answer").
-func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []ReserveItem,
+func (s *Store) ReserveReplyFields(ctx context.Context, aid int64, items []domain.ReserveItem,
 	orderNos []string) (map[string]any, []map[string]any, error) {
 	call := reserveArgs{ActivityID: aid, WantEntries: s.wantEntry(), Serve: "0"}
 	group := make([]reserveItemArgs, len(items))
@@ -126,14 +123,6 @@ func byName(v any) map[string]any {
 // ErrDrawBusy is errDrawBusy, for tests.
 var ErrDrawBusy = errDrawBusy
 
-// DrawKey is uid's place in the draw of seed (DrawOrder): HMAC-SHA256 keyed with the seed's
-// bytes over the uid in decimal ASCII.
-func DrawKey(seed []byte, uid int64) []byte {
-	mac := hmac.New(sha256.New, seed)
-	mac.Write([]byte(strconv.FormatInt(uid, 10)))
-	return mac.Sum(nil)
-}
-
 // WindowMessage is windowMessage, for tests.
 var WindowMessage = windowMessage
 
@@ -148,7 +137,7 @@ var ScriptCount = len(allScripts)
 
 // EnterAs runs enter.lua for items (ReserveBatch reaches it only through reserve.lua, which
 // checks the sell-by first).
-func (s *Store) EnterAs(ctx context.Context, aid int64, items []ReserveItem, sellBy time.Time) ([]ReserveResult,
+func (s *Store) EnterAs(ctx context.Context, aid int64, items []domain.ReserveItem, sellBy time.Time) ([]ReserveResult,
 	error) {
 	return s.enter(ctx, aid, items, sellBy)
 }

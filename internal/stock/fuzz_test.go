@@ -7,7 +7,6 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -35,7 +34,7 @@ func FuzzStoreArguments(f *testing.F) {
 		var err error
 		switch op % 5 {
 		case 0:
-			var res stock.Reservation
+			var res domain.Reservation
 			res, err = stocktest.Reserve(ctx, env.Store, a, uid, qty, reqID)
 			if err == nil && !res.Replay {
 				orders = append(orders, res.OrderNo)

@@ -15,15 +15,14 @@ func (s *Store) Lock(aid int64, of string) *redis.RedisLock {
 // Ping says whether Redis answers.
 func (s *Store) Ping(ctx context.Context) bool { return s.rds.PingCtx(ctx) }
 
-// SetMissing records for seconds that activity aid does not exist.
+// SetMissing records for seconds that activity aid does not exist; seconds <= 0 removes the
+// record (the activity was found).
 func (s *Store) SetMissing(ctx context.Context, aid int64, seconds int) error {
+	if seconds <= 0 {
+		_, err := s.rds.DelCtx(ctx, s.keys.missing(aid))
+		return err
+	}
 	return s.rds.SetexCtx(ctx, s.keys.missing(aid), "1", seconds)
-}
-
-// ClearMissing removes the flag that activity aid does not exist.
-func (s *Store) ClearMissing(ctx context.Context, aid int64) error {
-	_, err := s.rds.DelCtx(ctx, s.keys.missing(aid))
-	return err
 }
 
 // Missing says whether activity aid is flagged as not existing.

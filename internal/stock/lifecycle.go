@@ -11,41 +11,9 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Meta is what warm-up needs to know about an activity.
-type Meta struct {
-	ActivityID int64
-	SkuID      int64
-	Name       string
-	Counters         // the stock numbers: total = remaining + locked + sold
-	Start      int64 // unix seconds
-	End        int64 // unix seconds
-	Limit      int64
-	PayTimeout int64 // seconds
-	ExpireAt   int64 // unix seconds: when the activity's keys go (end + pay timeout + grace)
-	// DrawAt is when the activity's opening draw is decided (ms; 0: no draw), and Drawn
-	// says it is done (docs/DESIGN.md, "The opening draw").
-	DrawAt int64
-	Drawn  bool
-	// Epoch is inventory.epoch of the warm-up or rebuild that wrote the hash (0 in a hash
-	// written before epochs existed).
-	Epoch int64
-	// Price is the unit price (smallest currency unit), fixed once the activity starts; 0 in a
-	// hash written before prices existed.
-	Price int64
-}
-
-// Counters are an activity's stock numbers.
-type Counters struct {
-	Total, Remaining, Locked, Sold int64
-}
-
-// LastDue is when the activity's last order can fall due (unix seconds): its end plus
-// its pay timeout. The active set is scored by it, and keys outlive it by the grace.
-func (m Meta) LastDue() int64 { return m.End + m.PayTimeout }
-
 // Warmup creates the stock hash if absent and records the activity as active.
 // It never overwrites live stock: created is false when the hash already existed.
-func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int64, err error) {
+func (s *Store) Warmup(ctx context.Context, m domain.Activity) (created bool, remaining int64, err error) {
 	if m.ActivityID <= 0 || m.Total < 0 || m.Remaining < 0 || m.Locked < 0 || m.Sold < 0 ||
 		m.Remaining+m.Locked+m.Sold != m.Total || m.End <= m.Start || m.Limit < 1 || m.PayTimeout < 1 ||
 		m.Epoch < 0 || m.Price < 0 || m.Price > domain.MaxPrice {
@@ -74,17 +42,6 @@ func (s *Store) Warmup(ctx context.Context, m Meta) (created bool, remaining int
 func (s *Store) StockBack(ctx context.Context, aid int64) error {
 	_, err := s.rds.PublishCtx(ctx, s.keys.StockBack(), strconv.FormatInt(aid, 10))
 	return dep(err)
-}
-
-// Reservation is a successful (or replayed) reservation: its order (State is the order's state
-// now: reserved for a new reservation; for a replay whatever it has become, paid, cancelled or
-// expired; domain.StateQueued for an entry of the draw, with the buyer's first RequestID and no
-// OrderNo; ActivityID and UID are the caller's, not set), and the stock left right after it.
-type Reservation struct {
-	Order
-	Remaining int64
-	Replay    bool
-	DrawAt    int64 // an entry's (State domain.StateQueued): when the draw is decided (ms)
 }
 
 // Confirm pays a reserved order of uid (>= 1; another user's order is ORDER_NOT_FOUND). The
@@ -215,17 +172,17 @@ func (s *Store) expireMember(aid int64, shorts string) expireMemberArgs {
 // Adjust adds (delta > 0) or withdraws (delta < 0) sellable stock, under a merchant's
 // Idempotency-Key (key "mid:key", "" for none) and the request's fingerprint fp, recorded in the
 // same script as the change: the key again answers the first result without applying it again,
-// with another fp ErrIdempotencyConflict. The
+// with another fp xerr.ErrIdempotencyConflict. The
 // entries are those the answer waits on: the change's, or the first's still in the outbox.
-func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (Counters, []Entry, error) {
+func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (domain.Counters, []Entry, error) {
 	if err := firstErr(domain.CheckActivityID(aid), domain.CheckDelta(delta)); err != nil {
-		return Counters{}, nil, err
+		return domain.Counters{}, nil, err
 	}
 	res, err := s.run(ctx, adjustScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid), s.keys.adjustKeys(aid)},
 		argvOf(adjustArgs{ActivityID: aid, Delta: delta, StockBack: s.keys.StockBack(),
 			TraceParent: event.TraceParent(ctx), IdempotencyKey: key, Fingerprint: fp})...)
 	if err != nil {
-		return Counters{}, nil, err
+		return domain.Counters{}, nil, err
 	}
 	r := decoded[adjustReply](res)
 	var es []Entry
@@ -236,7 +193,7 @@ func (s *Store) Adjust(ctx context.Context, aid, delta int64, key, fp string) (C
 		es, err = written(aid, id, r.Entry)
 	}
 	if err != nil {
-		return Counters{}, nil, err
+		return domain.Counters{}, nil, err
 	}
-	return Counters{Total: r.Total, Remaining: r.Remaining, Locked: r.Locked, Sold: r.Sold}, es, nil
+	return domain.Counters{Total: r.Total, Remaining: r.Remaining, Locked: r.Locked, Sold: r.Sold}, es, nil
 }

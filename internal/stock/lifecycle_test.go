@@ -256,8 +256,8 @@ func TestWarmupNeverOverwritesAndExpires(t *testing.T) {
 	if _, err := stocktest.Reserve(ctx, e.Store, aid, 1, 1, reqID(1)); err != nil {
 		t.Fatal(err)
 	}
-	created, remaining, err := e.Store.Warmup(ctx, stock.Meta{ActivityID: aid,
-		Counters: stock.Counters{Total: 50, Remaining: 50}, Start: time.Now().Unix() - 10, End: end.Unix(), Limit: 1,
+	created, remaining, err := e.Store.Warmup(ctx, domain.Activity{ActivityID: aid,
+		Counters: domain.Counters{Total: 50, Remaining: 50}, Start: time.Now().Unix() - 10, End: end.Unix(), Limit: 1,
 		PayTimeout: 10, ExpireAt: end.Unix() + 1})
 	if err != nil || created || remaining != 9 {
 		t.Fatalf("second warm-up: created=%v remaining=%d err=%v; want live stock 9 untouched", created, remaining, err)
@@ -276,8 +276,9 @@ func TestWarmupNeverOverwritesAndExpires(t *testing.T) {
 
 	// A real expiry, short.
 	short := aid + 1
-	if _, _, err := e.Store.Warmup(ctx, stock.Meta{ActivityID: short, Counters: stock.Counters{Total: 1, Remaining: 1},
-		Start: time.Now().Unix() - 10, End: time.Now().Unix() + 1, Limit: 1, PayTimeout: 10,
+	if _, _, err := e.Store.Warmup(ctx, domain.Activity{ActivityID: short,
+		Counters: domain.Counters{Total: 1, Remaining: 1},
+		Start:    time.Now().Unix() - 10, End: time.Now().Unix() + 1, Limit: 1, PayTimeout: 10,
 		ExpireAt: time.Now().Unix() + 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 // scripts/order.lua is the same format in Lua (packOrder, unpackOrder), the one copy every script
 // shares; this is the one copy in Go.
 type packed struct {
-	Order
+	domain.Order
 	Cseq, Useq int64
 	Er, Es     string // "" when none, else <ms>-<seq> as XADD made it
 }
@@ -145,7 +145,7 @@ func unpackOrder(aid int64, orderNo, v string) (packed, bool) {
 	if !ok7 || !ok8 {
 		return packed{}, false
 	}
-	return packed{Order: Order{OrderNo: orderNo, ActivityID: aid, State: state, UID: uid, Quantity: qty,
+	return packed{Order: domain.Order{OrderNo: orderNo, ActivityID: aid, State: state, UID: uid, Quantity: qty,
 		ExpireAt: created + exp, CreatedAt: created, RequestID: f[5]}, Cseq: cseq, Useq: cseq + useq,
 		Er: er, Es: es}, true
 }

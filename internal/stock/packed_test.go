@@ -12,7 +12,7 @@ import (
 
 // packedCase is an order with its seqs and entry ids, as a packed order holds them.
 type packedCase struct {
-	o          stock.Order
+	o          domain.Order
 	cseq, useq int64
 	er, es     string
 }
@@ -20,7 +20,7 @@ type packedCase struct {
 // packedCases are orders of every state, with entry ids absent, at created_at's ms and not (later
 // and earlier), an expire-at before the creation, and seqs equal and not.
 func packedCases() []packedCase {
-	o := stock.Order{OrderNo: "7-1", ActivityID: 7, UID: 42, Quantity: 3, State: domain.StatePaid,
+	o := domain.Order{OrderNo: "7-1", ActivityID: 7, UID: 42, Quantity: 3, State: domain.StatePaid,
 		ExpireAt: 1763000900000, CreatedAt: 1763000000000, RequestID: "req_A-0000001"}
 	restored, early, expired, cancelled := o, o, o, o
 	restored.State = domain.StateReserved
@@ -119,7 +119,7 @@ func TestPackedOrderRoundTrip(t *testing.T) {
 // bytes: with the sds header (3 B) and its NUL Redis's allocator keeps it in a 64-byte block (112
 // in the earlier layout's 99 bytes).
 func TestPackedOrderFitsItsSizeClass(t *testing.T) {
-	o := stock.Order{OrderNo: "1-1", ActivityID: 1, UID: 764211029999, Quantity: 1, State: domain.StateReserved,
+	o := domain.Order{OrderNo: "1-1", ActivityID: 1, UID: 764211029999, Quantity: 1, State: domain.StateReserved,
 		ExpireAt: 1764920400123 + 900_000, CreatedAt: 1764920400123, RequestID: "lg-0a1b2c3d-29999"}
 	v := stock.PackOrder(o, 46655, 46655, "1764920400123-35", "")
 	if len(v) > 60 {

@@ -9,14 +9,6 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Payment is a payment provider's notification that an order was paid (docs/API.md,
-// "Payment"): its payment id, the amount it took and the activity's unit price.
-type Payment struct {
-	TradeNo string
-	Amount  int64
-	Price   int64
-}
-
 // tradeClaimTTL is how long a trade_no stays claimed by the order it paid: a trade_no is refused
 // for any other order in that time (TRADE_NO_REUSED), in any activity. The activity's own
 // record (Keys.Trades) and MySQL's keep it with the order for longer.
@@ -27,7 +19,7 @@ const tradeClaimTTL = 30 * 24 * time.Hour
 // for a paid order ORDER_PAID, a trade_no that paid another order TRADE_NO_REUSED, an amount
 // that is not quantity x price AMOUNT_MISMATCH. Nothing changes on any refusal. The entries are
 // those the answer waits on (Confirm).
-func (s *Store) Pay(ctx context.Context, orderNo string, p Payment) ([]Entry, error) {
+func (s *Store) Pay(ctx context.Context, orderNo string, p domain.Payment) ([]Entry, error) {
 	aid, err := s.CheckOrderNo(orderNo)
 	if err != nil {
 		return nil, err

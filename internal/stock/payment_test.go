@@ -6,7 +6,6 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 )
 
@@ -21,7 +20,7 @@ func TestProviderPayChecksQuantityTimesPrice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, amount := range []int64{50, 3, 149, 151} {
-		_, err := e.Store.Pay(ctx, r.OrderNo, stock.Payment{TradeNo: "trade-amount-1", Amount: amount, Price: 50})
+		_, err := e.Store.Pay(ctx, r.OrderNo, domain.Payment{TradeNo: "trade-amount-1", Amount: amount, Price: 50})
 		if !errors.Is(err, xerr.ErrAmountMismatch) {
 			t.Fatalf("amount %d for 3 x 50: %v, want AMOUNT_MISMATCH", amount, err)
 		}
@@ -29,7 +28,7 @@ func TestProviderPayChecksQuantityTimesPrice(t *testing.T) {
 	if st := orderState(t, e, r.OrderNo); st != domain.StateReserved {
 		t.Fatalf("after refused payments the order is %q, want %q", st, domain.StateReserved)
 	}
-	paid := stock.Payment{TradeNo: "trade-amount-1", Amount: 150, Price: 50}
+	paid := domain.Payment{TradeNo: "trade-amount-1", Amount: 150, Price: 50}
 	if _, err := e.Store.Pay(ctx, r.OrderNo, paid); err != nil {
 		t.Fatalf("150 for 3 x 50: %v", err)
 	}

@@ -1,10 +1,8 @@
 package stock
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -14,101 +12,41 @@ import (
 )
 
 // Stock reads an activity's stock hash; ErrNotWarm when absent.
-func (s *Store) Stock(ctx context.Context, aid int64) (Meta, error) {
+func (s *Store) Stock(ctx context.Context, aid int64) (domain.Activity, error) {
 	m, err := s.rds.HgetallCtx(ctx, s.keys.Stock(aid))
 	if err != nil {
-		return Meta{}, dep(err)
+		return domain.Activity{}, dep(err)
 	}
 	if _, ok := m["remaining"]; !ok {
-		return Meta{}, ErrNotWarm
+		return domain.Activity{}, ErrNotWarm
 	}
 	return parseStock(aid, m), nil
 }
 
-// Price reads an activity's unit price and start (unix s) from its stock hash (0 for a hash
-// written before prices existed); ErrNotWarm when the hash is absent.
-func (s *Store) Price(ctx context.Context, aid int64) (price, start int64, err error) {
-	v, err := s.rds.HmgetCtx(ctx, s.keys.Stock(aid), "start", "price")
-	if err != nil {
-		return 0, 0, dep(err)
-	}
-	if len(v) != 2 || v[0] == "" {
-		return 0, 0, ErrNotWarm
-	}
-	start, _ = strconv.ParseInt(v[0], 10, 64)
-	price, _ = strconv.ParseInt(v[1], 10, 64)
-	return price, start, nil
-}
-
 // parseStock reads a stock hash's fields (absent ones are 0).
-func parseStock(aid int64, m map[string]string) Meta {
+func parseStock(aid int64, m map[string]string) domain.Activity {
 	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
-	return Meta{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
-		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Counters: Counters{Total: n("total"),
+	return domain.Activity{ActivityID: aid, SkuID: n("sku"), Name: m["name"], Start: n("start"), End: n("end"),
+		Limit: n("limit"), PayTimeout: n("ttl"), ExpireAt: n("exp"), Counters: domain.Counters{Total: n("total"),
 			Remaining: n("remaining"), Locked: n("locked"), Sold: n("sold")}, Epoch: n("epoch"),
 		DrawAt: n("draw_at"), Drawn: m["drawn"] == "1", Price: n("price")}
 }
 
-// Order is an order as Redis holds it.
-type Order struct {
-	OrderNo    string
-	ActivityID int64
-	UID        int64
-	Quantity   int64
-	State      string
-	ExpireAt   int64 // ms
-	CreatedAt  int64 // ms
-	RequestID  string
-}
-
 // Order reads an order; xerr.ErrOrderNotFound when Redis does not hold it.
-func (s *Store) Order(ctx context.Context, orderNo string) (Order, error) {
+func (s *Store) Order(ctx context.Context, orderNo string) (domain.Order, error) {
 	aid, err := s.CheckOrderNo(orderNo)
 	if err != nil {
-		return Order{}, err
+		return domain.Order{}, err
 	}
 	v, err := s.rds.HgetCtx(ctx, s.keys.OrdersHash(aid), shortNo(orderNo))
 	if errors.Is(err, redis.Nil) {
-		return Order{}, xerr.ErrOrderNotFound
+		return domain.Order{}, xerr.ErrOrderNotFound
 	}
 	if err != nil {
-		return Order{}, dep(err)
+		return domain.Order{}, dep(err)
 	}
 	p, err := readOrder(aid, orderNo, v)
 	return p.Order, err
-}
-
-// OrderNos lists an activity's orders (the orders hash, read in HSCAN pages), oldest first
-// (by creation, then number).
-func (s *Store) OrderNos(ctx context.Context, aid int64) ([]string, error) {
-	var orders []Order
-	var cursor uint64
-	for {
-		page, next, err := s.rds.HscanCtx(ctx, s.keys.OrdersHash(aid), cursor, "", 1000)
-		if err != nil {
-			return nil, dep(err)
-		}
-		for i := 0; i+1 < len(page); i += 2 {
-			p, err := readOrder(aid, s.orderNoOf(aid, page[i]), page[i+1])
-			if err != nil {
-				return nil, err
-			}
-			orders = append(orders, p.Order)
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
-	}
-	slices.SortFunc(orders, func(a, b Order) int {
-		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.OrderNo, b.OrderNo))
-	})
-	nos := make([]string, 0, len(orders))
-	for i, o := range orders {
-		if i == 0 || o.OrderNo != orders[i-1].OrderNo { // HSCAN may return a field twice
-			nos = append(nos, o.OrderNo)
-		}
-	}
-	return nos, nil
 }
 
 // End moves the warmed activity's end (unix seconds) to end if that is earlier (a merchant

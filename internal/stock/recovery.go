@@ -28,7 +28,8 @@ func (r Recovery) ClaimEpoch(ctx context.Context, aid, epoch, expireAt int64) er
 // Restore writes an activity's orders (restore.lua) and its buyers' holdings, uid -> quantity
 // (restore_holdings.lua), into Redis in batches of restoreBatch, keys expiring at expireAt
 // (unix s); ErrAlreadyWarm once the stock hash exists.
-func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []Order, holdings map[int64]int64) error {
+func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []domain.Order,
+	holdings map[int64]int64) error {
 	s := r.s
 	if err := domain.CheckActivityID(aid); err != nil {
 		return err

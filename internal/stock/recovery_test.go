@@ -93,14 +93,14 @@ func TestRestoreArgsByName(t *testing.T) {
 	aid := time.Now().UnixNano()%1_000_000_000 + 1
 	exp := time.Now().Add(time.Hour).Unix()
 	now := time.Now().UnixMilli()
-	orders := []stock.Order{{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 21, Quantity: 2,
+	orders := []domain.Order{{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 21, Quantity: 2,
 		State: domain.StateReserved, ExpireAt: now + 1000, CreatedAt: now - 1000, RequestID: reqID(21)},
 		{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 22, Quantity: 3, State: domain.StatePaid,
 			ExpireAt: now + 2000, CreatedAt: now - 2000, RequestID: reqID(22)}}
 	holdings := map[int64]int64{21: 2, 22: 5}
-	entries := []stock.DrawEntry{{UID: 21, Qty: 2, RequestID: reqID(21), EventID: "1-1"},
+	entries := []domain.DrawEntry{{UID: 21, Qty: 2, RequestID: reqID(21), EventID: "1-1"},
 		{UID: 23, Qty: 1, RequestID: reqID(23), EventID: "1-2"}}
-	lost := []stock.DrawEntry{entries[1], entries[0]} // entries[0]'s request id names its order
+	lost := []domain.DrawEntry{entries[1], entries[0]} // entries[0]'s request id names its order
 	rec := e.Store.Recovery()
 	if err := rec.Restore(ctx, aid, time.Now().Unix()-1, orders, holdings); xerr.CodeOf(err) != xerr.InvalidArgument {
 		t.Fatalf("an expire-at past: %v", err)
@@ -108,7 +108,7 @@ func TestRestoreArgsByName(t *testing.T) {
 	// Redis names an order by its short number and makes its number again with this key: one
 	// another key tagged, or another activity's, would come back as another number
 	for _, no := range []string{domain.NewOrderNo(aid, []byte("another-order-key")), e.Store.NewOrderNo(aid + 1)} {
-		bad := append([]stock.Order{orders[0]}, orders[1])
+		bad := append([]domain.Order{orders[0]}, orders[1])
 		bad[1].OrderNo = no
 		if err := rec.Restore(ctx, aid, exp, bad, holdings); err == nil {
 			t.Fatalf("an order numbered %s restored", no)
@@ -146,7 +146,7 @@ func TestRestoreArgsByName(t *testing.T) {
 		}
 	}
 	for _, en := range entries {
-		if got, err := e.Store.DrawEntry(ctx, aid, en.UID); err != nil || got.DrawEntry != en {
+		if got, _, _, err := e.Store.DrawEntry(ctx, aid, en.UID); err != nil || got != en {
 			t.Errorf("entry of %d: %+v, %v", en.UID, got, err)
 		}
 	}
@@ -167,15 +167,15 @@ func TestRestoreWhileWarmWritesNothing(t *testing.T) {
 	aid := e.Warm(stocktest.Spec{Total: 5})
 	before := e.Dump()
 	exp := time.Now().Add(time.Hour).Unix()
-	o := stock.Order{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 1, Quantity: 1,
+	o := domain.Order{OrderNo: e.Store.NewOrderNo(aid), ActivityID: aid, UID: 1, Quantity: 1,
 		State: domain.StatePaid, ExpireAt: 1, CreatedAt: 1, RequestID: reqID(1)}
-	en := stock.DrawEntry{UID: 1, Qty: 1, RequestID: reqID(1), EventID: "1-1"}
+	en := domain.DrawEntry{UID: 1, Qty: 1, RequestID: reqID(1), EventID: "1-1"}
 	rec := e.Store.Recovery()
 	for what, err := range map[string]error{
-		"orders":   rec.Restore(ctx, aid, exp, []stock.Order{o}, nil),
+		"orders":   rec.Restore(ctx, aid, exp, []domain.Order{o}, nil),
 		"holdings": rec.Restore(ctx, aid, exp, nil, map[int64]int64{1: 1}),
-		"entries":  rec.RestoreDrawEntries(ctx, aid, exp, []stock.DrawEntry{en}, nil),
-		"losers":   rec.RestoreDrawEntries(ctx, aid, exp, nil, []stock.DrawEntry{en}),
+		"entries":  rec.RestoreDrawEntries(ctx, aid, exp, []domain.DrawEntry{en}, nil),
+		"losers":   rec.RestoreDrawEntries(ctx, aid, exp, nil, []domain.DrawEntry{en}),
 	} {
 		if !errors.Is(err, stock.ErrAlreadyWarm) {
 			t.Errorf("%s: %v, want ErrAlreadyWarm", what, err)

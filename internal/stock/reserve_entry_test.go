@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -50,12 +51,12 @@ func TestReserveEntryOnlyWithEntries(t *testing.T) {
 		t.Fatalf("script reply without entries: %v, %v (want the head with the entry id and no entry, then 0)",
 			res, err)
 	}
-	if got, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 9, Qty: 1, RequestID: reqID(9)}},
+	if got, err := e.Store.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: 9, Qty: 1, RequestID: reqID(9)}},
 		time.Time{}); err != nil || got[0].Err != nil || stock.EntriesOf(got[0]) != nil {
 		t.Fatalf("reserve without entries: %+v, %v", got, err)
 	}
 	withEntries := stock.NewStore(e.Redis, e.Keys, stock.WithEntries())
-	items := []stock.ReserveItem{{UID: 3, Qty: 1, RequestID: reqID(3)}}
+	items := []domain.ReserveItem{{UID: 3, Qty: 1, RequestID: reqID(3)}}
 	out, err := withEntries.ReserveBatch(ctx, aid, items, time.Time{})
 	if err != nil || out[0].Err != nil {
 		t.Fatal(out, err)

@@ -286,10 +286,10 @@ func TestParseOrderNo(t *testing.T) {
 }
 
 // reserveBy is a ReserveBatch of one item with a sell-by.
-func reserveBy(e *stocktest.Env, aid, uid int64, requestID string, sellBy time.Time) (stock.Reservation, error) {
-	res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: 1, RequestID: requestID}}, sellBy)
+func reserveBy(e *stocktest.Env, aid, uid int64, requestID string, sellBy time.Time) (domain.Reservation, error) {
+	res, err := e.Store.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: 1, RequestID: requestID}}, sellBy)
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }
@@ -332,8 +332,8 @@ func warmUnchecked(t *testing.T, e *stocktest.Env, total int64) int64 {
 	t.Helper()
 	aid := time.Now().UnixNano()%1_000_000_000 + 1
 	now := time.Now()
-	created, _, err := e.Store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "test",
-		Counters: stock.Counters{Total: total, Remaining: total}, Start: now.Add(-time.Minute).Unix(),
+	created, _, err := e.Store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "test",
+		Counters: domain.Counters{Total: total, Remaining: total}, Start: now.Add(-time.Minute).Unix(),
 		End: now.Add(time.Hour).Unix(), Limit: 1,
 		PayTimeout: 900, ExpireAt: now.Add(2 * time.Hour).Unix()})
 	if err != nil || !created {
@@ -345,7 +345,7 @@ func warmUnchecked(t *testing.T, e *stocktest.Env, total int64) int64 {
 // mustOrderNo is the one order number of activity aid.
 func mustOrderNo(t *testing.T, e *stocktest.Env, aid int64) string {
 	t.Helper()
-	nos, err := e.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, e.Store, aid)
 	if err != nil || len(nos) != 1 {
 		t.Fatalf("orders of %d: %v %v", aid, nos, err)
 	}

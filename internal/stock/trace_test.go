@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/devkit/stocktest"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 )
@@ -18,11 +19,11 @@ func TestOutboxEntryCarriesTheCallersTrace(t *testing.T) {
 	e := stocktest.New(t, stock.WithEntries())
 	aid := warmUnchecked(t, e, 10)
 	var acked []stock.Entry
-	reserve := func(ctx context.Context, uid int64) (stock.Reservation, error) {
-		res, err := e.Store.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: 1, RequestID: reqID(int(uid))}},
+	reserve := func(ctx context.Context, uid int64) (domain.Reservation, error) {
+		res, err := e.Store.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: 1, RequestID: reqID(int(uid))}},
 			time.Time{})
 		if err != nil {
-			return stock.Reservation{}, err
+			return domain.Reservation{}, err
 		}
 		acked = append(acked, stock.EntriesOf(res[0])...)
 		return res[0].Reservation, res[0].Err

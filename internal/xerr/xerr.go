@@ -218,6 +218,10 @@ var (
 	ErrInsufficientStock = Sentinel(InsufficientStock, "not enough remaining stock to withdraw")
 	ErrNotDue            = Sentinel(NotDue, "the order is not due for expiry")
 	ErrBusy              = Sentinel(Busy, "busy, retry with the same request_id")
+	// ErrIdempotencyConflict: a merchant's Idempotency-Key used again with another request
+	// (the stock script's record, or MySQL's).
+	ErrIdempotencyConflict = Sentinel(IdempotencyConflict,
+		"this Idempotency-Key was used with another route or body")
 )
 
 // CodeOf returns the code word of err (Internal for anything that is not an *Error).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/internal/relay"
@@ -294,7 +295,7 @@ func TestEndToEnd10000Reservations(t *testing.T) {
 	}
 	const n = 10000
 	now := time.Now().Unix()
-	m := stock.Meta{ActivityID: aid, SkuID: 1, Name: "e2e", Counters: stock.Counters{Total: n, Remaining: n},
+	m := domain.Activity{ActivityID: aid, SkuID: 1, Name: "e2e", Counters: domain.Counters{Total: n, Remaining: n},
 		Start: now - 10, End: now + 3600, Limit: 1, PayTimeout: 900, ExpireAt: now + 7200}
 	if _, _, err := store.Warmup(ctx, m); err != nil {
 		t.Fatal(err)

@@ -184,7 +184,7 @@ func recompute(t *testing.T, stock int64, seedHex string, entrants []*inventory.
 // orderHolders are the buyers holding an order of the activity (Redis's), failing on two.
 func (f *fixture) orderHolders(t *testing.T, aid int64) []int64 {
 	t.Helper()
-	nos, err := f.env.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, f.env.Store, aid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestDrawAuditFromMySQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nos, err := f.env.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, f.env.Store, aid)
 	if err != nil {
 		t.Fatal(err)
 	}

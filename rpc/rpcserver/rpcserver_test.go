@@ -176,7 +176,7 @@ func TestBadInputToEveryRPC(t *testing.T) {
 			// The "missing" cache mark of the unknown activity is the one write a rejected call
 			// may leave: cleared before each snapshot (its short TTL may lapse meanwhile).
 			unmark := func() {
-				if err := f.env.Store.ClearMissing(ctx, 999999); err != nil {
+				if err := f.env.Store.SetMissing(ctx, 999999, 0); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/mq/internal/jobs"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 )
@@ -147,7 +147,7 @@ func TestReconcileSaleInFlightThenConsistent(t *testing.T) {
 	if len(r.Diffs) != 0 || r.InFlight != 0 {
 		t.Fatalf("consistent with diffs %v, in flight %d", r.Diffs, r.InFlight)
 	}
-	want := stock.Counters{Total: total, Remaining: total - pay, Locked: 0, Sold: pay}
+	want := domain.Counters{Total: total, Remaining: total - pay, Locked: 0, Sold: pay}
 	if got := f.env.CheckInvariant(aid); got != want {
 		t.Fatalf("redis %+v, want %+v", got, want)
 	}

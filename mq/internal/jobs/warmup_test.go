@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -69,8 +70,8 @@ func TestScheduledWarmupBeforeStart(t *testing.T) {
 			t.Fatalf("activity %d should not be warm: %v", id, err)
 		}
 	}
-	ids, err := f.env.Store.ActiveIDs(ctx, 0)
-	if err != nil || !slices.Contains(ids, soon) {
+	ids, err := f.env.Store.Active(ctx, 0, math.MaxInt64)
+	if _, ok := ids[soon]; err != nil || !ok {
 		t.Fatalf("active set %v (%v) lacks %d", ids, err, soon)
 	}
 	// Once warm, a later run changes nothing.

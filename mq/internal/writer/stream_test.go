@@ -32,8 +32,8 @@ func TestWriterShuffledDuplicatedStreamMatchesRedis(t *testing.T) {
 	}
 	const total = 900
 	now := time.Now().Unix()
-	if _, _, err := store.Warmup(ctx, stock.Meta{ActivityID: testAID, SkuID: 1, Name: "s",
-		Counters: stock.Counters{Total: total, Remaining: total}, Start: now - 10, End: now + 600, Limit: 5, PayTimeout: 2,
+	if _, _, err := store.Warmup(ctx, domain.Activity{ActivityID: testAID, SkuID: 1, Name: "s",
+		Counters: domain.Counters{Total: total, Remaining: total}, Start: now - 10, End: now + 600, Limit: 5, PayTimeout: 2,
 		ExpireAt: now + 1200}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/model"
 )
 
@@ -23,7 +23,7 @@ func DrawAtMs(a model.Activity) int64 {
 
 // restoreEntries writes the draw's entries back into Redis in a loss rebuild, and for a done
 // draw its losers' values: the entrants with no order under their entry's request id.
-func (l *Loader) restoreEntries(ctx context.Context, rec *Record, keysExp int64, orders []stock.Order) error {
+func (l *Loader) restoreEntries(ctx context.Context, rec *Record, keysExp int64, orders []domain.Order) error {
 	a := rec.Activity
 	if a.DrawSeconds == 0 || l.Entries == nil {
 		return nil
@@ -40,10 +40,10 @@ func (l *Loader) restoreEntries(ctx context.Context, rec *Record, keysExp int64,
 	for _, o := range orders {
 		ordered[key{o.UID, o.RequestID}] = true
 	}
-	entries := make([]stock.DrawEntry, len(rows))
-	var lost []stock.DrawEntry
+	entries := make([]domain.DrawEntry, len(rows))
+	var lost []domain.DrawEntry
 	for i, r := range rows {
-		entries[i] = stock.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId,
+		entries[i] = domain.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId,
 			EventID: r.EventId}
 		if a.DrawDoneAt > 0 && !ordered[key{entries[i].UID, entries[i].RequestID}] {
 			lost = append(lost, entries[i])

@@ -11,9 +11,10 @@ import (
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/draw"
 )
@@ -37,9 +38,9 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	if _, _, err := f.loader.Warmup(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	var items []stock.ReserveItem
+	var items []domain.ReserveItem
 	for u := int64(1); u <= n; u++ {
-		items = append(items, stock.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("entry-%08d", u)})
+		items = append(items, domain.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("entry-%08d", u)})
 	}
 	if _, err := f.env.Store.ReserveBatch(ctx, id, items, time.Time{}); err != nil {
 		t.Fatal(err)
@@ -81,7 +82,7 @@ func TestRedisLossInTheWindowKeepsTheDraw(t *testing.T) {
 	for _, e := range draw.Order(before, seed)[:total] {
 		want = append(want, e.UID)
 	}
-	nos, _ := f.env.Store.OrderNos(ctx, id)
+	nos, _ := stocktest.OrderNos(ctx, f.env.Store, id)
 	for _, no := range nos {
 		o, _ := f.env.Store.Order(ctx, no)
 		got = append(got, o.UID)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zeromicro/go-zero/core/collection"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -17,10 +18,10 @@ type PriceSource interface {
 	FindPrice(ctx context.Context, id int64) (price, start int64, err error)
 }
 
-// WarmPrices reads the price the warm-up copied into an activity's stock hash
-// (stock.Store.Price); an error (not warm, Redis down) sends the read to MySQL.
+// WarmPrices reads the price and start the warm-up copied into an activity's stock hash
+// (stock.Store.Stock); an error (not warm, Redis down) sends the read to MySQL.
 type WarmPrices interface {
-	Price(ctx context.Context, aid int64) (price, start int64, err error)
+	Stock(ctx context.Context, aid int64) (domain.Activity, error)
 }
 
 // Prices keeps the unit prices of started activities, read once per activity and process from
@@ -53,7 +54,8 @@ func (p *Prices) Price(ctx context.Context, aid int64) (int64, error) {
 	if v, ok := p.cache.Get(k); ok {
 		return v.(int64), nil
 	}
-	price, start, err := p.warm.Price(ctx, aid)
+	a, err := p.warm.Stock(ctx, aid)
+	price, start := a.Price, a.Start
 	if err != nil { // not warm, or Redis down (degrade mode sells from MySQL): MySQL has it
 		price, start, err = p.src.FindPrice(ctx, aid)
 		if errors.Is(err, model.ErrNotFound) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -27,8 +28,9 @@ func (p *priceRows) FindPrice(context.Context, int64) (int64, int64, error) {
 // warmPrices is the stock hash's copy, or its failure.
 type warmPrices struct{ priceRows }
 
-func (w *warmPrices) Price(ctx context.Context, aid int64) (int64, int64, error) {
-	return w.FindPrice(ctx, aid)
+func (w *warmPrices) Stock(ctx context.Context, aid int64) (domain.Activity, error) {
+	price, start, err := w.FindPrice(ctx, aid)
+	return domain.Activity{ActivityID: aid, Price: price, Start: start}, err
 }
 
 // A started activity's price is read once (the stock hash first, MySQL when Redis is down or the

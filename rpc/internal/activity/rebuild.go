@@ -155,7 +155,7 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 		_, err = l.warm(ctx, rec, now+int64(l.MissingTTL/time.Second)+1, rec.Epoch)
 		return false, err
 	}
-	var orders []stock.Order
+	var orders []domain.Order
 	epoch := rec.Epoch + 1
 	if rec.Epoch > 0 {
 		var finished bool
@@ -200,7 +200,7 @@ func (l *Loader) rebuild(ctx context.Context, id int64) (created bool, err error
 // rebuilder completed first.
 func (l *Loader) recoverLost(
 	ctx context.Context, id int64, rec *Record, keysExp int64,
-) (_ *Record, _ []stock.Order, finished bool, _ error) {
+) (_ *Record, _ []domain.Order, finished bool, _ error) {
 	epoch := rec.Epoch + 1
 	logx.Infof("activity %d: stock hash missing after warm-up %d, before its keys' expiry: "+
 		"a loss; rebuilding from MySQL", id, rec.Epoch)
@@ -301,7 +301,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // snapshot reads the activity's counters and its orders, read again until they agree.
-func (l *Loader) snapshot(ctx context.Context, id int64) (*Record, []stock.Order, error) {
+func (l *Loader) snapshot(ctx context.Context, id int64) (*Record, []domain.Order, error) {
 	for attempt := 0; ; attempt++ {
 		rec, err := l.Source.Load(ctx, id)
 		if err != nil {
@@ -337,9 +337,9 @@ func (l *Loader) snapshot(ctx context.Context, id int64) (*Record, []stock.Order
 
 func (l *Loader) warm(ctx context.Context, rec *Record, expireAt, epoch int64) (bool, error) {
 	a := rec.Activity
-	created, _, err := l.Store.Warmup(ctx, stock.Meta{
+	created, _, err := l.Store.Warmup(ctx, domain.Activity{
 		ActivityID: int64(a.Id), SkuID: int64(a.SkuId), Name: a.Name,
-		Counters: stock.Counters{Total: rec.Available + rec.Locked + rec.Sold,
+		Counters: domain.Counters{Total: rec.Available + rec.Locked + rec.Sold,
 			Remaining: rec.Available, Locked: rec.Locked, Sold: rec.Sold},
 		Start: a.StartTime, End: a.EndTime, Limit: int64(a.PerUserLimit),
 		PayTimeout: int64(a.PayTimeoutSeconds), ExpireAt: expireAt, Epoch: epoch,

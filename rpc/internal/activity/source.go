@@ -35,7 +35,7 @@ type Record struct {
 type Source interface {
 	Load(ctx context.Context, id int64) (*Record, error)
 	// Orders returns every order of the activity, as Redis holds them (times in ms).
-	Orders(ctx context.Context, id int64) ([]stock.Order, error)
+	Orders(ctx context.Context, id int64) ([]domain.Order, error)
 	// BumpEpoch moves the activity's epoch from `from` to from+1; ErrEpochMoved when it
 	// was not `from` (another rebuild moved it since it was read).
 	BumpEpoch(ctx context.Context, id, from int64) error
@@ -81,8 +81,8 @@ func (s MySQLSource) Load(ctx context.Context, id int64) (*Record, error) {
 const ordersPage = 2000
 
 // Orders implements Source.
-func (s MySQLSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
-	var out []stock.Order
+func (s MySQLSource) Orders(ctx context.Context, id int64) ([]domain.Order, error) {
+	var out []domain.Order
 	var after uint64
 	for {
 		rows, err := s.OrderRows.FindPageByActivity(ctx, id, after, ordersPage)
@@ -90,7 +90,7 @@ func (s MySQLSource) Orders(ctx context.Context, id int64) ([]stock.Order, error
 			return nil, DBError(fmt.Errorf("orders of activity %d: %w", id, err))
 		}
 		for _, r := range rows {
-			out = append(out, stock.Order{OrderNo: r.OrderNo, ActivityID: id, UID: int64(r.Uid),
+			out = append(out, domain.Order{OrderNo: r.OrderNo, ActivityID: id, UID: int64(r.Uid),
 				Quantity: int64(r.Quantity), State: r.Status, ExpireAt: r.ExpireAt * 1000,
 				CreatedAt: r.PlacedAt * 1000, RequestID: r.RequestId})
 			after = r.Id
@@ -158,7 +158,7 @@ func (l *Loader) KeysExpireAt(a model.Activity) int64 {
 
 // Warmup loads the activity's stock into Redis if it is absent and ends it active; ENDED after
 // the activity's end, unless it is a lost one, which is rebuilt (BUSY until it is).
-func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock.Meta, err error) {
+func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap domain.Activity, err error) {
 	if err := domain.CheckActivityID(id); err != nil {
 		return false, snap, err
 	}
@@ -171,7 +171,7 @@ func (l *Loader) Warmup(ctx context.Context, id int64) (created bool, snap stock
 		return false, snap, err
 	}
 	// An explicit warm-up of a known activity clears a stale "missing" flag.
-	if err := l.Store.ClearMissing(ctx, id); err != nil {
+	if err := l.Store.SetMissing(ctx, id, 0); err != nil {
 		return false, snap, xerr.Unavailable(err)
 	}
 	snap, err = l.Store.Stock(ctx, id)
@@ -201,9 +201,9 @@ func (l *Loader) cacheMissing(ctx context.Context, id int64) {
 
 // Stock returns the activity's stock from Redis; a miss is resolved by one rebuild per activity,
 // which the caller waits for up to Wait (then BUSY).
-func (l *Loader) Stock(ctx context.Context, id int64) (stock.Meta, error) {
+func (l *Loader) Stock(ctx context.Context, id int64) (domain.Activity, error) {
 	if err := domain.CheckActivityID(id); err != nil {
-		return stock.Meta{}, err
+		return domain.Activity{}, err
 	}
 	snap, err := l.Store.Stock(ctx, id)
 	if !errors.Is(err, stock.ErrNotWarm) {
@@ -218,23 +218,23 @@ func (l *Loader) Stock(ctx context.Context, id int64) (stock.Meta, error) {
 
 // ensure starts the activity's rebuild unless one runs (here or on another instance) and
 // waits for the stock hash up to Wait. created: this call's rebuild wrote the hash.
-func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Meta, error) {
+func (l *Loader) ensure(ctx context.Context, id int64) (bool, domain.Activity, error) {
 	run, started, err := l.rebuilds.start(l, id)
 	if err != nil {
-		return false, stock.Meta{}, err
+		return false, domain.Activity{}, err
 	}
 	wait := time.NewTimer(l.Wait)
 	defer wait.Stop()
 	if run != nil {
 		select {
 		case <-ctx.Done():
-			return false, stock.Meta{}, ctx.Err()
+			return false, domain.Activity{}, ctx.Err()
 		case <-wait.C:
-			return false, stock.Meta{}, stock.ErrNotWarm
+			return false, domain.Activity{}, stock.ErrNotWarm
 		case <-run.done:
 		}
 		if run.err != nil {
-			return false, stock.Meta{}, run.err
+			return false, domain.Activity{}, run.err
 		}
 		snap, err := l.Store.Stock(ctx, id)
 		return started && run.created, snap, err
@@ -245,9 +245,9 @@ func (l *Loader) ensure(ctx context.Context, id int64) (bool, stock.Meta, error)
 	for {
 		select {
 		case <-ctx.Done():
-			return false, stock.Meta{}, ctx.Err()
+			return false, domain.Activity{}, ctx.Err()
 		case <-wait.C:
-			return false, stock.Meta{}, stock.ErrNotWarm
+			return false, domain.Activity{}, stock.ErrNotWarm
 		case <-tick.C:
 		}
 		snap, err := l.Store.Stock(ctx, id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -27,7 +29,7 @@ type countingSource struct {
 	reads atomic.Int64
 }
 
-func (c *countingSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+func (c *countingSource) Orders(ctx context.Context, id int64) ([]domain.Order, error) {
 	return c.inner.Orders(ctx, id)
 }
 
@@ -111,8 +113,8 @@ func TestColdStampedeReadsMySQLOnce(t *testing.T) {
 	}
 	f.env.CheckInvariant(id)
 	// The backfill warmed it and marked it active.
-	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
-	if len(ids) != 1 || ids[0] != id {
+	ids, _ := f.env.Store.Active(ctx, 0, math.MaxInt64)
+	if _, ok := ids[id]; len(ids) != 1 || !ok {
 		t.Fatalf("active %v", ids)
 	}
 }
@@ -180,8 +182,8 @@ func TestWarmup(t *testing.T) {
 	if _, err := stocktest.Reserve(ctx, f.env.Store, ended, 1, 1, "req-ended-1"); xerr.CodeOf(err) != xerr.Ended {
 		t.Fatalf("reserve on ended: %v", err)
 	}
-	ids, _ := f.env.Store.ActiveIDs(ctx, 0)
-	if len(ids) != 1 || ids[0] != id {
+	ids, _ := f.env.Store.Active(ctx, 0, math.MaxInt64)
+	if _, ok := ids[id]; len(ids) != 1 || !ok {
 		t.Fatalf("active %v, want only %d", ids, id)
 	}
 }
@@ -225,7 +227,7 @@ type stallingSource struct {
 	in, release chan struct{}
 }
 
-func (s *stallingSource) Orders(ctx context.Context, id int64) ([]stock.Order, error) {
+func (s *stallingSource) Orders(ctx context.Context, id int64) ([]domain.Order, error) {
 	s.in <- struct{}{}
 	<-s.release
 	return s.Source.Orders(ctx, id)

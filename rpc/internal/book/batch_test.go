@@ -13,12 +13,12 @@ import (
 )
 
 // item is uid's reservation of qty with request n.
-func item(uid, qty int64, n int) stock.ReserveItem {
-	return stock.ReserveItem{UID: uid, Qty: qty, RequestID: rid(n)}
+func item(uid, qty int64, n int) domain.ReserveItem {
+	return domain.ReserveItem{UID: uid, Qty: qty, RequestID: rid(n)}
 }
 
 // batch reserves items in one ReserveBatch and wants each item's code, in order.
-func batch(t *testing.T, b book.Book, aid int64, items []stock.ReserveItem, w ...xerr.Code) []stock.ReserveResult {
+func batch(t *testing.T, b book.Book, aid int64, items []domain.ReserveItem, w ...xerr.Code) []stock.ReserveResult {
 	t.Helper()
 	res, err := b.ReserveBatch(ctx, aid, items)
 	if err != nil {
@@ -48,7 +48,7 @@ var batchCases = []contractCase{
 	{"batch: each item answered as a single reservation in its place", open(6, 2, 600), func(t *testing.T,
 		b book.Book, aid int64) {
 		before := reserve(t, b, aid, 1, 1, 1, "OK") // 5 left
-		res := batch(t, b, aid, []stock.ReserveItem{
+		res := batch(t, b, aid, []domain.ReserveItem{
 			item(1, 1, 1),  // a replay of the order made before the batch
 			item(1, 2, 9),  // 1 held before the batch + 2 > 2
 			item(2, 2, 2),  // 3 left
@@ -81,14 +81,14 @@ var batchCases = []contractCase{
 	}},
 	{"batch: a request refused earlier in the batch is served again later", open(3, 4, 600), func(t *testing.T,
 		b book.Book, aid int64) {
-		res := batch(t, b, aid, []stock.ReserveItem{item(1, 4, 1), item(1, 2, 1), item(1, 2, 1), item(2, 2, 2)},
+		res := batch(t, b, aid, []domain.ReserveItem{item(1, 4, 1), item(1, 2, 1), item(1, 2, 1), item(2, 2, 2)},
 			xerr.SoldOut, "OK", "OK", xerr.SoldOut)
 		wantReserved(t, "the request once it fits", res[1], 2, 1, false)
 		wantReserved(t, "the request again", res[2], 2, 1, true)
 	}},
 	{"batch: not started", sale{5, 1, 600, time.Now().Add(time.Hour), time.Now().Add(2 * time.Hour), 0},
 		func(t *testing.T, b book.Book, aid int64) {
-			batch(t, b, aid, []stock.ReserveItem{item(1, 1, 1), item(0, 1, 2), item(2, 1, 3)},
+			batch(t, b, aid, []domain.ReserveItem{item(1, 1, 1), item(0, 1, 2), item(2, 1, 3)},
 				xerr.NotStarted, xerr.InvalidArgument, xerr.NotStarted)
 		}},
 	{"batch: ended, a replay of an order made before the end still answers", sale{5, 2, 600,
@@ -96,7 +96,7 @@ var batchCases = []contractCase{
 		ended := time.Now().Add(3 * time.Second) // at or after the end the activity was given
 		r := reserve(t, b, aid, 1, 1, 1, "OK")
 		time.Sleep(time.Until(ended) + 100*time.Millisecond)
-		res := batch(t, b, aid, []stock.ReserveItem{item(1, 1, 2), item(1, 1, 1), item(2, 1, 3)},
+		res := batch(t, b, aid, []domain.ReserveItem{item(1, 1, 2), item(1, 1, 1), item(2, 1, 3)},
 			xerr.Ended, "OK", xerr.Ended)
 		wantReserved(t, "replay after the end", res[1], 1, 4, true)
 		if res[1].OrderNo != r.OrderNo {
@@ -115,7 +115,7 @@ var batchCases = []contractCase{
 				wg.Go(func() {
 					<-start
 					for n := range batches {
-						items := make([]stock.ReserveItem, size)
+						items := make([]domain.ReserveItem, size)
 						for i := range items {
 							k := (g*batches+n)*size + i
 							items[i] = item(int64(k%buyers+1), int64(1+k/buyers%2), k)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 )
 
 // BenchmarkReserveBatch runs each book's ReserveBatch on real Redis and MariaDB: one op is one
@@ -22,11 +22,11 @@ func BenchmarkReserveBatch(b *testing.B) {
 				b.SetParallelism(2)
 				b.ResetTimer()
 				b.RunParallel(func(pb *testing.PB) {
-					items := make([]stock.ReserveItem, size)
+					items := make([]domain.ReserveItem, size)
 					for pb.Next() {
 						for i := range items {
 							uid := next.Add(1)
-							items[i] = stock.ReserveItem{UID: uid, Qty: 1, RequestID: rid(int(uid))}
+							items[i] = domain.ReserveItem{UID: uid, Qty: 1, RequestID: rid(int(uid))}
 						}
 						out, err := im.book.ReserveBatch(ctx, aid, items)
 						if err != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/degrade"
@@ -14,14 +15,14 @@ import (
 
 // A Book reserves stock and moves orders through their states, with the answers of docs/DESIGN.md's scripts.
 type Book interface {
-	Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error)
+	Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (domain.Reservation, error)
 	// ReserveBatch reserves items of activity aid in order, each answered as Reserve would;
 	// err fails the whole batch.
-	ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error)
+	ReserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem) ([]stock.ReserveResult, error)
 	Confirm(ctx context.Context, orderNo string, uid int64) error
 	// Pay confirms an order as the payment provider's payment p: the same change as Confirm,
 	// with the amount checked and the trade_no kept with the order.
-	Pay(ctx context.Context, orderNo string, p stock.Payment) error
+	Pay(ctx context.Context, orderNo string, p domain.Payment) error
 	// Release moves a reserved order of uid to target (domain.StateCancelled or domain.StateExpired).
 	Release(ctx context.Context, orderNo string, uid int64, target string) error
 	ExpireDue(ctx context.Context, aid int64, limit int) ([]string, error)
@@ -40,16 +41,16 @@ type Router struct {
 var _ Book = (*Router)(nil)
 
 // Reserve reserves qty of activity aid for uid, idempotent per request id: a batch of one.
-func (r *Router) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	res, err := r.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
+func (r *Router) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (domain.Reservation, error) {
+	res, err := r.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }
 
 // ReserveBatch reserves items of activity aid in order, each answered as Reserve would.
-func (r *Router) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) (res []stock.ReserveResult,
+func (r *Router) ReserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem) (res []stock.ReserveResult,
 	err error) {
 	err = r.route(ctx, aid, false, func(b Book) (err error) {
 		if m, ok := b.(*MySQL); ok && m == r.MySQL {
@@ -73,7 +74,7 @@ func (r *Router) Confirm(ctx context.Context, orderNo string, uid int64) error {
 }
 
 // Pay confirms an order as the payment provider's payment p.
-func (r *Router) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+func (r *Router) Pay(ctx context.Context, orderNo string, p domain.Payment) error {
 	aid, err := r.Redis.Store.CheckOrderNo(orderNo)
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func (r *Router) ExpireDue(ctx context.Context, aid int64, limit int) (done []st
 
 // Adjust changes activity aid's sellable stock on the Redis book, whichever book the fence
 // chooses: stock changes go through Redis alone, and reach MySQL as events like any other.
-func (r *Router) Adjust(ctx context.Context, aid, delta int64, key, fp string) (stock.Counters, error) {
+func (r *Router) Adjust(ctx context.Context, aid, delta int64, key, fp string) (domain.Counters, error) {
 	return r.Redis.Adjust(ctx, aid, delta, key, fp)
 }
 

@@ -105,8 +105,8 @@ func impls(t testing.TB) []impl {
 	return []impl{
 		{"redis", book.Redis{Store: store}, func(t testing.TB, s sale) int64 {
 			aid := insert(t, s, model.ModeRedis)
-			if _, _, err := store.Warmup(ctx, stock.Meta{ActivityID: aid, SkuID: 7, Name: "kettle",
-				Counters: stock.Counters{Total: s.total, Remaining: s.total}, Start: s.start.Unix(), End: s.end.Unix(),
+			if _, _, err := store.Warmup(ctx, domain.Activity{ActivityID: aid, SkuID: 7, Name: "kettle",
+				Counters: domain.Counters{Total: s.total, Remaining: s.total}, Start: s.start.Unix(), End: s.end.Unix(),
 				Limit: s.limit, PayTimeout: s.payTimeout,
 				ExpireAt: s.end.Unix() + 3600}); err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func want(t *testing.T, what string, err error, w xerr.Code) {
 func rid(n int) string { return fmt.Sprintf("req-%08d", n) }
 
 // reserve reserves qty for uid with request n and wants the code w; it returns the reservation.
-func reserve(t *testing.T, b book.Book, aid, uid, qty int64, n int, w xerr.Code) stock.Reservation {
+func reserve(t *testing.T, b book.Book, aid, uid, qty int64, n int, w xerr.Code) domain.Reservation {
 	t.Helper()
 	r, err := b.Reserve(ctx, aid, uid, qty, rid(n))
 	want(t, fmt.Sprintf("reserve %d by %d (%s)", qty, uid, rid(n)), err, w)

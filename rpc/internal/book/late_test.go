@@ -10,6 +10,7 @@ import (
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/book"
@@ -39,7 +40,7 @@ func TestLateScriptSellsNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res, err := b.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: 7, Qty: 1, RequestID: "late-request-1"}})
+	res, err := b.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: 7, Qty: 1, RequestID: "late-request-1"}})
 	if err == nil {
 		err = res[0].Err
 	}

@@ -90,17 +90,17 @@ func (b *MySQL) tx(ctx context.Context, aid int64, fn func(ctx context.Context, 
 }
 
 // Reserve reserves qty for uid, idempotent per request id: a batch of one.
-func (b *MySQL) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	res, err := b.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
+func (b *MySQL) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (domain.Reservation, error) {
+	res, err := b.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }
 
 // ReserveBatch reserves items of activity aid in order, each answered as Reserve would, in one
 // fenced transaction; err (the fence, an unknown activity, a dependency) fails the whole batch, changing nothing.
-func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult,
+func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem) ([]stock.ReserveResult,
 	error) {
 	if err := domain.CheckActivityID(aid); err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (b *MySQL) ReserveBatch(ctx context.Context, aid int64, items []stock.Reser
 	return out, nil
 }
 
-func checkItem(it stock.ReserveItem) error {
+func checkItem(it domain.ReserveItem) error {
 	for _, err := range []error{domain.CheckUID(it.UID), domain.CheckQuantity(it.Qty),
 		domain.CheckRequestID(it.RequestID)} {
 		if err != nil {
@@ -144,7 +144,7 @@ func checkItem(it stock.ReserveItem) error {
 // reserve answers items[valid] into out inside the fenced transaction s, each as a single
 // reservation run after the ones before it would: the counters, the replays and the buyers'
 // holdings are read once, the stock taken in one UPDATE and the new orders written in one INSERT.
-func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity, items []stock.ReserveItem,
+func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity, items []domain.ReserveItem,
 	valid []int, out []stock.ReserveResult) error {
 	aid := int64(act.Id)
 	counters, err := b.Inventory.FindCounters(ctx, s, aid) // stable: the fence holds the row's lock
@@ -197,7 +197,7 @@ func (b *MySQL) reserve(ctx context.Context, s sqlx.Session, act *model.Activity
 				ActivityId: uint64(aid), Uid: uint64(it.UID), Quantity: uint64(it.Qty), Status: domain.StateReserved,
 				ExpireAt: expireAt / 1000, PlacedAt: nowMs / 1000}
 			orders[reqs[n]], placed = o, append(placed, o)
-			out[i] = stock.ReserveResult{Reservation: stock.Reservation{Order: stock.Order{OrderNo: o.OrderNo,
+			out[i] = stock.ReserveResult{Reservation: domain.Reservation{Order: domain.Order{OrderNo: o.OrderNo,
 				Quantity: it.Qty, ExpireAt: expireAt, CreatedAt: nowMs, State: domain.StateReserved},
 				Remaining: remaining}}
 		}
@@ -231,8 +231,8 @@ func (b *MySQL) holdings(ctx context.Context, s sqlx.Session, aid int64, closed 
 }
 
 // replay is the answer to a request that made order o: the order as it is, with remaining.
-func replay(o *model.SeckillOrder, remaining int64) stock.Reservation {
-	return stock.Reservation{Order: stock.Order{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
+func replay(o *model.SeckillOrder, remaining int64) domain.Reservation {
+	return domain.Reservation{Order: domain.Order{OrderNo: o.OrderNo, State: o.Status, Quantity: int64(o.Quantity),
 		ExpireAt: o.ExpireAt * 1000, CreatedAt: o.PlacedAt * 1000}, Remaining: remaining, Replay: true}
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 )
@@ -16,7 +15,7 @@ import (
 // Pay confirms an order as the payment provider's payment p, with the Redis book's answers
 // (stock.Store.Pay): the order's row keeps the trade_no, and the trade_no is looked up in the
 // orders for TRADE_NO_REUSED.
-func (b *MySQL) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+func (b *MySQL) Pay(ctx context.Context, orderNo string, p domain.Payment) error {
 	if err := domain.CheckTradeNo(p.TradeNo); err != nil {
 		return err
 	}

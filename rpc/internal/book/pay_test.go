@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/book"
 )
@@ -13,7 +12,7 @@ import (
 // pay is the provider's payment of amount under trade_no tn (made unique per activity).
 func pay(t *testing.T, b book.Book, aid int64, orderNo, tn string, amount int64, w xerr.Code) {
 	t.Helper()
-	err := b.Pay(ctx, orderNo, stock.Payment{TradeNo: fmt.Sprintf("%s-%d", tn, aid), Amount: amount, Price: 150})
+	err := b.Pay(ctx, orderNo, domain.Payment{TradeNo: fmt.Sprintf("%s-%d", tn, aid), Amount: amount, Price: 150})
 	want(t, fmt.Sprintf("pay %s by %s (%d)", orderNo, tn, amount), err, w)
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/degrade"
@@ -34,10 +35,10 @@ type Redis struct {
 var errSwitched = xerr.New(xerr.Busy, "switched to degrade mode, retry with the same request_id")
 
 // Reserve reserves qty of activity aid for uid, idempotent per request id: a batch of one.
-func (r Redis) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (stock.Reservation, error) {
-	res, err := r.ReserveBatch(ctx, aid, []stock.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
+func (r Redis) Reserve(ctx context.Context, aid, uid, qty int64, requestID string) (domain.Reservation, error) {
+	res, err := r.ReserveBatch(ctx, aid, []domain.ReserveItem{{UID: uid, Qty: qty, RequestID: requestID}})
 	if err != nil {
-		return stock.Reservation{}, err
+		return domain.Reservation{}, err
 	}
 	return res[0].Reservation, res[0].Err
 }
@@ -52,7 +53,7 @@ const answerMargin = 100 * time.Millisecond
 // whichever is first; a call that failed with its script perhaps still on its way is answered
 // only once that sell-by has passed, so the answer (BUSY) is never contradicted by a late
 // script and a retry with the same request id finds what is true from then on.
-func (r Redis) ReserveBatch(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error) {
+func (r Redis) ReserveBatch(ctx context.Context, aid int64, items []domain.ReserveItem) ([]stock.ReserveResult, error) {
 	sellBy := r.sellBy(ctx)
 	res, err := r.Store.ReserveBatch(ctx, aid, items, sellBy)
 	if err != nil {
@@ -91,7 +92,7 @@ func waitPast(ctx context.Context, t time.Time) {
 }
 
 // ServeDraw reserves the draw's entrants items of activity aid in order (stock.Store.ServeDraw).
-func (r Redis) ServeDraw(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error) {
+func (r Redis) ServeDraw(ctx context.Context, aid int64, items []domain.ReserveItem) ([]stock.ReserveResult, error) {
 	res, err := r.Store.ServeDraw(ctx, aid, items)
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func (r Redis) Confirm(ctx context.Context, orderNo string, uid int64) error {
 }
 
 // Pay confirms an order as the payment provider's payment p.
-func (r Redis) Pay(ctx context.Context, orderNo string, p stock.Payment) error {
+func (r Redis) Pay(ctx context.Context, orderNo string, p domain.Payment) error {
 	es, err := r.Store.Pay(ctx, orderNo, p)
 	return r.answer(ctx, es, err)
 }
@@ -125,13 +126,13 @@ func (r Redis) ExpireDue(ctx context.Context, aid int64, limit int) ([]string, e
 
 // Adjust adds (delta > 0) or withdraws (delta < 0) activity aid's sellable stock under a
 // merchant's idempotency key and fingerprint (stock.Store.AdjustOnce).
-func (r Redis) Adjust(ctx context.Context, aid, delta int64, key, fp string) (stock.Counters, error) {
+func (r Redis) Adjust(ctx context.Context, aid, delta int64, key, fp string) (domain.Counters, error) {
 	c, es, err := r.Store.Adjust(ctx, aid, delta, key, fp)
 	if err == nil {
 		err = firstError(r.acknowledge(ctx, aid, es))
 	}
 	if err != nil {
-		return stock.Counters{}, err
+		return domain.Counters{}, err
 	}
 	return c, nil
 }

@@ -63,9 +63,9 @@ func TestRedisBookAcknowledgesAfterTheScript(t *testing.T) {
 	aid := e.Warm(stocktest.Spec{Total: 100, Limit: 2})
 	a := &acker{t: t, e: e, refuse: "40"}
 	b := book.Redis{Store: e.Store, Acker: a}
-	items := make([]stock.ReserveItem, 0, 33)
+	items := make([]domain.ReserveItem, 0, 33)
 	for i := range 32 {
-		items = append(items, stock.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: rid(i)})
+		items = append(items, domain.ReserveItem{UID: int64(i + 1), Qty: 1, RequestID: rid(i)})
 	}
 	items = append(items, items[3]) // a duplicate in the batch: the replay of item 3's order
 	got, err := b.ReserveBatch(ctx, aid, items)

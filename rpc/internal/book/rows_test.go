@@ -44,10 +44,10 @@ func TestMySQLBatchReadsOnlyItsBuyersRows(t *testing.T) {
 	conn := sqlx.NewSqlConnFromDB(one, sqlx.WithAcceptable(xerr.IsOutcome))
 	b := &book.MySQL{DB: conn, Inventory: model.NewInventoryModel(conn), Orders: model.NewSeckillOrderModel(conn),
 		Activities: model.NewActivityModel(conn), Store: stock.NewStore(nil, stock.Keys{}), Concurrency: 1}
-	items := make([]stock.ReserveItem, n)
+	items := make([]domain.ReserveItem, n)
 	for i := range items {
 		uid := int64(1_000_000 + i)
-		items[i] = stock.ReserveItem{UID: uid, Qty: 1, RequestID: "batch-" + strconv.FormatInt(uid, 10)}
+		items[i] = domain.ReserveItem{UID: uid, Qty: 1, RequestID: "batch-" + strconv.FormatInt(uid, 10)}
 	}
 	before := handlerReads(t, one)
 	overhead := handlerReads(t, one) - before // the reading's own

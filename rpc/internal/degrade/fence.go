@@ -17,6 +17,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/syncx"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/stock"
@@ -67,7 +68,7 @@ type Conf struct {
 
 // Rebuilder rebuilds an activity's Redis book from MySQL (activity.Loader.Stock).
 type Rebuilder interface {
-	Stock(ctx context.Context, id int64) (stock.Meta, error)
+	Stock(ctx context.Context, id int64) (domain.Activity, error)
 }
 
 // A Fence says which book sells an activity now and moves activities between the books; one per process.

@@ -16,6 +16,7 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
@@ -50,12 +51,12 @@ type Drawer struct {
 
 // A Server reserves a chunk of the draw's entrants of activity aid in order.
 type Server interface {
-	ServeDraw(ctx context.Context, aid int64, items []stock.ReserveItem) ([]stock.ReserveResult, error)
+	ServeDraw(ctx context.Context, aid int64, items []domain.ReserveItem) ([]stock.ReserveResult, error)
 }
 
-// Order is the draw's order of entries (stock.DrawOrder).
-func Order(entries []stock.DrawEntry, seed []byte) []stock.DrawEntry {
-	return stock.DrawOrder(entries, seed)
+// Order is the draw's order of entries (domain.DrawOrder).
+func Order(entries []domain.DrawEntry, seed []byte) []domain.DrawEntry {
+	return domain.DrawOrder(entries, seed)
 }
 
 // Commitment is what an activity's view shows of its seed before the draw is done: the
@@ -73,7 +74,7 @@ type Run struct {
 	d         *Drawer
 	aid       int64
 	lock      *redis.RedisLock
-	order     []stock.DrawEntry
+	order     []domain.DrawEntry
 	cursor    int64
 	exhausted bool // this run saw the stock gone: the rest are lost without a reserve call
 	started   time.Time
@@ -163,7 +164,7 @@ func (r *Run) resume(ctx context.Context, to int64) error {
 			return err
 		}
 		var winners int64
-		var lost []stock.DrawEntry
+		var lost []domain.DrawEntry
 		for i, ok := range served {
 			if ok {
 				winners++
@@ -223,10 +224,10 @@ func (r *Run) Step(ctx context.Context) (done bool, err error) {
 }
 
 // serve reserves chunk in order: its winners' count and its losers.
-func (r *Run) serve(ctx context.Context, chunk []stock.DrawEntry) (int64, []stock.DrawEntry, error) {
-	items := make([]stock.ReserveItem, len(chunk))
+func (r *Run) serve(ctx context.Context, chunk []domain.DrawEntry) (int64, []domain.DrawEntry, error) {
+	items := make([]domain.ReserveItem, len(chunk))
 	for i, e := range chunk {
-		items[i] = stock.ReserveItem{UID: e.UID, Qty: e.Qty, RequestID: e.RequestID}
+		items[i] = domain.ReserveItem{UID: e.UID, Qty: e.Qty, RequestID: e.RequestID}
 	}
 	var server Server = r.d.Store
 	if r.d.Server != nil {
@@ -237,7 +238,7 @@ func (r *Run) serve(ctx context.Context, chunk []stock.DrawEntry) (int64, []stoc
 		return 0, nil, err
 	}
 	var winners int64
-	var lost []stock.DrawEntry
+	var lost []domain.DrawEntry
 	remaining := int64(-1)
 	for i, x := range res {
 		switch code := xerr.CodeOf(x.Err); {

@@ -59,9 +59,9 @@ func (f *fixture) activity(t *testing.T, total int64, n int, seed []byte, window
 	// -race, 20 of 20 runs: BUSY "the opening draw is being decided"), then draw_at is set.
 	f.e.Warm(stocktest.Spec{ID: id, Total: total, Limit: 2, DrawAt: now.Add(time.Hour)})
 	for i := 0; i < n; i += stock.MaxReserveBatch {
-		var items []stock.ReserveItem
+		var items []domain.ReserveItem
 		for u := i + 1; u <= min(i+stock.MaxReserveBatch, n); u++ {
-			items = append(items, stock.ReserveItem{UID: int64(u), Qty: 1 + int64(u%2), RequestID: reqID(int64(u))})
+			items = append(items, domain.ReserveItem{UID: int64(u), Qty: 1 + int64(u%2), RequestID: reqID(int64(u))})
 		}
 		res, err := f.e.Store.ReserveBatch(ctx, id, items, time.Time{})
 		if err != nil {
@@ -87,7 +87,7 @@ func (f *fixture) activity(t *testing.T, total int64, n int, seed []byte, window
 // outcome is who won (uid -> order_no), read from Redis' orders, failing on a buyer with two.
 func (f *fixture) outcome(t *testing.T, aid int64) map[int64]string {
 	t.Helper()
-	nos, err := f.e.Store.OrderNos(ctx, aid)
+	nos, err := stocktest.OrderNos(ctx, f.e.Store, aid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,27 +176,27 @@ func TestDrawServesSeededOrder(t *testing.T) {
 	}
 	for uid := int64(1); uid <= 40; uid++ {
 		r, err := stocktest.Reserve(ctx, f.e.Store, aid, uid, 1+uid%2, reqID(uid))
-		st, serr := f.e.Store.DrawEntry(ctx, aid, uid)
+		_, st, stNo, serr := f.e.Store.DrawEntry(ctx, aid, uid)
 		if serr != nil {
 			t.Fatal(serr)
 		}
 		if no, ok := won[uid]; ok {
 			o, _ := f.e.Store.Order(ctx, no)
-			if err != nil || !r.Replay || r.OrderNo != no || r.State != domain.StateReserved || st.Status != "won" ||
-				st.OrderNo != no {
-				t.Fatalf("winner %d replay: %+v, %v; entry %+v", uid, r, err, st)
+			if err != nil || !r.Replay || r.OrderNo != no || r.State != domain.StateReserved || st != "won" ||
+				stNo != no {
+				t.Fatalf("winner %d replay: %+v, %v; entry %q", uid, r, err, st)
 			}
 			if exp := o.ExpireAt - 900_000; exp < start.UnixMilli()-1000 || exp > time.Now().UnixMilli() {
 				t.Fatalf("winner %d's order expires at %d: not pay_timeout after the draw", uid, o.ExpireAt)
 			}
 			continue
 		}
-		if xerr.CodeOf(err) != xerr.SoldOut || st.Status != "lost" {
-			t.Fatalf("loser %d replay: %+v, %v (want SOLD_OUT); entry %+v", uid, r, err, st)
+		if xerr.CodeOf(err) != xerr.SoldOut || st != "lost" {
+			t.Fatalf("loser %d replay: %+v, %v (want SOLD_OUT); entry %q", uid, r, err, st)
 		}
 	}
 	p, _ := f.e.Store.Draw(ctx, aid)
-	if p.Status != stock.DrawDone || p.Winners != int64(len(want)) || p.Winners+p.Lost != 40 {
+	if p.Status != domain.DrawDone || p.Winners != int64(len(want)) || p.Winners+p.Lost != 40 {
 		t.Fatalf("draw progress %+v, want done with %d winners", p, len(want))
 	}
 	// Arrival order from now on: stock came back, a new buyer gets it.
@@ -223,7 +223,7 @@ func TestDrawRecordsThousandsOfLosers(t *testing.T) {
 	}
 	won := f.outcome(t, aid)
 	p, _ := f.e.Store.Draw(ctx, aid)
-	if p.Status != stock.DrawDone || p.Winners != int64(len(won)) || p.Winners+p.Lost != n {
+	if p.Status != domain.DrawDone || p.Winners != int64(len(won)) || p.Winners+p.Lost != n {
 		t.Fatalf("draw progress %+v with %d winners, want done with %d decided", p, len(won), n)
 	}
 	for _, uid := range []int64{1, 2, n / 2, n - 1, n} {
@@ -268,7 +268,7 @@ func TestDrawTakeoverSameWinners(t *testing.T) {
 	if err := d2.Run(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := f.e.Store.Draw(ctx, a); p.Status != stock.DrawDone {
+	if p, _ := f.e.Store.Draw(ctx, a); p.Status != domain.DrawDone {
 		t.Fatalf("the second drawer did not take the draw over: %+v", p)
 	}
 	if done, err := r1.Step(ctx); err == nil {
@@ -308,9 +308,9 @@ func BenchmarkDraw100k(b *testing.B) {
 		}
 		e.Warm(stocktest.Spec{ID: id, Total: 2000, Limit: 1, DrawAt: now.Add(time.Hour)})
 		for i := 0; i < 100_000; i += stock.MaxReserveBatch {
-			var items []stock.ReserveItem
+			var items []domain.ReserveItem
 			for u := i + 1; u <= min(i+stock.MaxReserveBatch, 100_000); u++ {
-				items = append(items, stock.ReserveItem{UID: int64(u), Qty: 1, RequestID: reqID(int64(u))})
+				items = append(items, domain.ReserveItem{UID: int64(u), Qty: 1, RequestID: reqID(int64(u))})
 			}
 			res, err := e.Store.ReserveBatch(ctx, id, items, time.Time{})
 			if err != nil {
@@ -332,7 +332,7 @@ func BenchmarkDraw100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if p, _ := e.Store.Draw(ctx, id); p.Status != stock.DrawDone || p.Winners != 2000 || p.Lost != 98_000 {
+		if p, _ := e.Store.Draw(ctx, id); p.Status != domain.DrawDone || p.Winners != 2000 || p.Lost != 98_000 {
 			b.Fatalf("draw %+v", p)
 		}
 		b.StartTimer()
@@ -388,7 +388,7 @@ func TestDrawFairness(t *testing.T) {
 // sends 10 reservations with fresh request ids, the rest one.
 func enter(t *testing.T, st *stock.Store, id int64, n int) {
 	t.Helper()
-	var items []stock.ReserveItem
+	var items []domain.ReserveItem
 	flush := func() {
 		if len(items) == 0 {
 			return
@@ -410,7 +410,7 @@ func enter(t *testing.T, st *stock.Store, id int64, n int) {
 			tries = 10
 		}
 		for k := range tries {
-			items = append(items, stock.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("%s-%d", reqID(u), k)})
+			items = append(items, domain.ReserveItem{UID: u, Qty: 1, RequestID: fmt.Sprintf("%s-%d", reqID(u), k)})
 			if len(items) == stock.MaxReserveBatch {
 				flush()
 			}

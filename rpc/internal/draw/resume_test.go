@@ -35,7 +35,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 	entries, _ := f.e.Store.DrawEntries(ctx, aid)
 	order := draw.Order(entries, seed)
 	won := f.outcome(t, aid)
-	var passed []stock.DrawEntry // entrants before the cursor left without stock
+	var passed []domain.DrawEntry // entrants before the cursor left without stock
 	for _, e := range order[:p.Cursor] {
 		if _, ok := won[e.UID]; !ok {
 			passed = append(passed, e)
@@ -84,7 +84,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		}
 	}
 	end, _ := f.e.Store.Draw(ctx, aid)
-	if end.Status != stock.DrawDone || end.Winners+end.Lost != n || end.Winners != int64(len(after)) {
+	if end.Status != domain.DrawDone || end.Winners+end.Lost != n || end.Winners != int64(len(after)) {
 		t.Fatalf("draw %+v: want done, %d winners of %d", end, len(after), n)
 	}
 	if got, err := f.acts.FindDrawCursor(ctx, aid); err != nil || got != n {

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -40,7 +39,7 @@ func (l *ConfirmLogic) Confirm(in *inventory.OrderReq) (*inventory.OrderStateRes
 	if err != nil {
 		return nil, err
 	}
-	p := stock.Payment{TradeNo: in.TradeNo, Amount: in.Amount, Price: price}
+	p := domain.Payment{TradeNo: in.TradeNo, Amount: in.Amount, Price: price}
 	err = l.svcCtx.Book.Pay(l.ctx, in.OrderNo, p)
 	if errors.Is(err, xerr.ErrOrderPaid) && l.paidBefore(in.OrderNo, in.TradeNo) {
 		err = nil // paid by this trade_no before Redis lost its record of it: a replay

@@ -19,7 +19,7 @@ const (
 )
 
 // Status is the buyer-facing status of an activity at now (unix seconds).
-func Status(s stock.Meta, now int64) string {
+func Status(s domain.Activity, now int64) string {
 	switch {
 	case now >= s.End:
 		return StatusEnded
@@ -32,19 +32,19 @@ func Status(s stock.Meta, now int64) string {
 	}
 }
 
-func toStock(s stock.Meta) *inventory.Stock {
+func toStock(s domain.Activity) *inventory.Stock {
 	return &inventory.Stock{ActivityId: s.ActivityID, Total: s.Total, Remaining: s.Remaining,
 		Locked: s.Locked, Sold: s.Sold}
 }
 
-func toActivity(s stock.Meta) *inventory.Activity {
+func toActivity(s domain.Activity) *inventory.Activity {
 	return &inventory.Activity{ActivityId: s.ActivityID, SkuId: s.SkuID, Name: s.Name, StartTime: s.Start,
 		EndTime: s.End, PerUserLimit: s.Limit, PayTimeoutSeconds: s.PayTimeout, Total: s.Total, Price: s.Price}
 }
 
 // toReserveResp is a reservation's answer; its amount is its quantity x price (an entry of the
 // draw, queued, has none yet).
-func toReserveResp(res stock.Reservation, price int64, err error) (*inventory.ReserveResp, error) {
+func toReserveResp(res domain.Reservation, price int64, err error) (*inventory.ReserveResp, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func toExpireDueResp(done []string, err error) (*inventory.ExpireDueResp, error)
 }
 
 // toReserveItems checks a batch's bounds; each item's own values are checked as a single reservation's.
-func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) {
+func toReserveItems(in *inventory.ReserveBatchReq) ([]domain.ReserveItem, error) {
 	if err := domain.CheckActivityID(in.ActivityId); err != nil {
 		return nil, err
 	}
@@ -105,9 +105,9 @@ func toReserveItems(in *inventory.ReserveBatchReq) ([]stock.ReserveItem, error) 
 		return nil, xerr.Newf(xerr.InvalidArgument, "a batch holds 1..%d items, not %d", stock.MaxReserveBatch,
 			len(in.Items))
 	}
-	items := make([]stock.ReserveItem, len(in.Items))
+	items := make([]domain.ReserveItem, len(in.Items))
 	for i, it := range in.Items {
-		items[i] = stock.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId, Addr: it.ClientAddr}
+		items[i] = domain.ReserveItem{UID: it.Uid, Qty: it.Quantity, RequestID: it.RequestId, Addr: it.ClientAddr}
 	}
 	return items, nil
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
@@ -97,7 +96,7 @@ func (l *CreateActivityLogic) created(in *inventory.CreateActivityReq) (*invento
 		return nil, activity.DBError(fmt.Errorf("create activity: read the idempotency key: %w", err))
 	}
 	if k.Fingerprint != in.IdempotencyFp {
-		return nil, stock.ErrIdempotencyConflict
+		return nil, xerr.ErrIdempotencyConflict
 	}
 	a, err := l.svcCtx.Activities.FindOne(l.ctx, k.ActivityId)
 	if err != nil {

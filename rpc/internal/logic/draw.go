@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/svc"
@@ -11,7 +12,7 @@ import (
 )
 
 // drawPending is a view's draw status before the draw begins (the draw hash has none yet;
-// its own states are stock.DrawDrawing and stock.DrawDone).
+// its own states are domain.DrawDrawing and domain.DrawDone).
 const drawPending = "pending"
 
 // drawOf is the admin view of activity a's draw (nil: it has none), read without warming Redis.
@@ -34,8 +35,8 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 	// done more than two leases ago (Redis lost the draw's record, which a drawer would have
 	// written or taken over by then). It said done with 0 winners in that gap before.
 	settled := 2 * time.Duration(svcCtx.Config.Draw.LeaseSeconds) * time.Second
-	if status == stock.DrawDone && p.Status != stock.DrawDone && time.Since(time.UnixMilli(a.DrawDoneAt)) <= settled {
-		status = stock.DrawDrawing
+	if status == domain.DrawDone && p.Status != domain.DrawDone && time.Since(time.UnixMilli(a.DrawDoneAt)) <= settled {
+		status = domain.DrawDrawing
 	}
 	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: n, Status: status, Winners: p.Winners}, nil
 }
@@ -44,10 +45,10 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 // orders are made by then; the seed is public from MySQL's mark on).
 func drawStatus(a *model.Activity, p stock.DrawProgress) string {
 	switch {
-	case a.DrawDoneAt > 0 || p.Status == stock.DrawDone:
-		return stock.DrawDone
-	case p.Status == stock.DrawDrawing:
-		return stock.DrawDrawing
+	case a.DrawDoneAt > 0 || p.Status == domain.DrawDone:
+		return domain.DrawDone
+	case p.Status == domain.DrawDrawing:
+		return domain.DrawDrawing
 	}
 	return drawPending
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
 	"github.com/seckill/seckill/rpc/internal/svc"
@@ -53,7 +52,7 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 	out.Status = drawStatus(a, p)
 	// The row was read before Redis: a draw finishing in between is done in Redis (set after
 	// MySQL's draw_done_at) and not in the row. Done either way shows the seed.
-	out.Commitment, out.Seed = activity.PublicDraw([]byte(a.DrawSeed), out.Status == stock.DrawDone)
+	out.Commitment, out.Seed = activity.PublicDraw([]byte(a.DrawSeed), out.Status == domain.DrawDone)
 	entries, won, err := l.entrants(in.ActivityId)
 	if err != nil {
 		return nil, err
@@ -69,7 +68,7 @@ func (l *DrawAuditLogic) DrawAudit(in *inventory.GetActivityReq) (*inventory.Dra
 
 // entrants are the draw's entries by uid and whether each holds an order under its entry's
 // request id.
-func (l *DrawAuditLogic) entrants(aid int64) ([]stock.DrawEntry, []bool, error) {
+func (l *DrawAuditLogic) entrants(aid int64) ([]domain.DrawEntry, []bool, error) {
 	entries, err := l.svcCtx.Store.DrawEntries(l.ctx, aid)
 	if err != nil {
 		return nil, nil, err
@@ -94,7 +93,7 @@ func (l *DrawAuditLogic) entrants(aid int64) ([]stock.DrawEntry, []bool, error) 
 }
 
 // entriesWon pairs MySQL's entries (by uid) with the orders made under their request ids.
-func entriesWon(rows []*model.DrawEntry, orders []*model.OrderAudit) ([]stock.DrawEntry, []bool) {
+func entriesWon(rows []*model.DrawEntry, orders []*model.OrderAudit) ([]domain.DrawEntry, []bool) {
 	type key struct {
 		uid uint64
 		rid string
@@ -103,10 +102,10 @@ func entriesWon(rows []*model.DrawEntry, orders []*model.OrderAudit) ([]stock.Dr
 	for _, o := range orders {
 		ordered[key{o.Uid, o.RequestId}] = true
 	}
-	entries := make([]stock.DrawEntry, len(rows))
+	entries := make([]domain.DrawEntry, len(rows))
 	won := make([]bool, len(rows))
 	for i, r := range rows {
-		entries[i] = stock.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId}
+		entries[i] = domain.DrawEntry{UID: int64(r.Uid), Qty: int64(r.Quantity), RequestID: r.RequestId}
 		won[i] = ordered[key{r.Uid, r.RequestId}]
 	}
 	return entries, won

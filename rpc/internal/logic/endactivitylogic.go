@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 	"github.com/seckill/seckill/rpc/internal/activity"
@@ -72,7 +71,7 @@ func (l *EndActivityLogic) end(a *model.Activity, now int64) error {
 		if err != nil {
 			return err
 		}
-		if drawStatus(a, p) != stock.DrawDone {
+		if drawStatus(a, p) != domain.DrawDone {
 			return xerr.ErrDrawPending
 		}
 	}

@@ -45,12 +45,12 @@ func (l *GetEntryLogic) GetEntry(in *inventory.EntryReq) (*inventory.EntryResp, 
 	if snap.DrawAt == 0 {
 		return nil, xerr.ErrEntryNotFound
 	}
-	e, err := l.svcCtx.Store.DrawEntry(l.ctx, in.ActivityId, in.Uid)
+	e, status, orderNo, err := l.svcCtx.Store.DrawEntry(l.ctx, in.ActivityId, in.Uid)
 	if err != nil {
 		return nil, err
 	}
-	return &inventory.EntryResp{ActivityId: in.ActivityId, RequestId: e.RequestID, Quantity: e.Qty, Status: e.Status,
-		OrderNo: e.OrderNo, DrawAt: snap.DrawAt / 1000}, nil
+	return &inventory.EntryResp{ActivityId: in.ActivityId, RequestId: e.RequestID, Quantity: e.Qty, Status: status,
+		OrderNo: orderNo, DrawAt: snap.DrawAt / 1000}, nil
 }
 
 func firstErr(errs ...error) error {

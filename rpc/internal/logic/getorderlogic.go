@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
 
@@ -67,15 +67,15 @@ func (l *GetOrderLogic) GetOrder(in *inventory.OrderReq) (*inventory.GetOrderRes
 		CreatedAt: o.CreatedAt / 1000, RequestId: o.RequestID, Amount: amount}}, nil
 }
 
-func (l *GetOrderLogic) fromMySQL(orderNo string) (stock.Order, error) {
+func (l *GetOrderLogic) fromMySQL(orderNo string) (domain.Order, error) {
 	row, err := l.svcCtx.Orders.FindOneByOrderNo(l.ctx, orderNo)
 	if errors.Is(err, model.ErrNotFound) {
-		return stock.Order{}, xerr.ErrOrderNotFound
+		return domain.Order{}, xerr.ErrOrderNotFound
 	}
 	if err != nil {
-		return stock.Order{}, activity.DBError(err)
+		return domain.Order{}, activity.DBError(err)
 	}
-	return stock.Order{OrderNo: row.OrderNo, ActivityID: int64(row.ActivityId), UID: int64(row.Uid),
+	return domain.Order{OrderNo: row.OrderNo, ActivityID: int64(row.ActivityId), UID: int64(row.Uid),
 		Quantity: int64(row.Quantity), State: row.Status, ExpireAt: row.ExpireAt * 1000,
 		CreatedAt: row.PlacedAt * 1000, RequestID: row.RequestId}, nil
 }

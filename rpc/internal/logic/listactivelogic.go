@@ -2,6 +2,9 @@ package logic
 
 import (
 	"context"
+	"maps"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
@@ -26,9 +29,9 @@ func NewListActiveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ListAc
 
 func (l *ListActiveLogic) ListActive(in *inventory.ActiveReq) (*inventory.ActiveResp, error) {
 	since := time.Now().Unix() - l.svcCtx.Config.Stock.GraceSeconds
-	ids, err := l.svcCtx.Store.ActiveIDs(l.ctx, since)
+	due, err := l.svcCtx.Store.Active(l.ctx, since, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
-	return &inventory.ActiveResp{ActivityIds: ids}, nil
+	return &inventory.ActiveResp{ActivityIds: slices.Sorted(maps.Keys(due))}, nil
 }

@@ -2,7 +2,7 @@ package logic
 
 import (
 	"context"
-	"github.com/seckill/seckill/internal/stock"
+	"github.com/seckill/seckill/internal/domain"
 
 	"github.com/seckill/seckill/rpc/internal/svc"
 	"github.com/seckill/seckill/rpc/inventory"
@@ -18,7 +18,7 @@ func NewReserveLogic(ctx context.Context, svcCtx *svc.ServiceContext) *ReserveLo
 }
 
 func (l *ReserveLogic) Reserve(in *inventory.ReserveReq) (*inventory.ReserveResp, error) {
-	res, err := l.svcCtx.Book.ReserveBatch(l.ctx, in.ActivityId, []stock.ReserveItem{{UID: in.Uid, Qty: in.Quantity,
+	res, err := l.svcCtx.Book.ReserveBatch(l.ctx, in.ActivityId, []domain.ReserveItem{{UID: in.Uid, Qty: in.Quantity,
 		RequestID: in.RequestId, Addr: in.ClientAddr}})
 	if err != nil {
 		return nil, err

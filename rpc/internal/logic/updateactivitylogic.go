@@ -91,7 +91,7 @@ func (l *UpdateActivityLogic) apply(in *inventory.UpdateActivityReq) error {
 		PayTimeoutSeconds: uint64(in.PayTimeoutSeconds), DrawSeconds: uint64(in.DrawSeconds), Price: uint64(in.Price)}
 	next := model.Activity{Id: e.Id, StartTime: e.StartTime, EndTime: e.EndTime,
 		PayTimeoutSeconds: e.PayTimeoutSeconds, DrawSeconds: e.DrawSeconds}
-	redisEdit := stock.Meta{ActivityID: in.ActivityId, SkuID: in.SkuId, Name: in.Name, Start: in.StartTime,
+	redisEdit := domain.Activity{ActivityID: in.ActivityId, SkuID: in.SkuId, Name: in.Name, Start: in.StartTime,
 		End: in.EndTime, Limit: in.PerUserLimit, PayTimeout: in.PayTimeoutSeconds,
 		ExpireAt: l.svcCtx.Loader.KeysExpireAt(next), DrawAt: activity.DrawAtMs(next), Price: in.Price}
 	var key *model.IdempotencyKey
@@ -141,7 +141,7 @@ func (l *UpdateActivityLogic) undo(before *model.Activity) {
 		l.Errorf("edit: the warmed copy was rewritten but MySQL's transaction failed; its prior row is unknown")
 		return
 	}
-	_, err := l.svcCtx.Store.Edit(context.WithoutCancel(l.ctx), stock.Meta{ActivityID: int64(before.Id),
+	_, err := l.svcCtx.Store.Edit(context.WithoutCancel(l.ctx), domain.Activity{ActivityID: int64(before.Id),
 		SkuID: int64(before.SkuId), Name: before.Name, Start: before.StartTime, End: before.EndTime,
 		Limit: int64(before.PerUserLimit), PayTimeout: int64(before.PayTimeoutSeconds),
 		ExpireAt: l.svcCtx.Loader.KeysExpireAt(*before), DrawAt: activity.DrawAtMs(*before),
@@ -209,7 +209,7 @@ func (l *UpdateActivityLogic) edited(in *inventory.UpdateActivityReq) (*inventor
 		return nil, activity.DBError(fmt.Errorf("edit activity: read the idempotency key: %w", err))
 	}
 	if k.Fingerprint != in.IdempotencyFp || int64(k.ActivityId) != in.ActivityId {
-		return nil, stock.ErrIdempotencyConflict
+		return nil, xerr.ErrIdempotencyConflict
 	}
 	a, err := l.svcCtx.Activities.FindOne(l.ctx, k.ActivityId)
 	if err != nil {

@@ -3,6 +3,9 @@ package svc
 import (
 	"context"
 	"errors"
+	"maps"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/zeromicro/go-zero/core/logx"
@@ -108,7 +111,8 @@ func New(c config.Config) (*ServiceContext, error) {
 	drawer := &draw.Drawer{Store: store, Server: redisBook, Seeds: activities, Chunk: c.Draw.Chunk,
 		Lease: time.Duration(c.Draw.LeaseSeconds) * time.Second}
 	draws := draw.NewLoop(drawer, func(ctx context.Context) ([]int64, error) {
-		return store.ActiveIDs(ctx, time.Now().Unix())
+		due, err := store.Active(ctx, time.Now().Unix(), math.MaxInt64)
+		return slices.Sorted(maps.Keys(due)), err
 	})
 	return &ServiceContext{
 		Config: c, Redis: rds, Store: store, DB: db, Orders: orders, Activities: activities,
