@@ -39,7 +39,7 @@ func numberCases() []packedCase {
 	const created = int64(1763000000000)
 	for p := int64(1); p <= 101559956668416; p *= 36 { // up to 36^9
 		for _, x := range []int64{p - 1, p, p + 1, p*36 - 1} {
-			o := stock.Order{OrderNo: "7-1", ActivityID: 7, UID: x, Quantity: 1, State: domain.StateReserved,
+			o := domain.Order{OrderNo: "7-1", ActivityID: 7, UID: x, Quantity: 1, State: domain.StateReserved,
 				ExpireAt: created + x%(p*7+3), CreatedAt: x, RequestID: "r"}
 			cs = append(cs, packedCase{o, x, x + p, "", ""})
 			o.CreatedAt, o.ExpireAt = created, created-x
