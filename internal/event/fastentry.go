@@ -54,71 +54,56 @@ func finish(id string, evs []Event, traceParent string) ([]Event, string, bool) 
 	return evs, traceParent, true
 }
 
-// attrBits numbers the attributes EntryEvents reads: a bit each, to find one twice.
-var attrBits = map[string]uint32{FieldType: 1, FieldActivity: 2, FieldSku: 4, FieldOrderNo: 8, FieldUID: 16,
-	FieldQuantity: 32, FieldDelta: 64, FieldAt: 128, FieldRequestID: 256, FieldCreated: 512, FieldExpire: 1024,
-	FieldEpoch: 2048, FieldSeq: 4096, FieldTradeNo: 8192, FieldTraceParent: 16384}
+// attr is an attribute EntryEvents reads: its bit (to find one twice) and the event's field
+// it sets, a number (num) or a string (str), as 1 + its index in fields' lists; neither: the
+// traceparent or the Acker's change count.
+type attr struct {
+	bit      uint32
+	num, str int
+}
+
+var attrs = map[string]attr{
+	FieldActivity: {bit: 1 << 0, num: 1}, FieldSku: {bit: 1 << 1, num: 2}, FieldUID: {bit: 1 << 2, num: 3},
+	FieldQuantity: {bit: 1 << 3, num: 4}, FieldDelta: {bit: 1 << 4, num: 5}, FieldAt: {bit: 1 << 5, num: 6},
+	FieldCreated: {bit: 1 << 6, num: 7}, FieldExpire: {bit: 1 << 7, num: 8}, FieldEpoch: {bit: 1 << 8, num: 9},
+	FieldType: {bit: 1 << 9, str: 1}, FieldOrderNo: {bit: 1 << 10, str: 2}, FieldRequestID: {bit: 1 << 11, str: 3},
+	FieldTradeNo:     {bit: 1 << 12, str: 4},
+	FieldSeq:         {bit: 1 << 13}, // the Acker's, not the event's (FromAttributes does not read it)
+	FieldTraceParent: {bit: 1 << 14},
+}
+
+// fields are e's number and string fields in attrs' order.
+func fields(e *Event) ([9]*int64, [4]*string) {
+	return [9]*int64{&e.ActivityID, &e.SkuID, &e.UID, &e.Quantity, &e.Delta, &e.AtMs, &e.CreatedMs, &e.ExpireMs,
+		&e.Epoch}, [4]*string{(*string)(&e.Type), &e.OrderNo, &e.RequestID, &e.TradeNo}
+}
 
 // parseLine reads one line of key=value pairs (unpack's format) into e, seen and tp; false at
 // anything unpack would refuse, an attribute already in seen, an unknown one or a number that
-// does not parse.
+// does not parse (as FromAttributes would refuse it).
 func parseLine(e *Event, s string, seen *uint32, tp *string) bool {
+	nums, strs := fields(e)
 	for more := true; more; {
 		var tok string
 		tok, s, more = strings.Cut(s, " ")
 		k, v, found := strings.Cut(tok, "=")
-		bit := attrBits[k]
-		if !found || v == "" || bit == 0 || *seen&bit != 0 {
+		a, known := attrs[k]
+		if !found || v == "" || !known || *seen&a.bit != 0 {
 			return false
 		}
-		*seen |= bit
-		var num *int64
-		switch k {
-		case FieldType:
-			e.Type = Type(v)
-		case FieldOrderNo:
-			e.OrderNo = v
-		case FieldRequestID:
-			e.RequestID = v
-		case FieldTradeNo:
-			e.TradeNo = v
-		case FieldTraceParent:
-			*tp = v
-		case FieldSeq: // the Acker's, not the event's (FromAttributes does not read it either)
-		default:
-			num = numField(e, k)
-		}
-		if num != nil {
+		*seen |= a.bit
+		switch {
+		case a.num > 0:
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				return false
 			}
-			*num = n
+			*nums[a.num-1] = n
+		case a.str > 0:
+			*strs[a.str-1] = v
+		case k == FieldTraceParent:
+			*tp = v
 		}
 	}
 	return true
-}
-
-// numField is e's number of attribute k.
-func numField(e *Event, k string) *int64 {
-	switch k {
-	case FieldActivity:
-		return &e.ActivityID
-	case FieldSku:
-		return &e.SkuID
-	case FieldUID:
-		return &e.UID
-	case FieldQuantity:
-		return &e.Quantity
-	case FieldDelta:
-		return &e.Delta
-	case FieldAt:
-		return &e.AtMs
-	case FieldCreated:
-		return &e.CreatedMs
-	case FieldExpire:
-		return &e.ExpireMs
-	default: // FieldEpoch
-		return &e.Epoch
-	}
 }

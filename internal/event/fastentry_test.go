@@ -1,31 +1,16 @@
 package event_test
 
 import (
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/internal/event"
 )
 
-const testTraceParent = "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01"
-
 // packedBatch is the entry of a reserve call of n items, as reserve.lua writes it.
-func packedBatch(t testing.TB, n int) string {
-	t.Helper()
-	es := make([]event.Event, n)
-	for i := range es {
-		es[i] = event.Event{Type: event.Reserved, ActivityID: 12, SkuID: 7, OrderNo: fmt.Sprintf("12-%020d", i),
-			UID: int64(1000 + i), Quantity: int64(1 + i%3), AtMs: 1700000000123, RequestID: fmt.Sprintf("r-%d", i),
-			ExpireMs: 1700000900123, Epoch: 2}
-	}
-	packed, err := event.PackBatch(es, 41, testTraceParent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return packed
-}
+func packedBatch(t testing.TB, n int) string { return stocktest.PackedBatch(t, 12, n) }
 
 // sameAsFromEntry fails unless EntryEvents decides packed as FromEntry does, when it decides
 // at all: the same events, and each event's traceparent (EntryAttributes) the one returned.
@@ -57,7 +42,7 @@ func sameAsFromEntry(t *testing.T, packed string) (ok bool) {
 // as FromEntry does; anything else it leaves to FromEntry.
 func TestEntryEventsReadsWhatTheScriptsWrite(t *testing.T) {
 	one, err := event.Event{Type: event.Paid, ActivityID: 3, SkuID: 1, OrderNo: "3-ab", UID: 9, Quantity: 2,
-		AtMs: 5, RequestID: "q", CreatedMs: 4, ExpireMs: 6, Epoch: 1, TradeNo: "T1"}.Pack(7, testTraceParent)
+		AtMs: 5, RequestID: "q", CreatedMs: 4, ExpireMs: 6, Epoch: 1, TradeNo: "T1"}.Pack(7, stocktest.TraceParent)
 	if err != nil {
 		t.Fatal(err)
 	}
