@@ -20,7 +20,7 @@ func Open(dsn string, opts ...sqlx.SqlOption) sqlx.SqlConn { return sqlx.NewMysq
 // each statement with arguments as three commands, a prepare, an execute and a close, and
 // MySQL parses and plans it twice; the writer's multi-row statements, a new text for every
 // batch size, are never reused. With it, the driver writes the arguments into the statement
-// (escaped for the connection's character set and NO_BACKSLASH_ESCAPES) and sends one query.
+// (escaped as the server's NO_BACKSLASH_ESCAPES says) and sends one query.
 func DSN(dsn string) string {
 	if strings.Contains(dsn, interpolateParam+"=") {
 		return dsn
