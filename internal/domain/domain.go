@@ -8,7 +8,6 @@ package domain
 import (
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"regexp"
 	"strconv"
@@ -194,12 +193,6 @@ func VerifyOrderNo(orderNo string, key []byte) (int64, bool) {
 		return 0, false
 	}
 	return aid, true
-}
-
-func orderNoTag(key []byte, body string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(body))
-	return hex.EncodeToString(m.Sum(nil))[:OrderNoTagLen]
 }
 
 func firstKey(keys [][]byte) []byte {

@@ -146,6 +146,21 @@ func EntryAttributes(values map[string]any) ([]map[string]string, error) {
 	return out, nil
 }
 
+// EntryShared reads what every event of an outbox stream entry shares: a batch entry's
+// first line (only it: the lines of the events are not read), the attributes of an entry of
+// one change. An error when that part is malformed; a malformed event line is not one.
+func EntryShared(values map[string]any) (map[string]string, error) {
+	packed, ok := values[FieldEntry].(string)
+	if !ok || !strings.Contains(packed, BatchSep) {
+		return Attributes(values)
+	}
+	if len(values) != 1 {
+		return nil, fmt.Errorf("outbox entry: field %s beside %d others", FieldEntry, len(values)-1)
+	}
+	head, _, _ := strings.Cut(packed, BatchSep)
+	return unpack(head)
+}
+
 // FromEntry returns the events of outbox entry id (EntryAttributes, then FromAttributes).
 func FromEntry(id string, values map[string]any) ([]Event, error) {
 	as, err := EntryAttributes(values)

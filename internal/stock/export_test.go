@@ -175,3 +175,6 @@ func (s *Store) orderOwner(ctx context.Context, aid int64, orderNo string) (int6
 
 // EntriesOf is the outbox entries result r waits on (Awaited gathers them for a caller).
 func EntriesOf(r ReserveResult) []Entry { return r.entries }
+
+// NewEntry is newEntry, for the benchmark.
+func NewEntry(aid int64, id string, v any) (Entry, error) { return newEntry(aid, id, v) }

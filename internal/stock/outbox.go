@@ -96,10 +96,12 @@ func newEntry(aid int64, id string, v any) (Entry, error) {
 		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry %v", v)
 	}
 	e := Entry{ActivityID: aid, ID: id, Values: values}
-	// An entry that does not parse stays as it is: the acker refuses it (relay.Acker).
-	if as, err := event.EntryAttributes(values); err == nil {
-		e.Epoch, _ = strconv.ParseInt(as[0][event.FieldEpoch], 10, 64) // a batch's events share both
-		e.Seq, _ = strconv.ParseInt(as[0][event.FieldSeq], 10, 64)
+	// An entry that does not parse stays as it is: the acker refuses it (relay.Acker), and
+	// only then reads its epoch and count. A batch's events share both: its first line holds
+	// them, and its events' lines are left to the acker, which reads them anyway.
+	if a, err := event.EntryShared(values); err == nil {
+		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
+		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)
 	}
 	return e, nil
 }

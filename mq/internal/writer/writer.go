@@ -18,6 +18,7 @@ import (
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
+	"github.com/seckill/seckill/internal/mysqlx"
 )
 
 // ErrStopped is returned to a handler whose event was not applied because the writer
@@ -90,7 +91,7 @@ func New(c Conf, conn sqlx.SqlConn, dead kafkax.Sender) *Writer {
 // NewConn opens MySQL for the writer: go-zero's sqlx breaker must not count rejected
 // (poison) events as failures, or a burst of them would fail healthy transactions.
 func NewConn(dsn string) sqlx.SqlConn {
-	return sqlx.NewMysql(dsn, sqlx.WithAcceptable(isRejected))
+	return mysqlx.Open(dsn, sqlx.WithAcceptable(isRejected))
 }
 
 // isRejected reports MySQL errors that mean "this data can never be applied": retrying

@@ -9,6 +9,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/domain"
+	"github.com/seckill/seckill/internal/mysqlx"
 	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/model"
@@ -24,7 +25,7 @@ var (
 
 // Conn opens the connection the MySQL book sells on: a business outcome returned from its transactions
 // (SOLD_OUT, LIMIT_EXCEEDED, ...) does not count against go-zero's breaker.
-func Conn(dsn string) sqlx.SqlConn { return sqlx.NewMysql(dsn, sqlx.WithAcceptable(xerr.IsOutcome)) }
+func Conn(dsn string) sqlx.SqlConn { return mysqlx.Open(dsn, sqlx.WithAcceptable(xerr.IsOutcome)) }
 
 // MySQL is the MySQL book (degrade mode): each call is one transaction fenced by the activity's mode.
 type MySQL struct {
