@@ -100,7 +100,7 @@ func New(c config.Config) (*ServiceContext, error) {
 		rl.OnGone = resolveGone(loader)
 	}
 	fence := newFence(c, store, inventory, loader, known, progress)
-	// A change runs its script, then (Acknowledge: kafka) the Acker, then the fence.
+	// A change runs its script, then (Acknowledge: kafka) the Acker, then (Degrade: mysql) the fence.
 	redisBook := book.Redis{Store: store, Fence: booksFence(fence)}
 	if rl != nil && c.Relay.AckAfterKafka() {
 		redisBook.Acker = rl.Acker()
