@@ -3,7 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 )
@@ -81,79 +80,6 @@ func (m *customInventoryModel) FindCounters(ctx context.Context, session sqlx.Se
 	default:
 		return nil, err
 	}
-}
-
-// InventoryDelta is a change of an inventory row with each column's increase and decrease
-// apart, so that the UPDATE adds before it subtracts: a change whose net effect is valid
-// never underflows an UNSIGNED column in between.
-type InventoryDelta struct {
-	AvailablePlus, AvailableMinus int64
-	LockedPlus, LockedMinus       int64
-	SoldPlus, SoldMinus           int64
-}
-
-// Add adds a change of the three columns.
-func (d *InventoryDelta) Add(available, locked, sold int64) {
-	split := func(v int64, plus, minus *int64) {
-		if v > 0 {
-			*plus += v
-		} else {
-			*minus -= v
-		}
-	}
-	split(available, &d.AvailablePlus, &d.AvailableMinus)
-	split(locked, &d.LockedPlus, &d.LockedMinus)
-	split(sold, &d.SoldPlus, &d.SoldMinus)
-}
-
-// IsZero reports a delta that changes no column.
-func (d InventoryDelta) IsZero() bool {
-	return d.AvailablePlus == d.AvailableMinus && d.LockedPlus == d.LockedMinus && d.SoldPlus == d.SoldMinus
-}
-
-func (m *customInventoryModel) ApplyDelta(ctx context.Context, session sqlx.Session, activityID int64,
-	d InventoryDelta) error {
-	query := fmt.Sprintf("UPDATE %s SET `available` = `available` + ? - ?, `locked` = `locked` + ? - ?, "+
-		"`sold` = `sold` + ? - ? WHERE `activity_id` = ?", m.table)
-	result, err := session.ExecCtx(ctx, query, d.AvailablePlus, d.AvailableMinus, d.LockedPlus, d.LockedMinus,
-		d.SoldPlus, d.SoldMinus, activityID)
-	if err != nil {
-		return err
-	}
-	n, err := result.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotFound
-	}
-	return nil
-}
-
-func (m *customInventoryModel) FindEpochsForUpdate(ctx context.Context, session sqlx.Session,
-	activityIDs []int64) (map[int64]int64, error) {
-	epochs := make(map[int64]int64, len(activityIDs))
-	if len(activityIDs) == 0 {
-		return epochs, nil
-	}
-	var rows []struct {
-		ActivityID int64 `db:"activity_id"`
-		Epoch      int64 `db:"epoch"`
-	}
-	args := make([]any, len(activityIDs))
-	for i, id := range activityIDs {
-		args[i] = id
-	}
-	query := fmt.Sprintf(
-		"SELECT `activity_id`, `epoch` FROM %s WHERE `activity_id` IN (%s) ORDER BY `activity_id` FOR UPDATE",
-		m.table, strings.TrimSuffix(strings.Repeat("?, ", len(activityIDs)), ", "))
-	if err := session.QueryRowsCtx(ctx, &rows, query, args...); err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		epochs[r.ActivityID] = r.Epoch
-	}
-	return epochs, nil
 }
 
 func (m *customInventoryModel) BumpEpoch(ctx context.Context, activityID, from int64) (bool, error) {

@@ -3,8 +3,6 @@ package model
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
@@ -121,54 +119,6 @@ func (m *customSeckillOrderModel) FindAuditByActivity(ctx context.Context, activ
 	return resp, nil
 }
 
-func (m *customSeckillOrderModel) FindStatusesForUpdate(ctx context.Context, session sqlx.Session,
-	orderNos []string) (map[string]string, error) {
-	statuses := make(map[string]string, len(orderNos))
-	if len(orderNos) == 0 {
-		return statuses, nil
-	}
-	var rows []struct {
-		OrderNo string `db:"order_no"`
-		Status  string `db:"status"`
-	}
-	query := fmt.Sprintf("SELECT `order_no`, `status` FROM %s WHERE `order_no` IN (%s) FOR UPDATE",
-		m.table, orderPlaceholders(len(orderNos)))
-	if err := session.QueryRowsCtx(ctx, &rows, query, orderArgs(orderNos)...); err != nil {
-		return nil, err
-	}
-	for _, row := range rows {
-		statuses[row.OrderNo] = row.Status
-	}
-	return statuses, nil
-}
-
-func (m *customSeckillOrderModel) InsertBatch(ctx context.Context, session sqlx.Session, orders []*SeckillOrder) error {
-	if len(orders) == 0 {
-		return nil
-	}
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	query := fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", m.table, seckillOrderRowsExpectAutoSet,
-		strings.TrimSuffix(strings.Repeat(row+", ", len(orders)), ", "))
-	args := make([]any, 0, 9*len(orders))
-	for _, o := range orders {
-		args = append(args, o.OrderNo, o.RequestId, o.ActivityId, o.Uid, o.Quantity, o.Status, o.ExpireAt, o.PlacedAt,
-			o.TradeNo)
-	}
-	_, err := session.ExecCtx(ctx, query, args...)
-	return err
-}
-
-func (m *customSeckillOrderModel) SetStatus(ctx context.Context, session sqlx.Session, status string,
-	orderNos []string) error {
-	if len(orderNos) == 0 {
-		return nil
-	}
-	query := fmt.Sprintf("UPDATE %s SET `status` = ? WHERE `status` <> ? AND `order_no` IN (%s)",
-		m.table, orderPlaceholders(len(orderNos)))
-	_, err := session.ExecCtx(ctx, query, append([]any{status, status}, orderArgs(orderNos)...)...)
-	return err
-}
-
 func (m *customSeckillOrderModel) FindPageByActivity(ctx context.Context, activityID int64, afterID uint64,
 	limit int) ([]*SeckillOrder, error) {
 	query := fmt.Sprintf("select %s from %s where `activity_id` = ? and `id` > ? order by `id` limit ?",
@@ -192,19 +142,6 @@ func (m *customSeckillOrderModel) FindPageByActivityStatus(ctx context.Context, 
 		return nil, err
 	}
 	return resp, nil
-}
-
-// orderPlaceholders is "?, ?, ..." for n values (an IN list).
-func orderPlaceholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-}
-
-func orderArgs(orderNos []string) []any {
-	args := make([]any, len(orderNos))
-	for i, o := range orderNos {
-		args[i] = o
-	}
-	return args
 }
 
 func (m *customSeckillOrderModel) FindOverdueReserved(
@@ -325,23 +262,6 @@ func (m *customSeckillOrderModel) FindDueReservedByActivity(ctx context.Context,
 		return nil, err
 	}
 	return resp, nil
-}
-
-func (m *customSeckillOrderModel) SetTradeNos(ctx context.Context, session sqlx.Session,
-	trades map[string]string) error {
-	if len(trades) == 0 {
-		return nil
-	}
-	orderNos := slices.Sorted(maps.Keys(trades)) // one statement text per count, rows locked in order
-	args := make([]any, 0, 3*len(orderNos))
-	for _, o := range orderNos {
-		args = append(args, o, trades[o])
-	}
-	query := fmt.Sprintf("UPDATE %s SET `trade_no` = CASE `order_no` %s END WHERE `order_no` IN (%s)",
-		m.table, strings.TrimSuffix(strings.Repeat("WHEN ? THEN ? ", len(orderNos)), " "),
-		orderPlaceholders(len(orderNos)))
-	_, err := session.ExecCtx(ctx, query, append(args, orderArgs(orderNos)...)...)
-	return err
 }
 
 func (m *customSeckillOrderModel) FindOrderNoByTradeNo(ctx context.Context, session sqlx.Session,

@@ -104,7 +104,7 @@ type grantCase struct {
 }
 
 // grantCases: what each service's statements do to each table (model/, the writer's
-// mq/internal/writer/txn.go, the jobs, internal/reconcile, the draw in rpc/internal/draw),
+// mq/internal/writer/writer.go, the jobs, internal/reconcile, the draw in rpc/internal/draw),
 // and what it must not do. Activity 1 and its rows exist; each runs in a rolled-back
 // transaction.
 var grantCases = []grantCase{

@@ -62,23 +62,6 @@ type ackRound struct {
 // ackCheckTimeout bounds one batched check (it serves several callers: no one's context).
 const ackCheckTimeout = 3 * time.Second
 
-// Acker returns the relay's acker (one per relay: the relay drops its records of ended
-// activities), producing to the events topic through a producer of its own
-// (Conf.AckBatchSize), or the relay's when the relay was given its senders.
-func (r *Relay) Acker() *Acker {
-	if a := r.acker.Load(); a != nil {
-		return a
-	}
-	events := r.acks
-	if events == nil {
-		events = r.events
-	}
-	a := NewAcker(events, r.store)
-	a.topic = r.c.Topic
-	r.acker.CompareAndSwap(nil, a)
-	return r.acker.Load()
-}
-
 // NewAcker returns an acker producing through events (tests inject failing ones).
 func NewAcker(events kafkax.Sender, store *stock.Store) *Acker {
 	return &Acker{events: events, store: store}
@@ -190,6 +173,72 @@ func (a *Acker) sortOut(es []stock.Entry, aid int64, errs []error) ackBatch {
 		b.valid, b.at, b.events = append(b.valid, e), append(b.at, i), append(b.events, len(it.msgs))
 	}
 	return b
+}
+
+// item is an outbox entry ready to produce: its events for the topic (one message each: a
+// reserve batch's entry holds several), or one dead letter. It is in Kafka once all are.
+type item struct {
+	id     string
+	msgs   []kafkax.Message
+	dead   bool
+	traces []oteltrace.SpanContext // of the request that made each change (invalid: not traced)
+}
+
+// toItem is the events of an outbox entry, or one dead letter when any does not parse, with
+// the trace context of the change as a header.
+func toItem(key string, m red.XMessage) item {
+	if it, ok := fastItem(m); ok {
+		return it
+	}
+	it := item{id: m.ID}
+	as, err := event.EntryAttributes(m.Values)
+	for _, a := range as {
+		var ev event.Event
+		if ev, err = event.FromAttributes(m.ID, a); err != nil {
+			break
+		}
+		v, merr := ev.Marshal()
+		if err = merr; err != nil {
+			break // cannot happen for a validated event; keep it visible anyway
+		}
+		msg, trace := withTraceHeader(kafkax.Message{Key: []byte(ev.Key()), Value: v}, a[event.FieldTraceParent])
+		it.msgs, it.traces = append(it.msgs, msg), append(it.traces, trace)
+	}
+	if err != nil {
+		var tp string
+		if len(as) > 0 {
+			tp = as[0][event.FieldTraceParent]
+		}
+		msg, trace := withTraceHeader(kafkax.DeadLetter{Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key,
+			EntryID: m.ID, Payload: fmt.Sprint(m.Values)}.Message(), tp)
+		it.dead, it.msgs, it.traces = true, []kafkax.Message{msg}, []oteltrace.SpanContext{trace}
+	}
+	return it
+}
+
+// fastItem is toItem of a well-formed entry (event.EntryEvents), the trace context its events
+// share read once (withTraceHeader's header, one read-only slice for all: Signer.Sign copies
+// it); ok false: toItem reads it as before.
+func fastItem(m red.XMessage) (_ item, ok bool) {
+	evs, tp, ok := event.EntryEvents(m.ID, m.Values)
+	if !ok {
+		return item{}, false
+	}
+	sc := event.SpanContextOf(tp)
+	var hs []kafkax.HeaderKV
+	if sc.IsValid() {
+		hs = []kafkax.HeaderKV{{Key: event.HeaderTraceParent, Value: []byte(tp)}}
+	}
+	it := item{id: m.ID, msgs: make([]kafkax.Message, len(evs)), traces: make([]oteltrace.SpanContext, len(evs))}
+	for i, ev := range evs {
+		v, err := ev.Marshal()
+		if err != nil {
+			return item{}, false
+		}
+		it.msgs[i] = kafkax.Message{Key: []byte(ev.Key()), Value: v, Headers: hs[:len(hs):len(hs)]}
+		it.traces[i] = sc
+	}
+	return it, true
 }
 
 // replaced counts the verdict of the epoch check (same, epoch, err: ErrNotWarm or nil) on
@@ -352,13 +401,6 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 	return false
 }
 
-// forgetMark drops what the Acker recorded of an activity that is no longer warm.
-func (a *Acker) forgetMark(aid int64) {
-	a.mu.Lock()
-	delete(a.tallies, aid)
-	a.mu.Unlock()
-}
-
 // reissued tells whether entry e, handed to the Acker, shows that Redis lost changes it
 // acknowledged: its activity is being dropped, or e's count and stream id disagree with the
 // highest acknowledged (in a Redis that keeps its writes both grow together), or e's count
@@ -377,56 +419,6 @@ func (a *Acker) reissued(e stock.Entry) bool {
 		return id != e.ID
 	}
 	return e.Seq != m.max && (e.Seq < m.max) != streamIDLess(e.ID, m.maxID)
-}
-
-// lostRetries bound how long lose retries the deletion (every lostRetryEvery): after that the
-// marks stay, and the next change of the activity finds the loss again.
-const (
-	lostRetries    = 100
-	lostRetryEvery = 200 * time.Millisecond
-)
-
-// lose has activity aid's stock hash deleted while it is still of epoch (stock.Recovery.Lost):
-// Redis lost changes this Acker acknowledged. Until it is, each change of that epoch answers
-// BUSY; the first attempt runs in the caller, the retries (a breaker still open) in the background.
-func (a *Acker) lose(aid, epoch, seq int64) {
-	a.mu.Lock()
-	if a.lost == nil {
-		a.lost = map[int64]int64{}
-	}
-	if ep, ok := a.lost[aid]; ok && ep == epoch {
-		a.mu.Unlock()
-		return
-	}
-	a.lost[aid] = epoch
-	a.mu.Unlock()
-	try := func(n int) bool {
-		ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), ackCheckTimeout)
-		defer cancel()
-		gone, err := a.store.Recovery().Lost(ctx, aid, epoch)
-		if n == 0 || err == nil {
-			logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d (change count %d "+
-				"reissued or behind): stock hash deleted for a rebuild: %v (%v, attempt %d)", aid, epoch, seq, gone, err, n+1)
-		}
-		if err != nil && !errors.Is(err, stock.ErrNotWarm) && n < lostRetries {
-			return false
-		}
-		a.mu.Lock()
-		if err == nil || errors.Is(err, stock.ErrNotWarm) {
-			delete(a.tallies, aid) // the rebuild starts a new epoch
-		}
-		delete(a.lost, aid)
-		a.mu.Unlock()
-		return true
-	}
-	if try(0) {
-		return
-	}
-	go func() {
-		for n := 1; !try(n); n++ {
-			time.Sleep(lostRetryEvery)
-		}
-	}()
 }
 
 // streamIDLess orders two stream entry ids ("ms-seq").

@@ -3,14 +3,12 @@ package relay
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/logx"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
-	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
 )
 
@@ -40,15 +38,6 @@ func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
 	return removed
 }
 
-// item is an outbox entry ready to produce: its events for the topic (one message each: a
-// reserve batch's entry holds several), or one dead letter. It is in Kafka once all are.
-type item struct {
-	id     string
-	msgs   []kafkax.Message
-	dead   bool
-	traces []oteltrace.SpanContext // of the request that made each change (invalid: not traced)
-}
-
 // toItems turns stream entries into items; gone are the entries deleted from the stream
 // while pending (Redis < 7: an id without values).
 func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
@@ -61,63 +50,6 @@ func toItems(key string, msgs []red.XMessage) (items []item, gone []string) {
 		items = append(items, toItem(key, m))
 	}
 	return items, gone
-}
-
-// toItem is the events of an outbox entry, or one dead letter when any does not parse, with
-// the trace context of the change as a header.
-func toItem(key string, m red.XMessage) item {
-	if it, ok := fastItem(m); ok {
-		return it
-	}
-	it := item{id: m.ID}
-	as, err := event.EntryAttributes(m.Values)
-	for _, a := range as {
-		var ev event.Event
-		if ev, err = event.FromAttributes(m.ID, a); err != nil {
-			break
-		}
-		v, merr := ev.Marshal()
-		if err = merr; err != nil {
-			break // cannot happen for a validated event; keep it visible anyway
-		}
-		msg, trace := withTraceHeader(kafkax.Message{Key: []byte(ev.Key()), Value: v}, a[event.FieldTraceParent])
-		it.msgs, it.traces = append(it.msgs, msg), append(it.traces, trace)
-	}
-	if err != nil {
-		var tp string
-		if len(as) > 0 {
-			tp = as[0][event.FieldTraceParent]
-		}
-		msg, trace := withTraceHeader(kafkax.DeadLetter{Source: kafkax.SourceOutbox, Reason: err.Error(), Key: key,
-			EntryID: m.ID, Payload: fmt.Sprint(m.Values)}.Message(), tp)
-		it.dead, it.msgs, it.traces = true, []kafkax.Message{msg}, []oteltrace.SpanContext{trace}
-	}
-	return it
-}
-
-// fastItem is toItem of a well-formed entry (event.EntryEvents), the trace context its events
-// share read once (withTraceHeader's header, one read-only slice for all: Signer.Sign copies
-// it); ok false: toItem reads it as before.
-func fastItem(m red.XMessage) (_ item, ok bool) {
-	evs, tp, ok := event.EntryEvents(m.ID, m.Values)
-	if !ok {
-		return item{}, false
-	}
-	sc := event.SpanContextOf(tp)
-	var hs []kafkax.HeaderKV
-	if sc.IsValid() {
-		hs = []kafkax.HeaderKV{{Key: event.HeaderTraceParent, Value: []byte(tp)}}
-	}
-	it := item{id: m.ID, msgs: make([]kafkax.Message, len(evs)), traces: make([]oteltrace.SpanContext, len(evs))}
-	for i, ev := range evs {
-		v, err := ev.Marshal()
-		if err != nil {
-			return item{}, false
-		}
-		it.msgs[i] = kafkax.Message{Key: []byte(ev.Key()), Value: v, Headers: hs[:len(hs):len(hs)]}
-		it.traces[i] = sc
-	}
-	return it, true
 }
 
 // produce sends the events to the topic and the dead letters to the dead-letter topic,

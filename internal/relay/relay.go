@@ -316,6 +316,23 @@ func (r *Relay) retire(ctx context.Context, now time.Time, due map[int64]int64) 
 	}
 }
 
+// Acker returns the relay's acker (one per relay: the relay drops its records of ended
+// activities), producing to the events topic through a producer of its own
+// (Conf.AckBatchSize), or the relay's when the relay was given its senders.
+func (r *Relay) Acker() *Acker {
+	if a := r.acker.Load(); a != nil {
+		return a
+	}
+	events := r.acks
+	if events == nil {
+		events = r.events
+	}
+	a := NewAcker(events, r.store)
+	a.topic = r.c.Topic
+	r.acker.CompareAndSwap(nil, a)
+	return r.acker.Load()
+}
+
 // ended forgets what the Acker recorded of an activity that left the active set.
 func (r *Relay) ended(aid int64) {
 	if a := r.acker.Load(); a != nil {

@@ -2,52 +2,28 @@
 // independent of arrival order (event.Transition), up to MaxBatch events per transaction
 // (group commit), answering each event (Submit's done) only after its transaction
 // committed, so the consumer never commits the offset of an event that is not in MySQL.
+// This file is an event's way, from Submit through the flusher to its transaction (txn);
+// poison.go is what happens to an event MySQL rejects, lifecycle.go the writer's
+// configuration, construction and stop.
 package writer
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/seckill/seckill/internal/event"
 	"github.com/seckill/seckill/internal/kafkax"
-	"github.com/seckill/seckill/internal/mysqlx"
+	"github.com/seckill/seckill/model"
 )
-
-// ErrStopped is returned to a handler whose event was not applied because the writer
-// stopped; the message is not committed (the consumer is closed first) and comes again.
-var ErrStopped = errors.New("writer: stopped")
-
-// Conf tunes the writer.
-type Conf struct {
-	// MaxBatch is the most events in one transaction; 1 is one transaction per event.
-	MaxBatch int `json:",default=1000,range=[1:10000]"`
-	// PoisonAfter: an event MySQL keeps rejecting as invalid (an UNSIGNED underflow) is
-	// retried at least this long, in case the events that precede it are still on their
-	// way (they may be in another partition), then dead-lettered once the writer's Awaited
-	// check (when set) says no event it may wait for can still arrive.
-	PoisonAfter time.Duration `json:",default=30s"`
-	// RetryMax caps the backoff between retries of a transient failure (MySQL down).
-	RetryMax time.Duration `json:",default=5s"`
-	// TxTimeout bounds one transaction.
-	TxTimeout time.Duration `json:",default=10s"`
-	// LagInterval is how often the consumer group's lag (seckill_writer_consumer_lag_messages)
-	// is read from Kafka.
-	LagInterval time.Duration `json:",default=5s"`
-}
-
-// Stats are the writer's counters (also exported as Prometheus metrics).
-type Stats struct {
-	Applied, Duplicates, DeadLetters, Batches, Events, Retries, Stale atomic.Int64
-	Parked                                                            atomic.Int64 // events waiting now
-}
 
 // Writer is the consumer's handler (Submit; Consume blocks) and the group-commit flusher. Start runs
 // the flusher (blocking, a service.Service); Stop stops it.
@@ -77,52 +53,6 @@ type Writer struct {
 	submitted atomic.Int64
 	taken     int64 // requests the flusher has taken from reqs (flusher only)
 	checks    int   // Awaited calls left in this round of the flusher (flusher only)
-}
-
-// New returns a writer applying events through conn (use NewConn so that rejected events
-// do not open go-zero's breaker) and dead-lettering through dead. c comes from go-zero's
-// config loader (a Conf built in code passes through conf.FillDefault first).
-func New(c Conf, conn sqlx.SqlConn, dead kafkax.Sender) *Writer {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &Writer{c: c, conn: conn, models: newModels(conn), dead: dead, reqs: make(chan *request, 4*c.MaxBatch),
-		ctx: ctx, cancel: cancel, stopped: make(chan struct{})}
-}
-
-// NewConn opens MySQL for the writer: go-zero's sqlx breaker must not count rejected
-// (poison) events as failures, or a burst of them would fail healthy transactions.
-func NewConn(dsn string) sqlx.SqlConn {
-	return mysqlx.Open(dsn, sqlx.WithAcceptable(isRejected))
-}
-
-// isRejected reports MySQL errors that mean "this data can never be applied": retrying
-// the same event cannot help (unless the events before it arrive).
-func isRejected(err error) bool {
-	var pe *poisonError
-	if errors.As(err, &pe) {
-		return true
-	}
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
-		return false
-	}
-	switch me.Number {
-	case 1690, // BIGINT UNSIGNED value is out of range (MariaDB's underflow)
-		1264, // out of range value for column (MySQL)
-		1406, // data too long
-		1366, // incorrect value
-		1048: // column cannot be null
-		return true
-	}
-	return false
-}
-
-// Consume is a blocking handler (kq's shape; tools and tests). It returns nil only once
-// the event is committed in MySQL or, for a poison event, acknowledged by the dead-letter
-// topic.
-func (w *Writer) Consume(ctx context.Context, key, value string) error {
-	ch := make(chan error, 1)
-	w.Submit(ctx, key, value, func(err error) { ch <- err })
-	return <-ch
 }
 
 // Submit hands one message to the writer, blocking only while its queue is full: done is called
@@ -155,50 +85,6 @@ func (w *Writer) Submit(ctx context.Context, key, value string, done func(error)
 	}
 }
 
-// Reject dead-letters a message that must not be applied (a forged event: why says how);
-// done is called once, as for Submit.
-func (w *Writer) Reject(key, value, why string, done func(error)) {
-	go func() { done(w.deadLetter(key, value, "", "forged", why)) }()
-}
-
-// Stopped is closed once the writer has stopped.
-func (w *Writer) Stopped() <-chan struct{} { return w.stopped }
-
-// Stop stops the flusher. Queued and parked events are answered ErrStopped (not applied,
-// not committed: stop the Kafka consumer first).
-func (w *Writer) Stop() {
-	w.once.Do(func() {
-		w.cancel()
-		if w.started.CompareAndSwap(false, true) { // never started: it never will
-			close(w.stopped)
-		} else {
-			<-w.stopped
-		}
-	})
-}
-
-// Apply applies events in one transaction, synchronously (tools and tests; the service
-// goes through Consume).
-func (w *Writer) Apply(evs ...event.Event) error {
-	batch := make([]*request, len(evs))
-	for i, ev := range evs {
-		batch[i] = &request{ev: ev}
-	}
-	res, err := w.apply(batch)
-	if err == nil {
-		w.record(batch, res)
-	}
-	return err
-}
-
-// awaitEvery is how often a parked event past PoisonAfter asks Awaited again; at most
-// checksPerRound are asked per round of the flusher (each is a few round trips to Redis
-// and Kafka, made by the flusher), the others wait for a later round.
-const (
-	awaitEvery     = time.Second
-	checksPerRound = 16
-)
-
 type request struct {
 	ev    event.Event
 	raw   string
@@ -215,11 +101,6 @@ type request struct {
 	cleared   bool
 	clearedAt int64
 }
-
-// poisonError is an event MySQL rejects however often it is tried.
-type poisonError struct{ reason string }
-
-func (e *poisonError) Error() string { return "poison event: " + e.reason }
 
 // Start runs the flusher until Stop: it takes every event queued (up to MaxBatch), applies
 // them in one transaction, then releases their handlers.
@@ -282,18 +163,6 @@ func (w *Writer) Start() {
 	}
 }
 
-// sleep waits d; false when the writer stopped meanwhile.
-func (w *Writer) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-w.ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // flush applies batch in one transaction and answers every request in it, except those
 // MySQL rejects for less than PoisonAfter, or that may still be waiting for an event
 // (nothingAwaited): those are returned, parked, to be tried again.
@@ -338,61 +207,6 @@ func (w *Writer) flush(batch []*request) (parked []*request) {
 	}
 }
 
-// nothingAwaited reports whether r, rejected past PoisonAfter, may be dead-lettered: Awaited
-// answered false and r was rejected again after every request submitted by then was tried.
-func (w *Writer) nothingAwaited(r *request) bool {
-	if w.Awaited == nil {
-		return true
-	}
-	if r.cleared {
-		return w.taken >= r.clearedAt
-	}
-	if now := time.Now(); now.Before(r.nextCheck) || w.checks <= 0 {
-		return false
-	} else {
-		r.nextCheck = now.Add(awaitEvery)
-	}
-	w.checks--
-	ctx, cancel := context.WithTimeout(w.ctx, 5*time.Second)
-	defer cancel()
-	awaited, err := w.Awaited(ctx, r.ev)
-	if err != nil {
-		if w.ctx.Err() == nil {
-			logx.Errorf("writer: event %s parked past %v: cannot tell whether what it waits for can still arrive, "+
-				"it stays parked: %v",
-				r.ev.EventID, w.c.PoisonAfter, err)
-		}
-		return false
-	}
-	if awaited {
-		return false
-	}
-	// Read after Awaited: whatever it saw handed to this writer was submitted by now. r is
-	// tried once more, in a later round, before it is dead-lettered.
-	r.cleared, r.clearedAt = true, w.submitted.Load()
-	return false
-}
-
-// deadLetter sends the message to the dead-letter topic, retrying until Kafka takes it or
-// the writer stops (then the message is not committed and comes again).
-func (w *Writer) deadLetter(key, value, eventID, kind, reason string) error {
-	msg := kafkax.DeadLetter{Source: kafkax.SourceWriter, Reason: kind + ": " + reason, Key: key,
-		Payload: value, EntryID: eventID}.Message()
-	for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, w.c.RetryMax) {
-		err := w.dead.Send(w.ctx, msg)
-		if err == nil {
-			w.Stats.DeadLetters.Add(1)
-			metricDeadLetters.WithLabelValues(kind).Inc()
-			logx.Errorf("writer: dead-lettered event %q (key %s): %s: %s", eventID, key, kind, reason)
-			return nil
-		}
-		logx.Errorf("writer: dead-letter topic: %v; retrying in %v", err, backoff)
-		if !w.sleep(backoff) {
-			return ErrStopped
-		}
-	}
-}
-
 // outcome counts what a transaction did.
 type outcome struct {
 	applied    map[event.Type]int
@@ -412,4 +226,255 @@ func (w *Writer) record(batch []*request, res outcome) {
 	metricDuplicates.Add(float64(res.duplicates))
 	w.Stats.Stale.Add(int64(res.stale))
 	metricStale.Add(float64(res.stale))
+}
+
+// apply runs one transaction for the batch: order rows moved by the transition table,
+// adjustments recorded once per event_id, inventory changed once per activity. When an
+// event is sampled, the transaction runs in the span writer.apply (startApply).
+func (w *Writer) apply(batch []*request) (res outcome, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.c.TxTimeout)
+	defer cancel()
+	ctx, span := startApply(ctx, batch)
+	defer func() { event.EndSpan(span, err) }()
+	err = w.conn.TransactCtx(ctx, func(ctx context.Context, s sqlx.Session) error {
+		t := newTxn(ctx, s, w.models)
+		err := t.run(batch)
+		res = t.res
+		return err
+	})
+	return res, err
+}
+
+// txn is one transaction of the writer: the order states it read and moved in memory,
+// and the inventory changes it gathered, written once per activity at the end.
+type txn struct {
+	ctx context.Context
+	s   sqlx.Session
+	m   models
+	res outcome
+
+	orderNos []string          // the batch's orders, each once, in order of appearance
+	state    map[string]string // order_no -> status: read from MySQL, then moved
+	existing map[string]bool   // orders that have a row in MySQL
+	created  []*model.SeckillOrder
+	inv      map[int64]*invDelta // activity -> its change
+	trades   map[string]string   // order_no -> the provider's trade_no its paid event carried
+}
+
+func newTxn(ctx context.Context, s sqlx.Session, m models) *txn {
+	return &txn{ctx: ctx, s: s, m: m, res: outcome{applied: map[event.Type]int{}},
+		existing: map[string]bool{}, inv: map[int64]*invDelta{}, trades: map[string]string{}}
+}
+
+// run is the transaction's steps, in the order of their statements.
+func (t *txn) run(batch []*request) error {
+	orders, adjustments, err := t.dropStale(split(batch))
+	if err != nil {
+		return err
+	}
+	if err := t.readStates(orders); err != nil {
+		return err
+	}
+	t.transition(orders)
+	if err := t.insertCreated(); err != nil {
+		return err
+	}
+	if err := t.updateExisting(); err != nil {
+		return err
+	}
+	if err := t.recordAdjustments(adjustments); err != nil {
+		return err
+	}
+	return t.writeInventory()
+}
+
+// split separates order events from stock adjustments and draw entries, keeping their order.
+func split(batch []*request) (orders, adjustments []event.Event) {
+	for _, r := range batch {
+		if r.ev.Type == event.Adjusted || r.ev.Type == event.Entered {
+			adjustments = append(adjustments, r.ev)
+		} else {
+			orders = append(orders, r.ev)
+		}
+	}
+	return orders, adjustments
+}
+
+// dropStale locks the inventory rows of the batch's activities, in activity order, and drops every
+// change made under an epoch older than its activity's (0: no epoch, applied).
+func (t *txn) dropStale(orders, adjustments []event.Event) ([]event.Event, []event.Event, error) {
+	var aids []int64
+	for _, evs := range [][]event.Event{orders, adjustments} {
+		for _, ev := range evs {
+			aids = append(aids, ev.ActivityID)
+		}
+	}
+	slices.Sort(aids)
+	epochs, err := t.m.inventory.FindEpochsForUpdate(t.ctx, t.s, slices.Compact(aids))
+	if err != nil {
+		return nil, nil, err
+	}
+	keep := func(evs []event.Event) []event.Event {
+		out := evs[:0:0]
+		for _, ev := range evs {
+			if cur, ok := epochs[ev.ActivityID]; ok && ev.Epoch > 0 && ev.Epoch < cur {
+				t.res.stale++
+				logx.Infof("writer: event %s (%s %s of activity %d) of epoch %d dropped: the activity was rebuilt (epoch %d)",
+					ev.EventID, ev.Type, ev.OrderNo, ev.ActivityID, ev.Epoch, cur)
+				continue
+			}
+			out = append(out, ev)
+		}
+		return out
+	}
+	return keep(orders), keep(adjustments), nil
+}
+
+// readStates locks the order rows that exist and reads their status.
+func (t *txn) readStates(orders []event.Event) error {
+	seen := map[string]bool{}
+	for _, ev := range orders {
+		if !seen[ev.OrderNo] {
+			seen[ev.OrderNo] = true
+			t.orderNos = append(t.orderNos, ev.OrderNo)
+		}
+	}
+	state, err := t.m.orders.FindStatusesForUpdate(t.ctx, t.s, t.orderNos)
+	if err != nil {
+		return err
+	}
+	t.state = state
+	for ono := range state {
+		t.existing[ono] = true
+	}
+	return nil
+}
+
+// transition moves each order through the table in memory: it counts what changes and
+// what repeats, gathers the inventory deltas and notes the rows to create (with the first
+// event of the order; the status is the final one).
+func (t *txn) transition(orders []event.Event) {
+	creating := map[string]bool{}
+	for _, ev := range orders {
+		next, d, changed := event.Transition(t.state[ev.OrderNo], ev.Type, ev.Quantity)
+		if !changed {
+			t.res.duplicates++
+			continue
+		}
+		t.res.applied[ev.Type]++
+		t.state[ev.OrderNo] = next
+		if ev.Type == event.Paid && ev.TradeNo != "" {
+			t.trades[ev.OrderNo] = ev.TradeNo
+		}
+		t.invOf(ev.ActivityID).Add(d.Available, d.Locked, d.Sold)
+		if !t.existing[ev.OrderNo] && !creating[ev.OrderNo] {
+			creating[ev.OrderNo] = true
+			t.created = append(t.created, newOrder(ev))
+		}
+	}
+}
+
+// newOrder is the row of an order first seen in ev (its status is set at insert).
+func newOrder(ev event.Event) *model.SeckillOrder {
+	placed := ev.CreatedMs
+	if placed == 0 {
+		placed = ev.AtMs
+	}
+	return &model.SeckillOrder{OrderNo: ev.OrderNo, RequestId: ev.RequestID, ActivityId: uint64(ev.ActivityID),
+		Uid: uint64(ev.UID), Quantity: uint64(ev.Quantity), ExpireAt: ev.ExpireMs / 1000, PlacedAt: placed / 1000}
+}
+
+// insertCreated inserts the new order rows in one statement, in their final status.
+func (t *txn) insertCreated() error {
+	for _, o := range t.created {
+		o.Status, o.TradeNo = t.state[o.OrderNo], t.trades[o.OrderNo]
+	}
+	return t.m.orders.InsertBatch(t.ctx, t.s, t.created)
+}
+
+// updateExisting moves the existing rows to their new status, one statement per status.
+func (t *txn) updateExisting() error {
+	byStatus := map[string][]string{}
+	for _, ono := range t.orderNos {
+		if t.existing[ono] {
+			byStatus[t.state[ono]] = append(byStatus[t.state[ono]], ono)
+		}
+	}
+	for st, onos := range byStatus {
+		if err := t.m.orders.SetStatus(t.ctx, t.s, st, onos); err != nil {
+			return err
+		}
+	}
+	// A provider's payment keeps its trade_no with the order: every existing order's in one
+	// statement (one each made a batch of N payments N statements).
+	trades := map[string]string{}
+	for _, ono := range t.orderNos {
+		if tn := t.trades[ono]; tn != "" && t.existing[ono] {
+			trades[ono] = tn
+		}
+	}
+	return t.m.orders.SetTradeNos(t.ctx, t.s, trades)
+}
+
+// recordAdjustments records each stock adjustment once per event_id; a new one changes
+// available and the activity's total.
+func (t *txn) recordAdjustments(adjustments []event.Event) error {
+	for _, ev := range adjustments {
+		if ev.Type == event.Entered {
+			if err := t.recordEntry(ev); err != nil {
+				return err
+			}
+			continue
+		}
+		inserted, err := t.m.adjustments.InsertIgnore(t.ctx, t.s, ev.EventID, ev.ActivityID, ev.Delta)
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			t.res.duplicates++
+			continue
+		}
+		t.res.applied[event.Adjusted]++
+		d := t.invOf(ev.ActivityID)
+		d.Add(ev.Delta, 0, 0)
+		d.total += ev.Delta
+	}
+	return nil
+}
+
+// writeInventory changes each activity's inventory in one statement (adding before
+// subtracting), and its total when adjustments changed it, so available+locked+sold ==
+// total holds in MySQL as it does in Redis.
+func (t *txn) writeInventory() error {
+	for aid, d := range t.inv {
+		if !d.IsZero() {
+			err := t.m.inventory.ApplyDelta(t.ctx, t.s, aid, d.InventoryDelta)
+			if errors.Is(err, model.ErrNotFound) {
+				return &poisonError{reason: fmt.Sprintf("no inventory row for activity %d", aid)}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if d.total != 0 {
+			if err := t.m.activities.AddActivityTotal(t.ctx, t.s, aid, d.total); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// invDelta is an activity's aggregated change in one transaction: its inventory, and its
+// total (stock adjustments).
+type invDelta struct {
+	model.InventoryDelta
+	total int64
+}
+
+func (t *txn) invOf(aid int64) *invDelta {
+	if t.inv[aid] == nil {
+		t.inv[aid] = &invDelta{}
+	}
+	return t.inv[aid]
 }

@@ -57,3 +57,18 @@ func TestRedisDownSwitchesEveryCall(t *testing.T) {
 		})
 	}
 }
+
+// TestRouterWithoutFence: without degrade mode the Router has no fence (svc passes none): it
+// sells from the Redis book without asking one, and answers a Redis failure as it is (BUSY),
+// switching nothing.
+func TestRouterWithoutFence(t *testing.T) {
+	conf := testenv.RedisConf()
+	conf.Host = "127.0.0.1:1" // nothing listens there: every Redis call fails
+	store := stock.NewStore(redis.MustNewRedis(conf), stock.Keys{Prefix: testenv.RandomName("t") + ":"})
+	r := &book.Router{Redis: book.Redis{Store: store}, MySQL: &book.MySQL{}}
+	_, err := r.Reserve(ctx, 1, 1, 1, rid(1))
+	want(t, "reserve with Redis down and no fence", err, xerr.Busy)
+	if !degrade.RedisDown(err) {
+		t.Fatalf("reserve with Redis down and no fence: %v, want Redis's own failure", err)
+	}
+}

@@ -100,12 +100,12 @@ func New(c config.Config) (*ServiceContext, error) {
 		rl.OnGone = resolveGone(loader)
 	}
 	fence := newFence(c, store, inventory, loader, known, progress)
-	// A change runs its script, then (Acknowledge: kafka) the Acker, then the fence.
-	redisBook := book.Redis{Store: store, Fence: fence}
+	// A change runs its script, then (Acknowledge: kafka) the Acker, then (Degrade: mysql) the fence.
+	redisBook := book.Redis{Store: store, Fence: booksFence(fence)}
 	if rl != nil && c.Relay.AckAfterKafka() {
 		redisBook.Acker = rl.Acker()
 	}
-	router := &book.Router{Fence: fence, Redis: redisBook, Loader: loader, MySQL: &book.MySQL{DB: db,
+	router := &book.Router{Fence: booksFence(fence), Redis: redisBook, Loader: loader, MySQL: &book.MySQL{DB: db,
 		Inventory: inventory, Orders: orders, Activities: activities, Store: store,
 		Concurrency: c.DegradeMode.Concurrency, Seen: fence.Seen}}
 	drawer := &draw.Drawer{Store: store, Server: redisBook, Seeds: activities, Chunk: c.Draw.Chunk,
@@ -160,6 +160,15 @@ func newFence(c config.Config, store *stock.Store, inventory model.InventoryMode
 	}
 	if progress != nil {
 		fence.Pipeline = progress
+	}
+	return fence
+}
+
+// booksFence is the fence the books consult: fence in degrade mode (Degrade: mysql); nil
+// without it, when the fence would route every call to Redis and read nothing.
+func booksFence(fence *degrade.Fence) *degrade.Fence {
+	if !fence.On {
+		return nil
 	}
 	return fence
 }
