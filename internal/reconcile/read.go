@@ -129,7 +129,7 @@ func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error
 	var cursor uint64
 	for {
 		start := time.Now()
-		page, next, err := audit.ScanOrders(ctx, aid, sg.Seq, cursor, orderChunk)
+		page, next, err := audit.ScanOrders(ctx, sg, cursor, orderChunk)
 		if err != nil {
 			return b, fmt.Errorf("reconcile %d: read orders: %w", aid, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -23,12 +24,12 @@ func (s *Store) Audit() Audit { return Audit{s: s} }
 // A Sighting is an activity's Redis book at one moment (one MULTI): the stock hash, the newest
 // outbox entry, Redis's clock and the reconciliation history.
 type Sighting struct {
-	Warm    bool // the stock hash exists
-	Stock   domain.Activity
-	Seq     int64             // the stock hash's change count 'seq'
+	Warm    bool              // the stock hash exists
+	Stock   domain.Activity   // its ActivityID is the activity's when not Warm too
 	LastID  string            // the newest outbox entry's id; "" when the outbox is empty
 	NowMs   int64             // Redis's clock
 	History map[string]string // SaveHistory's last record
+	seq     int64             // the stock hash's change count 'seq': ScanOrders puts the orders back to it
 }
 
 // Sight reads the activity's Sighting in one MULTI.
@@ -48,7 +49,10 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 	m := stockCmd.Val()
 	_, warm := m["remaining"]
 	seq, _ := strconv.ParseInt(m["seq"], 10, 64)
-	sg := Sighting{Warm: warm, Stock: parseStock(aid, m), Seq: seq, NowMs: timeCmd.Val().UnixMilli(),
+	if !warm {
+		seq = math.MaxInt64 // no change count to put the orders back to: ScanOrders takes them as they are
+	}
+	sg := Sighting{Warm: warm, Stock: parseStock(aid, m), seq: seq, NowMs: timeCmd.Val().UnixMilli(),
 		History: histCmd.Val()}
 	if last := lastCmd.Val(); len(last) > 0 {
 		sg.LastID = last[0].ID
@@ -56,12 +60,13 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 	return sg, nil
 }
 
-// ScanOrders returns about count orders of the activity's orders hash from cursor (HSCAN:
+// ScanOrders returns about count orders of the sighted activity's orders hash from cursor (HSCAN:
 // every order present throughout is returned once the cursor is back at 0; one may come twice),
-// as they were when the stock hash's seq was seq: an order created after it is left out, and
-// one changed after it is reserved (every change leaves reserved).
-func (a Audit) ScanOrders(ctx context.Context, aid, seq int64, cursor uint64, count int64) ([]domain.Order, uint64,
+// as they were at the sighting (by the stock hash's change count then): an order created after
+// it is left out, and one changed after it is reserved (every change leaves reserved).
+func (a Audit) ScanOrders(ctx context.Context, sg Sighting, cursor uint64, count int64) ([]domain.Order, uint64,
 	error) {
+	aid, seq := sg.Stock.ActivityID, sg.seq
 	var cmd *red.ScanCmd
 	err := a.s.rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
 		cmd = p.HScan(ctx, a.s.keys.OrdersHash(aid), cursor, "", count)
