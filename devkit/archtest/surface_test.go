@@ -34,8 +34,17 @@ import (
 // SetMissing(0) for ClearMissing; OrderNos (tests only) moved to devkit/stocktest;
 // ErrIdempotencyConflict, answered by MySQL's check too, is xerr's; Store.Price gone (the
 // prices' cache reads Store.Stock).
-// The split the issue asks for (≤ 90) is still to do.
-const stockSurfaceBudget = 103
+// 103 -> 96: reconciliation keeps its own records (internal/reconcile/records.go: the history
+// of differences and the shared report, under their old key names): Audit.SaveHistory,
+// SaveReport, LastReport and Sighting.History gone (4); Audit.ScanOrders takes the Sighting it
+// puts the orders back to (Sighting.Seq unexported); Recovery.Restore runs wipe.lua first
+// (Recovery.Wipe gone: its one caller ran it just before); an unsure script call is marked by
+// a sentinel, not a wrapper type with an Unwrap method.
+// Sub-packages (stock/outbox, /recovery, /audit) were weighed and not made: each view's methods
+// run scripts or read keys, packed orders and stock hashes through stock's unexported script
+// runner, key builders and codecs, which stock would have to export to them.
+// The issue's ≤ 90 is not reached.
+const stockSurfaceBudget = 96
 
 // surface counts the exported identifiers of the non-test Go files under root, every package
 // there included: exported top-level types, funcs, vars and consts, exported methods (on any

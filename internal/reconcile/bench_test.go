@@ -47,7 +47,7 @@ func BenchmarkRun10kOrders(b *testing.B) {
 				strings.Join(rows[i:i+1000], ", "), args[i*5:(i+1000)*5]...)
 	}
 	_, _ = env.Redis.DelCtx(ctx, env.Keys.Events(aid))
-	rec := reconcile.New(recConf(b, time.Hour), env.Store, db.Conn)
+	rec := reconcile.New(recConf(b, time.Hour), env.Store, env.Redis, env.Keys.Prefix, db.Conn)
 	b.ResetTimer()
 	for b.Loop() {
 		r, err := rec.Run(ctx, aid)

@@ -19,7 +19,7 @@ func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 		t.Fatalf("first run: %+v %v", first, err)
 	}
 	// Another reconciler (another instance) sees the same history.
-	other := reconcile.New(recConf(t, 300*time.Millisecond), f.env.Store, f.db.Conn)
+	other := reconcile.New(recConf(t, 300*time.Millisecond), f.env.Store, f.env.Redis, f.env.Keys.Prefix, f.db.Conn)
 	time.Sleep(350 * time.Millisecond)
 	second, err := other.Run(ctx, f.aid)
 	if err != nil || second.Status != reconcile.Mismatch || second.Orders[0].Class != reconcile.Missing ||
@@ -33,7 +33,7 @@ func TestUnexplainedDifferenceIsConfirmedAcrossRuns(t *testing.T) {
 	if err != nil || third.Status != reconcile.Consistent {
 		t.Fatalf("third run: %+v %v", third, err)
 	}
-	if sg, err := f.env.Store.Audit().Sight(ctx, f.aid); err != nil || len(sg.History) != 0 {
-		t.Fatalf("history left behind: %v %v", sg.History, err)
+	if h, err := f.rec.History(ctx, f.aid); err != nil || len(h) != 0 {
+		t.Fatalf("history left behind: %v %v", h, err)
 	}
 }

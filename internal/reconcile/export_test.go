@@ -13,3 +13,13 @@ func (s *Single) SetNow(f func() time.Time) { s.now = f }
 
 // LockName names Single's lease (stock.Keys.Lock).
 const LockName = lockName
+
+// History is the record the last run left of activity aid's unexplained differences.
+func (r *Reconciler) History(ctx context.Context, aid int64) (map[string]string, error) {
+	return r.records.history(ctx, aid)
+}
+
+// RecordKeys are the keys of activity aid's history and last report.
+func (r *Reconciler) RecordKeys(aid int64) (history, report string) {
+	return r.records.historyKey(aid), r.records.reportKey(aid)
+}

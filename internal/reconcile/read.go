@@ -122,14 +122,17 @@ func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error
 	st := sg.Stock
 	b := redisBook{warm: sg.Warm, exact: true, sku: st.SkuID, end: st.LastDue(),
 		c:      counters{Total: st.Total, Available: st.Remaining, Locked: st.Locked, Sold: st.Sold},
-		orders: map[string]domain.Order{}, lastID: sg.LastID, nowMs: sg.NowMs, history: sg.History}
+		orders: map[string]domain.Order{}, lastID: sg.LastID, nowMs: sg.NowMs}
+	if b.history, err = r.records.history(ctx, aid); err != nil {
+		return redisBook{}, fmt.Errorf("reconcile %d: read history: %w", aid, err)
+	}
 	if !sg.Warm {
 		return b, nil
 	}
 	var cursor uint64
 	for {
 		start := time.Now()
-		page, next, err := audit.ScanOrders(ctx, aid, sg.Seq, cursor, orderChunk)
+		page, next, err := audit.ScanOrders(ctx, sg, cursor, orderChunk)
 		if err != nil {
 			return b, fmt.Errorf("reconcile %d: read orders: %w", aid, err)
 		}

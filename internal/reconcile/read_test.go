@@ -84,7 +84,7 @@ func TestChunkedSnapshotDuringABurst(t *testing.T) {
 	db := testenv.MySQL(t)
 	const n = 3000
 	aid := bigActivity(t, env, db, n, 1_000_000)
-	rec := reconcile.New(recConf(t, time.Hour), env.Store, db.Conn)
+	rec := reconcile.New(recConf(t, time.Hour), env.Store, env.Redis, env.Keys.Prefix, db.Conn)
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -149,7 +149,7 @@ func TestReadDutyPacesTheRedisReads(t *testing.T) {
 	for _, duty := range []float64{1, 0.25} {
 		c := recConf(t, time.Hour)
 		c.ReadDuty = duty
-		rec := reconcile.New(c, env.Store, db.Conn)
+		rec := reconcile.New(c, env.Store, env.Redis, env.Keys.Prefix, db.Conn)
 		var pauses []float64 // pause ÷ the chunk before it, timed from outside
 		last := time.Now()
 		rec.SetSleep(func(_ context.Context, d time.Duration) error {
@@ -256,7 +256,7 @@ func BenchmarkReserveDuringReconcile100k(b *testing.B) {
 			name string
 			c    reconcile.Conf
 		}{{"unpaced", unpaced}, {"shipped", recConf(b, time.Hour)}} {
-			during(cf.name, reconcile.New(cf.c, env.Store, db.Conn))
+			during(cf.name, reconcile.New(cf.c, env.Store, env.Redis, env.Keys.Prefix, db.Conn))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -112,12 +113,13 @@ type Report struct {
 // Reconciler compares the books of one deployment. Safe for concurrent use; several
 // instances may run at once (reads plus one small history key per activity).
 type Reconciler struct {
-	c     Conf
-	store *stock.Store
-	db    sqlx.SqlConn // opens the snapshot transaction the models read in
-	books books
-	pipe  Pipeline                                         // nil: confirmation by ConfirmAfter alone
-	sleep func(ctx context.Context, d time.Duration) error // the pause of ReadDuty
+	c       Conf
+	store   *stock.Store
+	records records      // the differences' history and the shared reports
+	db      sqlx.SqlConn // opens the snapshot transaction the models read in
+	books   books
+	pipe    Pipeline                                         // nil: confirmation by ConfirmAfter alone
+	sleep   func(ctx context.Context, d time.Duration) error // the pause of ReadDuty
 }
 
 // books are the writer's MySQL tables, read through their goctl models.
@@ -127,11 +129,13 @@ type books struct {
 	adjustments model.StockAdjustmentModel
 }
 
-// New returns a reconciler over the given Redis store and MySQL connection. c comes from
-// go-zero's config loader (or conf.FillDefault): its defaults are not applied here.
-func New(c Conf, store *stock.Store, db sqlx.SqlConn) *Reconciler {
-	return &Reconciler{c: c, store: store, db: db, books: books{inventory: model.NewInventoryModel(db),
-		orders: model.NewSeckillOrderModel(db), adjustments: model.NewStockAdjustmentModel(db)},
+// New returns a reconciler over the given Redis store and MySQL connection; it keeps its own
+// records through rds, under the deployment's key prefix (records). c comes from go-zero's
+// config loader (or conf.FillDefault): its defaults are not applied here.
+func New(c Conf, store *stock.Store, rds *redis.Redis, prefix string, db sqlx.SqlConn) *Reconciler {
+	return &Reconciler{c: c, store: store, records: records{rds: rds, prefix: prefix}, db: db,
+		books: books{inventory: model.NewInventoryModel(db), orders: model.NewSeckillOrderModel(db),
+			adjustments: model.NewStockAdjustmentModel(db)},
 		sleep: sleepCtx}
 }
 
@@ -150,7 +154,7 @@ func (r *Reconciler) Run(ctx context.Context, aid int64) (Report, error) {
 		return Report{}, err
 	}
 	if res.rds.warm {
-		if err := r.store.Audit().SaveHistory(ctx, aid, res.seen, r.c.HistoryTTL); err != nil {
+		if err := r.records.saveHistory(ctx, aid, res.seen, r.c.HistoryTTL); err != nil {
 			return Report{}, fmt.Errorf("reconcile %d: save history: %w", aid, err)
 		}
 	}

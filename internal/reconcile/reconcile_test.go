@@ -34,7 +34,8 @@ func newFixture(t *testing.T, confirmAfter time.Duration) *fixture {
 	t.Helper()
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	f := &fixture{env: env, db: db, rec: reconcile.New(recConf(t, confirmAfter), env.Store, db.Conn)}
+	f := &fixture{env: env, db: db,
+		rec: reconcile.New(recConf(t, confirmAfter), env.Store, env.Redis, env.Keys.Prefix, db.Conn)}
 	f.aid = env.Warm(stocktest.Spec{Total: 10, Limit: 1})
 	for uid := int64(1); uid <= 4; uid++ {
 		r, err := stocktest.Reserve(ctx, env.Store, f.aid, uid, 1, fmt.Sprintf("unit-req-%d", uid))
@@ -206,7 +207,7 @@ func checkReEmitted(t *testing.T, f *fixture, n int) {
 func TestNotWarmAndUnknown(t *testing.T) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	rec := reconcile.New(recConf(t, 0), env.Store, db.Conn)
+	rec := reconcile.New(recConf(t, 0), env.Store, env.Redis, env.Keys.Prefix, db.Conn)
 	if _, err := rec.Run(ctx, 424242); xerr.CodeOf(err) != xerr.ActivityNotFound {
 		t.Fatalf("unknown activity: %v", err)
 	}
@@ -232,7 +233,7 @@ func TestNotWarmAndUnknown(t *testing.T) {
 func TestColdActivityWithOverdueReservedOrder(t *testing.T) {
 	env := stocktest.New(t)
 	db := testenv.MySQL(t)
-	rec := reconcile.New(recConf(t, 0), env.Store, db.Conn)
+	rec := reconcile.New(recConf(t, 0), env.Store, env.Redis, env.Keys.Prefix, db.Conn)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := db.DB.Exec(q, args...); err != nil {

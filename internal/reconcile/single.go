@@ -11,8 +11,6 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 	"github.com/zeromicro/go-zero/core/syncx"
-
-	"github.com/seckill/seckill/internal/stock"
 )
 
 const (
@@ -41,14 +39,13 @@ var metricRuns = promauto.NewCounter(prometheus.CounterOpts{
 // order, not a hundred (docs/DESIGN.md "Reconciliation").
 type Single struct {
 	r      *Reconciler
-	audit  stock.Audit
 	flight syncx.SingleFlight
 	now    func() time.Time
 }
 
 // NewSingle shares r's runs; r's Conf.Timeout bounds one run (and the lock's lease).
 func NewSingle(r *Reconciler) *Single {
-	return &Single{r: r, audit: r.store.Audit(), flight: syncx.NewSingleFlight(), now: time.Now}
+	return &Single{r: r, flight: syncx.NewSingleFlight(), now: time.Now}
 }
 
 // Run is Reconciler.Run, shared: the report of a run that began reading after this call
@@ -148,7 +145,7 @@ func (s *Single) run(ctx context.Context, aid int64) (kept, error) {
 		return kept{}, err
 	}
 	if raw, err := json.Marshal(rep); err == nil {
-		if err := s.audit.SaveReport(ctx, aid, started, raw, sharedReportTTL); err != nil {
+		if err := s.r.records.saveReport(ctx, aid, started, raw, sharedReportTTL); err != nil {
 			logx.WithContext(ctx).Errorf("reconcile %d: keep the report: %v", aid, err)
 		}
 	}
@@ -157,7 +154,7 @@ func (s *Single) run(ctx context.Context, aid int64) (kept, error) {
 
 // shared is the kept report of aid when its run began at or after asked (unix ns).
 func (s *Single) shared(ctx context.Context, aid, asked int64) (kept, bool) {
-	started, raw, ok, err := s.audit.LastReport(ctx, aid)
+	started, raw, ok, err := s.r.records.lastReport(ctx, aid)
 	if err != nil || !ok || started < asked {
 		return kept{}, false
 	}

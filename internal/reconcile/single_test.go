@@ -18,7 +18,7 @@ import (
 func TestConcurrentReconcilesShareOneRun(t *testing.T) {
 	f := newFixture(t, 0)
 	instances := []*reconcile.Single{reconcile.NewSingle(f.rec),
-		reconcile.NewSingle(reconcile.New(recConf(t, 0), f.env.Store, f.db.Conn))}
+		reconcile.NewSingle(reconcile.New(recConf(t, 0), f.env.Store, f.env.Redis, f.env.Keys.Prefix, f.db.Conn))}
 	runs := func() float64 { return testenv.Counter(t, "seckill_inventory_reconcile_runs_total", nil) }
 	before := runs()
 	start := make(chan struct{})
@@ -60,7 +60,7 @@ func TestACallerGetsARunBegunAfterItAsked(t *testing.T) {
 	const n = 600 // HSCAN COUNT 500: at least two chunks, a pause between them
 	aid := bigActivity(t, env, db, n, 10)
 	for i, other := range []bool{false, true} {
-		rec := reconcile.New(recConf(t, time.Hour), env.Store, db.Conn)
+		rec := reconcile.New(recConf(t, time.Hour), env.Store, env.Redis, env.Keys.Prefix, db.Conn)
 		held, release := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		rec.SetSleep(func(context.Context, time.Duration) error { // the first run pauses mid-read
@@ -69,7 +69,7 @@ func TestACallerGetsARunBegunAfterItAsked(t *testing.T) {
 		})
 		first, second := reconcile.NewSingle(rec), reconcile.NewSingle(rec)
 		if other {
-			second = reconcile.NewSingle(reconcile.New(recConf(t, time.Hour), env.Store, db.Conn))
+			second = reconcile.NewSingle(reconcile.New(recConf(t, time.Hour), env.Store, env.Redis, env.Keys.Prefix, db.Conn))
 		}
 		done := runAsync(t, first, aid)
 		select {
@@ -112,5 +112,14 @@ func runAsync(t *testing.T, s *reconcile.Single, aid int64) <-chan reconcile.Rep
 func TestLockKeepsItsKeyName(t *testing.T) {
 	if got := (stock.Keys{Prefix: "p:"}).Lock(7, reconcile.LockName); got != "p:sk:{a7}:reconlock" {
 		t.Errorf("reconciliation lease %q, want p:sk:{a7}:reconlock", got)
+	}
+}
+
+// The history and the shared report keep the keys an earlier version's instances use (a rolling
+// upgrade shares them): sk:{a<ID>}:recon and sk:{a<ID>}:reconrep.
+func TestRecordsKeepTheirKeyNames(t *testing.T) {
+	r := reconcile.New(reconcile.Conf{}, nil, nil, "p:", nil)
+	if h, rep := r.RecordKeys(7); h != "p:sk:{a7}:recon" || rep != "p:sk:{a7}:reconrep" {
+		t.Errorf("records %q %q, want p:sk:{a7}:recon p:sk:{a7}:reconrep", h, rep)
 	}
 }

@@ -6,7 +6,8 @@ import (
 
 // Keys builds every Redis key name of the inventory; nothing else in the code base spells one
 // (the gateway's own keys are api/gatekeys'; the inventory service's app tokens and Bloom
-// filter, rpcserver.AppsKey and activity.BloomKey; its leases are named by their owners). Each
+// filter, rpcserver.AppsKey and activity.BloomKey; reconciliation's records, internal/reconcile's;
+// the activity's leases are named by their owners). Each
 // activity's keys share the hash tag {a<ID>}, so a script touches one cluster slot.
 // Prefix isolates deployments (and tests) sharing one Redis.
 type Keys struct {
@@ -81,15 +82,6 @@ func (k Keys) Lock(aid int64, of string) string { return k.base(aid) + of + "loc
 // epochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
 // stock hash of a lower epoch is written. The key keeps its first name, "fence".
 func (k Keys) epochClaim(aid int64) string { return k.base(aid) + "fence" }
-
-// recon is the hash of differences reconciliation found unexplained on its last run
-// (fingerprint -> first seen), so that consecutive runs, from any instance, can tell a
-// lingering difference from one still in flight.
-func (k Keys) recon(aid int64) string { return k.base(aid) + "recon" }
-
-// reconReport is the last comparison's report, "<unix ns its reads began> <JSON>", kept briefly so
-// that callers who waited on another instance's run share its answer.
-func (k Keys) reconReport(aid int64) string { return k.base(aid) + "reconrep" }
 
 // adjustKeys is the activity's hash of the merchant's Idempotency-Keys of stock adjustments:
 // 'mid:key' -> the fingerprint and the applied result (adjust.lua), expiring with the activity.

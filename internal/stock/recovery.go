@@ -25,9 +25,12 @@ func (r Recovery) ClaimEpoch(ctx context.Context, aid, epoch, expireAt int64) er
 	return err
 }
 
-// Restore writes an activity's orders (restore.lua) and its buyers' holdings, uid -> quantity
-// (restore_holdings.lua), into Redis in batches of restoreBatch, keys expiring at expireAt
-// (unix s); ErrAlreadyWarm once the stock hash exists.
+// Restore replaces, while the stock hash is absent, what Redis holds of an activity's orders and
+// buyers: first wipe.lua deletes what is left of them (the orders hash, the buyers hash and the
+// pending zset, UNLINKed in one call: a partial rollback may have kept orders MySQL has in other
+// states, or lacks), then it writes the orders (restore.lua) and the buyers' holdings, uid ->
+// quantity (restore_holdings.lua), in batches of restoreBatch, keys expiring at expireAt
+// (unix s). ErrAlreadyWarm once the stock hash exists: nothing more is written.
 func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []domain.Order,
 	holdings map[int64]int64) error {
 	s := r.s
@@ -42,6 +45,10 @@ func (r Recovery) Restore(ctx context.Context, aid, expireAt int64, orders []dom
 		}
 	}
 	k := s.keys
+	if _, err := s.run(ctx, wipeScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid),
+		k.Pending(aid)}); err != nil {
+		return err
+	}
 	for batch := range slices.Chunk(orders, restoreBatch) {
 		args := restoreArgs{ExpireAt: expireAt, Orders: make([]restoreOrderArgs, len(batch))}
 		for i, o := range batch {
@@ -97,19 +104,6 @@ func (r Recovery) Lost(ctx context.Context, aid, epoch int64) (bool, error) {
 		return false, err
 	}
 	return decoded[doneReply](res).Done == 1, nil
-}
-
-// Wipe deletes, while the stock hash is absent, what Redis still holds of the activity's orders
-// and buyers (wipe.lua: the orders hash, the buyers hash and the pending zset, UNLINKed in one
-// call); ErrAlreadyWarm once the stock hash exists.
-func (r Recovery) Wipe(ctx context.Context, aid int64) error {
-	s := r.s
-	if err := domain.CheckActivityID(aid); err != nil {
-		return err
-	}
-	k := s.keys
-	_, err := s.run(ctx, wipeScript, aid, []string{k.Stock(aid), k.OrdersHash(aid), k.Buyers(aid), k.Pending(aid)})
-	return err
 }
 
 // Forget deletes, with plain commands, whatever Redis still holds of an activity's book: stock

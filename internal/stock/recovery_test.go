@@ -12,10 +12,10 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
-// Wipe deletes, once the stock hash is gone, the activity's orders hash, buyers hash (holdings
-// and request ids) and pending zset; another activity's keys stay. With the stock hash present
-// it deletes nothing (ErrAlreadyWarm).
-func TestWipe(t *testing.T) {
+// Restore first deletes, once the stock hash is gone, the activity's orders hash, buyers hash
+// (holdings and request ids) and pending zset (wipe.lua); another activity's keys stay. With the
+// stock hash present it deletes nothing (ErrAlreadyWarm).
+func TestRestoreWipesFirst(t *testing.T) {
 	e := stocktest.New(t)
 	aid := warmUnchecked(t, e, 2000)
 	other := e.Warm(stocktest.Spec{Total: 10, Limit: 1, PayTimeout: 900})
@@ -29,7 +29,8 @@ func TestWipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.Dump()
-	if err := e.Store.Recovery().Wipe(ctx, aid); !errors.Is(err, stock.ErrAlreadyWarm) {
+	exp := time.Now().Add(time.Hour).Unix()
+	if err := e.Store.Recovery().Restore(ctx, aid, exp, nil, nil); !errors.Is(err, stock.ErrAlreadyWarm) {
 		t.Fatalf("wipe of a warm activity: %v, want ErrAlreadyWarm", err)
 	}
 	if after := e.Dump(); len(after) != len(before) {
@@ -38,7 +39,7 @@ func TestWipe(t *testing.T) {
 	if _, err := e.Redis.Del(e.Keys.Stock(aid)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Store.Recovery().Wipe(ctx, aid); err != nil {
+	if err := e.Store.Recovery().Restore(ctx, aid, exp, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	k := e.Keys

@@ -151,7 +151,7 @@ func (s *Store) run(ctx context.Context, sc *script, aid int64, keys []string, a
 		// failure (BUSY, never INTERNAL).
 		err = pkgerrors.Wrapf(err, "stock script %s", sc.name)
 		if mayRun(err) {
-			err = &unsureError{err}
+			err = fmt.Errorf("%w (%w)", err, errUnsure)
 		}
 		return nil, xerr.Unavailable(err)
 	}
@@ -221,19 +221,14 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// An unsureError is a script call that failed once the script may have been sent: it may
-// still reach Redis and run (a request held in a partitioned link, delivered when it heals).
-type unsureError struct{ error }
-
-func (e *unsureError) Unwrap() error { return e.error }
+// errUnsure marks a script call that failed once the script may have been sent: it may still
+// reach Redis and run (a request held in a partitioned link, delivered when it heals).
+var errUnsure = errors.New("the script may still reach Redis")
 
 // Unsure reports whether err is a script call that failed with the script perhaps still on its
 // way to Redis (not refused by the breaker, not a failed dial): its effect is unknown until the
 // sell-by the call carried has passed on Redis's clock.
-func Unsure(err error) bool {
-	var u *unsureError
-	return errors.As(err, &u)
-}
+func Unsure(err error) bool { return errors.Is(err, errUnsure) }
 
 // mayRun reports whether a script call that failed with err may have been sent.
 func mayRun(err error) bool {

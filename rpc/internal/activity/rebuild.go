@@ -238,14 +238,8 @@ func (l *Loader) recoverLost(
 		}
 	}
 	// What the lost Redis may have kept of the activity (a partial rollback: orders
-	// that MySQL has in other states, or lacks) goes first: only MySQL's book is
-	// written back. After a flush there is nothing to delete.
-	if err := l.Store.Recovery().Wipe(ctx, id); err != nil {
-		if errors.Is(err, stock.ErrAlreadyWarm) {
-			return nil, nil, true, nil // another rebuilder finished first
-		}
-		return nil, nil, false, err
-	}
+	// that MySQL has in other states, or lacks) goes first, in the same call: only MySQL's
+	// book is written back. After a flush there is nothing to delete.
 	if err := l.Store.Recovery().Restore(ctx, id, keysExp, orders, holdings); err != nil {
 		if errors.Is(err, stock.ErrAlreadyWarm) {
 			return nil, nil, true, nil // another rebuilder finished first

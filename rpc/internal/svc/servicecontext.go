@@ -87,7 +87,7 @@ func New(c config.Config) (*ServiceContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := reconcile.New(c.Reconcile, store, db)
+	rec := reconcile.New(c.Reconcile, store, rds, keys.Prefix, db)
 	progress, err := writerProgress(c)
 	if err != nil {
 		return nil, err
