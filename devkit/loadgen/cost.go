@@ -147,7 +147,7 @@ func (c *coster) before(ctx context.Context) error {
 	if c == nil || c.rds == nil {
 		return nil
 	}
-	m, err := usedMemory(ctx, c.rds)
+	m, err := settledMemory(ctx, c.rds)
 	if err != nil {
 		return fmt.Errorf("cost: Redis at %s: %w", c.cfg.RedisAddr, err)
 	}

@@ -53,6 +53,8 @@ func TestRunCostAgainstTheSystem(t *testing.T) {
 	}
 	c := r.Cost
 	rc := c.Redis
+	t.Logf("redis: before %d, at the checkpoint %+v, at the end %+v, per order %.0f B", rc.UsedBefore, rc.AtCheckpoint,
+		rc.End, rc.PerOrder)
 	// An order is a field of the orders hash (its 12-character short number and its packed value,
 	// about 60 bytes), two fields of the buyers hash and a share of a pending member: a few hundred
 	// bytes; the orders hash's share is about 70 B here (its 400 fields fit a listpack: Redis's

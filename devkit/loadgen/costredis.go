@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"slices"
 	"strings"
+	"time"
 
 	red "github.com/redis/go-redis/v9"
 
@@ -76,7 +78,7 @@ func activityKeys(prefix string, aid int64) []KeyCost {
 // readRedisEnd reads Redis at the end: used_memory, DBSIZE, each activity key's MEMORY
 // USAGE and the buyers hash's fields by kind.
 func readRedisEnd(ctx context.Context, rds *red.Client, rc *RedisCost, prefix string, aid int64, orders int) error {
-	used, err := usedMemory(ctx, rds)
+	used, err := settledMemory(ctx, rds)
 	if err != nil {
 		return err
 	}
@@ -133,16 +135,71 @@ func buyerFields(ctx context.Context, rds *red.Client, key string) (held, reqs F
 	}
 }
 
-// usedMemory is INFO memory's used_memory (bytes).
+// Settling: a reading of Redis's memory (before the reserve phase and at the end) is the
+// median of settleSamples samples settleEvery apart, so that what comes and goes for a moment
+// (a periodic job's transient allocations, seen at +20 to +100 KB for 100-200 ms) is not read.
+const (
+	settleSamples = 9
+	settleEvery   = 100 * time.Millisecond
+)
+
+// settledMemory is the median of settleSamples memory samples settleEvery apart.
+func settledMemory(ctx context.Context, rds *red.Client) (int64, error) {
+	s := make([]int64, 0, settleSamples)
+	for i := range settleSamples {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(settleEvery):
+			}
+		}
+		m, err := usedMemory(ctx, rds)
+		if err != nil {
+			return 0, err
+		}
+		s = append(s, m)
+	}
+	return median(s), nil
+}
+
+// median is the middle of s (the upper of the two middles of an even count); it sorts s.
+func median(s []int64) int64 {
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// usedMemory is INFO memory's used_memory less mem_clients_normal (bytes): what Redis holds
+// besides its clients' buffers, which follow the connections and their traffic, not the data
+// (they moved by up to 200 KB between two readings of an idle server).
 func usedMemory(ctx context.Context, rds *red.Client) (int64, error) {
 	info, err := rds.Info(ctx, "memory").Result()
 	if err != nil {
 		return 0, err
 	}
+	return parseMemory(info)
+}
+
+// parseMemory reads used_memory - mem_clients_normal from INFO memory's text.
+func parseMemory(info string) (int64, error) {
+	var used, clients int64 = -1, -1
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || (k != "used_memory" && k != "mem_clients_normal") {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO memory %s: %w", k, err)
+		}
+		if k == "used_memory" {
+			used = n
+		} else {
+			clients = n
 		}
 	}
-	return 0, errors.New("INFO memory without used_memory")
+	if used < 0 || clients < 0 {
+		return 0, errors.New("INFO memory without used_memory or mem_clients_normal")
+	}
+	return used - clients, nil
 }
