@@ -16,10 +16,13 @@ import (
 
 // RedisCost is Redis's memory over the sale.
 type RedisCost struct {
-	UsedBefore   int64         `json:"used_memory_before"` // INFO used_memory before the reserve phase
+	// UsedBefore: the reading (usedMemory: used_memory less the clients' buffers) before the
+	// reserve phase, settled (settledMemory).
+	UsedBefore   int64         `json:"used_memory_before"`
 	AtCheckpoint *MemorySample `json:"at_checkpoint,omitempty"`
 	// End: after the writer caught up (the relay has deleted what it moved to Kafka), or at
-	// the reserve phase's end without the lag wait; nothing is settled yet.
+	// the reserve phase's end without the lag wait; no order is paid or released yet. Its
+	// memory is read settled, as UsedBefore's; AtCheckpoint's is one reading amid the load.
 	End *MemorySample `json:"at_end,omitempty"`
 	// PerOrder is (End.Used - UsedBefore) ÷ End.Orders: every byte the sale added, per order.
 	PerOrder float64 `json:"bytes_per_order"`
@@ -31,7 +34,8 @@ type RedisCost struct {
 	Err         string      `json:"error,omitempty"`
 }
 
-// Growth is used_memory's growth from before the reserve phase to End (0 before End).
+// Growth is the reading's growth (used_memory less the clients' buffers) from before the
+// reserve phase to End (0 before End).
 func (rc *RedisCost) Growth() int64 {
 	if rc.End == nil {
 		return 0
@@ -41,8 +45,8 @@ func (rc *RedisCost) Growth() int64 {
 
 // MemorySample is one reading of Redis's memory.
 type MemorySample struct {
-	Orders int   `json:"orders"` // reservations held when read
-	Used   int64 `json:"used_memory"`
+	Orders int   `json:"orders"`         // reservations held when read
+	Used   int64 `json:"used_memory"`    // INFO used_memory less mem_clients_normal (usedMemory)
 	Keys   int64 `json:"keys,omitempty"` // DBSIZE
 }
 
@@ -75,7 +79,7 @@ func activityKeys(prefix string, aid int64) []KeyCost {
 	}
 }
 
-// readRedisEnd reads Redis at the end: used_memory, DBSIZE, each activity key's MEMORY
+// readRedisEnd reads Redis at the end: its memory settled, DBSIZE, each activity key's MEMORY
 // USAGE and the buyers hash's fields by kind.
 func readRedisEnd(ctx context.Context, rds *red.Client, rc *RedisCost, prefix string, aid int64, orders int) error {
 	used, err := settledMemory(ctx, rds)

@@ -10,7 +10,8 @@ func TestParseMemorySubtractsClientBuffers(t *testing.T) {
 	if m, err := parseMemory(info); err != nil || m != 5331296-255264 {
 		t.Errorf("parseMemory = %d, %v; want %d", m, err, 5331296-255264)
 	}
-	for _, bad := range []string{"used_memory:1\r\n", "mem_clients_normal:1\r\n", "used_memory:x\r\nmem_clients_normal:1\r\n"} {
+	for _, bad := range []string{"used_memory:1\r\n", "mem_clients_normal:1\r\n",
+		"used_memory:x\r\nmem_clients_normal:1\r\n"} {
 		if m, err := parseMemory(bad); err == nil {
 			t.Errorf("parseMemory(%q) = %d, no error", bad, m)
 		}
