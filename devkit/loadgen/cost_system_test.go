@@ -62,7 +62,7 @@ func TestRunCostAgainstTheSystem(t *testing.T) {
 	// also carries what the sale adds once, outside the activity's keys and the clients' buffers
 	// (≈ 355 KB, most of it there at the checkpoint's 200 orders), so it reads ≈ 1,140 B, of
 	// which the keys ≈ 255 B. Unsettled (one reading each, client buffers in) it read 1 to
-	// ≈ 1,270 B (docs/DESIGN.md "Measuring").
+	// 808 B (docs/DESIGN.md "Measuring").
 	if rc.End.Orders != stock || rc.PerOrder < 150 || rc.PerOrder > 2000 || rc.AtCheckpoint == nil {
 		t.Errorf("redis: %+v, per order %.0f\n%s", rc.End, rc.PerOrder, text.String())
 	}
