@@ -119,7 +119,7 @@ func capacityFlags() (*bool, *loadgen.CapacitySearch) {
 // costFlags are the flags of what the sale costs the system (loadgen.CostConfig).
 func costFlags(c *loadgen.CostConfig) {
 	flag.StringVar(&c.RedisAddr, "cost-redis", "", "cost: the services' Redis (host:port, used by no one else): "+
-		"used_memory per order, MEMORY USAGE of the activity's keys")
+		"used_memory less client buffers per order, MEMORY USAGE of the activity's keys")
 	flag.StringVar(&c.KeyPrefix, "cost-key-prefix", "", "cost: the services' Redis key prefix")
 	flag.Func("cost-pids", "cost: the services' process ids, comma-separated: their RSS and CPU at "+
 		"-cost-checkpoint buyers and at the reserve phase's end", func(s string) error {

@@ -15,7 +15,8 @@ import (
 // configured. The targets are issue 36's for the ten-million-buyer sale.
 type CostConfig struct {
 	// RedisAddr: the Redis the services use (no other user, or its writes count too):
-	// used_memory before the reserve phase, at Checkpoint and after the writer caught up, per
+	// used_memory less the clients' buffers before the reserve phase and after the writer
+	// caught up (each settled: the median of a second's samples), at Checkpoint, per
 	// order held, and MEMORY USAGE of the activity's keys by kind. KeyPrefix is the services'.
 	RedisAddr string
 	KeyPrefix string
@@ -147,7 +148,7 @@ func (c *coster) before(ctx context.Context) error {
 	if c == nil || c.rds == nil {
 		return nil
 	}
-	m, err := usedMemory(ctx, c.rds)
+	m, err := settledMemory(ctx, c.rds)
 	if err != nil {
 		return fmt.Errorf("cost: Redis at %s: %w", c.cfg.RedisAddr, err)
 	}

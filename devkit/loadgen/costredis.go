@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	red "github.com/redis/go-redis/v9"
 
@@ -14,10 +16,13 @@ import (
 
 // RedisCost is Redis's memory over the sale.
 type RedisCost struct {
-	UsedBefore   int64         `json:"used_memory_before"` // INFO used_memory before the reserve phase
+	// UsedBefore: the reading (usedMemory: used_memory less the clients' buffers) before the
+	// reserve phase, settled (settledMemory).
+	UsedBefore   int64         `json:"used_memory_before"`
 	AtCheckpoint *MemorySample `json:"at_checkpoint,omitempty"`
 	// End: after the writer caught up (the relay has deleted what it moved to Kafka), or at
-	// the reserve phase's end without the lag wait; nothing is settled yet.
+	// the reserve phase's end without the lag wait; no order is paid or released yet. Its
+	// memory is read settled, as UsedBefore's; AtCheckpoint's is one reading amid the load.
 	End *MemorySample `json:"at_end,omitempty"`
 	// PerOrder is (End.Used - UsedBefore) ÷ End.Orders: every byte the sale added, per order.
 	PerOrder float64 `json:"bytes_per_order"`
@@ -29,7 +34,8 @@ type RedisCost struct {
 	Err         string      `json:"error,omitempty"`
 }
 
-// Growth is used_memory's growth from before the reserve phase to End (0 before End).
+// Growth is the reading's growth (used_memory less the clients' buffers) from before the
+// reserve phase to End (0 before End).
 func (rc *RedisCost) Growth() int64 {
 	if rc.End == nil {
 		return 0
@@ -39,8 +45,8 @@ func (rc *RedisCost) Growth() int64 {
 
 // MemorySample is one reading of Redis's memory.
 type MemorySample struct {
-	Orders int   `json:"orders"` // reservations held when read
-	Used   int64 `json:"used_memory"`
+	Orders int   `json:"orders"`         // reservations held when read
+	Used   int64 `json:"used_memory"`    // INFO used_memory less mem_clients_normal (usedMemory)
 	Keys   int64 `json:"keys,omitempty"` // DBSIZE
 }
 
@@ -73,10 +79,10 @@ func activityKeys(prefix string, aid int64) []KeyCost {
 	}
 }
 
-// readRedisEnd reads Redis at the end: used_memory, DBSIZE, each activity key's MEMORY
+// readRedisEnd reads Redis at the end: its memory settled, DBSIZE, each activity key's MEMORY
 // USAGE and the buyers hash's fields by kind.
 func readRedisEnd(ctx context.Context, rds *red.Client, rc *RedisCost, prefix string, aid int64, orders int) error {
-	used, err := usedMemory(ctx, rds)
+	used, err := settledMemory(ctx, rds)
 	if err != nil {
 		return err
 	}
@@ -133,16 +139,71 @@ func buyerFields(ctx context.Context, rds *red.Client, key string) (held, reqs F
 	}
 }
 
-// usedMemory is INFO memory's used_memory (bytes).
+// Settling: a reading of Redis's memory (before the reserve phase and at the end) is the
+// median of settleSamples samples settleEvery apart, so that what comes and goes for a moment
+// (a periodic job's transient allocations, seen at +20 to +100 KB for 100-200 ms) is not read.
+const (
+	settleSamples = 9
+	settleEvery   = 100 * time.Millisecond
+)
+
+// settledMemory is the median of settleSamples memory samples settleEvery apart.
+func settledMemory(ctx context.Context, rds *red.Client) (int64, error) {
+	s := make([]int64, 0, settleSamples)
+	for i := range settleSamples {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(settleEvery):
+			}
+		}
+		m, err := usedMemory(ctx, rds)
+		if err != nil {
+			return 0, err
+		}
+		s = append(s, m)
+	}
+	return median(s), nil
+}
+
+// median is the middle of s (the upper of the two middles of an even count); it sorts s.
+func median(s []int64) int64 {
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// usedMemory is INFO memory's used_memory less mem_clients_normal (bytes): what Redis holds
+// besides its clients' buffers, which follow the connections and their traffic, not the data
+// (they moved by up to 200 KB between two readings of an idle server).
 func usedMemory(ctx context.Context, rds *red.Client) (int64, error) {
 	info, err := rds.Info(ctx, "memory").Result()
 	if err != nil {
 		return 0, err
 	}
+	return parseMemory(info)
+}
+
+// parseMemory reads used_memory - mem_clients_normal from INFO memory's text.
+func parseMemory(info string) (int64, error) {
+	var used, clients int64 = -1, -1
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
-			return strconv.ParseInt(v, 10, 64)
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || (k != "used_memory" && k != "mem_clients_normal") {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO memory %s: %w", k, err)
+		}
+		if k == "used_memory" {
+			used = n
+		} else {
+			clients = n
 		}
 	}
-	return 0, errors.New("INFO memory without used_memory")
+	if used < 0 || clients < 0 {
+		return 0, errors.New("INFO memory without used_memory or mem_clients_normal")
+	}
+	return used - clients, nil
 }

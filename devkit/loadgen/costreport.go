@@ -83,7 +83,7 @@ func (r *Report) costChecks() {
 			r.skip("redis bytes per order", "no order was made")
 		default:
 			r.check("redis bytes per order", rc.PerOrder <= c.Targets.BytesPerOrder,
-				"%.0f B (used_memory %+d B over %d orders), target <= %.0f B", rc.PerOrder,
+				"%.0f B (used_memory less client buffers %+d B over %d orders), target <= %.0f B", rc.PerOrder,
 				rc.End.Used-rc.UsedBefore, rc.End.Orders, c.Targets.BytesPerOrder)
 		}
 	}

@@ -260,7 +260,7 @@ sold {{.R.FinalDB.Sold}}</td></tr>
 <td>{{with .End}}RSS {{mib .RSS}}, CPU {{d .CPU}} after {{.Buyers}} buyers{{end}}</td>
 </tr>{{end}}</table>{{end}}
 {{with .Redis}}<table><tr><th>Redis</th><th>bytes</th><th>per order</th></tr>
-{{with .End}}<tr><td>used_memory growth over {{.Orders}} orders</td>{{end}}<td>{{.Growth}}</td>
+{{with .End}}<tr><td>used_memory (less client buffers) growth over {{.Orders}} orders</td>{{end}}<td>{{.Growth}}</td>
 <td>{{printf "%.0f" .PerOrder}}</td></tr>
 {{range .Keys}}<tr><td>{{.Kind}}</td><td>{{.Bytes}}</td><td>{{printf "%.1f" .PerOrder}}</td></tr>{{end}}
 </table>{{end}}
