@@ -27,6 +27,14 @@ var replayChecks = promauto.NewCounterVec(prometheus.CounterOpts{
 		"held (sent on as a replay), free (answered from the mark), unknown (the read failed: sent on)",
 }, []string{"outcome"})
 
+// The replayChecks children, looked up once (WithLabelValues hashes the label and takes the
+// vector's lock at each call).
+var (
+	replayHeld    = replayChecks.WithLabelValues("held")
+	replayFree    = replayChecks.WithLabelValues("free")
+	replayUnknown = replayChecks.WithLabelValues("unknown")
+)
+
 // holders tells whether buyers hold an order for a request id: the request ids of one
 // activity that queued while earlier reads were out leave as one HMGET of its buyers hash
 // (coalesce.Group), so a sold-out storm costs Redis one round trip per batch.
@@ -64,12 +72,12 @@ func (h *holders) mayHold(ctx context.Context, aid, uid int64, requestID string)
 	held, err := h.group.Do(ctx, aid, stock.ReqField(uid, requestID))
 	switch {
 	case err != nil:
-		replayChecks.WithLabelValues("unknown").Inc()
+		replayUnknown.Inc()
 		return true
 	case held:
-		replayChecks.WithLabelValues("held").Inc()
+		replayHeld.Inc()
 		return true
 	}
-	replayChecks.WithLabelValues("free").Inc()
+	replayFree.Inc()
 	return false
 }
