@@ -480,3 +480,77 @@ func TestConcurrentCallersAcrossActivities(t *testing.T) {
 	}
 	t.Logf("%d reservations in %d calls (largest %d)", len(inv.seen), inv.batches.Load(), inv.maxPerCall.Load())
 }
+
+// DoWithin waits as Do under context.WithTimeout: an item still queued when its wait passes
+// is answered BUSY and never sent, and a sent batch's context ends at its items' latest bound.
+func TestDoWithinBoundsTheWait(t *testing.T) {
+	type sent struct {
+		items    []string
+		deadline time.Time
+		bounded  bool
+		release  chan struct{}
+	}
+	calls := make(chan sent, 8)
+	g := NewGroup(1, 16, Metrics{}, func(ctx context.Context, _ int64, items []string) ([]string, error) {
+		d, ok := ctx.Deadline()
+		s := sent{items: items, deadline: d, bounded: ok, release: make(chan struct{})}
+		calls <- s
+		<-s.release
+		return items, nil
+	})
+	next := func() sent {
+		t.Helper()
+		select {
+		case s := <-calls:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Fatal("no call")
+			return sent{}
+		}
+	}
+	type got struct {
+		res string
+		err error
+	}
+	do := func(item string, wait time.Duration) chan got {
+		out := make(chan got, 1)
+		go func() {
+			res, err := g.DoWithin(context.Background(), 1, item, wait)
+			out <- got{res, err}
+		}()
+		return out
+	}
+	start := time.Now()
+	held := do("held", time.Minute)
+	first := next()
+	if !first.bounded || first.deadline.Before(start.Add(time.Minute-time.Second)) ||
+		first.deadline.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("the sent call's deadline %v (bounded %v), want about a minute from %v", first.deadline,
+			first.bounded, start)
+	}
+	late := do("late", 50*time.Millisecond)
+	select {
+	case r := <-late:
+		if xerr.CodeOf(r.err) != xerr.Busy || time.Since(start) < 50*time.Millisecond {
+			t.Fatalf("queued past its wait: %q, %v after %s; want BUSY after 50ms", r.res, r.err, time.Since(start))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("queued past its wait: no answer")
+	}
+	kept := do("kept", time.Minute)
+	close(first.release)
+	if r := <-held; r.res != "held" || r.err != nil {
+		t.Fatalf("held: %q, %v", r.res, r.err)
+	}
+	second := next()
+	if !slices.Equal(second.items, []string{"kept"}) {
+		t.Fatalf("sent %v, want only [kept]", second.items)
+	}
+	close(second.release)
+	if r := <-kept; r.res != "kept" || r.err != nil {
+		t.Fatalf("kept: %q, %v", r.res, r.err)
+	}
+	if _, err := g.DoWithin(context.Background(), 1, "none", 0); xerr.CodeOf(err) != xerr.Busy {
+		t.Fatalf("no wait at all: %v, want BUSY", err)
+	}
+}

@@ -67,9 +67,7 @@ func (h *holders) read(ctx context.Context, aid int64, fields []string) ([]bool,
 // mayHold reports whether uid may hold an order of aid for requestID: false only when the
 // buyers hash said it does not; a failed or late read is true (the service answers).
 func (h *holders) mayHold(ctx context.Context, aid, uid int64, requestID string) bool {
-	ctx, cancel := context.WithTimeout(ctx, h.wait)
-	defer cancel()
-	held, err := h.group.Do(ctx, aid, stock.ReqField(uid, requestID))
+	held, err := h.group.DoWithin(ctx, aid, stock.ReqField(uid, requestID), h.wait)
 	switch {
 	case err != nil:
 		replayUnknown.Inc()
