@@ -31,6 +31,12 @@ const (
 	// handler's, in milliseconds.
 	MetricSaleP99 = "sale p99 ms"
 	MetricBareP99 = "bare p99 ms"
+	// MetricSaleCPU and MetricBareCPU are the CPU microseconds this process (the load
+	// generator and the servers: the gateway, rpc and mq, or the bare handler) spent per
+	// answer: the sale's over its reserve phase after the first tenth (cpuCost), the bare
+	// handler's over its whole run.
+	MetricSaleCPU = "sale cpu us/answer (bench process)"
+	MetricBareCPU = "bare cpu us/answer (bench process)"
 )
 
 // The targets for the row: at least the bare handler's rate, at most twice its p99.
@@ -129,8 +135,10 @@ func saleRound(ctx context.Context, c *Config, sys *standalone.System, bc rest.R
 		Timeout: requestTimeout}
 	// The same client work as a buyer of the sale (a token minted, a body encoded).
 	profiled := saleProfile(ctx, c, "sale-bare", notes)
+	cpu0 := selfCPU()
 	res := baseline.Load(ctx, lc, bare.URL,
 		buyerRequest(baseline.BarePath, sys.BuyerSecret, uidBase, 1, "bench-sale-bare"), baseline.IsBare)
+	bareCPU := selfCPU() - cpu0
 	profiled()
 	bare.Close()
 	row.Baseline = fromLoad(row.Baseline, res)
@@ -158,6 +166,12 @@ func saleRound(ctx context.Context, c *Config, sys *standalone.System, bc rest.R
 	}
 	row.compute()
 	row.Metrics = map[string]float64{MetricSaleP99: ms(row.Subject.P99), MetricBareP99: ms(row.Baseline.P99)}
+	if v, ok := row.Subject.Metrics[metricCPU+"bench"]; ok {
+		row.Metrics[MetricSaleCPU] = v
+	}
+	if res.Good > 0 {
+		row.Metrics[MetricBareCPU] = float64(bareCPU) / 1e3 / float64(res.Good)
+	}
 	return row
 }
 
