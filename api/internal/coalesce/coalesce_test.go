@@ -103,12 +103,19 @@ func reserve(ctx context.Context, c *Coalescer, aid int64, rid string) chan outc
 
 func wait(t *testing.T, ch chan outcome) outcome {
 	t.Helper()
+	return within(t, ch, "no answer")
+}
+
+// within is what ch receives within 10 s; failing that, the test fails with why.
+func within[T any](t *testing.T, ch <-chan T, why string) T {
+	t.Helper()
 	select {
-	case o := <-ch:
-		return o
+	case v := <-ch:
+		return v
 	case <-time.After(10 * time.Second):
-		t.Fatal("no answer")
-		return outcome{}
+		t.Fatal(why)
+		var zero T
+		return zero
 	}
 }
 
@@ -498,16 +505,6 @@ func TestDoWithinBoundsTheWait(t *testing.T) {
 		<-s.release
 		return items, nil
 	})
-	next := func() sent {
-		t.Helper()
-		select {
-		case s := <-calls:
-			return s
-		case <-time.After(10 * time.Second):
-			t.Fatal("no call")
-			return sent{}
-		}
-	}
 	type got struct {
 		res string
 		err error
@@ -522,27 +519,22 @@ func TestDoWithinBoundsTheWait(t *testing.T) {
 	}
 	start := time.Now()
 	held := do("held", time.Minute)
-	first := next()
+	first := within(t, calls, "no call")
 	if !first.bounded || first.deadline.Before(start.Add(time.Minute-time.Second)) ||
 		first.deadline.After(time.Now().Add(time.Minute)) {
 		t.Fatalf("the sent call's deadline %v (bounded %v), want about a minute from %v", first.deadline,
 			first.bounded, start)
 	}
-	late := do("late", 50*time.Millisecond)
-	select {
-	case r := <-late:
-		if xerr.CodeOf(r.err) != xerr.Busy || time.Since(start) < 50*time.Millisecond {
-			t.Fatalf("queued past its wait: %q, %v after %s; want BUSY after 50ms", r.res, r.err, time.Since(start))
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("queued past its wait: no answer")
+	late := within(t, do("late", 50*time.Millisecond), "queued past its wait: no answer")
+	if xerr.CodeOf(late.err) != xerr.Busy || time.Since(start) < 50*time.Millisecond {
+		t.Fatalf("queued past its wait: %q, %v after %s; want BUSY after 50ms", late.res, late.err, time.Since(start))
 	}
 	kept := do("kept", time.Minute)
 	close(first.release)
 	if r := <-held; r.res != "held" || r.err != nil {
 		t.Fatalf("held: %q, %v", r.res, r.err)
 	}
-	second := next()
+	second := within(t, calls, "no call")
 	if !slices.Equal(second.items, []string{"kept"}) {
 		t.Fatalf("sent %v, want only [kept]", second.items)
 	}
