@@ -88,7 +88,8 @@ func deployRows(p *prometheus, brk string) []Row {
 				return append(v, alert.cleared(ctx, p)...), append(n, alert.String())
 			}},
 		{Name: "fault: the sale's Redis master killed -9, its replica (1 s behind) promoted", Expect: apiclient.CodeBusy,
-			Burst: func(b *Burst) { providerPays(b); outlastTheKill(b) }, Inject: recording(&shard, killMaster), Check: notes(&shard)},
+			Burst: func(b *Burst) { providerPays(b); outlastTheKill(b) }, Inject: recording(&shard, killMaster),
+			Check: notes(&shard)},
 		{Name: "fault: rpc-2 cut off from Redis (its host's Redis link taken down), healed",
 			Expect: apiclient.CodeBusy, Burst: providerPays, Statuses: answers,
 			Inject: func(ctx context.Context, s *System, sc Scale) error {
