@@ -129,6 +129,10 @@ func saleFlags(cfg *benchrun.Config) {
 	flag.IntVar(&cfg.SaleConc, "sale-conc", 256, "sale vs bare: clients in flight, of the sale and the bare handler")
 	flag.DurationVar(&cfg.SaleMaxDuration, "sale-duration", 10*time.Minute,
 		"sale vs bare: time bound of the sale's reserve phase and of the bare handler's run")
+	flag.StringVar(&cfg.SalePprof, "sale-pprof", "", "sale vs bare: directory for CPU profiles of this process "+
+		"during the first round's bare handler run and sale (sale-bare.pprof, sale.pprof)")
+	flag.DurationVar(&cfg.SalePprofFor, "sale-pprof-for", 20*time.Second, "length of each -sale-pprof profile "+
+		"(from its run's start)")
 	flag.BoolVar(&cfg.SkipSale, "no-sale", false, "leave out the sale vs bare row (a sale of -sale-stock units to "+
 		"-sale-buyers buyers beside the bare handler, both at -sale-conc)")
 }

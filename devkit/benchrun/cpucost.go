@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/seckill/seckill/devkit/loadgen"
 )
@@ -52,6 +54,15 @@ func cpuMetrics(c *loadgen.CostReport) map[string]float64 {
 		return nil
 	}
 	return out
+}
+
+// selfCPU is the CPU time (user and system) this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // descendants are the processes under root (its children, theirs, ...), from /proc.

@@ -59,3 +59,14 @@ func TestDescendants(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// selfCPU counts this process's CPU: spinning, it grows by 50 ms well within 10 s of the
+// clock (however busy the machine).
+func TestSelfCPU(t *testing.T) {
+	before := selfCPU()
+	for start := time.Now(); selfCPU()-before < 50*time.Millisecond; {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("10 s spun, selfCPU grew %s", selfCPU()-before)
+		}
+	}
+}

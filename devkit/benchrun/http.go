@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/seckill/seckill/devkit/baseline"
 	"github.com/seckill/seckill/devkit/loadgen"
 	"github.com/seckill/seckill/devkit/standalone"
-	"github.com/seckill/seckill/internal/authtoken"
 )
 
 // requestTimeout is every HTTP request's bound (the load generator's default).
@@ -246,20 +246,21 @@ func soldOutActivity(ctx context.Context, base loadgen.Config, uidBase int64) (i
 }
 
 // buyerRequest builds request i as a buyer of the load generator would: its own token,
-// a reservation body, to path.
+// minted as the load generator mints its buyers' (loadgen.BuyerTokens), a reservation body,
+// to path; the baselines' clients so do the same work per request as the sales' clients.
 func buyerRequest(path, secret string, uidBase, activityID int64, prefix string) func(i int) (baseline.Request, error) {
+	mint, err := loadgen.BuyerTokens(secret, loadgen.BuyerTokenTTL, uidBase+1)
 	return func(i int) (baseline.Request, error) {
-		return reserveRequest(path, secret, uidBase+int64(i)+1, activityID, fmt.Sprintf("%s-%d", prefix, i))
+		if err != nil {
+			return baseline.Request{}, err
+		}
+		token, err := mint(uidBase + int64(i) + 1)
+		if err != nil {
+			return baseline.Request{}, err
+		}
+		return baseline.Request{Path: path, Token: token,
+			Body: apiclient.ReserveBody(activityID, 1, prefix+"-"+strconv.Itoa(i))}, nil
 	}
-}
-
-// reserveRequest is buyer uid's reservation of one unit with the given request id.
-func reserveRequest(path, secret string, uid, activityID int64, requestID string) (baseline.Request, error) {
-	token, err := authtoken.Buyer(secret, uid, 24*time.Hour)
-	if err != nil {
-		return baseline.Request{}, err
-	}
-	return baseline.Request{Path: path, Token: token, Body: apiclient.ReserveBody(activityID, 1, requestID)}, nil
 }
 
 // fromLoad fills m from a baseline load run.

@@ -82,7 +82,8 @@ type Row struct {
 	// several rounds (Config.Rounds; in each round subject and baseline run back to back).
 	// Ratio is then their median, and Subject, Baseline and P99Ratio are the median round's.
 	Rounds []float64 `json:"round_ratios,omitempty"`
-	// Metrics are the row's own figures beside the ratios (the "sale vs bare" row: both p99s).
+	// Metrics are the row's own figures beside the ratios (the "sale vs bare" row: both p99s and
+	// both sides' CPU per answer).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 }
 

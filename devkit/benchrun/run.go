@@ -63,6 +63,11 @@ type Config struct {
 	SaleBuyers, SaleStock, SaleConc int
 	SaleMaxDuration                 time.Duration
 	SkipSale                        bool
+	// SalePprof, when set, is a directory for CPU profiles of the row's first round (this
+	// process: the bare handler and its clients, then the whole sale), each the first
+	// SalePprofFor of its run (default 20s).
+	SalePprof    string
+	SalePprofFor time.Duration
 
 	// Degrade mode (degrade.go): each burst runs DegradeClients buyers in flight for
 	// DegradeDuration (the bound that ends it), at most DegradeRequests buyers, one attempt
@@ -283,7 +288,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.Rows = append(res.Rows, drainRow(w, rows))
 		}
 		if !cfg.SkipSale && ctx.Err() == nil {
-			res.Rows = append(res.Rows, saleRow(ctx, &cfg, sys, ac.RestConf, logf))
+			res.Rows = append(res.Rows, saleRow(ctx, &cfg, sys, ac.RestConf, logf, &res.Notes))
 		}
 	}
 	if !cfg.SkipDegrade && ctx.Err() == nil {

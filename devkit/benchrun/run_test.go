@@ -2,6 +2,8 @@ package benchrun
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +24,7 @@ func TestRunTiny(t *testing.T) {
 	defer cancel()
 	var progress strings.Builder
 	const n = 150
+	profiles := t.TempDir()
 	res, err := Run(ctx, Config{
 		Dir: "../..", SkipGo: true, SkipDegrade: true, SkipRedis: true, SkipCapacity: true, // TestRunDegradeTiny,
 		// TestRedisRowTiny, TestCapacityRowFromTwoSearches; the production profile's system (deploy/'s
@@ -29,7 +32,7 @@ func TestRunTiny(t *testing.T) {
 		SkipProd:    true,
 		Standalone:  standalone.Config{RedisAddr: testenv.RedisAddr(), MySQLDSN: db.DSN, KeyPrefix: keys.Prefix},
 		Concurrency: 8, Requests: n, MaxDuration: 20 * time.Second, StormStock: 10, StormBuyers: 3 * n,
-		SaleStock: 10, SaleBuyers: 3 * n, SaleConc: 8,
+		SaleStock: 10, SaleBuyers: 3 * n, SaleConc: 8, SalePprof: profiles, SalePprofFor: time.Second,
 		Rounds: 2, Log: &progress,
 	})
 	if err != nil {
@@ -72,13 +75,24 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 	sale := res.Rows[4]
-	for _, k := range []string{MetricSaleP99, MetricBareP99} {
+	want := []string{MetricSaleP99, MetricBareP99, MetricBareCPU}
+	if _, ok := sale.Subject.Metrics[metricCPU+"bench"]; ok { // only with processes of its own (cpuCost)
+		want = append(want, MetricSaleCPU)
+	}
+	for _, k := range want {
 		if v := sale.Metrics[k]; v <= 0 {
 			t.Errorf("sale vs bare: metric %q = %v, metrics %v", k, v, sale.Metrics)
 		}
 	}
 	if sale.Metrics[MetricSaleP99] != ms(sale.Subject.P99) || sale.Metrics[MetricBareP99] != ms(sale.Baseline.P99) {
 		t.Errorf("sale vs bare: metrics %v, p99s %s and %s", sale.Metrics, sale.Subject.P99, sale.Baseline.P99)
+	}
+	for _, name := range []string{"sale-bare", "sale"} { // the first round's profiles (SalePprof)
+		file := filepath.Join(profiles, name+".pprof")
+		if st, err := os.Stat(file); err != nil || st.Size() == 0 ||
+			!strings.Contains(strings.Join(res.Notes, "\n"), file) {
+			t.Errorf("CPU profile %s: %v (notes %v)", file, err, res.Notes)
+		}
 	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "checked strictly (409 and JSON code SOLD_OUT): ok") {
 		t.Errorf("the strict rejection probe did not pass: %v", res.Notes)

@@ -31,6 +31,12 @@ const (
 	// handler's, in milliseconds.
 	MetricSaleP99 = "sale p99 ms"
 	MetricBareP99 = "bare p99 ms"
+	// MetricSaleCPU and MetricBareCPU are the CPU microseconds this process (the load
+	// generator and the servers: the gateway, rpc and mq, or the bare handler) spent per
+	// answer: the sale's over its reserve phase after the first tenth (cpuCost), the bare
+	// handler's over its whole run.
+	MetricSaleCPU = "sale cpu us/answer (bench process)"
+	MetricBareCPU = "bare cpu us/answer (bench process)"
 )
 
 // The targets for the row: at least the bare handler's rate, at most twice its p99.
@@ -52,6 +58,9 @@ func (c *Config) saleDefaults() {
 	if c.SaleMaxDuration == 0 {
 		c.SaleMaxDuration = 10 * time.Minute
 	}
+	if c.SalePprofFor == 0 {
+		c.SalePprofFor = 20 * time.Second
+	}
 }
 
 func (c *Config) saleValidate() error {
@@ -67,7 +76,7 @@ func (c *Config) saleValidate() error {
 // saleRow measures the "sale vs bare" row in rounds (the median round), or once when a
 // round takes longer than saleOnceAfter.
 func saleRow(ctx context.Context, c *Config, sys *standalone.System, bc rest.RestConf,
-	logf func(string, ...any)) Row {
+	logf func(string, ...any), notes *[]string) Row {
 	bc.Name, bc.Port = "seckill-bench-sale-baseline", 0
 	uidBase := time.Now().Unix()%1_000_000*1_000_000 + saleUIDs
 	var rounds []Row
@@ -75,7 +84,11 @@ func saleRow(ctx context.Context, c *Config, sys *standalone.System, bc rest.Res
 	for i := range c.Rounds {
 		logf("sale vs bare: round %d of %d", i+1, c.Rounds)
 		start := time.Now()
-		row := saleRound(ctx, c, sys, bc, logf, uidBase+int64(i)*(int64(c.SaleBuyers)+10))
+		var profiled *[]string // the first round's CPU profiles (Config.SalePprof)
+		if i == 0 {
+			profiled = notes
+		}
+		row := saleRound(ctx, c, sys, bc, logf, uidBase+int64(i)*(int64(c.SaleBuyers)+10), profiled)
 		rounds = append(rounds, row)
 		took := time.Since(start)
 		if row.Error != "" || ctx.Err() != nil {
@@ -104,9 +117,10 @@ func saleTarget(row Row) string {
 		"sale's load generator checks PASS", saleTargetRatio, saleTargetP99Ratio, met)
 }
 
-// saleRound is one round of the row: the bare handler, then the sale, buyers from uidBase on.
+// saleRound is one round of the row: the bare handler, then the sale, buyers from uidBase on;
+// with notes, each profiled as Config.SalePprof says.
 func saleRound(ctx context.Context, c *Config, sys *standalone.System, bc rest.RestConf,
-	logf func(string, ...any), uidBase int64) Row {
+	logf func(string, ...any), uidBase int64, notes *[]string) Row {
 	row := Row{Label: saleLabel,
 		Subject: Measurement{Name: fmt.Sprintf("sale (%d stock, %d buyers, %d clients) answers", c.SaleStock,
 			c.SaleBuyers, c.SaleConc), Unit: "/s"},
@@ -120,8 +134,12 @@ func saleRound(ctx context.Context, c *Config, sys *standalone.System, bc rest.R
 	lc := baseline.LoadConfig{Concurrency: c.SaleConc, Requests: c.SaleBuyers, MaxDuration: c.SaleMaxDuration,
 		Timeout: requestTimeout}
 	// The same client work as a buyer of the sale (a token minted, a body encoded).
+	profiled := saleProfile(ctx, c, "sale-bare", notes)
+	cpu0 := selfCPU()
 	res := baseline.Load(ctx, lc, bare.URL,
 		buyerRequest(baseline.BarePath, sys.BuyerSecret, uidBase, 1, "bench-sale-bare"), baseline.IsBare)
+	bareCPU := selfCPU() - cpu0
+	profiled()
 	bare.Close()
 	row.Baseline = fromLoad(row.Baseline, res)
 
@@ -130,7 +148,9 @@ func saleRound(ctx context.Context, c *Config, sys *standalone.System, bc rest.R
 		MerchantSecret: sys.MerchantSecret, Concurrency: c.SaleConc, MaxDuration: c.SaleMaxDuration,
 		Timeout: requestTimeout, PayFraction: 1, ExpiryGrace: 10 * time.Second, ReconcileWait: time.Minute,
 		Progress: c.Log, Buyers: c.SaleBuyers, Stock: int64(c.SaleStock), UIDBase: uidBase})
+	profiled = saleProfile(ctx, c, "sale", notes)
 	rep, err := loadgen.Run(ctx, cfg)
+	profiled()
 	if err != nil {
 		row.Error = "load generator: " + err.Error()
 		return row
@@ -146,7 +166,35 @@ func saleRound(ctx context.Context, c *Config, sys *standalone.System, bc rest.R
 	}
 	row.compute()
 	row.Metrics = map[string]float64{MetricSaleP99: ms(row.Subject.P99), MetricBareP99: ms(row.Baseline.P99)}
+	if v, ok := row.Subject.Metrics[metricCPU+"bench"]; ok {
+		row.Metrics[MetricSaleCPU] = v
+	}
+	if res.Good > 0 {
+		row.Metrics[MetricBareCPU] = float64(bareCPU) / 1e3 / float64(res.Good)
+	}
 	return row
+}
+
+// saleProfile starts a CPU profile of this process into Config.SalePprof/<name>.pprof, at
+// most SalePprofFor long; the returned func ends it and adds its file (or why it failed) to
+// notes. Nothing without SalePprof or notes.
+func saleProfile(ctx context.Context, c *Config, name string, notes *[]string) func() {
+	if c.SalePprof == "" || notes == nil {
+		return func() {}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	p := profileSelf(pctx, c.SalePprof, name, c.SalePprofFor)
+	return func() {
+		cancel()
+		files, err := p.wait()
+		if len(files) > 0 {
+			*notes = append(*notes, fmt.Sprintf("CPU profile of %s (at most %s from its start): %v", name,
+				c.SalePprofFor, files))
+		}
+		if err != nil {
+			*notes = append(*notes, fmt.Sprintf("CPU profile of %s failed: %v", name, err))
+		}
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -108,7 +108,7 @@ func RunDraw(ctx context.Context, cfg Config) (*DrawReport, error) {
 			return nil, err
 		}
 	}
-	tokens, err := newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1)
+	tokens, err := newBuyerTokens(cfg.BuyerSecret, BuyerTokenTTL, cfg.UIDBase+1)
 	if err != nil {
 		return nil, err
 	}

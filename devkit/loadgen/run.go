@@ -109,7 +109,7 @@ func newRun(ctx context.Context, cfg Config) (*run, error) {
 			return nil, err
 		}
 	}
-	if g.tokens, err = newBuyerTokens(cfg.BuyerSecret, 24*time.Hour, cfg.UIDBase+1); err != nil {
+	if g.tokens, err = newBuyerTokens(cfg.BuyerSecret, BuyerTokenTTL, cfg.UIDBase+1); err != nil {
 		g.c.Close()
 		return nil, err
 	}

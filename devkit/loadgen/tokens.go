@@ -49,6 +49,20 @@ func newBuyerTokens(secret string, ttl time.Duration, probeUID int64) (*buyerTok
 	return t, nil
 }
 
+// BuyerTokenTTL is how long a simulated buyer's token is valid.
+const BuyerTokenTTL = 24 * time.Hour
+
+// BuyerTokens is how the load generator mints buyer uid's token, valid for ttl from now
+// (buyerTokens; probeUID's is compared with authtoken.Buyer's): devkit/benchrun's baselines
+// mint their buyers' tokens with it, so that a baseline's client does a sale's client work.
+func BuyerTokens(secret string, ttl time.Duration, probeUID int64) (func(uid int64) (string, error), error) {
+	t, err := newBuyerTokens(secret, ttl, probeUID)
+	if err != nil {
+		return nil, err
+	}
+	return t.buyer, nil
+}
+
 // buyer is uid's token.
 func (t *buyerTokens) buyer(uid int64) (string, error) {
 	if !t.fast {

@@ -121,10 +121,25 @@ const (
 // call is one queued item; done receives its answer exactly once (buffered).
 type call[I, R any] struct {
 	ctx   context.Context
+	until time.Time // DoWithin's bound besides ctx's deadline; zero: none
 	item  I
 	since time.Time
 	state atomic.Int32
 	done  chan result[R]
+}
+
+// lapsed: cl's caller no longer waits for it at now (its context ended or its bound passed).
+func (cl *call[I, R]) lapsed(now time.Time) bool {
+	return cl.ctx.Err() != nil || !cl.until.IsZero() && !now.Before(cl.until)
+}
+
+// deadline is cl's: the earlier of its context's and its bound.
+func (cl *call[I, R]) deadline() (time.Time, bool) {
+	d, ok := cl.ctx.Deadline()
+	if !cl.until.IsZero() && (!ok || cl.until.Before(d)) {
+		return cl.until, true
+	}
+	return d, ok
 }
 
 type result[R any] struct {
@@ -135,12 +150,31 @@ type result[R any] struct {
 // Do queues item for key and returns its own result, the call's error when the whole call
 // failed (through xerr.FromStatus), or BUSY when ctx ended before it was sent.
 func (g *Group[I, R]) Do(ctx context.Context, key int64, item I) (R, error) {
+	return g.do(ctx, key, item, 0, false)
+}
+
+// DoWithin is Do under context.WithTimeout(ctx, wait) (BUSY when wait passes before item
+// was sent; the call's deadline at most wait from now), without a context and a timer made
+// per item: the gateway's replay check runs it before every sold-out answer.
+func (g *Group[I, R]) DoWithin(ctx context.Context, key int64, item I, wait time.Duration) (R, error) {
+	return g.do(ctx, key, item, wait, true)
+}
+
+func (g *Group[I, R]) do(ctx context.Context, key int64, item I, wait time.Duration, bounded bool) (R, error) {
 	var zero R
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || bounded && wait <= 0 {
 		g.expired()
 		return zero, xerr.ErrBusy
 	}
-	cl := &call[I, R]{ctx: ctx, item: item, since: time.Now(), done: make(chan result[R], 1)}
+	now := time.Now()
+	cl := &call[I, R]{ctx: ctx, item: item, since: now, done: make(chan result[R], 1)}
+	var expire <-chan time.Time
+	if bounded {
+		cl.until = now.Add(wait)
+		t := startTimer(wait)
+		defer stopTimer(t)
+		expire = t.C
+	}
 	if g.enqueue(key, cl) {
 		go g.run(key)
 	}
@@ -148,13 +182,33 @@ func (g *Group[I, R]) Do(ctx context.Context, key int64, item I) (R, error) {
 	case r := <-cl.done:
 		return r.res, r.err
 	case <-ctx.Done():
-		if cl.state.CompareAndSwap(queued, abandoned) {
-			g.expired()
-			return zero, xerr.ErrBusy
-		}
-		r := <-cl.done // sent already: its outcome is the call's
-		return r.res, r.err
+	case <-expire:
 	}
+	if cl.state.CompareAndSwap(queued, abandoned) {
+		g.expired()
+		return zero, xerr.ErrBusy
+	}
+	r := <-cl.done // sent already: its outcome is the call's
+	return r.res, r.err
+}
+
+// timers are DoWithin's, reused: since Go 1.23 a stopped or reset timer's channel holds no
+// stale tick.
+var timers = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}}
+
+func startTimer(d time.Duration) *time.Timer {
+	t := timers.Get().(*time.Timer)
+	t.Reset(d)
+	return t
+}
+
+func stopTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
 }
 
 func (g *Group[I, R]) expired() {
@@ -199,12 +253,13 @@ func (g *Group[I, R]) take(key int64) []*call[I, R] {
 	q := g.queues[key]
 	var batch []*call[I, R]
 	n := 0
+	now := time.Now()
 	for ; n < len(q.waiting) && len(batch) < g.maxBatch; n++ {
 		cl := q.waiting[n]
 		if !cl.state.CompareAndSwap(queued, taken) {
 			continue // its caller gave up
 		}
-		if cl.ctx.Err() != nil {
+		if cl.lapsed(now) {
 			g.expired()
 			cl.done <- result[R]{err: xerr.ErrBusy}
 			continue
@@ -235,7 +290,7 @@ func (g *Group[I, R]) sendBatch(key int64, batch []*call[I, R]) {
 		if g.metrics.QueueWait != nil {
 			g.metrics.QueueWait.Observe(now.Sub(cl.since).Seconds())
 		}
-		d, ok := cl.ctx.Deadline()
+		d, ok := cl.deadline()
 		bounded = bounded && ok
 		if d.After(latest) {
 			latest = d

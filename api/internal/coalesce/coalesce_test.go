@@ -103,12 +103,19 @@ func reserve(ctx context.Context, c *Coalescer, aid int64, rid string) chan outc
 
 func wait(t *testing.T, ch chan outcome) outcome {
 	t.Helper()
+	return within(t, ch, "no answer")
+}
+
+// within is what ch receives within 10 s; failing that, the test fails with why.
+func within[T any](t *testing.T, ch <-chan T, why string) T {
+	t.Helper()
 	select {
-	case o := <-ch:
-		return o
+	case v := <-ch:
+		return v
 	case <-time.After(10 * time.Second):
-		t.Fatal("no answer")
-		return outcome{}
+		t.Fatal(why)
+		var zero T
+		return zero
 	}
 }
 

@@ -59,10 +59,34 @@ func decodePlain(r *http.Request) (req types.ReserveReq, body []byte, ok bool) {
 }
 
 // replay gives the body decodePlain decoded back, then whatever the original
-// body still has.
+// body still has (as io.MultiReader of the two would, in one allocation: every reservation
+// the front answers from a mark pays it).
 func replay(r *http.Request, body []byte) {
-	r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(body), r.Body), Closer: r.Body}
+	r.Body = &replayed{body: body, rest: r.Body}
 }
+
+// replayed reads body, then rest, until rest's io.EOF; Close closes rest.
+type replayed struct {
+	body []byte
+	rest io.ReadCloser
+	eof  bool
+}
+
+func (b *replayed) Read(p []byte) (int, error) {
+	if len(b.body) > 0 {
+		n := copy(p, b.body)
+		b.body = b.body[n:]
+		return n, nil
+	}
+	if b.eof {
+		return 0, io.EOF
+	}
+	n, err := b.rest.Read(p)
+	b.eof = err == io.EOF
+	return n, err
+}
+
+func (b *replayed) Close() error { return b.rest.Close() }
 
 func plainJSON(h http.Header) bool {
 	if len(h.Values("Content-Encoding")) > 0 {

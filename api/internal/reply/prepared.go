@@ -14,6 +14,10 @@ import (
 	"github.com/seckill/seckill/internal/xerr"
 )
 
+// jsonContentType is the Content-Type value of every prepared answer (httpx.ContentType is
+// canonical already), shared by them: its capacity is its length.
+var jsonContentType = []string{httpx.JsonContentType}
+
 // Prepared is one error answer encoded once, written as httpx.ErrorCtx writes it with
 // ErrorHandler installed and counted alike (TestPreparedIsErrorCtx compares the bytes).
 type Prepared struct {
@@ -38,7 +42,9 @@ func Prepare(e *xerr.Error) *Prepared {
 // Write writes the answer to w (as httpx.WriteJsonCtx, logging a failed write with ctx).
 func (p *Prepared) Write(ctx context.Context, w http.ResponseWriter) {
 	p.count.Inc()
-	w.Header().Set(httpx.ContentType, httpx.JsonContentType)
+	// As Header.Set would, without a new []string per answer: the values are never written in
+	// place (Set replaces them, Add appends to a full slice, hence a copy).
+	w.Header()[httpx.ContentType] = jsonContentType
 	w.WriteHeader(p.status)
 	if n, err := w.Write(p.body); err != nil {
 		if !errors.Is(err, http.ErrHandlerTimeout) {

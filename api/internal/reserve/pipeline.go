@@ -145,6 +145,17 @@ var fastAnswers = promauto.NewCounterVec(prometheus.CounterOpts{
 	Help:      "reservations the gateway answered from its marks before go-zero's route chain, by code",
 }, []string{"code"})
 
+// markAnswers are the answers the front gives from the marks, each with its fastAnswers child (looked
+// up once: WithLabelValues hashes the label and takes the vector's lock at each call).
+var markAnswers = []struct {
+	err   *xerr.Error
+	count prometheus.Counter
+}{
+	{xerr.ErrSoldOut, fastAnswers.WithLabelValues(string(xerr.SoldOut))},
+	{xerr.ErrNotStarted, fastAnswers.WithLabelValues(string(xerr.NotStarted))},
+	{xerr.ErrEnded, fastAnswers.WithLabelValues(string(xerr.Ended))},
+}
+
 // front runs the pipeline in front of go-zero's router.
 type front struct {
 	httpx.Router
@@ -192,13 +203,14 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Router.ServeHTTP(w, r)
 		return
 	}
-	r, answer := p.early(r)
-	if answer == nil {
+	r, mark := p.early(r)
+	if mark < 0 {
 		f.Router.ServeHTTP(w, r)
 		return
 	}
+	answer := markAnswers[mark].err
 	code := answer.Code
-	fastAnswers.WithLabelValues(string(code)).Inc()
+	markAnswers[mark].count.Inc()
 	if f.traced() {
 		f.writeTraced(w, r, answer, xerr.HTTPStatus(code))
 	} else {
@@ -229,26 +241,40 @@ func (p *Pipeline) addrAllow(r *http.Request) error {
 }
 
 // early runs the first stages on r: authenticate, decode (a plain body only) and the marks.
-// answer is a mark's; nil: r goes on carrying what they learned.
-func (p *Pipeline) early(r *http.Request) (_ *http.Request, answer *xerr.Error) {
-	r, st := with(r)
+// mark is the index in markAnswers of the answer; -1: r goes on carrying what they learned (a
+// request answered here is not given the state: nothing after the front reads it).
+func (p *Pipeline) early(r *http.Request) (_ *http.Request, mark int) {
+	if st := stateOf(r.Context()); st != nil {
+		return r, p.earlyMark(r, st)
+	}
+	var local state // on the stack: moved to the heap only for a request handed on
+	if mark = p.earlyMark(r, &local); mark < 0 {
+		st := new(state)
+		*st = local
+		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+	}
+	return r, mark
+}
+
+// earlyMark is early's stages on r, learned into st: the index in markAnswers of the answer, or -1.
+func (p *Pipeline) earlyMark(r *http.Request, st *state) int {
 	uid, _ := p.authenticate(r, st)
 	if st.authErr != nil {
-		return r, nil //nolint:nilerr // the route answers the refusal (BuyerJWT, from the verdict in st)
+		return -1 // the route answers the refusal (BuyerJWT, from the verdict in st)
 	}
 	req, ok, _ := p.s.Decode(r, true)
 	if !ok {
-		return r, nil // the route decodes it (httpx.Parse)
+		return -1 // the route decodes it (httpx.Parse)
 	}
 	st.req, st.decoded = req, true
 	st.gen, st.checkErr = p.s.Gate.Check(r.Context(), uid, &st.req)
 	st.checked = true
-	for _, mark := range []*xerr.Error{xerr.ErrSoldOut, xerr.ErrNotStarted, xerr.ErrEnded} {
-		if st.checkErr == error(mark) {
-			return r, mark
+	for i, m := range markAnswers {
+		if st.checkErr == error(m.err) {
+			return i
 		}
 	}
-	return r, nil // no mark holds, or bad input: the route answers
+	return -1 // no mark holds, or bad input: the route answers
 }
 
 // writeTraced writes the answer inside the span go-zero's TraceHandler would have made of the
