@@ -43,8 +43,11 @@ import (
 // Sub-packages (stock/outbox, /recovery, /audit) were weighed and not made: each view's methods
 // run scripts or read keys, packed orders and stock hashes through stock's unexported script
 // runner, key builders and codecs, which stock would have to export to them.
+// 96 -> 94: Store.DrawEntryCount gone (Store.Draw counts the entries in its round trip,
+// DrawProgress.Entries; DrawProgress.Lost, read by tests only, gone); Store.Now gone (the drawer
+// reads the stock hash and Redis's clock at one moment with Audit.Sight).
 // The issue's ≤ 90 is not reached.
-const stockSurfaceBudget = 96
+const stockSurfaceBudget = 94
 
 // surface counts the exported identifiers of the non-test Go files under root, every package
 // there included: exported top-level types, funcs, vars and consts, exported methods (on any

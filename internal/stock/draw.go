@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -106,26 +107,26 @@ func (s *Store) DrawEntries(ctx context.Context, aid int64) ([]domain.DrawEntry,
 	return slices.CompactFunc(out, func(a, b domain.DrawEntry) bool { return a.UID == b.UID }), nil
 }
 
-// DrawProgress is the draw hash of an activity.
+// DrawProgress is the draw hash of an activity, with the number of its entries.
 type DrawProgress struct {
-	Cursor, Winners, Lost int64
-	Status                string // "" (not begun), domain.DrawDrawing or domain.DrawDone
+	Cursor, Winners, Entries int64
+	Status                   string // "" (not begun), domain.DrawDrawing or domain.DrawDone
 }
 
-// Draw reads the progress of activity aid's draw.
+// Draw reads the progress of activity aid's draw and counts its entries, in one round trip.
 func (s *Store) Draw(ctx context.Context, aid int64) (DrawProgress, error) {
-	m, err := s.rds.HgetallCtx(ctx, s.keys.Draw(aid))
+	var m *red.MapStringStringCmd
+	var entries *red.IntCmd
+	err := s.rds.PipelinedCtx(ctx, func(p redis.Pipeliner) error {
+		m, entries = p.HGetAll(ctx, s.keys.Draw(aid)), p.HLen(ctx, s.keys.DrawEntries(aid))
+		return nil
+	})
 	if err != nil {
 		return DrawProgress{}, dep(err)
 	}
-	n := func(f string) int64 { v, _ := strconv.ParseInt(m[f], 10, 64); return v }
-	return DrawProgress{Cursor: n("cursor"), Winners: n("winners"), Lost: n("lost"), Status: m["status"]}, nil
-}
-
-// DrawEntryCount is the number of entries of activity aid's draw.
-func (s *Store) DrawEntryCount(ctx context.Context, aid int64) (int64, error) {
-	n, err := s.rds.HlenCtx(ctx, s.keys.DrawEntries(aid))
-	return int64(n), dep(err)
+	h := m.Val()
+	n := func(f string) int64 { v, _ := strconv.ParseInt(h[f], 10, 64); return v }
+	return DrawProgress{Cursor: n("cursor"), Winners: n("winners"), Entries: entries.Val(), Status: h["status"]}, nil
 }
 
 // DrawEntry reads uid's entry in activity aid's draw and what the draw made of it: status
@@ -242,6 +243,3 @@ func flag(b bool) string {
 	}
 	return "0"
 }
-
-// Now is Redis's clock in ms, the one the scripts use (the draw starts by it).
-func (s *Store) Now(ctx context.Context) (int64, error) { return s.now(ctx) }

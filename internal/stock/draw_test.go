@@ -32,8 +32,8 @@ func TestEntryRules(t *testing.T) {
 	if _, err := stocktest.Reserve(ctx, e.Store, aid, 2, 3, reqID(3)); xerr.CodeOf(err) != xerr.LimitExceeded {
 		t.Fatalf("quantity above the limit: %v, want LIMIT_EXCEEDED", err)
 	}
-	if n, _ := e.Store.DrawEntryCount(ctx, aid); n != 1 {
-		t.Fatalf("entries %d, want 1", n)
+	if p, _ := e.Store.Draw(ctx, aid); p.Entries != 1 {
+		t.Fatalf("entries %d, want 1", p.Entries)
 	}
 	if c := e.CheckInvariant(aid); c.Remaining != 5 {
 		t.Fatalf("an entry moved stock: %+v", c)

@@ -92,13 +92,16 @@ var ErrLeaseLost = xerr.New(xerr.Busy, "the draw's lease lapsed")
 // Begin takes the draw of activity aid when it is due, not done and its lease is free: nil
 // (and no error) otherwise.
 func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
-	snap, err := d.Store.Stock(ctx, aid)
+	sg, err := d.Store.Audit().Sight(ctx, aid) // the stock hash and Redis's clock, at one moment
+	if err == nil && !sg.Warm {
+		err = stock.ErrNotWarm
+	}
+	snap := sg.Stock
 	if err != nil || snap.DrawAt == 0 || snap.Drawn {
 		return nil, err
 	}
-	now, err := d.Store.Now(ctx)
-	if err != nil || now < snap.DrawAt {
-		return nil, err // entries are still coming in (by Redis's clock, the one enter.lua reads)
+	if sg.NowMs < snap.DrawAt {
+		return nil, nil // entries are still coming in (by Redis's clock, the one enter.lua reads)
 	}
 	lock := d.Store.Lock(aid, LockName)
 	lock.SetExpire(max(int(d.lease()/time.Second), 1))

@@ -26,7 +26,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		t.Fatalf("begin: %v, %v", r, err)
 	}
 	var p stock.DrawProgress
-	for p.Lost == 0 { // up to the chunk that sells out: its tail lost, the draw not done
+	for lost(t, f.e, aid) == 0 { // up to the chunk that sells out: its tail lost, the draw not done
 		if done, err := r.Step(ctx); done || err != nil {
 			t.Fatalf("step: done %v, %v", done, err)
 		}
@@ -84,7 +84,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		}
 	}
 	end, _ := f.e.Store.Draw(ctx, aid)
-	if end.Status != domain.DrawDone || end.Winners+end.Lost != n || end.Winners != int64(len(after)) {
+	if end.Status != domain.DrawDone || end.Winners+lost(t, f.e, aid) != n || end.Winners != int64(len(after)) {
 		t.Fatalf("draw %+v: want done, %d winners of %d", end, len(after), n)
 	}
 	if got, err := f.acts.FindDrawCursor(ctx, aid); err != nil || got != n {

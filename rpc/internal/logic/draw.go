@@ -21,10 +21,6 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 		return nil, nil
 	}
 	aid := int64(a.Id)
-	n, err := svcCtx.Store.DrawEntryCount(ctx, aid)
-	if err != nil {
-		return nil, err
-	}
 	p, err := svcCtx.Store.Draw(ctx, aid)
 	if err != nil {
 		return nil, err
@@ -38,7 +34,7 @@ func drawOf(ctx context.Context, svcCtx *svc.ServiceContext, a *model.Activity) 
 	if status == domain.DrawDone && p.Status != domain.DrawDone && time.Since(time.UnixMilli(a.DrawDoneAt)) <= settled {
 		status = domain.DrawDrawing
 	}
-	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: n, Status: status, Winners: p.Winners}, nil
+	return &inventory.Draw{Seconds: int64(a.DrawSeconds), Entries: p.Entries, Status: status, Winners: p.Winners}, nil
 }
 
 // drawStatus is the state of activity a's draw: done once MySQL or Redis says so (its winners'
