@@ -83,7 +83,7 @@ type Run struct {
 // loserChunk is how many losers one advance call records once the stock is gone.
 const loserChunk = 4096
 
-// LockName names the lease one instance holds while it draws an activity (stock.Keys.Lock).
+// LockName names the lease one instance holds while it draws an activity (stock.Store.Lock).
 const LockName = "draw"
 
 // ErrLeaseLost: another instance holds the draw's lease (this one's lapsed).
