@@ -37,7 +37,8 @@ func (p *Pipeline) Authenticated(next http.HandlerFunc) http.HandlerFunc {
 
 // Route is the reservation route's middleware (the .api's Reserve, after BuyerJWT): the
 // decode, the marks and the user limit the front did not run, then next with the
-// reservation (Request), then the marks learn from its answer.
+// reservation (Request), then the marks learn from its answer when it is a refusal (a
+// success teaches them nothing: Gate.Observe ignores it, so it is not called).
 func (p *Pipeline) Route(next http.HandlerFunc) http.HandlerFunc {
 	p.mounted()
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +55,9 @@ func (p *Pipeline) Route(next http.HandlerFunc) http.HandlerFunc {
 			st.addr = p.s.ClientAddr(r)
 		}
 		next(w, r.WithContext(reply.WithOutcome(r.Context(), &st.Outcome)))
-		p.s.Gate.Observe(st.req.ActivityId, st.gen, st.Err)
+		if st.Err != nil {
+			p.s.Gate.Observe(st.req.ActivityId, st.gen, st.Err)
+		}
 	}
 }
 
