@@ -298,3 +298,7 @@ func newEntry(aid int64, id string, v any) (Entry, error) {
 	}
 	return e, nil
 }
+
+// wantEntry is reserve's and enter's ARGV[3]: "1" when the script is to return its outbox
+// entries (WithEntries), "0" when only the entry ids are needed.
+func (s *Store) wantEntry() string { return flag(s.entries) }

@@ -31,10 +31,6 @@ type Entry struct {
 	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
 }
 
-// wantEntry is reserve's and enter's ARGV[3]: "1" when the script is to return its outbox
-// entries (WithEntries), "0" when only the entry ids are needed.
-func (s *Store) wantEntry() string { return flag(s.entries) }
-
 // written is the entry a change wrote, its id and v (the packed entry), for the caller to
 // acknowledge.
 func written(aid int64, id string, v any) ([]Entry, error) {
