@@ -1,12 +1,13 @@
 // Package reserve is the reservation route (POST /v1/seckill/orders) of the gateway: its
-// stages, in order, are authenticate, decode, the address limit, the marks, the user limit
-// and the coalesced call to the inventory service (docs/DESIGN.md "A reservation's path").
-// One Pipeline, built once in the ServiceContext with its stages passed in, runs them: in
-// front of go-zero's router (Front: the address limit and, on Edge.FastPath, the early
-// answer from the marks) and on the route (Authenticated, Route, Send). What the front ran
-// stays in the request's context, so each token is verified once and each body decoded once.
-// The files follow a reservation: this one builds the Pipeline and runs the front, route.go
-// the route's stages and Send, state.go keeps what they learned of the request.
+// stages, in order, are authenticate, decode, the address limit, the marks and the user limit;
+// then the route's logic sends the reservation it hands on (Item) to the inventory service
+// (docs/DESIGN.md "A reservation's path"). One Pipeline, built once in the ServiceContext
+// with its stages passed in, runs them: in front of go-zero's router (Front: the address
+// limit and, on Edge.FastPath, the early answer from the marks) and on the route
+// (Authenticated, Route). What the front ran stays in the request's context, so each token is
+// verified once and each body decoded once. The files follow a reservation: this one builds
+// the Pipeline and runs the front, route.go the route's stages, state.go keeps what they
+// learned of the request.
 package reserve
 
 import (
@@ -32,7 +33,6 @@ import (
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 // errAddrRateLimited is the front's answer over an address's quota.
@@ -60,15 +60,6 @@ type Stages struct {
 	Failure   middleware.FailurePolicy
 	// Gate validates, answers from the marks and learns from the inventory service's answers.
 	Gate *edge.Gate
-	// Coalescer sends the reservations of an activity together (nil: one Reserve call each to
-	// Inventory).
-	Coalescer Coalescer
-	Inventory inventoryclient.Inventory
-}
-
-// A Coalescer sends a reservation with its activity's others (coalesce.Coalescer).
-type Coalescer interface {
-	Reserve(ctx context.Context, aid int64, it *inventoryclient.ReserveItem) (*inventoryclient.ReserveResp, error)
 }
 
 // Front is how the pipeline runs in front of go-zero's router.

@@ -10,7 +10,6 @@ import (
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 // errRateLimited is the route's answer over the buyer's quota.
@@ -99,26 +98,3 @@ func (p *Pipeline) allow(ctx context.Context, uid int64) error {
 	}
 	return nil
 }
-
-// Send asks the inventory service for ctx's reservation (Request): through the Coalescer
-// when there is one, else one Reserve call; an error is the item's own *xerr.Error.
-func (p *Pipeline) Send(ctx context.Context) (*inventoryclient.ReserveResp, error) {
-	st := stateOf(ctx)
-	if st == nil || !st.checked {
-		return nil, errNoReservation
-	}
-	req := &st.req
-	if p.s.Coalescer != nil {
-		return p.s.Coalescer.Reserve(ctx, req.ActivityId, &inventoryclient.ReserveItem{
-			Uid: st.uid, Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: st.addr})
-	}
-	res, err := p.s.Inventory.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: req.ActivityId, Uid: st.uid,
-		Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: st.addr})
-	if err != nil {
-		return nil, xerr.FromStatus(err)
-	}
-	return res, nil
-}
-
-// errNoReservation: the route runs without Route (a wiring error).
-var errNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")

@@ -6,6 +6,8 @@ import (
 
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/types"
+	"github.com/seckill/seckill/internal/xerr"
+	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
 // state is what the stages learned of one request, kept in its context.
@@ -53,3 +55,17 @@ func Request(ctx context.Context) (*types.ReserveReq, bool) {
 	}
 	return &st.req, true
 }
+
+// Item is ctx's reservation (Request) as the inventory service takes it: its activity, and the
+// item of the buyer Route authenticated, with the client's address.
+func Item(ctx context.Context) (aid int64, it *inventoryclient.ReserveItem, ok bool) {
+	st := stateOf(ctx)
+	if st == nil || !st.checked {
+		return 0, nil, false
+	}
+	return st.req.ActivityId, &inventoryclient.ReserveItem{Uid: st.uid, Quantity: st.req.Quantity,
+		RequestId: st.req.RequestId, ClientAddr: st.addr}, true
+}
+
+// ErrNoReservation: the route runs without Route (a wiring error).
+var ErrNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")
