@@ -11,14 +11,15 @@ import (
 )
 
 var (
-	pathEntry = regexp.MustCompile("(?m)^(\\d+)\\. `([^`]+)`")
+	pathEntry = regexp.MustCompile("(?m)^(\\d+)\\. `([^`]+)`(?: — `([^`]+)`)?")
 	pathCount = regexp.MustCompile(`The list has (\d+) files \((\d+) Go, (\d+) Lua\)`)
 )
 
 // pathProblems checks the list docs/DESIGN.md opens with, "A reservation's path" (design is
 // the document, root the module): its entries numbered 1, 2, … in order, each naming a file
-// that exists, none named twice, and the sentence after it counting them ("The list has n
-// files (g Go, l Lua)"). files is the list, in order.
+// that exists, none named twice, each Go entry leading with a function its file declares (a Lua
+// entry may: "n. `file` — `fn` …", fn F or T.M), and the sentence after it counting them ("The
+// list has n files (g Go, l Lua)"). files is the list, in order.
 func pathProblems(root string, design []byte) (files, problems []string) {
 	doc := string(design)
 	start := strings.Index(doc, "## A reservation's path")
@@ -43,6 +44,8 @@ func pathProblems(root string, design []byte) (files, problems []string) {
 		seen[file] = true
 		if !exists(filepath.Join(root, filepath.FromSlash(file))) {
 			problems = append(problems, file+" does not exist")
+		} else if p := leadProblem(root, file, m[3]); p != "" {
+			problems = append(problems, p)
 		}
 		switch filepath.Ext(file) {
 		case ".go":
@@ -56,6 +59,40 @@ func pathProblems(root string, design []byte) (files, problems []string) {
 		problems = append(problems, fmt.Sprintf("the count says %q, the list %q", got, want))
 	}
 	return files, problems
+}
+
+// leadProblem checks that file (which exists) declares fn, the function its entry leads with: F
+// or T.M in Go (a method of T, T's pointer or generic type), F in Lua; a Go entry must lead
+// with one. "" when it does.
+func leadProblem(root, file, fn string) string {
+	lua := filepath.Ext(file) == ".lua"
+	if fn == "" {
+		if lua {
+			return ""
+		}
+		return file + "'s entry does not lead with the function it runs"
+	}
+	src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(file)))
+	if err != nil {
+		return err.Error()
+	}
+	recv, name, _ := strings.Cut(fn, ".")
+	if name == "" {
+		recv, name = "", recv
+	}
+	var decl string
+	switch {
+	case lua:
+		decl = `(?m)^(local )?function ` + regexp.QuoteMeta(fn) + `\(`
+	case recv != "":
+		decl = `(?m)^func \(\w+ \*?` + regexp.QuoteMeta(recv) + `(\[[^\]]*\])?\) ` + regexp.QuoteMeta(name) + `[\[(]`
+	default:
+		decl = `(?m)^func ` + regexp.QuoteMeta(name) + `[\[(]`
+	}
+	if !regexp.MustCompile(decl).Match(src) {
+		return file + " declares no " + fn
+	}
+	return ""
 }
 
 func TestReservationPath(t *testing.T) {
@@ -72,15 +109,17 @@ func TestReservationPath(t *testing.T) {
 }
 
 // The check must be able to fail: a gap in the numbering, a file that does not exist, a file
-// listed twice and a wrong count are each reported.
+// listed twice, a wrong count and an entry whose file does not declare the function it leads
+// with (or a Go entry leading with none) are each reported.
 func TestReservationPathCatch(t *testing.T) {
 	root := t.TempDir()
-	for _, f := range []string{"a.go", "b.lua"} {
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
+	for f, src := range map[string]string{"a.go": "package a\n\nfunc (t *T) Run() {}\n\nfunc F[K any]() {}\n",
+		"b.lua": "local function pack(x)\nend\n"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte(src), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	good := "# x\n\n## A reservation's path\n\n1. `a.go` — one.\n2. `b.lua` — two.\n\n" +
+	good := "# x\n\n## A reservation's path\n\n1. `a.go` — `T.Run` one, then `F`.\n2. `b.lua` — two.\n\n" +
 		"The list has 2 files (1 Go, 1 Lua).\n\n## Next\n\n3. `gone.go` — not in the section.\n"
 	if files, problems := pathProblems(root, []byte(good)); len(problems) != 0 || len(files) != 2 {
 		t.Fatalf("a true list: files %q, problems %q", files, problems)
@@ -90,6 +129,10 @@ func TestReservationPathCatch(t *testing.T) {
 		{"2. `b.lua`", "2. `c.lua`", "c.lua does not exist"},
 		{"2. `b.lua`", "2. `a.go`", "a.go is listed twice"},
 		{"(1 Go, 1 Lua)", "(2 Go, 0 Lua)", `the count says "The list has 2 files (2 Go, 0 Lua)"`},
+		{"`T.Run` one", "`U.Run` one", "a.go declares no U.Run"},
+		{"`T.Run` one", "`Run` one", "a.go declares no Run"},
+		{"`T.Run` one", "one", "a.go's entry does not lead with the function it runs"},
+		{"— two", "— `packed` two", "b.lua declares no packed"},
 	} {
 		_, problems := pathProblems(root, []byte(strings.Replace(good, c.from, c.to, 1)))
 		if !strings.Contains(strings.Join(problems, "; "), c.want) {

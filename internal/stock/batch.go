@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/seckill/seckill/internal/domain"
@@ -268,3 +269,36 @@ func (r *itemReply) entries(aid int64) ([]Entry, error) {
 	}
 	return nil, nil
 }
+
+// newEntry is entry id of activity aid from v, its packed entry (a string) or its stream
+// fields (a flat field, value list).
+func newEntry(aid int64, id string, v any) (Entry, error) {
+	var values map[string]any
+	switch v := v.(type) {
+	case string:
+		values = map[string]any{event.FieldEntry: v}
+	case []any:
+		if len(v)%2 != 0 {
+			return Entry{}, fmt.Errorf("stock script reply: bad outbox entry fields %v", v)
+		}
+		values = make(map[string]any, len(v)/2)
+		for j := 0; j < len(v); j += 2 {
+			values[toString(v, j)] = toString(v, j+1)
+		}
+	default:
+		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry %v", v)
+	}
+	e := Entry{ActivityID: aid, ID: id, Values: values}
+	// An entry that does not parse stays as it is: the acker refuses it (relay.Acker), and
+	// only then reads its epoch and count. A batch's events share both: its first line holds
+	// them, and its events' lines are left to the acker, which reads them anyway.
+	if a, err := event.EntryShared(values); err == nil {
+		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
+		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)
+	}
+	return e, nil
+}
+
+// wantEntry is reserve's and enter's ARGV[3]: "1" when the script is to return its outbox
+// entries (WithEntries), "0" when only the entry ids are needed.
+func (s *Store) wantEntry() string { return flag(s.entries) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	red "github.com/redis/go-redis/v9"
 	"github.com/zeromicro/go-zero/core/stores/redis"
@@ -31,10 +30,6 @@ type Entry struct {
 	Epoch      int64
 	Seq        int64 // the stock hash's change count 'seq' the change made (event.FieldSeq; 0: none)
 }
-
-// wantEntry is reserve's and enter's ARGV[3]: "1" when the script is to return its outbox
-// entries (WithEntries), "0" when only the entry ids are needed.
-func (s *Store) wantEntry() string { return flag(s.entries) }
 
 // written is the entry a change wrote, its id and v (the packed entry), for the caller to
 // acknowledge.
@@ -75,66 +70,6 @@ func entryList(aid int64, list []any) ([]Entry, error) {
 		es = append(es, e)
 	}
 	return es, nil
-}
-
-// newEntry is entry id of activity aid from v, its packed entry (a string) or its stream
-// fields (a flat field, value list).
-func newEntry(aid int64, id string, v any) (Entry, error) {
-	var values map[string]any
-	switch v := v.(type) {
-	case string:
-		values = map[string]any{event.FieldEntry: v}
-	case []any:
-		if len(v)%2 != 0 {
-			return Entry{}, fmt.Errorf("stock script reply: bad outbox entry fields %v", v)
-		}
-		values = make(map[string]any, len(v)/2)
-		for j := 0; j < len(v); j += 2 {
-			values[toString(v, j)] = toString(v, j+1)
-		}
-	default:
-		return Entry{}, fmt.Errorf("stock script reply: bad outbox entry %v", v)
-	}
-	e := Entry{ActivityID: aid, ID: id, Values: values}
-	// An entry that does not parse stays as it is: the acker refuses it (relay.Acker), and
-	// only then reads its epoch and count. A batch's events share both: its first line holds
-	// them, and its events' lines are left to the acker, which reads them anyway.
-	if a, err := event.EntryShared(values); err == nil {
-		e.Epoch, _ = strconv.ParseInt(a[event.FieldEpoch], 10, 64)
-		e.Seq, _ = strconv.ParseInt(a[event.FieldSeq], 10, 64)
-	}
-	return e, nil
-}
-
-// MaxAckedBatch bounds the entries of one Acked call.
-const MaxAckedBatch = 256
-
-// Acked deletes from the outbox the entries es (1..MaxAckedBatch, in Kafka) whose epoch the stock
-// hash still holds, reporting each in same, with the hash's epoch and seq; ErrNotWarm when it is gone.
-func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch, seq int64, err error) {
-	s := o.s
-	if len(es) == 0 || len(es) > MaxAckedBatch {
-		return nil, 0, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
-	}
-	list := make([]ackedEntryArgs, len(es))
-	for i, e := range es {
-		list[i] = ackedEntryArgs{Epoch: e.Epoch, ID: e.ID}
-	}
-	res, err := s.run(ctx, ackedScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)},
-		argvOf(ackedArgs{Entries: list})...)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	head := fields[ackedReply]()
-	if len(res) != head+len(es) {
-		return nil, 0, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-head, len(es))
-	}
-	same = make([]bool, len(es))
-	for i := range es { // then one flag per entry
-		same[i] = toInt(res, head+i) == 1
-	}
-	h := decoded[ackedReply](res)
-	return same, h.Epoch, h.Seq, nil
 }
 
 // Len is the number of entries in an activity's outbox stream the relay has not moved to

@@ -1,10 +1,13 @@
 // Package reserve is the reservation route (POST /v1/seckill/orders) of the gateway: its
-// stages, in order, are authenticate, decode, the address limit, the marks, the user limit
-// and the coalesced call to the inventory service (docs/DESIGN.md "A reservation's path").
-// One Pipeline, built once in the ServiceContext with its stages passed in, runs them: in
-// front of go-zero's router (Front: the address limit and, on Edge.FastPath, the early
-// answer from the marks) and on the route (Authenticated, Route, Send). What the front ran
-// stays in the request's context, so each token is verified once and each body decoded once.
+// stages, in order, are authenticate, decode, the address limit, the marks and the user limit;
+// then the route's logic sends the reservation it hands on (Item) to the inventory service
+// (docs/DESIGN.md "A reservation's path"). One Pipeline, built once in the ServiceContext
+// with its stages passed in, runs them: in front of go-zero's router (Front: the address
+// limit and, on Edge.FastPath, the early answer from the marks) and on the route
+// (Authenticated, Route). What the front ran stays in the request's context, so each token is
+// verified once and each body decoded once. The files follow a reservation: this one builds
+// the Pipeline and runs the front, route.go the route's stages, state.go keeps what they
+// learned of the request.
 package reserve
 
 import (
@@ -25,20 +28,15 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.4.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
-	"github.com/seckill/seckill/api/internal/auth"
 	"github.com/seckill/seckill/api/internal/edge"
 	"github.com/seckill/seckill/api/internal/middleware"
 	"github.com/seckill/seckill/api/internal/reply"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/xerr"
-	"github.com/seckill/seckill/rpc/inventoryclient"
 )
 
-// The answers of the limits.
-var (
-	errAddrRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts from this address, slow down")
-	errRateLimited     = xerr.New(xerr.RateLimited, "too many reservation attempts, slow down")
-)
+// errAddrRateLimited is the front's answer over an address's quota.
+var errAddrRateLimited = xerr.New(xerr.RateLimited, "too many reservation attempts from this address, slow down")
 
 // A Limiter takes one reservation of a key's quota: false when over it; an error is a
 // shared limiter's Redis failure.
@@ -62,15 +60,6 @@ type Stages struct {
 	Failure   middleware.FailurePolicy
 	// Gate validates, answers from the marks and learns from the inventory service's answers.
 	Gate *edge.Gate
-	// Coalescer sends the reservations of an activity together (nil: one Reserve call each to
-	// Inventory).
-	Coalescer Coalescer
-	Inventory inventoryclient.Inventory
-}
-
-// A Coalescer sends a reservation with its activity's others (coalesce.Coalescer).
-type Coalescer interface {
-	Reserve(ctx context.Context, aid int64, it *inventoryclient.ReserveItem) (*inventoryclient.ReserveResp, error)
 }
 
 // Front is how the pipeline runs in front of go-zero's router.
@@ -297,133 +286,6 @@ func (f *front) writeTraced(w http.ResponseWriter, r *http.Request, err error, s
 	}
 }
 
-// state is what the stages learned of one request, kept in its context.
-type state struct {
-	authed, decoded, checked bool
-	uid                      int64
-	authErr                  error // the 401 answer, when authed
-	req                      types.ReserveReq
-	gen                      uint64 // the marks' generation when checked (Gate.Observe)
-	checkErr                 error  // the Gate's answer, when checked
-	addr                     string
-	reply.Outcome
-}
-
-type stateKey struct{}
-
-func stateOf(ctx context.Context) *state {
-	st, _ := ctx.Value(stateKey{}).(*state)
-	return st
-}
-
-// with is r with a state of its own (the one it carries, if any).
-func with(r *http.Request) (*http.Request, *state) {
-	if st := stateOf(r.Context()); st != nil {
-		return r, st
-	}
-	st := &state{}
-	return r.WithContext(context.WithValue(r.Context(), stateKey{}, st)), st
-}
-
-// authenticate runs the Authenticate stage once per request.
-func (p *Pipeline) authenticate(r *http.Request, st *state) (int64, error) {
-	if !st.authed {
-		st.uid, st.authErr = p.s.Authenticate(r)
-		st.authed = true
-	}
-	return st.uid, st.authErr
-}
-
-// Authenticated is the buyer routes' authentication (the .api's BuyerJWT middleware): the
-// verdict the front reached on this request, else Authenticate's; it answers 401 itself.
-func (p *Pipeline) Authenticated(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		var uid int64
-		var err error
-		if st := stateOf(r.Context()); st != nil {
-			uid, err = p.authenticate(r, st)
-		} else {
-			uid, err = p.s.Authenticate(r)
-		}
-		if err != nil {
-			middleware.Refuse(w, r, err)
-			return
-		}
-		next(w, r.WithContext(auth.WithUID(r.Context(), uid)))
-	}
-}
-
-// Route is the reservation route's middleware (the .api's Reserve, after BuyerJWT): the
-// decode, the marks and the user limit the front did not run, then next with the
-// reservation (Request), then the marks learn from its answer.
-func (p *Pipeline) Route(next http.HandlerFunc) http.HandlerFunc {
-	p.mounted()
-	return func(w http.ResponseWriter, r *http.Request) {
-		r, st := with(r)
-		if err := p.check(r, st); err != nil {
-			p.write(w, r, err)
-			return
-		}
-		if err := p.allow(r.Context(), st.uid); err != nil {
-			httpx.ErrorCtx(r.Context(), w, err)
-			return
-		}
-		if p.s.ClientAddr != nil && st.addr == "" {
-			st.addr = p.s.ClientAddr(r)
-		}
-		next(w, r.WithContext(reply.WithOutcome(r.Context(), &st.Outcome)))
-		p.s.Gate.Observe(st.req.ActivityId, st.gen, st.Err)
-	}
-}
-
-// check decodes, validates and asks the marks, each stage once per request: the answer
-// when the request ends here.
-func (p *Pipeline) check(r *http.Request, st *state) error {
-	if !st.authed { // the buyer's authentication runs before: a wiring error
-		uid, err := auth.UID(r.Context())
-		if err != nil {
-			return err
-		}
-		st.uid, st.authed = uid, true
-	}
-	if !st.decoded {
-		req, _, err := p.s.Decode(r, false)
-		if err != nil {
-			return err
-		}
-		st.req, st.decoded = req, true
-	}
-	if !st.checked {
-		st.gen, st.checkErr = p.s.Gate.Check(r.Context(), st.uid, &st.req)
-		st.checked = true
-	}
-	return st.checkErr
-}
-
-// allow takes one reservation of the buyer's quota.
-func (p *Pipeline) allow(ctx context.Context, uid int64) error {
-	if p.s.UserQuota == nil {
-		return nil
-	}
-	ok, err := p.s.UserQuota.Allow(ctx, uid)
-	if err != nil {
-		return p.s.Failure.Failed(ctx, "user", err)
-	}
-	if !ok {
-		return errRateLimited
-	}
-	return nil
-}
-
-// Request is the reservation Route decoded and checked for ctx's request.
-func Request(ctx context.Context) (*types.ReserveReq, bool) {
-	st := stateOf(ctx)
-	if st == nil || !st.checked {
-		return nil, false
-	}
-	return &st.req, true
-}
-
 // write writes err, the answer of check: a mark's pre-encoded, anything else as httpx.ErrorCtx.
 func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, err error) {
 	switch err {
@@ -437,26 +299,3 @@ func (p *Pipeline) write(w http.ResponseWriter, r *http.Request, err error) {
 		httpx.ErrorCtx(r.Context(), w, err)
 	}
 }
-
-// Send asks the inventory service for ctx's reservation (Request): through the Coalescer
-// when there is one, else one Reserve call; an error is the item's own *xerr.Error.
-func (p *Pipeline) Send(ctx context.Context) (*inventoryclient.ReserveResp, error) {
-	st := stateOf(ctx)
-	if st == nil || !st.checked {
-		return nil, errNoReservation
-	}
-	req := &st.req
-	if p.s.Coalescer != nil {
-		return p.s.Coalescer.Reserve(ctx, req.ActivityId, &inventoryclient.ReserveItem{
-			Uid: st.uid, Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: st.addr})
-	}
-	res, err := p.s.Inventory.Reserve(ctx, &inventoryclient.ReserveReq{ActivityId: req.ActivityId, Uid: st.uid,
-		Quantity: req.Quantity, RequestId: req.RequestId, ClientAddr: st.addr})
-	if err != nil {
-		return nil, xerr.FromStatus(err)
-	}
-	return res, nil
-}
-
-// errNoReservation: the route runs without Route (a wiring error).
-var errNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")

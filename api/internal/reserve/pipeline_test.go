@@ -51,8 +51,7 @@ func (c *counted) stages() reserve.Stages {
 			}
 			return req, ok, err
 		},
-		Gate:      edge.NewGate(c.marks, nil),
-		Coalescer: reserved{},
+		Gate: edge.NewGate(c.marks, nil),
 	}
 }
 
@@ -67,8 +66,8 @@ func (reserved) Reserve(_ context.Context, _ int64, it *inventoryclient.ReserveI
 func pass(next http.HandlerFunc) http.HandlerFunc { return next }
 
 // serve runs the generated routes (handler.RegisterHandlers) on a go-zero server with p in
-// front of its router and on its buyer routes, its config changed by each of edit; it returns
-// the server's address.
+// front of its router and on its buyer routes, reservations answered by reserved, its config
+// changed by each of edit; it returns the server's address.
 func serve(t *testing.T, p *reserve.Pipeline, edit ...func(*config.Config)) string {
 	t.Helper()
 	var c config.Config
@@ -93,7 +92,7 @@ func serve(t *testing.T, p *reserve.Pipeline, edit ...func(*config.Config)) stri
 	}
 	httpx.SetErrorHandlerCtx(reply.ErrorHandler)
 	ctx := &svc.ServiceContext{Config: c, MerchantClaim: pass, Idempotency: pass, PaymentSignature: pass,
-		BuyerJWT: p.Authenticated, Reserve: p.Route, Pipeline: p}
+		BuyerJWT: p.Authenticated, Reserve: p.Route, Pipeline: p, Reservations: reserved{}}
 	if err := p.Mount(srv, func(srv *rest.Server) { handler.RegisterHandlers(srv, ctx) }); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package svc
 
 import (
+	"context"
+
 	"github.com/zeromicro/go-zero/core/limit"
 	"github.com/zeromicro/go-zero/rest"
 	"github.com/zeromicro/go-zero/zrpc"
@@ -34,9 +36,9 @@ type ServiceContext struct {
 	RpcClient zrpc.Client
 	// Inventory is the inventory service: every read and write of activities and stock.
 	Inventory inventoryclient.Inventory
-	// Reservations sends reservations to Inventory coalesced per activity (ReserveBatch); nil
-	// when Coalesce.Enabled is false.
-	Reservations *coalesce.Coalescer
+	// Reservations sends reservations to Inventory coalesced per activity (ReserveBatch,
+	// coalesce.Coalescer); nil when Coalesce.Enabled is false.
+	Reservations Coalescer
 	Keys         stock.Keys
 	// Limiter counts reservations per buyer, ReadLimiter reads, ChangeLimiter pays and
 	// cancels (in memory); nil when RateLimit.Enabled is false.
@@ -53,6 +55,11 @@ type ServiceContext struct {
 	Edge *edge.Gate
 	// Health is the cached dependency status /healthz and the admin view read.
 	Health *Health
+}
+
+// A Coalescer sends a reservation with its activity's others (coalesce.Coalescer).
+type Coalescer interface {
+	Reserve(ctx context.Context, aid int64, it *inventoryclient.ReserveItem) (*inventoryclient.ReserveResp, error)
 }
 
 // New builds the context: the zRPC client of the inventory service (which owns the
@@ -144,7 +151,7 @@ func (s *ServiceContext) Close() {
 // with buyers.
 func newPipeline(c config.Config, s *ServiceContext, buyers *middleware.TokenAuth) *reserve.Pipeline {
 	st := reserve.Stages{Authenticate: buyers.Verify, Decode: edge.Decode, Failure: s.LimiterFailure,
-		Gate: s.Edge, Inventory: s.Inventory}
+		Gate: s.Edge}
 	if c.AddrLimit.Enabled { // the inventory service bounds a draw's entrants per address
 		st.ClientAddr = s.ClientIP.Addr
 	}
@@ -153,9 +160,6 @@ func newPipeline(c config.Config, s *ServiceContext, buyers *middleware.TokenAut
 	}
 	if s.Limiter != nil {
 		st.UserQuota = s.Limiter
-	}
-	if s.Reservations != nil {
-		st.Coalescer = s.Reservations
 	}
 	return reserve.New(st, reserve.Front{Answer: c.Edge.Enabled && c.Edge.FastPath, MaxBytes: c.MaxBytes,
 		Trace: c.Middlewares.Trace, Name: c.Name, Log: c.Middlewares.Log})

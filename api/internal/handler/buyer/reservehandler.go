@@ -13,12 +13,8 @@ import (
 	"github.com/seckill/seckill/api/internal/svc"
 	"github.com/seckill/seckill/api/internal/types"
 	"github.com/seckill/seckill/internal/domain"
-	"github.com/seckill/seckill/internal/xerr"
 	"github.com/zeromicro/go-zero/rest/httpx"
 )
-
-// errNoReservation: the route runs without the Reserve middleware (a wiring error).
-var errNoReservation = xerr.New(xerr.Internal, "reserve: no decoded reservation")
 
 // reserve stock
 func ReserveHandler(svcCtx *svc.ServiceContext) http.HandlerFunc {
@@ -26,7 +22,7 @@ func ReserveHandler(svcCtx *svc.ServiceContext) http.HandlerFunc {
 		// The Reserve middleware (the reservation pipeline) decoded and checked the body.
 		req, ok := reserve.Request(r.Context())
 		if !ok {
-			httpx.ErrorCtx(r.Context(), w, errNoReservation)
+			httpx.ErrorCtx(r.Context(), w, reserve.ErrNoReservation)
 			return
 		}
 
