@@ -144,8 +144,10 @@ func TestReserveOutcomes(t *testing.T) {
 	t.Run("busy when the cache cannot be loaded", func(t *testing.T) {
 		cold := e.create(nil)
 		// Another loader holds the backfill lock and never finishes.
-		if err := e.rds.Setex(e.keys.Lock(cold.ActivityID, ""), "someone-else", 30); err != nil {
-			t.Fatal(err)
+		other := stock.NewStore(e.rds, e.keys).Lock(cold.ActivityID, "")
+		other.SetExpire(30)
+		if held, err := other.AcquireCtx(context.Background()); !held || err != nil {
+			t.Fatalf("another loader's lease: %v, %v", held, err)
 		}
 		e.expectErr(http.MethodPost, "/v1/seckill/orders", buyer, reserveBody(cold.ActivityID, "cold-cache", 1),
 			http.StatusServiceUnavailable, "BUSY")

@@ -10,17 +10,17 @@ import (
 )
 
 // OrderNos lists activity aid's orders in Redis (its orders hash, read in HSCAN pages through
-// the audit's ScanOrders, as they were when the call began), oldest first (by creation, then
+// Store.ScanOrders, as they were when the call began), oldest first (by creation, then
 // number).
 func OrderNos(ctx context.Context, s *stock.Store, aid int64) ([]string, error) {
-	sg, err := s.Audit().Sight(ctx, aid)
+	sg, err := s.Sight(ctx, aid)
 	if err != nil {
 		return nil, err
 	}
 	var orders []domain.Order
 	var cursor uint64
 	for {
-		page, next, err := s.Audit().ScanOrders(ctx, sg, cursor, 1000)
+		page, next, err := s.ScanOrders(ctx, sg, cursor, 1000)
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,7 @@ func (r *Reconciler) SetSleep(f func(ctx context.Context, d time.Duration) error
 // SetNow replaces the clock Single reads when a call asks and when a run begins.
 func (s *Single) SetNow(f func() time.Time) { s.now = f }
 
-// LockName names Single's lease (stock.Keys.Lock).
+// LockName names Single's lease (stock.Store.Lock).
 const LockName = lockName
 
 // History is the record the last run left of activity aid's unexplained differences.

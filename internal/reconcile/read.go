@@ -114,8 +114,7 @@ const orderChunk = 500
 // readRedis takes the activity's Redis book as it was at one MULTI without blocking its shard:
 // the orders are read in chunks, paced by ReadDuty, and put back as they were at that MULTI.
 func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error) {
-	audit := r.store.Audit()
-	sg, err := audit.Sight(ctx, aid)
+	sg, err := r.store.Sight(ctx, aid)
 	if err != nil {
 		return redisBook{}, fmt.Errorf("reconcile %d: read redis: %w", aid, err)
 	}
@@ -132,7 +131,7 @@ func (r *Reconciler) readRedis(ctx context.Context, aid int64) (redisBook, error
 	var cursor uint64
 	for {
 		start := time.Now()
-		page, next, err := audit.ScanOrders(ctx, sg, cursor, orderChunk)
+		page, next, err := r.store.ScanOrders(ctx, sg, cursor, orderChunk)
 		if err != nil {
 			return b, fmt.Errorf("reconcile %d: read orders: %w", aid, err)
 		}

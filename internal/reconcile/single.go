@@ -24,7 +24,7 @@ const (
 	// a release lost in a Redis Cluster failover left every caller waiting past the fault
 	// table's deadline.
 	lockLease = 5 * time.Second
-	// lockName names the lease of the one instance comparing an activity's books (stock.Keys.Lock).
+	// lockName names the lease of the one instance comparing an activity's books (stock.Store.Lock).
 	lockName = "recon"
 )
 

@@ -10,7 +10,6 @@ import (
 	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/reconcile"
-	"github.com/seckill/seckill/internal/stock"
 )
 
 // A hundred callers at once, split over two instances (two Singles over one Redis and one
@@ -110,8 +109,10 @@ func runAsync(t *testing.T, s *reconcile.Single, aid int64) <-chan reconcile.Rep
 // The comparison's lease keeps the key an earlier version's instances take (a rolling upgrade
 // shares it): sk:{a<ID>}:reconlock.
 func TestLockKeepsItsKeyName(t *testing.T) {
-	if got := (stock.Keys{Prefix: "p:"}).Lock(7, reconcile.LockName); got != "p:sk:{a7}:reconlock" {
-		t.Errorf("reconciliation lease %q, want p:sk:{a7}:reconlock", got)
+	e := stocktest.New(t)
+	held, err := e.Store.Lock(7, reconcile.LockName).AcquireCtx(context.Background())
+	if n, _ := e.Redis.Exists(e.Keys.Prefix + "sk:{a7}:reconlock"); !held || err != nil || !n {
+		t.Errorf("the reconciliation lease (%v, %v) is not at sk:{a7}:reconlock", held, err)
 	}
 }
 

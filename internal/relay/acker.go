@@ -162,7 +162,8 @@ func (a *Acker) sortOut(es []stock.Entry, aid int64, errs []error) ackBatch {
 		events: make([]int, 0, len(es)),
 	}
 	for i, e := range es {
-		it := toItem(a.store.Outbox().Name(e.ActivityID), red.XMessage{ID: e.ID, Values: e.Values})
+		// No stream name: the Acker produces no dead letter (the relay does, naming the stream).
+		it := toItem("", red.XMessage{ID: e.ID, Values: e.Values})
 		if it.dead || e.ActivityID != aid {
 			// A script wrote an entry that is not an event: a bug. The relay dead-letters it.
 			errs[i] = fmt.Errorf("outbox entry %s of activity %d is not a valid event of activity %d",

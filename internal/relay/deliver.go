@@ -15,7 +15,7 @@ import (
 // deliver produces msgs (unparsable ones as dead letters), retrying until Kafka has them or the
 // relay stops, and acknowledges and deletes those Kafka took; it returns how many it removed.
 func (r *worker) deliver(ctx context.Context, msgs []red.XMessage) int {
-	key := r.store.Outbox().Name(r.aid)
+	key := r.stream.name(r.aid)
 	items, gone := toItems(key, msgs)
 	if len(gone) > 0 {
 		r.ackDelete(ctx, gone)
@@ -127,7 +127,7 @@ func (r *worker) remove(ctx context.Context, items []item, acked []bool) (rest [
 func (r *worker) ackDelete(ctx context.Context, ids []string) bool {
 	if err := r.stream.AckDelete(ctx, r.aid, Group, ids); err != nil {
 		metricErrors.WithLabelValues("ack").Inc()
-		logx.Errorf("relay: ack %d entries of %s: %v", len(ids), r.store.Outbox().Name(r.aid), err)
+		logx.Errorf("relay: ack %d entries of %s: %v", len(ids), r.stream.name(r.aid), err)
 		return false
 	}
 	return true

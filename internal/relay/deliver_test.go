@@ -9,9 +9,9 @@ import (
 	"github.com/seckill/seckill/internal/kafkax"
 )
 
-// An unparsable outbox entry goes to the dead-letter topic; the entries behind it flow. One is
-// written the way entries were before they were packed, one packed with a token that is not
-// key=value (read leniently, it would be a valid adjustment).
+// An unparsable outbox entry goes to the dead-letter topic, keyed by its stream; the entries
+// behind it flow. One is written the way entries were before they were packed, one packed with
+// a token that is not key=value (read leniently, it would be a valid adjustment).
 func TestRelayDeadLettersUnparsableEntry(t *testing.T) {
 	e := newEnv(t)
 	before := e.reserve(10, 1)
@@ -44,8 +44,11 @@ func TestRelayDeadLettersUnparsableEntry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Source != kafkax.SourceOutbox || d.EntryID != id || d.Reason == "" {
-			t.Fatalf("dead letter %+v, want source outbox, entry %s and a reason", d, id)
+		// Keyed by the stream it came from (the relay names it by the store's keys).
+		if d.Source != kafkax.SourceOutbox || d.EntryID != id || d.Reason == "" || d.Key != key ||
+			string(dlq.records[i].Key) != key {
+			t.Fatalf("dead letter %+v (record key %q), want source outbox, entry %s, a reason and key %s", d,
+				dlq.records[i].Key, id, key)
 		}
 	}
 }

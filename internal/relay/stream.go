@@ -17,17 +17,20 @@ import (
 // store's pool.
 type stream struct {
 	node redis.ClosableNode
-	name func(aid int64) string // the activity's outbox stream (stock.Outbox.Name)
+	keys stock.Keys // the store's: keys.Events(aid) is the activity's outbox stream
 }
 
 // openStream opens a connection to the outbox streams; Close it when done.
 func openStream(o stock.Outbox) (*stream, error) {
-	node, err := o.Conn()
+	node, keys, err := o.Conn()
 	if err != nil {
 		return nil, err
 	}
-	return &stream{node: node, name: o.Name}, nil
+	return &stream{node: node, keys: keys}, nil
 }
+
+// name is the activity's outbox stream, as the relay's logs and dead letters name it.
+func (c *stream) name(aid int64) string { return c.keys.Events(aid) }
 
 // Close closes the stream's connection.
 func (c *stream) Close() { c.node.Close() }

@@ -11,15 +11,10 @@ import (
 	"github.com/seckill/seckill/internal/domain"
 )
 
-// Audit reads an activity's Redis book for reconciliation (docs/DESIGN.md, "Reconciliation"),
-// which keeps its own records (internal/reconcile).
-type Audit struct{ s *Store }
-
-// Audit returns the store's reads for reconciliation.
-func (s *Store) Audit() Audit { return Audit{s: s} }
-
 // A Sighting is an activity's Redis book at one moment (one MULTI): the stock hash, the newest
-// outbox entry and Redis's clock.
+// outbox entry and Redis's clock. Reconciliation reads the book through it (docs/DESIGN.md,
+// "Reconciliation"; it keeps its own records, internal/reconcile), the drawer's start its stock
+// and clock.
 type Sighting struct {
 	Warm   bool            // the stock hash exists
 	Stock  domain.Activity // its ActivityID is the activity's when not Warm too
@@ -29,9 +24,9 @@ type Sighting struct {
 }
 
 // Sight reads the activity's Sighting in one MULTI.
-func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
-	keys := a.s.keys
-	pipe, err := a.s.rds.TxPipeline()
+func (s *Store) Sight(ctx context.Context, aid int64) (Sighting, error) {
+	keys := s.keys
+	pipe, err := s.rds.TxPipeline()
 	if err != nil {
 		return Sighting{}, err
 	}
@@ -58,12 +53,12 @@ func (a Audit) Sight(ctx context.Context, aid int64) (Sighting, error) {
 // every order present throughout is returned once the cursor is back at 0; one may come twice),
 // as they were at the sighting (by the stock hash's change count then): an order created after
 // it is left out, and one changed after it is reserved (every change leaves reserved).
-func (a Audit) ScanOrders(ctx context.Context, sg Sighting, cursor uint64, count int64) ([]domain.Order, uint64,
+func (s *Store) ScanOrders(ctx context.Context, sg Sighting, cursor uint64, count int64) ([]domain.Order, uint64,
 	error) {
 	aid, seq := sg.Stock.ActivityID, sg.seq
 	var cmd *red.ScanCmd
-	err := a.s.rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
-		cmd = p.HScan(ctx, a.s.keys.OrdersHash(aid), cursor, "", count)
+	err := s.rds.PipelinedCtx(ctx, func(p red.Pipeliner) error {
+		cmd = p.HScan(ctx, s.keys.OrdersHash(aid), cursor, "", count)
 		return nil
 	})
 	if err != nil && !errors.Is(err, red.Nil) {
@@ -72,7 +67,7 @@ func (a Audit) ScanOrders(ctx context.Context, sg Sighting, cursor uint64, count
 	page, next := cmd.Val()
 	out := make([]domain.Order, 0, len(page)/2)
 	for i := 0; i+1 < len(page); i += 2 { // field, value
-		p, err := readOrder(aid, a.s.orderNoOf(aid, page[i]), page[i+1])
+		p, err := readOrder(aid, s.orderNoOf(aid, page[i]), page[i+1])
 		if err != nil {
 			return nil, 0, err
 		}

@@ -14,7 +14,7 @@ func TestScanOrdersAsSighted(t *testing.T) {
 	aid := warmUnchecked(t, e, 10) // its stock hash is deleted below
 	sight := func() stock.Sighting {
 		t.Helper()
-		sg, err := e.Store.Audit().Sight(ctx, aid)
+		sg, err := e.Store.Sight(ctx, aid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -22,7 +22,7 @@ func TestScanOrdersAsSighted(t *testing.T) {
 	}
 	scan := func(sg stock.Sighting) int {
 		t.Helper()
-		orders, next, err := e.Store.Audit().ScanOrders(ctx, sg, 0, 1000)
+		orders, next, err := e.Store.ScanOrders(ctx, sg, 0, 1000)
 		if err != nil || next != 0 {
 			t.Fatalf("scan: %v (next %d)", err, next)
 		}

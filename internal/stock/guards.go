@@ -6,10 +6,11 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 )
 
-// Lock returns the lease of activity aid for of (Keys.Lock): "" while one instance loads or
-// rebuilds it; the owner's name otherwise (degrade.ModeLock, draw.LockName, reconcile's).
+// Lock returns the lease of activity aid for of (its key sk:{a<ID>}:<of>lock): "" while one
+// instance loads or rebuilds it; the owner's name otherwise (degrade.ModeLock, draw.LockName,
+// reconcile's).
 func (s *Store) Lock(aid int64, of string) *redis.RedisLock {
-	return redis.NewRedisLock(s.rds, s.keys.Lock(aid, of))
+	return redis.NewRedisLock(s.rds, s.keys.lock(aid, of))
 }
 
 // Ping says whether Redis answers.

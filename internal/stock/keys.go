@@ -74,10 +74,10 @@ func (k Keys) Events(aid int64) string { return k.base(aid) + "events" }
 // missing caches "no such activity" (Store.Missing).
 func (k Keys) missing(aid int64) string { return k.base(aid) + "missing" }
 
-// Lock is a lease of activity aid (go-zero RedisLock): of "" is the lock of its cache backfill
-// (and rebuild); any other of is a purpose its owner names once (docs/DESIGN.md, "Redis keys"):
-// the key is of + "lock".
-func (k Keys) Lock(aid int64, of string) string { return k.base(aid) + of + "lock" }
+// lock is a lease of activity aid (go-zero RedisLock, Store.Lock): of "" is the lock of its cache
+// backfill (and rebuild); any other of is a purpose its owner names once (docs/DESIGN.md, "Redis
+// keys"): the key is of + "lock". Each owner's tests pin its lease's key name.
+func (k Keys) lock(aid int64, of string) string { return k.base(aid) + of + "lock" }
 
 // epochClaim is the highest epoch a loss rebuild of the activity claimed (claim_epoch.lua): no
 // stock hash of a lower epoch is written. The key keeps its first name, "fence".

@@ -87,12 +87,13 @@ func (o Outbox) Len(ctx context.Context, aid int64) (int64, error) {
 	return n.Val(), nil
 }
 
-// Name is the activity's outbox stream as logs and dead letters name it.
-func (o Outbox) Name(aid int64) string { return o.s.keys.Events(aid) }
-
 // Conn opens a connection of its own to Redis (a blocking node) for the relay's reads of the
-// outbox streams, so a blocking read holds no connection of the store's pool; Close it when done.
-func (o Outbox) Conn() (redis.ClosableNode, error) { return redis.CreateBlockingNode(o.s.rds) }
+// outbox streams, so a blocking read holds no connection of the store's pool, and returns the
+// store's keys, which name them (Keys.Events); Close it when done.
+func (o Outbox) Conn() (redis.ClosableNode, Keys, error) {
+	node, err := redis.CreateBlockingNode(o.s.rds)
+	return node, o.s.keys, err
+}
 
 // Entries returns up to count entries of the activity's outbox with ids from start to stop
 // (XRANGE), through the store's pool.

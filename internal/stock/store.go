@@ -1,6 +1,6 @@
 // Package stock is the Redis half of the inventory: key names, the Lua scripts that change
 // stock in one atomic step, and their typed results. Store holds the order lifecycle;
-// Recovery, Outbox and Audit hang off it (docs/DESIGN.md, "Redis keys" and "Lua scripts").
+// Recovery and Outbox hang off it (docs/DESIGN.md, "Redis keys" and "Lua scripts").
 package stock
 
 import (

@@ -263,7 +263,7 @@ func TestStalledRebuilderIsRefused(t *testing.T) {
 	go func() { _, err := a.Stock(ctx, id); results <- err }()
 	<-sa.in // A bumped the epoch to 2 and stalls
 	// A's lease lapses.
-	if _, err := f.env.Redis.Del(f.env.Keys.Lock(id, "")); err != nil {
+	if _, err := f.env.Redis.Del(backfillLease(f.env.Keys, id)); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _, err := b.Stock(ctx, id); results <- err }()
@@ -288,7 +288,15 @@ func TestStalledRebuilderIsRefused(t *testing.T) {
 // The backfill's lease keeps the key an earlier version's instances take (a rolling upgrade
 // shares it), and the API's tests hold: sk:{a<ID>}:lock.
 func TestBackfillLockKeepsItsKeyName(t *testing.T) {
-	if got := (stock.Keys{Prefix: "p:"}).Lock(7, ""); got != "p:sk:{a7}:lock" {
-		t.Errorf("backfill lease %q, want p:sk:{a7}:lock", got)
+	e := stocktest.New(t)
+	held, err := e.Store.Lock(7, "").AcquireCtx(context.Background())
+	if n, _ := e.Redis.Exists(backfillLease(e.Keys, 7)); !held || err != nil || !n {
+		t.Errorf("the backfill lease (%v, %v) is not at sk:{a7}:lock", held, err)
 	}
+}
+
+// backfillLease is the key of activity id's backfill lease (Store.Lock(id, "")), as the pin
+// above spells it.
+func backfillLease(k stock.Keys, id int64) string {
+	return fmt.Sprintf("%ssk:{a%d}:lock", k.Prefix, id)
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // ModeLock names activity aid's lease of the switch back from degrade mode to Redis (forget,
-// rebuild, mode redis; stock.Keys.Lock): one instance does it.
+// rebuild, mode redis; stock.Store.Lock): one instance does it.
 const ModeLock = "mode"
 
 // Recover hands activity aid back to Redis under its mode lock: mode mysql → rebuilding,

@@ -14,6 +14,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/redis"
 
 	"github.com/seckill/seckill/devkit/devenv"
+	"github.com/seckill/seckill/devkit/stocktest"
 	"github.com/seckill/seckill/devkit/testenv"
 	"github.com/seckill/seckill/internal/redisx"
 	"github.com/seckill/seckill/internal/stock"
@@ -300,7 +301,9 @@ func drop(t *testing.T, r *recovery, aid int64, n int, least time.Duration) erro
 // The mode lease keeps the key an earlier version's instances take (a rolling upgrade shares
 // it): sk:{a<ID>}:modelock.
 func TestModeLockKeepsItsKeyName(t *testing.T) {
-	if got := (stock.Keys{Prefix: "p:"}).Lock(7, degrade.ModeLock); got != "p:sk:{a7}:modelock" {
-		t.Errorf("mode lease %q, want p:sk:{a7}:modelock", got)
+	e := stocktest.New(t)
+	held, err := e.Store.Lock(7, degrade.ModeLock).AcquireCtx(ctx)
+	if n, _ := e.Redis.Exists(e.Keys.Prefix + "sk:{a7}:modelock"); !held || err != nil || !n {
+		t.Errorf("the mode lease (%v, %v) is not at sk:{a7}:modelock", held, err)
 	}
 }

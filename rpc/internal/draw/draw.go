@@ -83,7 +83,7 @@ type Run struct {
 // loserChunk is how many losers one advance call records once the stock is gone.
 const loserChunk = 4096
 
-// LockName names the lease one instance holds while it draws an activity (stock.Keys.Lock).
+// LockName names the lease one instance holds while it draws an activity (stock.Store.Lock).
 const LockName = "draw"
 
 // ErrLeaseLost: another instance holds the draw's lease (this one's lapsed).
@@ -92,7 +92,7 @@ var ErrLeaseLost = xerr.New(xerr.Busy, "the draw's lease lapsed")
 // Begin takes the draw of activity aid when it is due, not done and its lease is free: nil
 // (and no error) otherwise.
 func (d *Drawer) Begin(ctx context.Context, aid int64) (*Run, error) {
-	sg, err := d.Store.Audit().Sight(ctx, aid) // the stock hash and Redis's clock, at one moment
+	sg, err := d.Store.Sight(ctx, aid) // the stock hash and Redis's clock, at one moment
 	if err == nil && !sg.Warm {
 		err = stock.ErrNotWarm
 	}

@@ -1,6 +1,7 @@
 package draw_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func TestRedisLossMidDrawKeepsTheCursor(t *testing.T) {
 		t.Fatal("no winner of 2 units")
 	}
 	// The loss: what a rebuild does not bring back of a draw not done.
-	keys := []string{f.e.Keys.Draw(aid), f.e.Keys.Lock(aid, draw.LockName)}
+	keys := []string{f.e.Keys.Draw(aid), drawLease(f.e.Keys, aid)}
 	for _, k := range keys {
 		if _, err := f.e.Redis.DelCtx(ctx, k); err != nil {
 			t.Fatal(err)
@@ -132,7 +133,15 @@ func TestWinnerReplayQueuedMidDraw(t *testing.T) {
 // The drawer's lease keeps the key an earlier version's instances take (a rolling upgrade
 // shares it): sk:{a<ID>}:drawlock.
 func TestLockKeepsItsKeyName(t *testing.T) {
-	if got := (stock.Keys{Prefix: "p:"}).Lock(7, draw.LockName); got != "p:sk:{a7}:drawlock" {
-		t.Errorf("draw lease %q, want p:sk:{a7}:drawlock", got)
+	e := stocktest.New(t)
+	held, err := e.Store.Lock(7, draw.LockName).AcquireCtx(ctx)
+	if n, _ := e.Redis.Exists(drawLease(e.Keys, 7)); !held || err != nil || !n {
+		t.Errorf("the draw lease (%v, %v) is not at sk:{a7}:drawlock", held, err)
 	}
+}
+
+// drawLease is the key of activity aid's draw lease (Store.Lock(aid, draw.LockName)), as the
+// pin above spells it.
+func drawLease(k stock.Keys, aid int64) string {
+	return fmt.Sprintf("%ssk:{a%d}:drawlock", k.Prefix, aid)
 }
