@@ -3,7 +3,6 @@ package pipelinetest_test
 import (
 	"context"
 	"maps"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/seckill/seckill/devkit/devenv"
 	"github.com/seckill/seckill/devkit/pipelinetest"
 	"github.com/seckill/seckill/devkit/rpctest"
+	"github.com/seckill/seckill/internal/stock"
 	"github.com/seckill/seckill/internal/xerr"
 	"github.com/seckill/seckill/rpc/inventoryclient"
 	"github.com/seckill/seckill/rpc/rpcserver"
@@ -197,8 +197,8 @@ func TestDegradeFenceWaitsOutTheLease(t *testing.T) {
 // past A's lease, and past the 2L after which B sells from MySQL (their buyers were told
 // DeadlineExceeded at the service's 2 s Timeout, but the handlers go on). The reserve
 // script checks the lease's end (its sell-by, by Redis's clock) and sells nothing then
-// (BUSY, leaseLapsed). Without that check the delayed reservations sold from Redis while
-// MySQL sold (measured: Redis sales ending 0.55-0.59 s after the first MySQL
+// (stock.ErrLeaseLapsed, BUSY). Without that check the delayed reservations sold from
+// Redis while MySQL sold (measured: Redis sales ending 0.55-0.59 s after the first MySQL
 // sale began; sales whose buyers had been told to retry).
 func TestDegradeFenceRedisWriteStall(t *testing.T) {
 	f := fenceScenario(t, time.Second, func(p *pipelinetest.Pipeline) {
@@ -316,10 +316,6 @@ func awaitFastFailures(t *testing.T, invB inventoryclient.Inventory) {
 	}
 }
 
-// leaseLapsed starts the message of the BUSY a reservation past its sell-by gets (the reserve
-// script's -15; stock's errLeaseLapsed), as a client reads it.
-const leaseLapsed = "the lease on the activity's mode lapsed before the reservation reached Redis"
-
 // fenceBuyers runs six buyers on each instance until stop, each retrying a BUSY with the
 // same request id; stuck counts the answers past their sell-by and the timeouts.
 func fenceBuyers(t *testing.T, invs []inventoryclient.Inventory, reserve func(inventoryclient.Inventory, int64) error,
@@ -342,7 +338,7 @@ func fenceBuyers(t *testing.T, invs []inventoryclient.Inventory, reserve func(in
 							t.Errorf("buyer %d: %v", uid, err)
 							return
 						}
-						if strings.HasPrefix(c.Msg, leaseLapsed) || status.Code(err) == codes.DeadlineExceeded {
+						if c == stock.ErrLeaseLapsed || status.Code(err) == codes.DeadlineExceeded {
 							stuck.Add(1)
 						}
 						time.Sleep(10 * time.Millisecond) // BUSY: the same request id again

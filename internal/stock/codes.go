@@ -50,11 +50,11 @@ var (
 	// ErrAlreadyWarm: a restore batch found the stock hash present (another rebuild
 	// finished and selling resumed); nothing was written.
 	ErrAlreadyWarm = errors.New("stock: the activity is warm again")
-	// errLeaseLapsed: a reservation reached Redis after its sell-by (degrade mode's lease
+	// ErrLeaseLapsed: a reservation reached Redis after its sell-by (degrade mode's lease
 	// on the activity's mode lapsed on the way): nothing was written. BUSY without a cause
 	// (not Redis down): the buyer retries with the same request id, and the next call
 	// re-reads the mode.
-	errLeaseLapsed = xerr.Sentinel(xerr.Busy,
+	ErrLeaseLapsed = xerr.Sentinel(xerr.Busy,
 		"the lease on the activity's mode lapsed before the reservation reached Redis, retry with the same request_id")
 	// errEpochClaimed: a warm-up or rebuild would write a stock hash of an epoch below the one a
 	// later loss rebuild claimed (Recovery.ClaimEpoch): nothing written. BUSY: that rebuild
@@ -112,7 +112,7 @@ func codeError(code int64) error {
 	case codeAlreadyWarm:
 		return ErrAlreadyWarm
 	case codeLeaseLapsed:
-		return errLeaseLapsed
+		return ErrLeaseLapsed
 	case codeDrawPending:
 		return errDrawPending
 	case codeDrawBusy:

@@ -123,9 +123,6 @@ func byName(v any) map[string]any {
 // ErrDrawBusy is errDrawBusy, for tests.
 var ErrDrawBusy = errDrawBusy
 
-// ErrLeaseLapsed is errLeaseLapsed, for tests.
-var ErrLeaseLapsed = errLeaseLapsed
-
 // WindowMessage is windowMessage, for tests.
 var WindowMessage = windowMessage
 
