@@ -123,8 +123,9 @@ local out = {}
 out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
   expireAt or 0, now
 -- refuse: the whole call's refusal, the same for every item, known before the items (the first
--- item that would write returns it): -1 not warm, -15 past the sell-by, -17 the draw not done.
-local refuse = not s[1] and -1 or sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
+-- item that would write returns it): -15 past the sell-by, -17 the draw not done (not warm
+-- returned above).
+local refuse = sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
 -- made: the reservations made so far; pz their short numbers (the pending member), ma their
 -- items' ARGV bases (their order_no, uid and request id are read there again for their event
 -- lines and their orders, packed once the entry's id is known: fewer tables than one per
