@@ -36,9 +36,11 @@ type Acker struct {
 }
 
 // ackTally is what an Acker acknowledged of one activity in one epoch: the highest change count
-// ('seq') and the entry of each of the last tallyWindow seqs (the partial-rollback check).
+// ('seq'), the entry of each of the last tallyWindow seqs and the Redis they were checked on (the
+// partial-rollback check).
 type ackTally struct {
 	epoch int64
+	line  string // the replication id of the Redis that served the checks (stock.Outbox.Acked)
 	max   int64
 	maxID string           // the entry of seq max
 	seen  map[int64]string // seq -> entry id
@@ -336,10 +338,11 @@ func (a *Acker) run(aid int64) {
 		// A round checks the entries of many requests: its calls are no one's (untraced).
 		ctx, cancel := context.WithTimeout(event.Untraced(context.Background()), ackCheckTimeout)
 		var seq int64
-		r.same, r.epoch, seq, r.err = a.store.Outbox().Acked(ctx, aid, r.entries)
+		var line string
+		r.same, r.epoch, seq, line, r.err = a.store.Outbox().Acked(ctx, aid, r.entries)
 		if r.err == nil {
 			acksBatched.Observe(float64(len(r.entries)))
-			if r.lost = a.rolledBack(aid, r, seq); r.lost {
+			if r.lost = a.rolledBack(aid, r, seq, line); r.lost {
 				// Every call then finds the activity not warm and rebuilds it from MySQL,
 				// which has every acknowledged change once the writer drained Kafka.
 				a.lose(aid, r.epoch, seq)
@@ -355,10 +358,12 @@ func (a *Acker) run(aid int64) {
 	}
 }
 
-// rolledBack tells whether round r, checked against a stock hash of change count seq,
-// shows that Redis lost writes this Acker acknowledged (ackTally); when it does not, it
-// records the round's acknowledged entries.
-func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
+// rolledBack tells whether round r, checked against a stock hash of change count seq on the
+// Redis of replication id line, shows that Redis may have lost writes this Acker acknowledged
+// (ackTally): its counts, or another Redis serving the hash since (a failover or a restart,
+// which can lose what another inventory service acknowledged, unseen by the counts here); when
+// it does not, it records the round's acknowledged entries.
+func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64, line string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.tallies == nil {
@@ -369,7 +374,7 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 		m = &ackTally{epoch: r.epoch, seen: map[int64]string{}}
 		a.tallies[aid] = m
 	}
-	lost := seq < m.max
+	lost := seq < m.max || m.line != "" && line != m.line
 	for i, e := range r.entries {
 		if !r.same[i] || e.Seq <= 0 {
 			continue
@@ -381,6 +386,7 @@ func (a *Acker) rolledBack(aid int64, r *ackRound, seq int64) bool {
 	if lost {
 		return true
 	}
+	m.line = line
 	for i, e := range r.entries {
 		if !r.same[i] || e.Seq <= 0 {
 			continue

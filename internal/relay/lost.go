@@ -41,8 +41,9 @@ func (a *Acker) lose(aid, epoch, seq int64) {
 		defer cancel()
 		gone, err := a.store.Recovery().Lost(ctx, aid, epoch)
 		if n == 0 || err == nil {
-			logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d (change count %d "+
-				"reissued or behind): stock hash deleted for a rebuild: %v (%v, attempt %d)", aid, epoch, seq, gone, err, n+1)
+			logx.Errorf("acker: activity %d: Redis lost changes acknowledged in epoch %d, or may have (change "+
+				"count %d reissued or behind, or another Redis serving it since): stock hash deleted for a rebuild: "+
+				"%v (%v, attempt %d)", aid, epoch, seq, gone, err, n+1)
 		}
 		if err != nil && !errors.Is(err, stock.ErrNotWarm) && n < lostRetries {
 			return false

@@ -192,9 +192,10 @@ type expireDueReply struct {
 
 // ackedReply is the head of acked.lua's; then per entry checked 1 (same epoch: deleted) or 0.
 type ackedReply struct {
-	Code  int64 `lua:"code"`
-	Epoch int64 `lua:"epoch"`
-	Seq   int64 `lua:"seq"`
+	Code  int64  `lua:"code"`
+	Epoch int64  `lua:"epoch"`
+	Seq   int64  `lua:"seq"`
+	Line  string `lua:"line"` // the serving Redis's replication id
 }
 
 // enterReply is the head of enter.lua's reply; each item's enterAnswer follows.

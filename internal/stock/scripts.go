@@ -245,11 +245,13 @@ func mayRun(err error) bool {
 const MaxAckedBatch = 256
 
 // Acked deletes from the outbox the entries es (1..MaxAckedBatch, in Kafka) whose epoch the stock
-// hash still holds, reporting each in same, with the hash's epoch and seq; ErrNotWarm when it is gone.
-func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch, seq int64, err error) {
+// hash still holds, reporting each in same, with the hash's epoch and seq and the replication id of
+// the Redis serving it (line: a new one after a failover or a restart); ErrNotWarm when it is gone.
+func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, epoch, seq int64, line string,
+	err error) {
 	s := o.s
 	if len(es) == 0 || len(es) > MaxAckedBatch {
-		return nil, 0, 0, fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
+		return nil, 0, 0, "", fmt.Errorf("stock: %d entries to check, want 1..%d", len(es), MaxAckedBatch)
 	}
 	list := make([]ackedEntryArgs, len(es))
 	for i, e := range es {
@@ -258,16 +260,16 @@ func (o Outbox) Acked(ctx context.Context, aid int64, es []Entry) (same []bool, 
 	res, err := s.run(ctx, ackedScript, aid, []string{s.keys.Stock(aid), s.keys.Events(aid)},
 		argvOf(ackedArgs{Entries: list})...)
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, 0, 0, "", err
 	}
 	head := fields[ackedReply]()
 	if len(res) != head+len(es) {
-		return nil, 0, 0, fmt.Errorf("stock script acked: %d results for %d entries", len(res)-head, len(es))
+		return nil, 0, 0, "", fmt.Errorf("stock script acked: %d results for %d entries", len(res)-head, len(es))
 	}
 	same = make([]bool, len(es))
 	for i := range es { // then one flag per entry
 		same[i] = toInt(res, head+i) == 1
 	}
 	h := decoded[ackedReply](res)
-	return same, h.Epoch, h.Seq, nil
+	return same, h.Epoch, h.Seq, h.Line, nil
 }

@@ -353,3 +353,48 @@ func mustOrderNo(t *testing.T, e *stocktest.Env, aid int64) string {
 }
 
 // Lost deletes the stock hash only while it is of the epoch given.
+
+// TestNoReplayWhileNotWarm: once the stock hash is gone (the Acker deleted a rolled-back
+// book's for a rebuild) a retried reservation, pay or cancel is answered not warm, not
+// replayed ("already paid", "already cancelled") from the orders Redis still holds: the
+// rebuild wipes them, and its new epoch drops the event of a change made before it that the
+// writer had not applied, so an answer given meanwhile (the entry relayed, nothing left for
+// the Acker) acknowledged a change MySQL never got.
+func TestNoReplayWhileNotWarm(t *testing.T) {
+	e := stocktest.New(t)
+	aid := e.Warm(stocktest.Spec{Total: 10, Limit: 5})
+	var nos []string
+	for i := range 3 {
+		r, err := stocktest.Reserve(ctx, e.Store, aid, 42, 1, reqID(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nos = append(nos, r.OrderNo)
+	}
+	if _, err := e.Store.Confirm(ctx, nos[1], 42); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Store.Release(ctx, nos[2], 42, domain.StateCancelled); err != nil {
+		t.Fatal(err)
+	}
+	hash, err := e.Raw.Dump(ctx, e.Keys.Stock(aid)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Raw.Del(ctx, e.Keys.Stock(aid)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := stocktest.Reserve(ctx, e.Store, aid, 42, 1, reqID(0))
+	if !errors.Is(err, stock.ErrNotWarm) {
+		t.Errorf("the reservation's retry with the stock hash gone: %+v %v, want not warm", r, err)
+	}
+	if _, err := e.Store.Confirm(ctx, nos[1], 42); !errors.Is(err, stock.ErrNotWarm) {
+		t.Errorf("the pay's retry with the stock hash gone: %v, want not warm", err)
+	}
+	if _, err := e.Store.Release(ctx, nos[2], 42, domain.StateCancelled); !errors.Is(err, stock.ErrNotWarm) {
+		t.Errorf("the cancel's retry with the stock hash gone: %v, want not warm", err)
+	}
+	if err := e.Raw.RestoreReplace(ctx, e.Keys.Stock(aid), 0, hash).Err(); err != nil { // for the cleanup's check
+		t.Fatal(err)
+	}
+}

@@ -10,8 +10,10 @@
 -- (n >= 1), ENTRY_WIDTH values each (stock.ackedEntryArgs): EPOCH the epoch it was written
 -- under ('ep') and ID its id; entry i's ENTRY_<NAME> is
 -- ARGV[ARG_ENTRIES - 1 + ENTRY_WIDTH * (i - 1) + ENTRY_<NAME>].
--- Returns {0, epoch, seq, same_1, ..., same_n}: the hash's epoch and change count 'seq',
---         and per entry 1 (its epoch: deleted) or 0 (another epoch: nothing deleted);
+-- Returns {0, epoch, seq, line, same_1, ..., same_n}: the hash's epoch and change count
+--         'seq', the serving Redis's replication id (INFO's master_replid: a new one after a
+--         promotion or a restart), and per entry 1 (its epoch: deleted) or 0 (another epoch:
+--         nothing deleted);
 --         {-1} the hash is gone (not warm); {-11} a bad argument.
 local n = (#ARGV - ARG_ENTRIES + 1) / ENTRY_WIDTH
 if n < 1 or n ~= math.floor(n) then
@@ -25,7 +27,8 @@ if not ep then
   end
   ep = '0' -- a hash written before epochs existed
 end
-local out = {0, ep, h[2] or '0'}
+local line = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)') or ''
+local out = {0, ep, h[2] or '0', line}
 local del = {}
 for i = 1, n do
   local a = ARG_ENTRIES - 1 + ENTRY_WIDTH * (i - 1)

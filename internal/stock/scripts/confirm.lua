@@ -13,8 +13,8 @@
 -- entries still in the outbox (unsent: the caller acknowledges only once they are in Kafka);
 -- {code} with code < 0: -11 a bad argument, -6 no such order or another user's, -7 closed or
 -- past expire_at, -22 the amount is not quantity x price, -8 paid otherwise (another trade_no,
--- or the buyer's own pay), -1 neither the order nor the stock hash exists (not warm: the
--- caller backfills or rebuilds and tries again).
+-- or the buyer's own pay), -1 the stock hash does not exist (not warm: the caller backfills or
+-- rebuilds and tries again).
 -- A reserved order past its expire_at cannot be paid (ORDER_CLOSED): expiry is due and
 -- the expire job will release it, so a pay and an expiry never both win. The order stays in
 -- its pending member (reserve.lua): the expiry job passes over it.
@@ -27,12 +27,14 @@ if trade ~= '' then
 elseif not string.match(ARGV[ARG_UID], '^[1-9][0-9]*$') then
   return {-11}
 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  -- Not warm, whether or not the order is here: a lost activity's is gone too, and a
+  -- rolled-back book's (its stock hash deleted for a rebuild) waits for the rebuild's wipe; an
+  -- "already" answered from it could acknowledge a change whose event the new epoch drops.
+  return {-1}
+end
 local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_SHORT]))
 if not o then
-  -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
-  if redis.call('EXISTS', KEYS[1]) == 0 then
-    return {-1}
-  end
   return {-6}
 end
 if trade == '' and o.uid ~= ARGV[ARG_UID] then

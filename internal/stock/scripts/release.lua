@@ -13,8 +13,8 @@
 -- {0, state, '', unsent} already in the target state, with the order's entries still in
 -- the outbox (unsent: the caller acknowledges only once they are in Kafka); {code} with code < 0:
 -- -11 bad target or uid, -6 no such order or another user's, -8 paid, -7 closed,
--- -10 expiry not due, -1 neither the order nor the stock hash exists (not warm: the caller
--- backfills or rebuilds and tries again).
+-- -10 expiry not due, -1 the stock hash does not exist (not warm: the caller backfills or
+-- rebuilds and tries again).
 local target = ARGV[ARG_TARGET]
 if target ~= 'cancelled' and target ~= 'expired' then
   return {-11}
@@ -22,12 +22,14 @@ end
 if not string.match(ARGV[ARG_UID], '^[1-9][0-9]*$') then
   return {-11}
 end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  -- Not warm, whether or not the order is here: a lost activity's is gone too, and a
+  -- rolled-back book's (its stock hash deleted for a rebuild) waits for the rebuild's wipe; an
+  -- "already" answered from it could acknowledge a change whose event the new epoch drops.
+  return {-1}
+end
 local o = unpackOrder(redis.call('HGET', KEYS[2], ARGV[ARG_SHORT]))
 if not o then
-  -- no order: a lost activity (its stock hash gone too) is not warm, not "not found"
-  if redis.call('EXISTS', KEYS[1]) == 0 then
-    return {-1}
-  end
   return {-6}
 end
 if o.uid ~= ARGV[ARG_UID] then

@@ -46,8 +46,9 @@
 --     caller retries it with a fresh one).
 -- or {code} for the whole batch, before any write: -1 not warm, -15 past the sell-by, -17 the
 -- draw is not done, -13 the stock hash holds a pay timeout or an expire-at this script could
--- not apply. Each is checked where a single reservation checks it (after its replay check),
--- and only replays, which write nothing, can come before.
+-- not apply. Not warm is checked first, before any replay; each other is checked where a
+-- single reservation checks it (after its replay check), and only replays, which write
+-- nothing, can come before.
 -- The globals the loops read are locals (a register, not a look-up in the globals table).
 local ARGV, tonumber, format = ARGV, tonumber, string.format
 local n = (#ARGV - ARG_COUNT) / ITEM_COUNT
@@ -56,6 +57,12 @@ if n < 1 or n % 1 ~= 0 or #KEYS ~= 5 then
 end
 local s = redis.call('HMGET', KEYS[1], 'remaining', 'start', 'end', 'limit', 'ttl', 'sku', 'exp',
   'locked', 'kx', 'seq', 'epoch', 'draw_at', 'drawn')
+if not s[1] then
+  -- Not warm, and no replay either: what Redis still holds of the orders may be a rolled-back
+  -- book's (the Acker deleted its stock hash), which the rebuild wipes; a replay answered
+  -- from it could acknowledge an order whose event the rebuild's new epoch then drops.
+  return {-1}
+end
 local t = redis.call('TIME')
 -- A number string in arithmetic is read once (strtod); tonumber reads it twice (lua_isnumber, then
 -- lua_tonumber: ≈ 1,800 instructions for a 10-digit string against ≈ 700). It is used where a
@@ -116,8 +123,9 @@ local out = {}
 out[REPLY_CODE], out[REPLY_REMAINING], out[REPLY_EXPIRE_AT_MS], out[REPLY_CREATED_MS] = 0, remaining or 0,
   expireAt or 0, now
 -- refuse: the whole call's refusal, the same for every item, known before the items (the first
--- item that would write returns it): -1 not warm, -15 past the sell-by, -17 the draw not done.
-local refuse = not s[1] and -1 or sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
+-- item that would write returns it): -15 past the sell-by, -17 the draw not done (not warm
+-- returned above).
+local refuse = sellBy > 0 and now > sellBy and -15 or s[12] and s[13] ~= '1' and not serve and -17
 -- made: the reservations made so far; pz their short numbers (the pending member), ma their
 -- items' ARGV bases (their order_no, uid and request id are read there again for their event
 -- lines and their orders, packed once the entry's id is known: fewer tables than one per
