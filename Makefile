@@ -4,7 +4,8 @@ TAGS      ?= no_k8s
 GOFLAGS_T := -tags $(TAGS)
 PROTOC_GEN := $(CURDIR)/bin/protoc-plugins
 
-.PHONY: run test test-short fuzz bench callgrind tenm faults faults-cluster deploy-test gen gen-check build vet lint fmt tools
+.PHONY: run test test-short fuzz bench callgrind tenm faults faults-cluster deploy-test \
+	gen gen-check build vet lint fmt tools
 
 ## run: the whole system on this machine (own Redis/MariaDB/Kafka where none is configured);
 ## flags through ARGS, e.g. make run ARGS="-trace otlpgrpc://127.0.0.1:4317"
@@ -23,8 +24,9 @@ test:
 ## coordinator can fail a duration's end with a bare 'context deadline exceeded' when its
 ## workers are starved, golang/go#75804); seed corpora in testdata/fuzz
 FUZZTIME ?= 30000x
-FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzReserveBody api/internal/validate:FuzzCreateActivityRequest \
-	api/internal/validate:FuzzOrderNo internal/event:FuzzUnmarshal internal/event:FuzzFromStream internal/event:FuzzPackedEntry \
+FUZZ_TARGETS := api/internal/validate:FuzzReserveRequest api/internal/validate:FuzzReserveBody \
+	api/internal/validate:FuzzCreateActivityRequest api/internal/validate:FuzzOrderNo \
+	internal/event:FuzzUnmarshal internal/event:FuzzFromStream internal/event:FuzzPackedEntry \
 	internal/stock:FuzzStoreArguments api/internal/middleware:FuzzFastHS256 api/internal/middleware:FuzzTokenSegments \
 	api/internal/reply:FuzzGzipBody
 fuzz:
@@ -70,7 +72,8 @@ faults-cluster:
 
 ## deploy-test: deploy/'s own files as a multi-node system (2+ of each service, Redis Cluster 3+3 with its ACL
 ## users, MariaDB with grants.sql's users, etcd auth, zRPC TLS, kfake with SCRAM users and ACLs, Prometheus with
-## alerts.yml, an OTLP trace receiver), each instance on a host of its own (a network namespace; needs root), one overlay of addresses/ports/data dirs (devkit/faults/overlay.go), a sale,
+## alerts.yml, an OTLP trace receiver), each instance on a host of its own (a network namespace; needs root),
+## one overlay of addresses/ports/data dirs (devkit/faults/overlay.go), a sale,
 ## fault rows (kill -9 of a gateway, an inventory service and a writer, a Redis master killed, rpc-2 cut off from
 ## Redis), a table of checks
 deploy-test:
@@ -97,7 +100,8 @@ fmt:
 tools:
 	@command -v protoc >/dev/null || (apt-get update -qq && apt-get install -y -qq protobuf-compiler)
 	@mkdir -p $(PROTOC_GEN)
-	GOBIN=$(PROTOC_GEN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+	GOBIN=$(PROTOC_GEN) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go \
+		google.golang.org/grpc/cmd/protoc-gen-go-grpc
 
 ## gen: regenerate every goctl output (models, rpc stubs, api routes and types, the API
 ## document the gateway serves at /openapi.json)
@@ -108,7 +112,8 @@ gen: tools
 	cd rpc && PATH=$(PROTOC_GEN):$$PATH $(GO) tool goctl rpc protoc inventory.proto \
 		--go_out=. --go-grpc_out=. --zrpc_out=. --style gozero -m=false
 	rm -rf rpc/etc
-	@if [ -f api/seckill.api ]; then $(GO) tool goctl api go -api api/seckill.api -dir api --style gozero; rm -rf api/etc; fi
+	@if [ -f api/seckill.api ]; then \
+		$(GO) tool goctl api go -api api/seckill.api -dir api --style gozero; rm -rf api/etc; fi
 	@# goctl scaffolds a file for each middleware name; these two are api/internal/reserve's.
 	rm -f api/internal/middleware/buyerjwtmiddleware.go api/internal/middleware/reservemiddleware.go
 	gofmt -w model rpc api
@@ -118,5 +123,7 @@ gen: tools
 
 ## gen-check: fail when generated code is stale
 gen-check: gen
-	@git diff --exit-code -- model rpc api $(API_DOC) || (echo "generated code is stale: run make gen and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- model rpc api)" || (echo "untracked generated files: run make gen and commit" && exit 1)
+	@git diff --exit-code -- model rpc api $(API_DOC) || \
+		(echo "generated code is stale: run make gen and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- model rpc api)" || \
+		(echo "untracked generated files: run make gen and commit" && exit 1)
