@@ -139,7 +139,6 @@ func (m *member) commit(ctx context.Context, gen *kafka.Generation, q chan *entr
 	var next *entry
 	for {
 		e := next
-		next = nil
 		if e == nil {
 			select {
 			case e = <-q:
