@@ -5,15 +5,12 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/zeromicro/go-queue/kq"
-	"github.com/zeromicro/go-zero/core/logx"
 )
 
 // Handler takes a message and calls done exactly once: nil when it is durable (the
@@ -113,16 +110,17 @@ func New(kc kq.KqConf, c Conf, h Handler, opts ...Option) (*Group, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Group{kc: kc, c: c, h: h, ctx: ctx, cancel: cancel, handed: &positions{pos: map[int]int64{}}}
 	for range kc.Conns {
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: kc.Brokers, GroupID: kc.Group, Topic: kc.Topic,
-			StartOffset: start, MinBytes: kc.MinBytes, MaxBytes: kc.MaxBytes, MaxWait: c.MaxWait,
-			CommitInterval:    0, // synchronous commits: CommitMessages returns once Kafka has it
-			SessionTimeout:    c.SessionTimeout,
-			HeartbeatInterval: c.HeartbeatInterval,
-			Dialer:            o.dialer,
-		})
-		g.members = append(g.members, &member{r: r, group: kc.Group, h: h, verify: o.verify,
-			slots: make(chan struct{}, c.MaxInFlight),
-			parts: map[int]chan *entry{}, handed: g.handed})
+		gc := kafka.ConsumerGroupConfig{ID: kc.Group, Brokers: kc.Brokers, Topics: []string{kc.Topic},
+			StartOffset: start, SessionTimeout: c.SessionTimeout, HeartbeatInterval: c.HeartbeatInterval,
+			Dialer: o.dialer}
+		if err := gc.Validate(); err != nil {
+			cancel()
+			return nil, fmt.Errorf("consumer: %w", err)
+		}
+		g.members = append(g.members, &member{gc: gc,
+			rc: kafka.ReaderConfig{Brokers: kc.Brokers, Topic: kc.Topic, MinBytes: kc.MinBytes,
+				MaxBytes: kc.MaxBytes, MaxWait: c.MaxWait, Dialer: o.dialer},
+			group: kc.Group, h: h, verify: o.verify, slots: make(chan struct{}, c.MaxInFlight), handed: g.handed})
 	}
 	return g, nil
 }
@@ -147,135 +145,4 @@ func (g *Group) Stop() {
 	g.mu.Lock()   // a Start in progress has added its members; a later one adds none
 	g.mu.Unlock() //nolint:staticcheck // SA2001: the empty section waits for a Start in progress
 	g.wg.Wait()
-}
-
-// member is one Reader in the group: a fetch loop and one committer per partition.
-type member struct {
-	r      *kafka.Reader
-	group  string // the consumer group, for traces
-	h      Handler
-	verify func(kafka.Message) error // nil: every message goes to Submit
-	slots  chan struct{}             // in-flight bound
-	parts  map[int]chan *entry
-	cwg    sync.WaitGroup
-	// handed is the group's positions, noted after each Submit returns.
-	handed *positions
-}
-
-type entry struct {
-	msg  kafka.Message
-	done chan error // buffered 1
-}
-
-func (m *member) run(ctx context.Context) {
-	defer func() {
-		m.cwg.Wait() // no commit after this
-		if err := m.r.Close(); err != nil {
-			logx.Errorf("consumer: close reader: %v", err)
-		}
-	}()
-	for {
-		select {
-		case m.slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		msg, err := m.r.FetchMessage(ctx)
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
-				return
-			}
-			logx.Errorf("consumer: fetch: %v", err)
-			<-m.slots
-			continue
-		}
-		e := &entry{msg: msg, done: make(chan error, 1)}
-		q := m.parts[msg.Partition]
-		if q == nil {
-			q = make(chan *entry, cap(m.slots))
-			m.parts[msg.Partition] = q
-			m.cwg.Add(1)
-			go func() { defer m.cwg.Done(); m.commit(ctx, q) }()
-		}
-		q <- e // in fetch order: a partition's offsets increase
-		done := func(err error) {
-			e.done <- err
-			<-m.slots
-		}
-		if err := m.check(msg); err != nil {
-			m.h.Reject(string(msg.Key), string(msg.Value), err.Error(), done)
-		} else {
-			tctx, tdone := m.consume(msg, done)
-			m.h.Submit(tctx, string(msg.Key), string(msg.Value), tdone)
-		}
-		m.handed.note(msg.Partition, msg.Offset)
-	}
-}
-
-// check is m.verify's verdict on msg (nil without one).
-func (m *member) check(msg kafka.Message) error {
-	if m.verify == nil {
-		return nil
-	}
-	return m.verify(msg)
-}
-
-// commit commits a partition's offsets in order: it waits for each message's outcome in
-// fetch order and commits the last of every run of durable messages. A message that is
-// not durable stops the partition's commits: it and everything after it come again.
-func (m *member) commit(ctx context.Context, q chan *entry) {
-	var next *entry
-	for {
-		e := next
-		next = nil
-		if e == nil {
-			select {
-			case e = <-q:
-			case <-ctx.Done():
-				return
-			}
-		}
-		var err error
-		select {
-		case err = <-e.done:
-		case <-ctx.Done():
-			return
-		}
-		if err != nil {
-			logx.Errorf("consumer: partition %d offset %d not applied (%v): nothing after it is committed", e.msg.Partition,
-				e.msg.Offset, err)
-			<-ctx.Done()
-			return
-		}
-		last := e
-		// Everything already durable behind it goes into the same commit.
-	more:
-		for {
-			select {
-			case n := <-q:
-				select {
-				case err := <-n.done:
-					if err != nil {
-						next = n
-						n.done <- err // seen again at the top of the loop
-						break more
-					}
-					last = n
-				default:
-					next = n
-					break more
-				}
-			default:
-				break more
-			}
-		}
-		if ctx.Err() != nil {
-			return // stopping: commit nothing more
-		}
-		if err := m.r.CommitMessages(ctx, last.msg); err != nil && ctx.Err() == nil {
-			// A rebalance took the partition, or Kafka is away: the next commit covers it,
-			// or the new owner reads from the last commit (the writer is idempotent).
-			logx.Errorf("consumer: commit partition %d offset %d: %v", last.msg.Partition, last.msg.Offset, err)
-		}
-	}
 }

@@ -14,7 +14,7 @@ type nopHandler struct{}
 func (nopHandler) Submit(_ context.Context, _, _ string, done func(error)) { done(nil) }
 func (nopHandler) Reject(_, _, _ string, done func(error))                 { done(nil) }
 
-// The group's session timeout and heartbeat reach every member's reader (how soon a killed
+// The group's session timeout and heartbeat reach every member's group membership (how soon a killed
 // writer's partitions move to the others); unset, they are kafka-go's 30 s and 3 s.
 func TestSessionTimeoutReachesTheReaders(t *testing.T) {
 	kc := kq.KqConf{Brokers: []string{"127.0.0.1:1"}, Group: "g", Topic: "t", Conns: 2}
@@ -28,9 +28,9 @@ func TestSessionTimeoutReachesTheReaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range g.members {
-			rc := m.r.Config()
+			rc := m.gc
 			if rc.SessionTimeout != c.SessionTimeout || rc.HeartbeatInterval != c.HeartbeatInterval {
-				t.Errorf("reader session %s heartbeat %s, want %s %s", rc.SessionTimeout, rc.HeartbeatInterval,
+				t.Errorf("group session %s heartbeat %s, want %s %s", rc.SessionTimeout, rc.HeartbeatInterval,
 					c.SessionTimeout, c.HeartbeatInterval)
 			}
 		}
