@@ -10,6 +10,7 @@ import (
 	"github.com/zeromicro/go-zero/core/stores/sqlx"
 
 	"github.com/seckill/seckill/devkit/apiclient"
+	"github.com/seckill/seckill/internal/kafkax"
 	"github.com/seckill/seckill/model"
 )
 
@@ -88,6 +89,48 @@ func (m *merchant) drain(ctx context.Context, aid int64, bound time.Duration) (b
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// writerLag waits until the writers' consumer group has committed everything on the events
+// topic: lag 0.
+func writerLag(ctx context.Context, s *System) ([]string, []string) {
+	p, err := kafkax.NewProgress([]string{s.KafkaAddr}, s.invCfg.Relay.Topic, s.invCfg.Reconcile.WriterGroup).
+		WithAuth(s.kafkaAdmin())
+	if err != nil {
+		return []string{err.Error()}, nil
+	}
+	start := time.Now()
+	var lag int64
+	for {
+		lag, err = groupLag(ctx, p)
+		if err == nil && lag == 0 {
+			return nil, []string{"writer group lag 0 after " + time.Since(start).Round(100*time.Millisecond).String() + " more"}
+		}
+		if time.Since(start) > clusterBound || ctx.Err() != nil {
+			return []string{fmt.Sprintf("writer group lag %d after %s (%v)", lag, clusterBound, err)}, nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func groupLag(ctx context.Context, p *kafkax.Progress) (int64, error) {
+	ends, err := p.Ends(ctx)
+	if err != nil {
+		return 0, err
+	}
+	parts := make([]int, 0, len(ends))
+	for part := range ends {
+		parts = append(parts, part)
+	}
+	done, err := p.Committed(ctx, parts)
+	if err != nil {
+		return 0, err
+	}
+	var lag int64
+	for part, end := range ends {
+		lag += end - max(done[part], 0)
+	}
+	return lag, nil
 }
 
 // counts are a row's findings.

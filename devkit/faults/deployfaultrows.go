@@ -84,8 +84,8 @@ func deployRows(p *prometheus, brk string) []Row {
 		{Name: "fault: kill -9 a writer mid-sale, restarted; SeckillTargetDown fires and clears", Burst: providerPays,
 			Inject: func(ctx context.Context, s *System, _ Scale) error { return alert.killWriter(ctx, s, p) },
 			Check: func(ctx context.Context, s *System, aid int64) ([]string, []string) {
-				v, n := writerLag(ctx, s, aid)
-				return append(v, alert.cleared(ctx, p)...), append(n, alert.String())
+				// The writers' lag 0 before this check: runRow waits for it in every row.
+				return alert.cleared(ctx, p), []string{alert.String()}
 			}},
 		{Name: "fault: the sale's Redis master killed -9, its replica (1 s behind) promoted", Expect: apiclient.CodeBusy,
 			Burst: func(b *Burst) { providerPays(b); outlastTheKill(b) }, Inject: recording(&shard, killMaster),

@@ -67,7 +67,7 @@ func runRow(ctx context.Context, s *System, row Row, sc Scale) (res Result) {
 	}
 	ok, last := r.m.drain(ctx, r.aid, sc.DrainBound)
 	if ok { // reconciliation of a cold activity reads MySQL alone: let the writer catch up first
-		if v, _ := writerLag(ctx, r.s, r.aid); len(v) > 0 {
+		if v, _ := writerLag(ctx, r.s); len(v) > 0 {
 			ok = false
 			res.Reasons = append(res.Reasons, v...)
 		}
